@@ -1,0 +1,156 @@
+"""The `tinyc` command line: check, compile, run, bench, devices.
+
+Bad input ends with diagnostics and exit code 1, usage errors with 2; no
+traceback reaches the user for either. `check` and `compile` never import
+dpctl, so they start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from tinyc.diagnostics import CompilationError, LaunchError
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.UsageError(f"cannot read {path}: {exc}") from None
+
+
+def _fail(err: Exception) -> None:
+    click.echo(str(err), err=True)
+    sys.exit(1)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tinyc")
+def cli() -> None:
+    """tinyc: compiler toolchain for the tiny tensor language."""
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              help="Diagnostics as text (default) or as a JSON list for editors.")
+def check(files: tuple[str, ...], fmt: str) -> None:
+    """Check FILES for syntax, type and region errors."""
+    from tinyc.frontend import check_source
+
+    failed = False
+    collected: list[dict] = []
+    for path in files:
+        try:
+            check_source(_read(path), path)
+        except CompilationError as err:
+            failed = True
+            if fmt == "json":
+                collected += [d.to_json() for d in err.diagnostics]
+            else:
+                click.echo(str(err), err=True)
+    if fmt == "json":
+        click.echo(json.dumps(collected, indent=2))
+    sys.exit(1 if failed else 0)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Output file (default: FILE with .spv, or .spvasm with -S; '-' for stdout).")
+@click.option("-S", "assembly", is_flag=True, help="Write SPIR-V assembly text (spirv-dis).")
+@click.option("--emit", type=click.Choice(["ir", "lowered", "spirv"]), default="spirv",
+              help="ir: the checked IR; lowered: IR after all passes; spirv: the module.")
+@click.option("--subgroup-size", type=int, default=None, help="Force a subgroup size.")
+@click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
+def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_size: int | None,
+            show_time: bool) -> None:
+    """Compile FILE to SPIR-V (or print its IR with --emit)."""
+    from tinyc.compiler import compile_to_spirv
+    from tinyc.spirv.tools import SpirvToolError, disassemble
+
+    try:
+        result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size)
+    except CompilationError as err:
+        _fail(err)
+    except SpirvToolError as err:  # an internal error: our module failed spirv-val
+        click.echo(f"internal compiler error: {err}", err=True)
+        sys.exit(3)
+    if emit == "ir":
+        data: str | bytes = result.stages["checked"]
+    elif emit == "lowered":
+        data = result.stages["lowered"]
+    elif assembly:
+        data = disassemble(result.spirv)
+    else:
+        data = result.spirv
+    if output is None and isinstance(data, str):
+        output = "-" if emit != "spirv" else str(Path(file).with_suffix(".spvasm"))
+    elif output is None:
+        output = str(Path(file).with_suffix(".spv"))
+    if output == "-":
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+        else:
+            click.echo(data, nl=False)
+    else:
+        Path(output).write_bytes(data if isinstance(data, bytes) else data.encode())
+    if show_time:
+        total = sum(result.timings.values())
+        for stage, seconds in result.timings.items():
+            click.echo(f"{stage:>12}: {seconds * 1e3:8.2f} ms", err=True)
+        click.echo(f"{'total':>12}: {total * 1e3:8.2f} ms", err=True)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--kernel", "kernel_name", default=None, help="Kernel to run (default: the first).")
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Number of work-groups.")
+@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+              help="Value of a scalar argument, or the shape of a memref/group argument "
+                   "(e.g. A=32x32x?); repeatable.")
+@click.option("--check", "do_check", is_flag=True,
+              help="Compare the results with tinyc's NumPy reference interpreter.")
+@click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Timed launches after one warm-up.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0.")
+def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
+        repeat: int, seed: int, device: str | None) -> None:
+    """Run a kernel of FILE on random inputs and time it."""
+    from tinyc.run_command import run_kernel
+
+    try:
+        run_kernel(_read(file), file, kernel_name, batch, sizes, do_check, repeat, seed, device,
+                   echo=click.echo)
+    except (CompilationError, LaunchError) as err:
+        _fail(err)
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+
+
+@cli.command()
+def devices() -> None:
+    """List the SYCL devices and whether tinyc can use them."""
+    from tinyc.runtime.device import list_devices
+
+    found = list_devices()
+    if not found:
+        click.echo("no SYCL devices found", err=True)
+        sys.exit(1)
+    for d in found:
+        click.echo(str(d))
+
+
+def main() -> None:
+    """Console entry point."""
+    cli(prog_name="tinyc")
+
+
+if __name__ == "__main__":
+    main()

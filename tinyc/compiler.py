@@ -1,0 +1,117 @@
+"""`tinyc.compile`: the whole pipeline, readable top to bottom.
+
+    text ─parse─▶ IR ─verify─▶ checked IR ─passes─▶ lowered IR
+         ─codegen─▶ SPIR-V ─spirv-val─▶ bytes ─runtime─▶ kernels
+
+The IR after each stage is kept as text for `Program.ir(stage)` and
+`tinyc compile --emit`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tinyc.ir.core import Program as IRProgram
+from tinyc.ir.printer import print_program
+
+STAGES = ("parsed", "checked", "lowered")
+
+
+@dataclass
+class CompileResult:
+    """What the pipeline produced, before anything touches a device."""
+
+    ir: IRProgram
+    stages: dict[str, str]
+    spirv: bytes
+    kernels: dict[str, Any]  # name -> tinyc.runtime.signature.KernelInfo
+    timings: dict[str, float] = field(default_factory=dict)
+    source: str = ""
+    name: str = "<string>"
+
+
+def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
+    start = time.perf_counter()
+    result = step()
+    timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+    return result
+
+
+def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
+                     device_info: Any = None, validate: bool = True) -> CompileResult:
+    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input."""
+    from tinyc.ir.verifier import verify
+    from tinyc.parser import parse
+    from tinyc.passes import run_pipeline
+    from tinyc.spirv.codegen import generate
+    from tinyc.spirv.tools import validate as spirv_validate
+
+    timings: dict[str, float] = {}
+    stages: dict[str, str] = {}
+    program = _timed(timings, "parse", lambda: parse(source, name))
+    stages["parsed"] = print_program(program)
+    _timed(timings, "verify", lambda: verify(program))
+    stages["checked"] = stages["parsed"]
+    _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
+                                                   device_info=device_info))
+    stages["lowered"] = print_program(program)
+    spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
+    if validate:
+        _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
+    return CompileResult(program, stages, spirv, kernels, timings, source, name)
+
+
+class Program:
+    """A compiled program: SPIR-V bytes, IR text per stage, and its kernels."""
+
+    def __init__(self, result: CompileResult, device: Any = None):
+        self._result = result
+        self._device = device
+        self._kernels: dict[str, Any] = {}
+
+    @property
+    def spirv(self) -> bytes:
+        return self._result.spirv
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return list(self._result.kernels)
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return dict(self._result.timings)
+
+    def ir(self, stage: str = "lowered") -> str:
+        """IR text after a stage: "parsed", "checked" or "lowered"."""
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")
+        return self._result.stages[stage]
+
+    def checked_ir(self) -> IRProgram:
+        """A fresh copy of the checked, unlowered IR (for the reference interpreter)."""
+        from tinyc.parser import parse
+
+        return parse(self._result.source, self._result.name)
+
+    def __getitem__(self, name: str):
+        if name not in self._result.kernels:
+            raise KeyError(f"no kernel '{name}'; kernels: {', '.join(self._result.kernels)}")
+        kernel = self._kernels.get(name)
+        if kernel is None:
+            from tinyc.runtime.kernel import Kernel
+
+            kernel = Kernel(self.spirv, self._result.kernels[name], self._device)
+            self._kernels[name] = kernel
+        return kernel
+
+    def __iter__(self):
+        return iter(self._result.kernels)
+
+
+def compile(source: str, *, name: str = "<string>", device: Any = None,
+            subgroup_size: int | None = None) -> Program:
+    """Compile tensor-language source for `device` (default: the first SPIR-V device)."""
+    result = compile_to_spirv(source, name, subgroup_size=subgroup_size)
+    return Program(result, device)

@@ -1,0 +1,167 @@
+"""Source locations and the one error type users see.
+
+Every token, value and instruction carries a `Span`, so a message points at
+the user's text. All user errors (syntax, types, regions, attributes) become
+`CompilationError`, whose `str()` is the full, printable diagnostic.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+
+@dataclass(frozen=True)
+class Source:
+    """A named source text; spans refer to it for excerpts."""
+
+    text: str
+    name: str = "<string>"
+
+    def line(self, number: int) -> str:
+        """The 1-based line `number`, without its newline."""
+        lines = self.text.splitlines()
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A range of source text: 1-based lines and columns, end column inclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    source: Source | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        if self.end_line == self.line:
+            return f"{self.line}.{self.column}-{self.end_column}"
+        return f"{self.line}.{self.column}-{self.end_line}.{self.end_column}"
+
+    def join(self, other: "Span | None") -> "Span":
+        """The smallest span covering both."""
+        if other is None:
+            return self
+        start = min((self.line, self.column), (other.line, other.column))
+        end = max((self.end_line, self.end_column), (other.end_line, other.end_column))
+        return Span(start[0], start[1], end[0], end[1], self.source or other.source)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A secondary location, e.g. where an operand was defined."""
+
+    message: str
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One error with its location; `str()` renders it with a caret excerpt."""
+
+    message: str
+    span: Span | None = None
+    notes: tuple[Note, ...] = ()
+    severity: str = "error"
+
+    @property
+    def line(self) -> int:
+        return self.span.line if self.span else 0
+
+    @property
+    def column(self) -> int:
+        return self.span.column if self.span else 0
+
+    @property
+    def end_line(self) -> int:
+        return self.span.end_line if self.span else 0
+
+    @property
+    def end_column(self) -> int:
+        return self.span.end_column if self.span else 0
+
+    def __str__(self) -> str:
+        parts = [_render(self.severity, self.message, self.span)]
+        parts += [_render("note", n.message, n.span) for n in self.notes]
+        return "\n".join(parts)
+
+    def to_json(self) -> dict:
+        """The diagnostic as a plain dict, for editors (`--format json`)."""
+        return {
+            "file": self.span.source.name if self.span and self.span.source else None,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "severity": self.severity,
+            "message": self.message,
+            "notes": [
+                {
+                    "message": n.message,
+                    "line": n.span.line if n.span else 0,
+                    "column": n.span.column if n.span else 0,
+                    "end_line": n.span.end_line if n.span else 0,
+                    "end_column": n.span.end_column if n.span else 0,
+                }
+                for n in self.notes
+            ],
+        }
+
+
+def _render(severity: str, message: str, span: Span | None) -> str:
+    """`FILE:LINE.COL-END: severity: message`, source line, carets."""
+    if span is None:
+        return f"{severity}: {message}"
+    name = span.source.name if span.source else "<string>"
+    head = f"{name}:{span}: {severity}: {message}"
+    if span.source is None:
+        return head
+    text = span.source.line(span.line).expandtabs(1)
+    last = span.end_column if span.end_line == span.line else max(len(text), span.column)
+    carets = " " * (span.column - 1) + "^" * max(1, last - span.column + 1)
+    return f"{head}\n{text}\n{carets}"
+
+
+class CompilationError(Exception):
+    """Every user error in a program; `str()` is the printable diagnostic."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] | Diagnostic):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+    def to_json(self) -> str:
+        return json.dumps([d.to_json() for d in self.diagnostics], indent=2)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """A ` (did you mean 'x'?)` hint for a misspelled name, or ''."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+class DiagnosticSink:
+    """Collects independent errors so one run reports them all."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+
+    def error(self, message: str, span: Span | None, notes: Iterable[Note] = ()) -> None:
+        self.diagnostics.append(Diagnostic(message, span, tuple(notes)))
+
+    def raise_if_any(self) -> None:
+        if self.diagnostics:
+            ordered = sorted(self.diagnostics, key=lambda d: (d.line, d.column))
+            raise CompilationError(ordered)
+
+
+class LaunchError(Exception):
+    """A kernel call whose arguments do not fit the kernel; raised before launch."""
+
+    def __init__(self, message: str, argument: str | None = None):
+        self.argument = argument
+        super().__init__(f"argument '{argument}': {message}" if argument else message)

@@ -1,0 +1,328 @@
+"""Shared checks and the wording of verifier messages.
+
+Instruction `verify` methods call these helpers so that the same rule is
+worded the same way everywhere: `<instruction>: <what> must be <expected>,
+got <found>`, located at the operand (or the result type), with a note at the
+definition of each value involved. Helpers return the checked type (or True)
+on success and None (or False) after reporting, so callers can skip checks
+that depend on a failed one instead of piling up follow-on errors.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from tinyc.diagnostics import Span
+from tinyc.ir.core import Instruction, Value
+from tinyc.ir.types import (
+    DYNAMIC, BoolType, CoopMatrixType, GroupType, MemrefType, ScalarType, Type, dim_text, index,
+    promotable, promote,
+)
+
+if TYPE_CHECKING:
+    from tinyc.ir.verifier import VerifyContext
+
+
+# ---------------------------------------------------------------- wording
+
+def title(inst: Instruction) -> str:
+    """The instruction as the user spells it, without modifiers: `arith.add`, `gemm`."""
+    name = inst.opname
+    if name in ("arith", "math") and hasattr(inst, "op"):
+        return f"{name}.{inst.op.value}"
+    if name == "cmp" and hasattr(inst, "cond"):
+        return f"cmp.{inst.cond.value}"
+    if name == "builtin" and hasattr(inst, "builtin"):
+        return f"builtin.{inst.builtin.value}"
+    if name == "subgroup" and hasattr(inst, "op"):
+        return f"subgroup_{inst.op.value}.{inst.mode.value}"
+    return name
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    """A shape as the type syntax writes it (`8x?x4`); `()` for order 0."""
+    return "x".join(dim_text(s) for s in shape) if shape else "()"
+
+
+def one_of(options: Sequence[object]) -> str:
+    """`1`, `1 or 2`, `0, 1 or 2`."""
+    words = [str(o) for o in options]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def differ(a: int, b: int) -> bool:
+    """Two sizes that are both known and different (`?` matches anything)."""
+    return a != DYNAMIC and b != DYNAMIC and a != b
+
+
+def result_span(inst: Instruction) -> Span | None:
+    """Where the result type is written, else the instruction."""
+    return inst.type_span or inst.span
+
+
+# ---------------------------------------------------------------- type classes
+
+def is_scalar(t: Type) -> bool:
+    return isinstance(t, ScalarType)
+
+
+def is_int(t: Type) -> bool:
+    return isinstance(t, ScalarType) and t.is_int
+
+
+def is_float(t: Type) -> bool:
+    return isinstance(t, ScalarType) and t.is_float
+
+
+def is_complex(t: Type) -> bool:
+    return isinstance(t, ScalarType) and t.is_complex
+
+
+def is_bool(t: Type) -> bool:
+    return isinstance(t, BoolType)
+
+
+def is_coop(t: Type) -> bool:
+    return isinstance(t, CoopMatrixType)
+
+
+def is_value_type(t: Type) -> bool:
+    """Types a for/if may carry or yield: bool, scalar, coopmatrix."""
+    return isinstance(t, (BoolType, ScalarType, CoopMatrixType))
+
+
+# ---------------------------------------------------------------- reporting
+
+def operand_error(ctx: "VerifyContext", inst: Instruction, i: int, message: str,
+                  also: Sequence[Value] = ()) -> None:
+    """`<title>: message` at operand i, with notes at its definition (and `also`)."""
+    notes = [ctx.defined_here(v) for v in (inst.operands[i], *also)]
+    ctx.error(f"{title(inst)}: {message}", inst.operand_span(i), notes)
+
+
+def inst_error(ctx: "VerifyContext", inst: Instruction, message: str,
+               values: Sequence[Value] = ()) -> None:
+    """`<title>: message` at the instruction, with notes at the given values."""
+    ctx.error(f"{title(inst)}: {message}", inst.span, [ctx.defined_here(v) for v in values])
+
+
+def result_error(ctx: "VerifyContext", inst: Instruction, message: str,
+                 values: Sequence[Value] = ()) -> None:
+    """`<title>: message` at the result type annotation."""
+    ctx.error(f"{title(inst)}: {message}", result_span(inst), [ctx.defined_here(v) for v in values])
+
+
+# ---------------------------------------------------------------- operand checks
+
+def expect_memref(ctx: "VerifyContext", inst: Instruction, i: int, role: str) -> MemrefType | None:
+    t = inst.operands[i].type
+    if isinstance(t, MemrefType):
+        return t
+    operand_error(ctx, inst, i, f"{role} must be a memref, got {t}")
+    return None
+
+
+def expect_scalar(ctx: "VerifyContext", inst: Instruction, i: int, role: str) -> ScalarType | None:
+    t = inst.operands[i].type
+    if isinstance(t, ScalarType):
+        return t
+    operand_error(ctx, inst, i, f"{role} must have a scalar type, got {t}")
+    return None
+
+
+def expect_coop(ctx: "VerifyContext", inst: Instruction, i: int, role: str) -> CoopMatrixType | None:
+    t = inst.operands[i].type
+    if isinstance(t, CoopMatrixType):
+        return t
+    operand_error(ctx, inst, i, f"{role} must be a coopmatrix, got {t}")
+    return None
+
+
+def expect_type(ctx: "VerifyContext", inst: Instruction, i: int, role: str, expected: Type,
+                why: str = "") -> bool:
+    """Operand i has exactly `expected`; `why` explains where that type comes from."""
+    t = inst.operands[i].type
+    if t is expected:
+        return True
+    operand_error(ctx, inst, i, f"{role} must have type {expected}{why}, got {t}")
+    return False
+
+
+def expect_indices(ctx: "VerifyContext", inst: Instruction, first: int, count: int,
+                   role: str = "index") -> bool:
+    """Operands first..first+count-1 are of type index (offsets, sizes, positions)."""
+    ok = True
+    for k in range(count):
+        ok &= expect_type(ctx, inst, first + k, f"{role} {k}", index)
+    return ok
+
+
+def expect_order(ctx: "VerifyContext", inst: Instruction, i: int, role: str, t: MemrefType,
+                 orders: Sequence[int]) -> bool:
+    if t.order in orders:
+        return True
+    operand_error(ctx, inst, i, f"{role} must have order {one_of(orders)}, got order {t.order} ({t})")
+    return False
+
+
+def expect_result(ctx: "VerifyContext", inst: Instruction, expected: Type, why: str = "",
+                  values: Sequence[Value] = ()) -> bool:
+    """The (single) result has exactly `expected`."""
+    got = inst.results[0].type
+    if got is expected:
+        return True
+    result_error(ctx, inst, f"result type must be {expected}{why}, got {got}", values)
+    return False
+
+
+def expect_index_count(ctx: "VerifyContext", inst: Instruction, count: int, expected: int,
+                       what: str, t: Type) -> bool:
+    if count == expected:
+        return True
+    inst_error(ctx, inst, f"{what} needs {expected} ind{'ex' if expected == 1 else 'ices'} "
+                          f"for {t}, got {count}", [inst.operands[0]])
+    return False
+
+
+# ---------------------------------------------------------------- BLAS-like collectives
+
+def blas_memrefs(ctx: "VerifyContext", inst: Instruction, roles: Sequence[str]) -> list[MemrefType] | None:
+    """Check alpha, the memref operands and beta of a BLAS-like instruction.
+
+    `roles` names the memref operands (inputs then output). Returns their
+    types when all are memrefs; also checks the promotion chain
+    type(alpha) ⪯ promote(inputs) ⪯ element(output), type(beta) ⪯
+    element(output), and the constant beta of the atomic variant.
+    """
+    alpha = expect_scalar(ctx, inst, 0, "alpha")
+    memrefs = [expect_memref(ctx, inst, 1 + k, role) for k, role in enumerate(roles[:-1])]
+    beta_at = len(roles)
+    beta = expect_scalar(ctx, inst, beta_at, "beta")
+    out = expect_memref(ctx, inst, beta_at + 1, roles[-1])
+    memrefs.append(out)
+    if getattr(inst, "atomic", False):
+        _check_atomic_beta(ctx, inst, beta_at)
+    if None in memrefs:
+        return None
+    _check_blas_promotion(ctx, inst, roles, alpha, [m.element for m in memrefs], beta)
+    return memrefs  # type: ignore[return-value]
+
+
+def _check_blas_promotion(ctx: "VerifyContext", inst: Instruction, roles: Sequence[str],
+                          alpha: ScalarType | None, elements: list[ScalarType],
+                          beta: ScalarType | None) -> None:
+    inputs, out = elements[:-1], elements[-1]
+    n_in = len(inputs)
+    values = inst.operands
+    in_values = values[1:1 + n_in]
+    out_value = values[-1]
+    common: ScalarType | None = inputs[0]
+    if n_in == 2:
+        common = promote(inputs[0], inputs[1])
+        if common is None:
+            inst_error(ctx, inst, f"element types of {roles[0]} ({inputs[0]}) and {roles[1]} "
+                                  f"({inputs[1]}) cannot be promoted to a common type", in_values)
+        what = f"{common}, the promoted element type of {roles[0]} and {roles[1]},"
+    else:
+        what = f"the element type of {roles[0]} ({common})"
+    if common is not None:
+        if alpha is not None and not promotable(alpha, common):
+            operand_error(ctx, inst, 0, f"type of alpha ({alpha}) does not promote to {common}, the "
+                                        + ("promoted " if n_in == 2 else "")
+                                        + f"element type of {' and '.join(roles[:n_in])}", in_values)
+        if not promotable(common, out):
+            inst_error(ctx, inst, f"{what} does not promote to the element type of "
+                                  f"{roles[-1]} ({out})", [*in_values, out_value])
+    if beta is not None and not promotable(beta, out):
+        operand_error(ctx, inst, n_in + 1, f"type of beta ({beta}) does not promote to the element "
+                                           f"type of {roles[-1]} ({out})", [out_value])
+
+
+def _check_atomic_beta(ctx: "VerifyContext", inst: Instruction, beta_at: int) -> None:
+    """Spec: with .atomic, beta must be a constant 0 or 1."""
+    from tinyc.ir.instructions.mixed import Constant  # the instruction modules import this one
+
+    owner = inst.operands[beta_at].owner
+    if isinstance(owner, Constant) and not isinstance(owner.value, bool) and owner.value in (0, 1):
+        return
+    operand_error(ctx, inst, beta_at, "with .atomic, beta must be a constant 0 or 1")
+
+
+def check_shapes_equal(ctx: "VerifyContext", inst: Instruction, what: str, shape: Sequence[int],
+                       other: str, other_shape: Sequence[int], values: Sequence[Value]) -> bool:
+    """`shape of B (4x8) does not match shape of op(A) (8x4)`; `?` matches any size."""
+    if len(shape) == len(other_shape) and not any(differ(a, b) for a, b in zip(shape, other_shape)):
+        return True
+    inst_error(ctx, inst, f"shape of {what} ({shape_text(shape)}) does not match shape of "
+                          f"{other} ({shape_text(other_shape)})", values)
+    return False
+
+
+def check_size_match(ctx: "VerifyContext", inst: Instruction, what: str, size: int, other: str,
+                     other_size: int, values: Sequence[Value]) -> bool:
+    """`columns of op(A) (8) do not match rows of op(B) (16)`; `?` matches any size."""
+    if not differ(size, other_size):
+        return True
+    inst_error(ctx, inst, f"{what} ({size}) do not match {other} ({other_size})", values)
+    return False
+
+
+def op_shape(t: MemrefType, transpose: bool) -> tuple[int, ...]:
+    """Shape of op(X): reversed for .t on a matrix (spec: axpby)."""
+    return t.shape[::-1] if transpose and t.order == 2 else t.shape
+
+
+# ---------------------------------------------------------------- views
+
+def check_view_result(ctx: "VerifyContext", inst: Instruction, source: MemrefType,
+                      shape: Sequence[int], stride: Sequence[int],
+                      dynamic_shape_ok: bool = False) -> None:
+    """The result of a view (expand, fuse, subview) against the computed memref.
+
+    The element type and address space must equal the source's; the shape
+    must equal `shape` (a `?` there must be `?` in the result); every stride
+    must equal `stride` or be `?`.
+    """
+    got = inst.results[0].type
+    values = [inst.operands[0]]
+    if not isinstance(got, MemrefType):
+        result_error(ctx, inst, f"result type must be a memref, got {got}", values)
+        return
+    if got.element is not source.element:
+        result_error(ctx, inst, f"result element type {got.element} does not match the element "
+                                f"type of the operand ({source.element})", values)
+    if got.space is not source.space:
+        result_error(ctx, inst, f"result address space {got.space.value} does not match the "
+                                f"address space of the operand ({source.space.value})", values)
+    if tuple(got.shape) != tuple(shape):
+        result_error(ctx, inst, f"result shape {shape_text(got.shape)} does not match the expected "
+                                f"shape {shape_text(shape)}", values)
+        return
+    if len(got.stride) != len(stride):
+        return  # a malformed layout; the type check reports it
+    for mode, (have, want) in enumerate(zip(got.stride, stride)):
+        if have != DYNAMIC and have != want:
+            expected = "'?'" if want == DYNAMIC else f"{want} or '?'"
+            result_error(ctx, inst, f"result stride {have} of mode {mode} does not match the "
+                                    f"expected stride {expected}", values)
+            return
+
+
+# ---------------------------------------------------------------- casts
+
+def cast_problem(src: Type, dst: Type) -> str | None:
+    """Why `cast` from src to dst is not allowed (spec: cast table), or None."""
+    whole = f"cannot cast {src} to {dst}"
+    if is_coop(src) or is_coop(dst):
+        if not (is_coop(src) and is_coop(dst)):
+            return f"{whole}: a coopmatrix can only be cast to a coopmatrix"
+        if src.shape != dst.shape or src.use is not dst.use:  # type: ignore[union-attr]
+            return f"{whole}: the shape and the use must match"
+        src, dst = src.component, dst.component  # type: ignore[union-attr]
+    if is_bool(src) or is_bool(dst):
+        return f"{whole}: bool cannot be cast"
+    if not (is_scalar(src) and is_scalar(dst)):
+        return f"{whole}: only scalars and coopmatrices can be cast"
+    if src.is_complex and not dst.is_complex:  # type: ignore[union-attr]
+        return f"{whole}: casts from complex to non-complex types are forbidden"
+    return None

@@ -1,0 +1,187 @@
+"""The verifier: every restriction of the spec, checked before any pass runs.
+
+`verify(program)` walks each function once and raises one
+`CompilationError` carrying every independent error, sorted by location.
+This module holds the driver and the rules that need context (regions,
+scoping, signatures); each instruction's own rules are its `verify(ctx)`
+method, with shared helpers and wording in tinyc/ir/checks.py.
+
+Rules where the spec leaves room (documented decisions):
+
+- Function bodies are collective; `foreach` and `parallel` bodies are SPMD;
+  `for` and `if` bodies take the kind of the enclosing region.
+- Arguments may not be void, bool (OpenCL forbids bool kernel arguments) or
+  coopmatrix, nor memrefs in the local address space (the kernel ABI passes
+  global pointers only).
+- Parameter attributes only on memref and group arguments; `alignment` is a
+  positive power of two and a multiple of the element size; `shape_gcd` and
+  `stride_gcd` hold positive integers, at most one per mode, and must divide
+  the sizes / strides that are known. Unknown attribute names are errors.
+- `subgroup_size` must be one of 4, 8, 16, 32, 64 (a size some target
+  supports); `work_group_size` is two positive integers whose first is a
+  multiple of the subgroup size (or of a supported one when none is given)
+  and whose product is at most 8192. A device narrows these later.
+- Every memref size must be >= 0 and every known stride >= 1; the
+  column-major rule S[i-1]*s[i-1] <= S[i] is checked where all three are
+  known. Group sizes and offsets are >= 0; coopmatrix shapes are positive.
+- `yield` may only be the last instruction of a `for` or `if` region.
+- An operand must be visible where it is used: a function argument, an
+  argument of an enclosing region, or the result of an earlier instruction
+  in the same or an enclosing region (IR built by passes can break this).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from tinyc.diagnostics import DiagnosticSink, Note, Span
+from tinyc.ir import attr_checks
+from tinyc.ir.checks import title
+from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
+from tinyc.ir.instructions import Builtin, For, Foreach, If, Parallel, SPMD_BUILTINS, Yield
+from tinyc.ir.types import AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, Type, \
+    VoidType, type_problems
+
+SPMD_REGION_OWNERS = (Foreach, Parallel)
+"""Instructions whose regions are SPMD; all other regions take the enclosing kind."""
+
+
+class VerifyContext:
+    """What an instruction's `verify` needs: error reporting and where it sits."""
+
+    def __init__(self) -> None:
+        self.sink = DiagnosticSink()
+        self.region_kind: Kind = Kind.COLLECTIVE
+        self.spmd_origin: Instruction | None = None  # the foreach/parallel opening the SPMD region
+        self.function: Function | None = None
+
+    def error(self, message: str, span: Span | None, notes: Iterable[Note] = ()) -> None:
+        """Record one error; verification goes on to find the independent ones."""
+        self.sink.error(message, span, notes)
+
+    def defined_here(self, value: Value) -> Note:
+        """`'%A' is defined here with type memref<f32x8x8>` at the value's definition."""
+        name = f"'%{value.name}'" if value.name else "the value"
+        return Note(f"{name} is defined here with type {value.type}", value.span)
+
+    @property
+    def in_spmd(self) -> bool:
+        return self.region_kind is Kind.SPMD
+
+
+def verify(program: Program) -> None:
+    """Check a whole program; raise CompilationError with every error found."""
+    ctx = VerifyContext()
+    seen: dict[str, Function] = {}
+    for fn in program.functions:
+        if fn.name in seen:
+            ctx.error(f"function '@{fn.name}' is defined twice", fn.span,
+                      [Note(f"'@{fn.name}' is first defined here", seen[fn.name].span)])
+        seen.setdefault(fn.name, fn)
+        verify_function(ctx, fn)
+    ctx.sink.raise_if_any()
+
+
+def verify_function(ctx: VerifyContext, fn: Function) -> None:
+    """Signature, attributes, then the body as a collective region."""
+    ctx.function = fn
+    for problem in attr_checks.function_problems(fn.attrs):
+        ctx.error(f"function '@{fn.name}': {problem}", fn.span)
+    for arg in fn.args:
+        _check_argument(ctx, arg)
+    _verify_region(ctx, fn.body, Kind.COLLECTIVE, None, set(map(id, fn.args)))
+
+
+def _check_argument(ctx: VerifyContext, arg: Value) -> None:
+    span = arg.type_span or arg.span
+    name = f"argument '%{arg.name}'" if arg.name else "an argument"
+    t = arg.type
+    _check_type(ctx, t, span)
+    if isinstance(t, (VoidType, BoolType, CoopMatrixType)):
+        why = " (OpenCL kernels take no bool arguments)" if isinstance(t, BoolType) else ""
+        ctx.error(f"{name} cannot have type {t}{why}", span)
+    memref = t.memref if isinstance(t, GroupType) else t
+    if isinstance(memref, MemrefType) and memref.space is AddressSpace.LOCAL:
+        ctx.error(f"{name} cannot have type {t}: arguments live in the global address space", span)
+    for problem in attr_checks.parameter_problems(t, arg.attrs):
+        ctx.error(f"{name}: {problem}", span)
+
+
+def _check_type(ctx: VerifyContext, t: Type, span: Span | None) -> None:
+    for problem in type_problems(t):
+        ctx.error(f"invalid type {t}: {problem}", span)
+
+
+def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
+                   origin: Instruction | None, visible: set[int]) -> None:
+    """Check the instructions of a region in order; `visible` holds ids of usable values.
+
+    `visible` is extended in place while walking and restored on return, so
+    sibling regions do not see each other's values.
+    """
+    added: list[int] = []
+    for arg in region.args:
+        if id(arg) not in visible:
+            visible.add(id(arg))
+            added.append(id(arg))
+    last = len(region.instructions) - 1
+    for position, inst in enumerate(region.instructions):
+        ctx.region_kind, ctx.spmd_origin = kind, origin
+        _check_kind(ctx, inst, kind, origin)
+        _check_visible(ctx, inst, visible)
+        if isinstance(inst, Yield):
+            _check_yield_place(ctx, inst, region, position == last)
+        for result in inst.results:
+            _check_type(ctx, result.type, inst.type_span or inst.span)
+        inst.verify(ctx)
+        for sub in inst.regions:
+            if isinstance(inst, SPMD_REGION_OWNERS):
+                _verify_region(ctx, sub, Kind.SPMD, inst, visible)
+            else:
+                _verify_region(ctx, sub, kind, origin, visible)
+        for result in inst.results:
+            visible.add(id(result))
+            added.append(id(result))
+    ctx.region_kind, ctx.spmd_origin = kind, origin
+    visible.difference_update(added)
+
+
+def _effective_kind(inst: Instruction) -> Kind:
+    """The class's kind; the mixed `builtin` class also spells SPMD builtins."""
+    if isinstance(inst, Builtin) and inst.builtin in SPMD_BUILTINS:
+        return Kind.SPMD
+    return inst.kind
+
+
+def _check_kind(ctx: VerifyContext, inst: Instruction, kind: Kind, origin: Instruction | None) -> None:
+    """Collective instructions only in collective regions, SPMD ones only in SPMD regions."""
+    own = _effective_kind(inst)
+    if own is Kind.COLLECTIVE and kind is Kind.SPMD:
+        where = ""
+        if origin is not None and origin.span is not None:
+            where = f" ({origin.opname} at {origin.span.line}.{origin.span.column})"
+        notes = [Note(f"the SPMD region is opened by this {origin.opname}", origin.span)] if origin else []
+        ctx.error(f"{title(inst)} is a collective instruction and cannot appear inside an SPMD "
+                  f"region{where}", inst.span, notes)
+    elif own is Kind.SPMD and kind is Kind.COLLECTIVE:
+        ctx.error(f"{title(inst)} is an SPMD instruction and cannot appear in a collective region; "
+                  f"place it inside a foreach or parallel region", inst.span)
+
+
+def _check_visible(ctx: VerifyContext, inst: Instruction, visible: set[int]) -> None:
+    """Each operand is defined before its use, in this region or an enclosing one."""
+    for i, value in enumerate(inst.operands):
+        if id(value) in visible:
+            continue
+        name = f"'%{value.name}'" if value.name else "a value"
+        ctx.error(f"{title(inst)}: {name} is used where it is not visible; an operand must be a "
+                  f"function argument, an argument of an enclosing region, or defined earlier "
+                  f"in this region or an enclosing one", inst.operand_span(i), [ctx.defined_here(value)])
+
+
+def _check_yield_place(ctx: VerifyContext, inst: Yield, region: Region, is_last: bool) -> None:
+    """Yield ends the region of a for or an if, and nothing else."""
+    if not isinstance(region.parent, (For, If)):
+        ctx.error("yield can only appear as the last instruction of a for or if region", inst.span)
+    elif not is_last:
+        ctx.error("yield must be the last instruction of its region", inst.span)

@@ -1,0 +1,48 @@
+"""The pass pipeline: named passes run in order over each function.
+
+A pass is a plain function `(fn: Function, options: PassOptions) -> None`
+that rewrites the function in place. `PIPELINE` lists them in order; the
+driver prints the IR after any of them on request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tinyc.ir.core import Function, Program
+from tinyc.passes.barriers import insert_barriers
+from tinyc.passes.local_memory import assign_local_memory
+from tinyc.passes.lower_collectives import lower_collectives
+from tinyc.passes.lower_foreach import lower_foreach
+from tinyc.passes.work_group_size import choose_work_group_size
+
+
+@dataclass
+class PassOptions:
+    """What passes may know about the target."""
+
+    subgroup_size: int | None = None   # forced by the caller (tinyc.compile(subgroup_size=))
+    device_info: Any = None            # sizes supported by the device, local memory size
+
+
+Pass = Callable[[Function, PassOptions], None]
+
+PIPELINE: list[tuple[str, Pass]] = [
+    ("work-group-size", choose_work_group_size),
+    ("insert-barriers", insert_barriers),
+    ("lower-collectives", lower_collectives),
+    ("lower-foreach", lower_foreach),
+    ("local-memory", assign_local_memory),
+]
+
+
+def run_pipeline(program: Program, subgroup_size: int | None = None, device_info: Any = None,
+                 print_after: Callable[[str, Program], None] | None = None) -> None:
+    """Run every pass on every function; `print_after(name, program)` after each."""
+    options = PassOptions(subgroup_size, device_info)
+    for name, run in PIPELINE:
+        for fn in program.functions:
+            run(fn, options)
+        if print_after is not None:
+            print_after(name, program)

@@ -1,0 +1,74 @@
+"""Built programs, cached per (context, device, SPIR-V bytes) for the process.
+
+The CPU runtime caches nothing: every create_program_from_spirv JITs the
+module again (100-300 ms, RUNTIME-NOTES §13), so tinyc keeps the programs.
+
+A cache across processes is not possible through dpctl 0.22: its C API
+builds kernel bundles only from SPIR-V (DPCTLKernelBundle_CreateFromSpirv) or
+OpenCL C source, never from a program binary or a native cl_program, and
+SYCL_CACHE_PERSISTENT does not apply to interop builds. The OpenCL binaries
+themselves do round-trip (clGetProgramInfo(CL_PROGRAM_BINARIES) then
+clCreateProgramWithBinary), but the result could only be used through raw
+OpenCL, not launched by dpctl on its queues.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+from tinyc.runtime.device import import_dpctl
+from tinyc.runtime.opencl import build_log
+
+
+class BuildError(RuntimeError):
+    """The device rejected a SPIR-V module; `.log` is the driver's build log."""
+
+    def __init__(self, message: str, log: str):
+        self.log = log
+        super().__init__(f"{message}\n{log}" if log else message)
+
+
+_lock = threading.Lock()
+_programs: dict[tuple[Any, Any, bytes], Any] = {}
+
+
+def spirv_key(spirv: bytes) -> bytes:
+    """The cache key of a module's bytes."""
+    return hashlib.sha256(spirv).digest()
+
+
+def build_program(queue: Any, spirv: bytes) -> Any:
+    """The dpctl SyclProgram for `spirv` on the queue's context and device."""
+    key = (queue.sycl_context, queue.sycl_device, spirv_key(spirv))
+    with _lock:
+        program = _programs.get(key)
+        if program is None:
+            program = _programs[key] = _build(queue, bytes(spirv))
+        return program
+
+
+def _build(queue: Any, spirv: bytes) -> Any:
+    dpctl = import_dpctl()
+    try:
+        return dpctl.program.create_program_from_spirv(queue, spirv)
+    except dpctl.program.SyclProgramCompilationError:
+        device = queue.sycl_device
+        log = build_log(device, spirv)
+        raise BuildError(
+            f"the SPIR-V module ({len(spirv)} bytes) does not build on "
+            f"{device.filter_string} ({device.name}, driver {device.driver_version}); build log:",
+            log,
+        ) from None
+
+
+def cached_programs() -> int:
+    """How many programs the process holds (for tests and `tinyc devices`)."""
+    return len(_programs)
+
+
+def clear_program_cache() -> None:
+    """Forget every built program (they are freed when no Kernel uses them)."""
+    with _lock:
+        _programs.clear()

@@ -1,0 +1,109 @@
+"""Result ids, instructions and their binary word encoding.
+
+Ids are a distinct `int` subclass so that an operand list can tell an id
+(`Id(5)`) from a literal integer (`5`): both encode as one word, but the
+module needs to know which operands reference other definitions (entry-point
+interfaces, type lookups for capability inference).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from tinyc.spirv.spv import OP_INFO, Op
+
+
+class Id(int):
+    """A SPIR-V result id; repr() is like the disassembler (%5), str() the number."""
+
+    __slots__ = ()
+    __str__ = int.__repr__
+
+    def __repr__(self) -> str:
+        return f"%{int(self)}"
+
+
+Operand = Id | int | str | enum.IntEnum
+"""An operand: an id, a 32-bit literal (ints, enum members) or a literal string."""
+
+
+def string_words(text: str) -> list[int]:
+    """Literal string: UTF-8, nul-terminated, zero-padded to whole words."""
+    data = text.encode("utf-8") + b"\0"
+    data += b"\0" * (-len(data) % 4)
+    return [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+
+
+def literal_word(value: int) -> int:
+    """A 32-bit literal word; negative values are two's complement."""
+    if not -(1 << 31) <= value < (1 << 32):
+        raise ValueError(f"literal {value} does not fit in one 32-bit word; split it into words")
+    return value & 0xFFFFFFFF
+
+
+def operand_words(operand: Operand) -> list[int]:
+    """Encode one operand."""
+    if isinstance(operand, str):
+        return string_words(operand)
+    if isinstance(operand, bool) or not isinstance(operand, int):
+        raise TypeError(f"bad SPIR-V operand {operand!r} (expected Id, int, enum member or str)")
+    return [literal_word(operand)]
+
+
+@dataclass(eq=False)
+class Instruction:
+    """One instruction; `operands` is a plain list so Phi nodes can be patched."""
+
+    opcode: Op
+    result_type: Id | None = None
+    result: Id | None = None
+    operands: list[Operand] = field(default_factory=list)
+
+    def words(self) -> list[int]:
+        """Binary encoding: (word count << 16 | opcode), type, result, operands."""
+        body: list[int] = []
+        if self.result_type is not None:
+            body.append(self.result_type)
+        if self.result is not None:
+            body.append(self.result)
+        for operand in self.operands:
+            body += operand_words(operand)
+        count = len(body) + 1
+        if count > 0xFFFF:
+            raise ValueError(f"Op{self.opcode.name} has {count} words, more than 65535")
+        return [(count << 16) | int(self.opcode)] + [int(w) for w in body]
+
+    def ids(self) -> list[Id]:
+        """All ids this instruction references (type, operands; not its result)."""
+        refs = [op for op in self.operands if isinstance(op, Id)]
+        return ([self.result_type] if self.result_type is not None else []) + refs
+
+    def __repr__(self) -> str:
+        lhs = f"{self.result!r} = " if self.result is not None else ""
+        args = " ".join(repr(a) for a in ([self.result_type] if self.result_type else []) + self.operands)
+        return f"{lhs}Op{self.opcode.name} {args}".rstrip()
+
+
+def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None, new_id) -> Instruction:
+    """Build an instruction from assembler-like arguments.
+
+    Like the assembly text, the result type is the first argument exactly
+    when the opcode has one; a result id is allocated with `new_id()` unless
+    `result` is given (for forward references such as Phi inputs).
+    """
+    has_type, has_result, _ = OP_INFO[opcode]
+    rest = list(args)
+    result_type = None
+    if has_type:
+        if not rest or not isinstance(rest[0], Id):
+            raise TypeError(f"Op{opcode.name} needs a result type id as first argument")
+        result_type = rest.pop(0)
+    if has_result:
+        result = result if result is not None else new_id()
+    elif result is not None:
+        raise TypeError(f"Op{opcode.name} has no result id")
+    for operand in rest:
+        if isinstance(operand, bool) or not isinstance(operand, (int, str)):
+            raise TypeError(f"bad operand {operand!r} for Op{opcode.name}")
+    return Instruction(opcode, result_type, result, rest)

@@ -1,0 +1,147 @@
+"""Infer OpCapability / OpExtension from what a module uses.
+
+Sources of requirements, per instruction:
+- the opcode's entry in the grammar (`OP_INFO`),
+- every enum-member operand (`StorageClass.Generic`, `BuiltIn.SubgroupSize`,
+  `GroupOperation.ClusteredReduce`, `LoopControl.PartialCount`, ...),
+- facts the grammar cannot express: int/float widths, 8/16-wide vectors,
+  atomics on 64-bit integers, and the per-width float atomic capabilities.
+
+The grammar lists alternatives ("any one of"); requirements with a single
+choice are settled first, then alternatives count as met if a declared
+capability (or one it implicitly declares) is among them, else the first
+one the CPU runtime advertises is added (RUNTIME-NOTES §14).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+
+from tinyc.spirv.instruction import Id, Instruction
+from tinyc.spirv.spv import CORE, ENUM_REQUIREMENTS, OP_INFO, Capability, Op, Requirement
+from tinyc.spirv.uniquify import TypeKey
+
+C = Capability
+RUNTIME_CAPABILITIES = frozenset({
+    C.Addresses, C.Float16Buffer, C.Int16, C.Int8, C.Kernel, C.Linkage, C.Vector16, C.Int64,
+    C.GenericPointer, C.Groups, C.Pipes, C.SubgroupDispatch, C.DeviceEnqueue, C.Float16,
+    C.Float64, C.Int64Atomics, C.DotProductInput4x8Bit, C.DotProductInput4x8BitPacked,
+    C.DotProduct, C.GroupNonUniform, C.GroupNonUniformBallot, C.GroupNonUniformClustered,
+    C.GroupNonUniformArithmetic, C.GroupNonUniformVote, C.GroupNonUniformShuffle,
+    C.GroupNonUniformShuffleRelative, C.AtomicFloat32AddEXT, C.AtomicFloat64AddEXT,
+    C.AtomicFloat16AddEXT, C.AtomicFloat32MinMaxEXT, C.AtomicFloat64MinMaxEXT,
+    C.AtomicFloat16MinMaxEXT, C.SubgroupBufferBlockIOINTEL, C.SubgroupShuffleINTEL,
+    C.GroupNonUniformRotateKHR, C.BFloat16ConversionINTEL,
+})
+"""What the Intel CPU runtime lists (plus BFloat16ConversionINTEL, which works)."""
+
+_INT_WIDTH_CAPS = {8: C.Int8, 16: C.Int16, 64: C.Int64}
+_FLOAT_WIDTH_CAPS = {16: C.Float16, 64: C.Float64}
+_FLOAT_ATOMICS = {Op.AtomicFAddEXT: "AtomicFloat{}AddEXT",
+                  Op.AtomicFMinEXT: "AtomicFloat{}MinMaxEXT",
+                  Op.AtomicFMaxEXT: "AtomicFloat{}MinMaxEXT"}
+
+
+def enum_requirements(member: enum.Enum) -> list[Requirement]:
+    """Requirements of one enum operand (each set bit of a flag value)."""
+    table = ENUM_REQUIREMENTS.get(type(member), {})
+    if isinstance(member, enum.IntFlag) and int(member):
+        bits = [1 << i for i in range(int(member).bit_length()) if int(member) >> i & 1]
+        return [table.get(bit, CORE) for bit in bits]
+    return [table.get(int(member), CORE)]
+
+
+class Inference:
+    """Collects requirements of instructions, then resolves them."""
+
+    def __init__(self, version: tuple[int, int], type_keys: dict[Id, TypeKey],
+                 value_types: dict[Id, Id]) -> None:
+        self.version = version
+        self.type_keys = type_keys
+        self.value_types = value_types
+        self.pending: list[tuple[Requirement, str]] = []
+
+    def _pointee(self, pointer: object) -> TypeKey | None:
+        """Type key of what `pointer` points to, if the module knows it."""
+        ptr_type = self.value_types.get(pointer) if isinstance(pointer, Id) else None
+        key = self.type_keys.get(ptr_type) if ptr_type is not None else None
+        if key is None or key[0] != "pointer":
+            return None
+        return self.type_keys.get(key[2])
+
+    def _special(self, inst: Instruction) -> list[Capability]:
+        """Capabilities implied by operand types rather than by the grammar."""
+        caps: list[Capability] = []
+        match inst.opcode, inst.operands:
+            case Op.TypeInt, [width, *_] if width in _INT_WIDTH_CAPS:
+                caps.append(_INT_WIDTH_CAPS[width])
+            case Op.TypeFloat, [width, *_] if width in _FLOAT_WIDTH_CAPS:
+                caps.append(_FLOAT_WIDTH_CAPS[width])
+            case Op.TypeVector, [_, n] if n in (8, 16):
+                caps.append(C.Vector16)
+        if inst.opcode.name.startswith("Atomic") and inst.operands:
+            pointee = self._pointee(inst.operands[0])
+            if pointee is not None and pointee[0] == "int" and pointee[1] == 64:
+                caps.append(C.Int64Atomics)
+            if pointee is not None and pointee[0] == "float" and inst.opcode in _FLOAT_ATOMICS:
+                caps.append(C[_FLOAT_ATOMICS[inst.opcode].format(pointee[1])])
+        return caps
+
+    def add(self, inst: Instruction) -> None:
+        """Record everything `inst` needs."""
+        where = f"Op{inst.opcode.name}"
+        special = self._special(inst)
+        for cap in special:
+            self.pending.append((((cap,), (), (1, 0)), where))
+        has_type, has_result, req = OP_INFO[inst.opcode]
+        if special and inst.opcode in _FLOAT_ATOMICS:
+            req = ((), req[1], req[2])  # the width-specific capability replaces the alternatives
+        self.pending.append((req, where))
+        for operand in inst.operands:
+            if isinstance(operand, enum.Enum) and not isinstance(operand, Capability):
+                for r in enum_requirements(operand):
+                    self.pending.append((r, f"{where} operand {type(operand).__name__}.{operand.name}"))
+
+    def resolve(self, explicit_caps: Iterable[Capability],
+                explicit_exts: Iterable[str]) -> tuple[list[Capability], list[str]]:
+        """Declared capabilities and extensions, sorted (stable output)."""
+        caps: dict[Capability, None] = dict.fromkeys(explicit_caps)
+        exts: dict[str, None] = dict.fromkeys(explicit_exts)
+        closure = _closure(caps)
+        single = [(r, w) for r, w in self.pending if len(r[0]) == 1]
+        multi = [(r, w) for r, w in self.pending if len(r[0]) > 1]
+        for (cap_choices, _, _), _where in single + multi:
+            if cap_choices and not closure.intersection(cap_choices):
+                preferred = [c for c in cap_choices if c in RUNTIME_CAPABILITIES]
+                caps[(preferred or list(cap_choices))[0]] = None
+                closure = _closure(caps)
+        cap_reqs = [(ENUM_REQUIREMENTS[Capability].get(c, CORE), f"Capability {c.name}") for c in caps]
+        for req, where in self.pending + cap_reqs:
+            self._need_extension(req, where, exts)
+        return sorted(caps), sorted(exts)
+
+    def _need_extension(self, req: Requirement, where: str, exts: dict[str, None]) -> None:
+        """Add an extension if the module version does not have `req` in core."""
+        _, choices, version = req
+        if version is not None and version <= self.version:
+            return
+        if choices:
+            if not exts.keys() & set(choices):
+                exts[choices[0]] = None
+        elif version is not None:
+            raise ValueError(f"{where} requires SPIR-V {version[0]}.{version[1]}, "
+                             f"module is {self.version[0]}.{self.version[1]}")
+
+
+def _closure(caps: Iterable[Capability]) -> set[Capability]:
+    """Capabilities plus everything they implicitly declare."""
+    table = ENUM_REQUIREMENTS[Capability]
+    seen: set[Capability] = set()
+    todo = list(caps)
+    while todo:
+        cap = todo.pop()
+        if cap not in seen:
+            seen.add(cap)
+            todo += table.get(cap, CORE)[0]
+    return seen
