@@ -8,7 +8,7 @@ import pytest
 from tinyc.spirv import Id, Module
 from tinyc.spirv.instruction import Instruction, string_words
 from tinyc.spirv.literals import bf16_bits, float_bits, int_words
-from tinyc.spirv.spv import Capability, Decoration, ExecutionModel, FunctionControl, LinkageType, Op, StorageClass
+from tinyc.spirv.spv import BuiltIn, Capability, Decoration, ExecutionModel, FunctionControl, LinkageType, Op, StorageClass
 from tinyc.spirv.tools import disassemble, validate
 
 
@@ -187,3 +187,25 @@ def test_local_variables_go_to_entry_block():
     m.capability(Capability.Linkage)
     m.decorate(f.id, Decoration.LinkageAttributes, "g", LinkageType.Export)  # a library function
     validate(m.assemble())
+
+
+def test_interface_follows_calls_and_value_types():
+    """A builtin used only in a called helper is still listed on the kernel's entry point."""
+    m = Module()
+    u64 = m.type_int(64)
+    gid = m.builtin_variable(BuiltIn.GlobalInvocationId)
+    assert m.builtin_variable(BuiltIn.GlobalInvocationId) == gid
+    helper = m.function(u64, [], name="gid_x")
+    hb = helper.block()
+    ids = hb.op(Op.Load, m.type_vector(u64, 3), gid)
+    hb.op(Op.ReturnValue, hb.op(Op.CompositeExtract, u64, ids, 0))
+    k = m.function(m.type_void(), [m.type_pointer(StorageClass.CrossWorkgroup, u64)], name="k")
+    kb = k.block()
+    x = kb.op(Op.FunctionCall, u64, helper.id)
+    kb.op(Op.Store, k.params[0], x)
+    kb.op(Op.Return)
+    m.entry_point(ExecutionModel.Kernel, k, "k")
+    assert m.value_type(x) == u64 and m.value_type(m.const_int(3, 64)) == u64
+    assert m.value_type(k.params[0]) == m.type_pointer(StorageClass.CrossWorkgroup, u64)
+    validate(m.assemble())
+    assert 'OpEntryPoint Kernel %k "k" %gl_GlobalInvocationID' in disassemble(m.assemble())

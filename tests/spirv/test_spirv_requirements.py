@@ -57,6 +57,10 @@ def _build(what: str) -> bytes:
         u64 = m.type_int(64)
         p = blk.op(Op.Bitcast, global_ptr(m, u64), x)
         blk.op(Op.AtomicIAdd, u64, p, m.const_int(Scope.Device), m.const_int(0), m.const_int(1, 64))
+    elif what == "int64_atomic_store":  # no result type: the pointee decides
+        u64 = m.type_int(64)
+        p = blk.op(Op.Bitcast, global_ptr(m, u64), x)
+        blk.op(Op.AtomicStore, p, m.const_int(Scope.Device), m.const_int(0), m.const_int(1, 64))
     elif what in ("atomic_f32", "atomic_f64", "atomic_fmax"):
         t = m.type_float(64 if what == "atomic_f64" else 32)
         p = blk.op(Op.Bitcast, global_ptr(m, t), x)
@@ -78,6 +82,7 @@ def _build(what: str) -> bytes:
     ("generic", {"GenericPointer"}, set()),
     ("clustered", {"GroupNonUniformClustered"}, set()),
     ("int64_atomics", {"Int64Atomics"}, set()),
+    ("int64_atomic_store", {"Int64Atomics"}, set()),
     ("atomic_f32", {"AtomicFloat32AddEXT"}, {"SPV_EXT_shader_atomic_float_add"}),
     ("atomic_f64", {"AtomicFloat64AddEXT", "Float64"}, {"SPV_EXT_shader_atomic_float_add"}),
     ("atomic_fmax", {"AtomicFloat32MinMaxEXT"}, {"SPV_EXT_shader_atomic_float_min_max"}),

@@ -9,6 +9,7 @@ interfaces, type lookups for capability inference).
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tinyc.spirv.spv import OP_INFO, Op
@@ -85,7 +86,8 @@ class Instruction:
         return f"{lhs}Op{self.opcode.name} {args}".rstrip()
 
 
-def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None, new_id) -> Instruction:
+def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None,
+                     new_id: Callable[[], Id]) -> Instruction:
     """Build an instruction from assembler-like arguments.
 
     Like the assembly text, the result type is the first argument exactly

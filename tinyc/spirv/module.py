@@ -58,6 +58,10 @@ class Module(Uniquifier):
         self._bound += 1
         return Id(self._bound - 1)
 
+    def value_type(self, value: Id) -> Id | None:
+        """Type id of a result, parameter, variable or constant made by this module."""
+        return self.value_types.get(value) or self.constant_types.get(value)
+
     @property
     def bound(self) -> int:
         """One more than the largest id allocated so far."""

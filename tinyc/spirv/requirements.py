@@ -81,11 +81,13 @@ class Inference:
             case Op.TypeVector, [_, n] if n in (8, 16):
                 caps.append(C.Vector16)
         if inst.opcode.name.startswith("Atomic") and inst.operands:
-            pointee = self._pointee(inst.operands[0])
-            if pointee is not None and pointee[0] == "int" and pointee[1] == 64:
+            # the value type: the result type, else (OpAtomicStore) the pointee
+            value = self.type_keys.get(inst.result_type) if inst.result_type is not None else None
+            value = value or self._pointee(inst.operands[0])
+            if value is not None and value[0] == "int" and value[1] == 64:
                 caps.append(C.Int64Atomics)
-            if pointee is not None and pointee[0] == "float" and inst.opcode in _FLOAT_ATOMICS:
-                caps.append(C[_FLOAT_ATOMICS[inst.opcode].format(pointee[1])])
+            if value is not None and value[0] == "float" and inst.opcode in _FLOAT_ATOMICS:
+                caps.append(C[_FLOAT_ATOMICS[inst.opcode].format(value[1])])
         return caps
 
     def add(self, inst: Instruction) -> None:

@@ -1,0 +1,230 @@
+"""Per-kernel code generation state: the value map, the current block, helpers.
+
+Every emitter receives a `Ctx`. It owns the mapping from IR values to their
+lowered form (`Lowered`), the block instructions currently go to, and small
+helpers for constants, index arithmetic with constant folding, builtins and
+structured branches, so the emitters read like the SPIR-V they produce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence, Union
+
+from tinyc.ir.core import Function as IRFunction
+from tinyc.ir.core import Value
+from tinyc.ir.types import GroupType, MemrefType
+from tinyc.spirv.function import Block
+from tinyc.spirv.function import Function as SpvFunction
+from tinyc.spirv.instruction import Id, Operand
+from tinyc.spirv.module import Module
+from tinyc.spirv.spv import BuiltIn, MemoryAccess, Op, OpenCLStd, Scope, SelectionControl
+
+
+class CodegenError(Exception):
+    """The IR reached codegen in a form it cannot translate (a compiler bug)."""
+
+
+IndexLike = Union[int, Id]
+"""A 64-bit index: a Python int when known at compile time, else an i64 id."""
+
+
+@dataclass
+class MemrefDesc:
+    """A memref as codegen sees it: base pointer plus per-mode shape/stride."""
+
+    base: Id
+    type: MemrefType
+    shape: list[IndexLike]
+    stride: list[IndexLike]
+    alignment: int = 0  # known byte alignment of `base` (0: element alignment only)
+
+
+@dataclass
+class GroupDesc:
+    """A group parameter: pointer to member pointers plus its dope vectors."""
+
+    base: Id
+    type: GroupType
+    dope: dict[tuple[str, int], Id] = field(default_factory=dict)  # slot -> ptr to i64 per member
+    size: IndexLike = 0
+    offset: IndexLike = 0
+    alignment: int = 0
+
+
+Lowered = Union[Id, list, MemrefDesc, GroupDesc]
+"""One id (scalar/bool), a list of component ids (coopmatrix), or a descriptor."""
+
+
+class Ctx:
+    """State while one IR function becomes one SPIR-V kernel."""
+
+    def __init__(self, m: Module, fn: SpvFunction, ir_fn: IRFunction):
+        self.m = m
+        self.fn = fn
+        self.ir_fn = ir_fn
+        self.prologue = fn.block()          # builtin loads go here, branch added at the end
+        self.block: Block = fn.block()      # where instructions go now
+        self.body_label = self.block.label
+        self.values: dict[Value, Lowered] = {}
+        self.known: dict[Value, int | float | complex | bool] = {}
+        self.subgroup_size: int = int(ir_fn.attrs.get("subgroup_size", 16))
+        wgs = ir_fn.attrs.get("work_group_size", [self.subgroup_size, 1])
+        self.work_group_size: tuple[int, int] = (int(wgs[0]), int(wgs[1]))
+        self._builtins: dict[tuple[BuiltIn, int | None], Id] = {}
+        self.local_memory: Id | None = None  # module-scope Workgroup byte array
+
+    # -- values ------------------------------------------------------------------
+    def __getitem__(self, v: Value) -> Lowered:
+        try:
+            return self.values[v]
+        except KeyError:
+            raise CodegenError(f"value {v!r} used before definition") from None
+
+    def __setitem__(self, v: Value, lowered: Lowered) -> None:
+        self.values[v] = lowered
+
+    def id(self, v: Value) -> Id:
+        """The single id of a scalar or bool value."""
+        lowered = self[v]
+        if not isinstance(lowered, Id):
+            raise CodegenError(f"value {v!r} is not a scalar")
+        return lowered
+
+    def index(self, v: Value) -> IndexLike:
+        """An index operand: its constant when known, else its i64 id."""
+        known = self.known.get(v)
+        if isinstance(known, int) and not isinstance(known, bool):
+            return known
+        return self.id(v)
+
+    # -- emitting ----------------------------------------------------------------
+    def op(self, opcode: Op, *args: Operand) -> Id:
+        """Append an instruction with a result to the current block."""
+        return self.block.op(opcode, *args)
+
+    def do(self, opcode: Op, *args: Operand) -> None:
+        """Append an instruction without a result."""
+        self.block.op(opcode, *args)
+
+    def ext(self, inst: OpenCLStd, result_type: Id, *args: Operand) -> Id:
+        return self.block.ext(inst, result_type, *args)
+
+    def new_block(self, label: Id | None = None) -> Block:
+        return self.fn.block(label)
+
+    # -- types and constants ---------------------------------------------------------
+    @property
+    def i64(self) -> Id:
+        return self.m.type_int(64)
+
+    @property
+    def i32(self) -> Id:
+        return self.m.type_int(32)
+
+    @property
+    def bool(self) -> Id:
+        return self.m.type_bool()
+
+    def c64(self, value: int) -> Id:
+        return self.m.const_int(value, 64)
+
+    def c32(self, value: int) -> Id:
+        return self.m.const_int(value, 32)
+
+    def scope(self, scope: Scope) -> Id:
+        """Scope operands are ids of 32-bit constants."""
+        return self.c32(int(scope))
+
+    # -- index arithmetic (folded when both sides are known) ------------------------------
+    def as_id(self, x: IndexLike) -> Id:
+        return x if isinstance(x, Id) else self.c64(int(x))
+
+    def iadd(self, a: IndexLike, b: IndexLike) -> IndexLike:
+        if not isinstance(a, Id) and not isinstance(b, Id):
+            return int(a) + int(b)
+        if not isinstance(a, Id) and a == 0:
+            return b
+        if not isinstance(b, Id) and b == 0:
+            return a
+        return self.op(Op.IAdd, self.i64, self.as_id(a), self.as_id(b))
+
+    def imul(self, a: IndexLike, b: IndexLike) -> IndexLike:
+        if not isinstance(a, Id) and not isinstance(b, Id):
+            return int(a) * int(b)
+        for x, y in ((a, b), (b, a)):
+            if not isinstance(x, Id):
+                if x == 0:
+                    return 0
+                if x == 1:
+                    return y
+        return self.op(Op.IMul, self.i64, self.as_id(a), self.as_id(b))
+
+    def dot(self, indices: Sequence[IndexLike], strides: Sequence[IndexLike]) -> IndexLike:
+        """Σ index_i · stride_i with the constant parts folded."""
+        total: IndexLike = 0
+        for i, s in zip(indices, strides):
+            total = self.iadd(total, self.imul(i, s))
+        return total
+
+    # -- builtins -------------------------------------------------------------------
+    def builtin(self, builtin: BuiltIn, component: int | None = None) -> Id:
+        """A builtin's value (a component for vector builtins), loaded once in the prologue."""
+        key = (builtin, component)
+        if key not in self._builtins:
+            var = self.m.builtin_variable(builtin)
+            if component is None:
+                self._builtins[key] = self.prologue.op(Op.Load, self.i32, var)
+            else:
+                vec = self._builtins.get((builtin, None))
+                if vec is None:
+                    vtype = self.m.type_vector(self.i64, 3)
+                    vec = self.prologue.op(Op.Load, vtype, var, MemoryAccess.Aligned, 32)
+                    self._builtins[(builtin, None)] = vec
+                self._builtins[key] = self.prologue.op(Op.CompositeExtract, self.i64, vec, component)
+        return self._builtins[key]
+
+    def lane_id(self) -> Id:
+        """SubgroupLocalInvocationId as a 32-bit id."""
+        return self.builtin(BuiltIn.SubgroupLocalInvocationId)
+
+    def lane_id64(self) -> Id:
+        key = (BuiltIn.SubgroupLocalInvocationId, -1)
+        if key not in self._builtins:
+            lane = self.lane_id()
+            self._builtins[key] = self.prologue.op(Op.UConvert, self.i64, lane)
+        return self._builtins[key]
+
+    # -- structured control flow ------------------------------------------------------
+    def branch(self, cond: Id, then: Callable[[], list[Id]],
+               otherwise: Callable[[], list[Id]] | None = None,
+               result_types: Sequence[Id] = (), defaults: Sequence[Id] = ()) -> list[Id]:
+        """if/else with OpSelectionMerge; returns one Phi per result type.
+
+        Without `otherwise`, results that skip the then-branch take `defaults`
+        (ids that dominate the branch).
+        """
+        then_label, merge_label = self.m.new_id(), self.m.new_id()
+        else_label = self.m.new_id() if otherwise is not None else merge_label
+        head = self.block
+        self.do(Op.SelectionMerge, merge_label, SelectionControl.None_)
+        self.do(Op.BranchConditional, cond, then_label, else_label)
+        self.block = self.new_block(then_label)
+        then_values = then()
+        then_end = self.block
+        self.do(Op.Branch, merge_label)
+        if otherwise is not None:
+            self.block = self.new_block(else_label)
+            else_values = otherwise()
+            else_end = self.block
+            self.do(Op.Branch, merge_label)
+        else:
+            else_values, else_end = list(defaults), head
+        self.block = self.new_block(merge_label)
+        return [self.block.phi(t, (a, then_end.label), (b, else_end.label)).result
+                for t, a, b in zip(result_types, then_values, else_values)]
+
+
+def natural_alignment(memref: MemrefType) -> int:
+    """Byte alignment every element access may assume (a complex: its component)."""
+    return memref.element.component.size
