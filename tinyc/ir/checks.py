@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Value
 from tinyc.ir.types import (
-    DYNAMIC, BoolType, CoopMatrixType, GroupType, MemrefType, ScalarType, Type, dim_text, index,
+    DYNAMIC, BoolType, CoopMatrixType, MemrefType, ScalarType, Type, dim_text, index,
     promotable, promote,
 )
 
@@ -93,23 +93,31 @@ def is_value_type(t: Type) -> bool:
 
 # ---------------------------------------------------------------- reporting
 
+def _notes(ctx: "VerifyContext", values: Sequence[Value]) -> list:
+    """One `defined here` note per distinct value, in order."""
+    seen: list[Value] = []
+    for v in values:
+        if all(v is not s for s in seen):
+            seen.append(v)
+    return [ctx.defined_here(v) for v in seen]
+
+
 def operand_error(ctx: "VerifyContext", inst: Instruction, i: int, message: str,
                   also: Sequence[Value] = ()) -> None:
     """`<title>: message` at operand i, with notes at its definition (and `also`)."""
-    notes = [ctx.defined_here(v) for v in (inst.operands[i], *also)]
-    ctx.error(f"{title(inst)}: {message}", inst.operand_span(i), notes)
+    ctx.error(f"{title(inst)}: {message}", inst.operand_span(i), _notes(ctx, [inst.operands[i], *also]))
 
 
 def inst_error(ctx: "VerifyContext", inst: Instruction, message: str,
                values: Sequence[Value] = ()) -> None:
     """`<title>: message` at the instruction, with notes at the given values."""
-    ctx.error(f"{title(inst)}: {message}", inst.span, [ctx.defined_here(v) for v in values])
+    ctx.error(f"{title(inst)}: {message}", inst.span, _notes(ctx, values))
 
 
 def result_error(ctx: "VerifyContext", inst: Instruction, message: str,
                  values: Sequence[Value] = ()) -> None:
     """`<title>: message` at the result type annotation."""
-    ctx.error(f"{title(inst)}: {message}", result_span(inst), [ctx.defined_here(v) for v in values])
+    ctx.error(f"{title(inst)}: {message}", result_span(inst), _notes(ctx, values))
 
 
 # ---------------------------------------------------------------- operand checks
@@ -176,11 +184,12 @@ def expect_result(ctx: "VerifyContext", inst: Instruction, expected: Type, why: 
 
 
 def expect_index_count(ctx: "VerifyContext", inst: Instruction, count: int, expected: int,
-                       what: str, t: Type) -> bool:
+                       tensor: Value) -> bool:
+    """`load: memref<f32x8x8> needs 2 indices, got 1`."""
     if count == expected:
         return True
-    inst_error(ctx, inst, f"{what} needs {expected} ind{'ex' if expected == 1 else 'ices'} "
-                          f"for {t}, got {count}", [inst.operands[0]])
+    inst_error(ctx, inst, f"{tensor.type} needs {expected} ind{'ex' if expected == 1 else 'ices'}, "
+                          f"got {count}", [tensor])
     return False
 
 
@@ -200,7 +209,7 @@ def blas_memrefs(ctx: "VerifyContext", inst: Instruction, roles: Sequence[str]) 
     beta = expect_scalar(ctx, inst, beta_at, "beta")
     out = expect_memref(ctx, inst, beta_at + 1, roles[-1])
     memrefs.append(out)
-    if getattr(inst, "atomic", False):
+    if beta is not None and getattr(inst, "atomic", False):
         _check_atomic_beta(ctx, inst, beta_at)
     if None in memrefs:
         return None
@@ -326,3 +335,90 @@ def cast_problem(src: Type, dst: Type) -> str | None:
     if src.is_complex and not dst.is_complex:  # type: ignore[union-attr]
         return f"{whole}: casts from complex to non-complex types are forbidden"
     return None
+
+
+# ---------------------------------------------------------------- constants
+
+_INT_RANGE = (-(2**63) + 1, 2**63 - 1)
+"""The spec's range for integer constants."""
+
+_FLOAT_OVERFLOW = {"f16": (2 - 2**-11) * 2.0**15, "bf16": (2 - 2**-8) * 2.0**127,
+                   "f32": (2 - 2**-24) * 2.0**127}
+"""Magnitudes that round to infinity under round-to-nearest-even."""
+
+
+def literal_text(value: object) -> str:
+    """A constant as the grammar writes it, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, complex):
+        return f"[{value.real!r}, {value.imag!r}]"
+    return repr(value)
+
+
+def _float_problem(x: float, t: ScalarType) -> str | None:
+    if x != x or x in (float("inf"), float("-inf")):
+        return f"the constant {literal_text(x)} is not a finite double-precision number"
+    limit = _FLOAT_OVERFLOW.get(t.name)
+    if limit is not None and abs(x) >= limit:
+        return f"the constant {x!r} is out of the range of {t} (it would round to infinity)"
+    return None
+
+
+def constant_problem(value: object, t: Type) -> str | None:
+    """Why `constant value : t` is invalid (spec: constant), or None.
+
+    The literal's kind must match the (component) type: true/false for bool,
+    an integer literal for integer types, a floating literal for floating
+    types, a complex literal [re, im] for complex types. Integers must lie in
+    -2^63+1..2^63-1 and fit the type's width as signed numbers; floats must
+    be finite and not overflow the type.
+    """
+    if isinstance(t, CoopMatrixType):
+        t = t.component
+    shown = literal_text(value)
+    if isinstance(t, BoolType):
+        return None if isinstance(value, bool) else f"type bool requires true or false, got {shown}"
+    if not isinstance(t, ScalarType):
+        return f"the type must be bool, a scalar or a coopmatrix type, got {t}"
+    if t.is_int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"the integer type {t} requires an integer constant, got {shown}"
+        lo, hi = _INT_RANGE
+        if not lo <= value <= hi:
+            return f"the integer constant {value} is outside the range -2^63+1..2^63-1"
+        if t.bits < 64:
+            lo, hi = -(2 ** (t.bits - 1)), 2 ** (t.bits - 1) - 1
+            if not lo <= value <= hi:
+                return f"the constant {value} does not fit in {t} ({lo}..{hi})"
+        return None
+    if t.is_float:
+        if not isinstance(value, float):
+            return (f"the floating type {t} requires a floating-point constant (e.g. 1.0), "
+                    f"got {shown}")
+        return _float_problem(value, t)
+    if not isinstance(value, complex):
+        return f"the complex type {t} requires a complex constant [re, im], got {shown}"
+    return _float_problem(value.real, t.component) or _float_problem(value.imag, t.component)
+
+
+# ---------------------------------------------------------------- yield
+
+def check_yield(ctx: "VerifyContext", y: Instruction, types: Sequence[Type], owner: str,
+                each: str) -> None:
+    """The values of a yield against what the enclosing for / if expects.
+
+    `owner` says what expects them ("the for loop carries"), `each` names one
+    slot ("carried value", "result").
+    """
+    got = len(y.operands)
+    if got != len(types):
+        listed = ", ".join(map(str, types))
+        listed = f" ({listed})" if types else ""
+        ctx.error(f"yield: {owner} {len(types)} value{'s' if len(types) != 1 else ''}"
+                  f"{listed}, but {got} {'is' if got == 1 else 'are'} yielded", y.span)
+        return
+    for k, (value, t) in enumerate(zip(y.operands, types)):
+        if value.type is not t:
+            ctx.error(f"yield: value {k} must have type {t} (the type of {each} {k}), got "
+                      f"{value.type}", y.operand_span(k), [ctx.defined_here(value)])

@@ -350,11 +350,13 @@ def _memref_problems(t: MemrefType) -> list[str]:
     if len(t.stride) != t.order:
         problems.append(f"the strided layout has {len(t.stride)} entries but the order is {t.order}")
         return problems
-    problems += [f"the stride {S} of mode {i} must be at least 1"
-                 for i, S in enumerate(t.stride) if S != DYNAMIC and S < 1]
+    if t.order and t.stride[0] != DYNAMIC and t.stride[0] < 1:
+        problems.append(f"the stride {t.stride[0]} of mode 0 must be at least 1")
+    problems += [f"the stride {S} of mode {i} is negative"
+                 for i, S in enumerate(t.stride) if i and S != DYNAMIC and S < 0]
     for i in range(1, t.order):
         before, size, stride = t.stride[i - 1], t.shape[i - 1], t.stride[i]
-        if DYNAMIC in (before, size, stride) or before < 1 or size < 0:
+        if DYNAMIC in (before, size, stride) or min(before, size, stride) < 0:
             continue
         if before * size > stride:
             problems.append(

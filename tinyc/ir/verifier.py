@@ -21,13 +21,24 @@ Rules where the spec leaves room (documented decisions):
   supports); `work_group_size` is two positive integers whose first is a
   multiple of the subgroup size (or of a supported one when none is given)
   and whose product is at most 8192. A device narrows these later.
-- Every memref size must be >= 0 and every known stride >= 1; the
-  column-major rule S[i-1]*s[i-1] <= S[i] is checked where all three are
-  known. Group sizes and offsets are >= 0; coopmatrix shapes are positive.
+- Memref sizes are >= 0 (a zero size is legal, if useless); the first
+  stride is >= 1, no stride is negative, and the column-major rule
+  S[i-1]*s[i-1] <= S[i] is checked where all three are known. Group sizes
+  and offsets are >= 0; coopmatrix rows and columns are positive. An
+  instruction whose written result type is malformed is not checked
+  further (its other errors would only follow from the bad type).
 - `yield` may only be the last instruction of a `for` or `if` region.
 - An operand must be visible where it is used: a function argument, an
   argument of an enclosing region, or the result of an earlier instruction
   in the same or an enclosing region (IR built by passes can break this).
+- Constants: the literal's kind must match the (component) type, as in
+  tinytc: an integer literal is no float (`constant 1 : f32` is an error),
+  a real literal is no complex (write `[1.0, 0.0]`). Integers must fit the
+  type as signed numbers (`255 : i8` is an error) and lie in
+  -2^63+1..2^63-1; floats must not round to infinity in the type.
+- Not checked here: "dynamically uniform" operands (a run-time property)
+  and device limits (default alignment of alloca, the device's subgroup
+  and work-group sizes), which are checked once a device is chosen.
 """
 
 from __future__ import annotations
@@ -107,9 +118,16 @@ def _check_argument(ctx: VerifyContext, arg: Value) -> None:
         ctx.error(f"{name}: {problem}", span)
 
 
-def _check_type(ctx: VerifyContext, t: Type, span: Span | None) -> None:
-    for problem in type_problems(t):
+def _check_type(ctx: VerifyContext, t: Type, span: Span | None) -> bool:
+    """Report what is wrong with a written type; True when it is well formed."""
+    problems = type_problems(t)
+    for problem in problems:
         ctx.error(f"invalid type {t}: {problem}", span)
+    return not problems
+
+
+def _check_types(ctx: VerifyContext, types: list[Type], span: Span | None) -> bool:
+    return all([_check_type(ctx, t, span) for t in types])
 
 
 def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
@@ -131,9 +149,8 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
         _check_visible(ctx, inst, visible)
         if isinstance(inst, Yield):
             _check_yield_place(ctx, inst, region, position == last)
-        for result in inst.results:
-            _check_type(ctx, result.type, inst.type_span or inst.span)
-        inst.verify(ctx)
+        if _check_types(ctx, [r.type for r in inst.results], inst.type_span or inst.span):
+            inst.verify(ctx)  # a malformed result type would only add follow-on errors
         for sub in inst.regions:
             if isinstance(inst, SPMD_REGION_OWNERS):
                 _verify_region(ctx, sub, Kind.SPMD, inst, visible)

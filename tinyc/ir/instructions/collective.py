@@ -9,11 +9,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Span
+from tinyc.ir import attr_checks
+from tinyc.ir.checks import (
+    blas_memrefs, check_shapes_equal, check_size_match, expect_order, expect_type, inst_error,
+    is_int, op_shape, result_error,
+)
 from tinyc.ir.core import Instruction, Kind, Region, Value
-from tinyc.ir.types import Type, index
+from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type, index
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
+    from tinyc.ir.verifier import VerifyContext
 
 
 def _transpose_suffix(transposed: bool) -> str:
@@ -34,6 +40,23 @@ class Alloca(Instruction):
     def format(self, p: "Printer") -> str:
         attrs = f" {p.attrs(self.attrs)}" if self.attrs else ""
         return f"alloca{attrs} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A local memref of static size; alignment fits the element type."""
+        t = self.result.type
+        if not isinstance(t, MemrefType):
+            result_error(ctx, self, f"result type must be a memref, got {t}")
+            return
+        if DYNAMIC in t.shape or DYNAMIC in t.stride:
+            result_error(ctx, self, f"the size of {t} must be known at compile time "
+                                    f"(no '?' in shape or stride)")
+        if t.space is not AddressSpace.LOCAL:
+            result_error(ctx, self, f"the result must be in the local address space, got {t}")
+        problems = attr_checks.unknown_names(self.attrs, attr_checks.ALLOCA_ATTRIBUTES, "alloca")
+        if "alignment" in self.attrs:
+            problems += attr_checks.alignment_problems(self.attrs["alignment"], t.element)
+        for problem in problems:
+            inst_error(ctx, self, problem)
 
 
 class BlasInstruction(Instruction):
@@ -83,6 +106,16 @@ class Axpby(BlasInstruction):
     def modifiers(self) -> str:
         return _transpose_suffix(self.transpose) + super().modifiers()
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """B := alpha op(A) + beta B with shape(B) = shape(op(A)), order(B) <= 2."""
+        types = blas_memrefs(ctx, self, ("A", "B"))
+        if types is None:
+            return
+        A, B = types
+        if expect_order(ctx, self, 3, "B", B, (0, 1, 2)):
+            check_shapes_equal(ctx, self, "B", B.shape, "op(A)", op_shape(A, self.transpose),
+                               [self.operands[1], self.operands[3]])
+
 
 class Cumsum(BlasInstruction):
     """B := alpha A ×_n L + beta B: inclusive prefix sum along mode n."""
@@ -97,6 +130,20 @@ class Cumsum(BlasInstruction):
     def format(self, p: "Printer") -> str:
         a, A, beta, B = (p.v(v) for v in self.operands)
         return f"cumsum{self.modifiers()} {a}, {A}, {self.mode}, {beta}, {B}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """order(A) >= 1, shape(A) = shape(B), summation mode in range (from 0)."""
+        types = blas_memrefs(ctx, self, ("A", "B"))
+        if types is None:
+            return
+        A, B = types
+        if A.order < 1:
+            inst_error(ctx, self, f"A must have order 1 or more, got order 0 ({A})", [self.operands[1]])
+            return
+        if not 0 <= self.mode < A.order:
+            inst_error(ctx, self, f"summation mode {self.mode} is out of range for A of order "
+                                  f"{A.order} (modes count from 0)", [self.operands[1]])
+        check_shapes_equal(ctx, self, "B", B.shape, "A", A.shape, [self.operands[1], self.operands[3]])
 
 
 class Gemm(BlasInstruction):
@@ -114,6 +161,23 @@ class Gemm(BlasInstruction):
         return (_transpose_suffix(self.transpose_a) + _transpose_suffix(self.transpose_b)
                 + super().modifiers())
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Matrices whose shapes chain: op(A) is MxK, op(B) is KxN, C is MxN."""
+        types = blas_memrefs(ctx, self, ("A", "B", "C"))
+        if types is None:
+            return
+        ok = all([expect_order(ctx, self, 1, "A", types[0], (2,)),
+                  expect_order(ctx, self, 2, "B", types[1], (2,)),
+                  expect_order(ctx, self, 4, "C", types[2], (2,))])
+        if not ok:
+            return
+        (m, k), (k2, n) = op_shape(types[0], self.transpose_a), op_shape(types[1], self.transpose_b)
+        rows, cols = types[2].shape
+        mats = [self.operands[1], self.operands[2], self.operands[4]]
+        check_size_match(ctx, self, "columns of op(A)", k, "rows of op(B)", k2, mats)
+        check_size_match(ctx, self, "rows of C", rows, "rows of op(A)", m, mats)
+        check_size_match(ctx, self, "columns of C", cols, "columns of op(B)", n, mats)
+
 
 class Gemv(BlasInstruction):
     """c := alpha op(A) b + beta c."""
@@ -128,6 +192,21 @@ class Gemv(BlasInstruction):
     def modifiers(self) -> str:
         return _transpose_suffix(self.transpose) + super().modifiers()
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """op(A) is MxK, b has K rows, c has M rows."""
+        types = blas_memrefs(ctx, self, ("A", "b", "c"))
+        if types is None:
+            return
+        ok = all([expect_order(ctx, self, 1, "A", types[0], (2,)),
+                  expect_order(ctx, self, 2, "b", types[1], (1,)),
+                  expect_order(ctx, self, 4, "c", types[2], (1,))])
+        if not ok:
+            return
+        m, k = op_shape(types[0], self.transpose)
+        vals = [self.operands[1], self.operands[2], self.operands[4]]
+        check_size_match(ctx, self, "columns of op(A)", k, "rows of b", types[1].shape[0], vals)
+        check_size_match(ctx, self, "rows of c", types[2].shape[0], "rows of op(A)", m, vals)
+
 
 class Ger(BlasInstruction):
     """C := alpha a b^T + beta C."""
@@ -138,6 +217,21 @@ class Ger(BlasInstruction):
                  atomic: bool = False, span: Span | None = None):
         super().__init__(alpha, [a, b], beta, C, atomic, span)
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Vectors a (M) and b (N), matrix C (MxN)."""
+        types = blas_memrefs(ctx, self, ("a", "b", "C"))
+        if types is None:
+            return
+        ok = all([expect_order(ctx, self, 1, "a", types[0], (1,)),
+                  expect_order(ctx, self, 2, "b", types[1], (1,)),
+                  expect_order(ctx, self, 4, "C", types[2], (2,))])
+        if not ok:
+            return
+        vals = [self.operands[1], self.operands[2], self.operands[4]]
+        rows, cols = types[2].shape
+        check_size_match(ctx, self, "rows of C", rows, "rows of a", types[0].shape[0], vals)
+        check_size_match(ctx, self, "columns of C", cols, "rows of b", types[1].shape[0], vals)
+
 
 class HadamardProduct(BlasInstruction):
     """c := alpha a ∘ b + beta c (element-wise product)."""
@@ -147,6 +241,18 @@ class HadamardProduct(BlasInstruction):
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, c: Value,
                  atomic: bool = False, span: Span | None = None):
         super().__init__(alpha, [a, b], beta, c, atomic, span)
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """a, b, c of one order (1 or 2) and one shape."""
+        types = blas_memrefs(ctx, self, ("a", "b", "c"))
+        if types is None:
+            return
+        a, b, c = types
+        if not expect_order(ctx, self, 1, "a", a, (1, 2)):
+            return
+        vals = [self.operands[1], self.operands[2], self.operands[4]]
+        check_shapes_equal(ctx, self, "b", b.shape, "a", a.shape, vals)
+        check_shapes_equal(ctx, self, "c", c.shape, "a", a.shape, vals)
 
 
 class Sum(BlasInstruction):
@@ -161,6 +267,20 @@ class Sum(BlasInstruction):
 
     def modifiers(self) -> str:
         return _transpose_suffix(self.transpose) + super().modifiers()
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """b of order 0 or 1, A of order(b) + 1, rows(b) = rows(op(A))."""
+        types = blas_memrefs(ctx, self, ("A", "b"))
+        if types is None:
+            return
+        A, b = types
+        if not expect_order(ctx, self, 3, "b", b, (0, 1)):
+            return
+        if not expect_order(ctx, self, 1, "A", A, (b.order + 1,)):
+            return
+        if b.order == 1:
+            check_size_match(ctx, self, "rows of b", b.shape[0], "rows of op(A)",
+                             op_shape(A, self.transpose)[0], [self.operands[1], self.operands[3]])
 
 
 class Foreach(Instruction):
@@ -204,6 +324,25 @@ class Foreach(Instruction):
         lower = ", ".join(p.v(v) for v in self.lower)
         upper = ", ".join(p.v(v) for v in self.upper)
         return f"foreach ({loop_vars}){ty} = ({lower}), ({upper}) {p.region(self.body)}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """As many lower and upper bounds as loop variables, all of the integer loop type."""
+        n_vars, n_bounds = len(self.body.args), len(self.operands)
+        if n_vars == 0 or n_bounds != 2 * n_vars:
+            inst_error(ctx, self, f"the loop has {n_vars} variables and {n_bounds} bounds; it needs "
+                                  f"one lower and one upper bound per variable")
+            return
+        ty = self.loop_type
+        if not is_int(ty):
+            inst_error(ctx, self, f"the loop type must be an integer type, got {ty}")
+            return
+        for k, var in enumerate(self.body.args):
+            if var.type is not ty:
+                ctx.error(f"foreach: loop variable {k} must have the loop type {ty}, got {var.type}",
+                          var.span or self.span)
+        for k in range(n_vars):
+            expect_type(ctx, self, k, f"lower bound {k}", ty, " (the loop type)")
+            expect_type(ctx, self, n_vars + k, f"upper bound {k}", ty, " (the loop type)")
 
 
 class Parallel(Instruction):

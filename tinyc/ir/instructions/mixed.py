@@ -6,11 +6,20 @@ from enum import Enum
 from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Span
+from tinyc.ir import attr_checks
+from tinyc.ir.checks import (
+    cast_problem, check_view_result, check_yield, constant_problem, expect_index_count,
+    expect_indices, expect_memref, expect_result, expect_scalar, expect_type, inst_error,
+    is_bool, is_complex, is_coop, is_float, is_int, is_scalar, is_value_type, operand_error,
+    result_error, shape_text,
+)
 from tinyc.ir.core import Instruction, Kind, Region, Value
-from tinyc.ir.types import DYNAMIC, Type, bool_, index
+from tinyc.ir.instructions.collective import Alloca
+from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, Type, bool_, i32, index
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
+    from tinyc.ir.verifier import VerifyContext
 
 
 WHOLE_MODE: int = -2
@@ -73,6 +82,38 @@ class StoreFlag(Enum):
     ATOMIC_ADD = ".atomic_add"
 
 
+BUILTIN_TYPES: dict[BuiltinName, Type] = {
+    BuiltinName.GROUP_ID: index, BuiltinName.GROUP_SIZE: index,
+    BuiltinName.NUM_SUBGROUPS: i32, BuiltinName.SUBGROUP_SIZE: i32,
+    BuiltinName.SUBGROUP_ID: i32, BuiltinName.SUBGROUP_LOCAL_ID: i32,
+}
+"""The result type of each builtin (spec: builtin tables)."""
+
+_SCALAR_OR_COOP = (lambda t: is_scalar(t) or is_coop(t), "a scalar or coopmatrix type")
+_REAL_SCALAR = (lambda t: is_scalar(t) and not t.is_complex, "a non-complex scalar type")
+_INTEGER = (is_int, "an integer type")
+_LOGICAL = (lambda t: is_bool(t) or is_int(t), "bool or an integer type")
+_COMPLEX = (is_complex, "a complex type")
+
+_BINARY_ALLOWED = {
+    ArithBinaryOp.ADD: _SCALAR_OR_COOP, ArithBinaryOp.SUB: _SCALAR_OR_COOP,
+    ArithBinaryOp.MUL: _SCALAR_OR_COOP, ArithBinaryOp.DIV: _SCALAR_OR_COOP,
+    ArithBinaryOp.REM: _REAL_SCALAR, ArithBinaryOp.MIN: _REAL_SCALAR, ArithBinaryOp.MAX: _REAL_SCALAR,
+    ArithBinaryOp.SHL: _INTEGER, ArithBinaryOp.SHR: _INTEGER,
+    ArithBinaryOp.AND: _LOGICAL, ArithBinaryOp.OR: _LOGICAL, ArithBinaryOp.XOR: _LOGICAL,
+}
+"""Spec: arithmetic (binary) table — a predicate and its wording per operation."""
+
+_UNARY_ALLOWED = {
+    ArithUnaryOp.ABS: (is_scalar, "a scalar type"), ArithUnaryOp.NEG: _SCALAR_OR_COOP,
+    ArithUnaryOp.NOT: _LOGICAL, ArithUnaryOp.CONJ: _COMPLEX, ArithUnaryOp.IM: _COMPLEX,
+    ArithUnaryOp.RE: _COMPLEX,
+}
+"""Spec: arithmetic (unary) table; `not` also takes bool (DESIGN.md)."""
+
+_ORDERED_CONDS = frozenset({CmpCond.GT, CmpCond.GE, CmpCond.LT, CmpCond.LE})
+
+
 class ArithBinary(Instruction):
     """Binary arithmetic on scalars, bools or coopmatrices (component-wise)."""
 
@@ -87,6 +128,15 @@ class ArithBinary(Instruction):
         a, b = self.operands
         return f"arith.{self.op.value} {p.v(a)}, {p.v(b)} : {self.result.type}"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """The type is allowed for the operation; both operands have exactly that type."""
+        t = self.result.type
+        allowed, wording = _BINARY_ALLOWED[self.op]
+        if not allowed(t):
+            result_error(ctx, self, f"type must be {wording}, got {t}")
+        expect_type(ctx, self, 0, "first operand", t, " (the result type)")
+        expect_type(ctx, self, 1, "second operand", t, " (the result type)")
+
 
 class ArithUnary(Instruction):
     """Unary arithmetic; abs/im/re of a complex give its real component type."""
@@ -100,6 +150,18 @@ class ArithUnary(Instruction):
 
     def format(self, p: "Printer") -> str:
         return f"arith.{self.op.value} {p.v(self.operands[0])} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Operand type per the table; abs/im/re of a complex give its component type."""
+        a = self.operands[0].type
+        allowed, wording = _UNARY_ALLOWED[self.op]
+        if not allowed(a):
+            operand_error(ctx, self, 0, f"operand must have {wording}, got {a}")
+            return
+        if is_complex(a) and self.op in (ArithUnaryOp.ABS, ArithUnaryOp.IM, ArithUnaryOp.RE):
+            expect_result(ctx, self, a.component, f" (the component type of {a})")
+        else:
+            expect_result(ctx, self, a, " (the operand type)")
 
 
 class Barrier(Instruction):
@@ -130,6 +192,10 @@ class Builtin(Instruction):
     def format(self, p: "Printer") -> str:
         return f"builtin.{self.builtin.value} : {self.result.type}"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """The result type is fixed by the builtin (index or i32)."""
+        expect_result(ctx, self, BUILTIN_TYPES[self.builtin])
+
 
 class Cast(Instruction):
     """Conversion of a scalar or coopmatrix to another (component) type."""
@@ -141,6 +207,12 @@ class Cast(Instruction):
 
     def format(self, p: "Printer") -> str:
         return f"cast {p.v(self.operands[0])} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Spec: cast table; no bool, no complex to real, coopmatrix shape and use kept."""
+        problem = cast_problem(self.operands[0].type, self.result.type)
+        if problem:
+            result_error(ctx, self, problem, [self.operands[0]])
 
 
 class Cmp(Instruction):
@@ -156,6 +228,16 @@ class Cmp(Instruction):
     def format(self, p: "Printer") -> str:
         a, b = self.operands
         return f"cmp.{self.cond.value} {p.v(a)}, {p.v(b)} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Two operands of one scalar type (no ordering of complex); a bool result."""
+        a = expect_scalar(ctx, self, 0, "first operand")
+        if a is not None:
+            expect_type(ctx, self, 1, "second operand", a, " (the type of the first operand)")
+            if a.is_complex and self.cond in _ORDERED_CONDS:
+                inst_error(ctx, self, f"complex operands ({a}) cannot be ordered; only cmp.eq and "
+                                      f"cmp.ne accept complex types", self.operands[:1])
+        expect_result(ctx, self, bool_)
 
 
 class Constant(Instruction):
@@ -173,6 +255,12 @@ class Constant(Instruction):
 
     def format(self, p: "Printer") -> str:
         return f"constant {format_constant(self.value)} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """The literal's kind and range fit the (component) type."""
+        problem = constant_problem(self.value, self.result.type)
+        if problem:
+            result_error(ctx, self, problem)
 
 
 def format_float(x: float) -> str:
@@ -215,8 +303,51 @@ class Expand(Instruction):
 
     def format(self, p: "Printer") -> str:
         dynamic = iter(self.operands[1:])
-        shape = "x".join(p.v(next(dynamic)) if s == DYNAMIC else str(s) for s in self.static_shape)
+        # Spaced: `%ix2` would read back as one name.
+        shape = " x ".join(p.v(next(dynamic)) if s == DYNAMIC else str(s) for s in self.static_shape)
         return f"expand {p.v(self.tensor)}[{self.mode} -> {shape}] : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Mode in range, shape product = mode size, result memref per the spec's rules."""
+        src = expect_memref(ctx, self, 0, "operand")
+        if src is None:
+            return
+        shape, mode, n_dynamic = self.static_shape, self.mode, self.static_shape.count(DYNAMIC)
+        if n_dynamic != len(self.operands) - 1:
+            inst_error(ctx, self, f"the expand shape has {n_dynamic} dynamic entries but "
+                                  f"{len(self.operands) - 1} values")
+            return
+        if not 0 <= mode < src.order:
+            inst_error(ctx, self, f"mode {mode} is out of range for {src} of order {src.order} "
+                                  f"(modes count from 0)", self.operands[:1])
+            return
+        if len(shape) < 2:
+            inst_error(ctx, self, f"the expand shape must have at least 2 entries, got {len(shape)}")
+        bad = [s for s in shape if s != DYNAMIC and s < 1]
+        if bad:
+            inst_error(ctx, self, f"expand shape entries must be positive, got {bad[0]}")
+            return
+        expect_indices(ctx, self, 1, n_dynamic, "expand shape value")
+        size, product = src.shape[mode], 1
+        for s in shape:
+            product *= s if s != DYNAMIC else 1
+        if size != DYNAMIC and n_dynamic == 0 and product != size:
+            inst_error(ctx, self, f"the product of the expand shape {shape_text(shape)} is {product}, "
+                                  f"but mode {mode} has size {size}", self.operands[:1])
+            return
+        if size != DYNAMIC and size % product:
+            inst_error(ctx, self, f"the constant entries of the expand shape {shape_text(shape)} "
+                                  f"multiply to {product}, which does not divide the size {size} "
+                                  f"of mode {mode}", self.operands[:1])
+            return
+        if len(src.stride) != src.order:
+            return
+        strides, current = [], src.stride[mode]
+        for s in shape:
+            strides.append(current)
+            current = DYNAMIC if DYNAMIC in (current, s) else current * s
+        check_view_result(ctx, self, src, src.shape[:mode] + tuple(shape) + src.shape[mode + 1:],
+                          src.stride[:mode] + tuple(strides) + src.stride[mode + 1:])
 
 
 class For(Instruction):
@@ -284,6 +415,41 @@ class For(Instruction):
             text += " " + p.attrs(self.attrs)
         return text
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Integer loop type for variable and bounds; carried values typed and yielded."""
+        ty = self.loop_type
+        if not is_int(ty):
+            inst_error(ctx, self, f"the loop type must be an integer type, got {ty}")
+        else:
+            if self.loop_var.type is not ty:
+                ctx.error(f"for: the loop variable must have the loop type {ty}, got "
+                          f"{self.loop_var.type}", self.loop_var.span or self.span)
+            bounds = ["lower bound", "upper bound", "step"][: 3 if self.has_step else 2]
+            for i, role in enumerate(bounds):
+                expect_type(ctx, self, i, role, ty, " (the loop type)")
+        types = [r.type for r in self.results]
+        init_at = 3 if self.has_step else 2
+        if len(self.init) != len(types) or len(self.carried) != len(types):
+            inst_error(ctx, self, f"the loop has {len(self.init)} initial values for "
+                                  f"{len(self.carried)} carried values and {len(types)} results")
+            return
+        for k, t in enumerate(types):
+            if not is_value_type(t):
+                result_error(ctx, self, f"carried value {k} must have bool, scalar or coopmatrix "
+                                        f"type, got {t}")
+            else:
+                expect_type(ctx, self, init_at + k, f"initial value {k}", t,
+                            f" (the type of carried value {k})")
+        last = self.body.instructions[-1] if self.body.instructions else None
+        if isinstance(last, Yield):
+            check_yield(ctx, last, types, "the for loop carries", "carried value")
+        elif types:
+            inst_error(ctx, self, f"the loop carries {len(types)} value{'s' if len(types) > 1 else ''}, "
+                                  f"so its body must end with a yield")
+        problems = attr_checks.unknown_names(self.attrs, attr_checks.FOR_ATTRIBUTES, "for")
+        for problem in problems + attr_checks.bool_attr_problems(self.attrs, ["unroll"]):
+            inst_error(ctx, self, problem)
+
 
 class Fuse(Instruction):
     """A view with modes from..to (inclusive) merged into one."""
@@ -298,6 +464,32 @@ class Fuse(Instruction):
 
     def format(self, p: "Printer") -> str:
         return f"fuse {p.v(self.operands[0])}[{self.first}, {self.last}] : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """0 <= from < to < order, fusable strides where known, result memref per the spec."""
+        src = expect_memref(ctx, self, 0, "operand")
+        if src is None:
+            return
+        first, last = self.first, self.last
+        if not 0 <= first < last < src.order:
+            inst_error(ctx, self, f"cannot fuse modes {first} to {last} of {src}: need "
+                                  f"0 <= from < to < order ({src.order})", self.operands[:1])
+            return
+        if len(src.stride) != src.order:
+            return
+        shape, stride = src.shape, src.stride
+        for k in range(first, last):
+            if DYNAMIC not in (stride[k], shape[k], stride[k + 1]) and \
+                    stride[k] * shape[k] != stride[k + 1]:
+                inst_error(ctx, self, f"modes {k} and {k + 1} of {src} cannot be fused: the stride "
+                                      f"{stride[k + 1]} of mode {k + 1} is not stride times size of "
+                                      f"mode {k} ({stride[k]}*{shape[k]} = {stride[k] * shape[k]})",
+                           self.operands[:1])
+        size = 1
+        for s in shape[first:last + 1]:
+            size = DYNAMIC if DYNAMIC in (size, s) else size * s
+        check_view_result(ctx, self, src, shape[:first] + (size,) + shape[last + 1:],
+                          stride[:first + 1] + stride[last + 1:])
 
 
 class If(Instruction):
@@ -334,6 +526,25 @@ class If(Instruction):
             text += " else " + p.region(self.otherwise)
         return text
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A bool condition; with results, both regions end in a matching yield."""
+        expect_type(ctx, self, 0, "condition", bool_)
+        types = [r.type for r in self.results]
+        for k, t in enumerate(types):
+            if not is_value_type(t):
+                result_error(ctx, self, f"result {k} must have bool, scalar or coopmatrix type, got {t}")
+        n = len(types)
+        for region, name in ((self.then, "then"), (self.otherwise, "else")):
+            last = region.instructions[-1] if region.instructions else None
+            if isinstance(last, Yield):
+                check_yield(ctx, last, types, "the if returns", "result")
+            elif n and name == "else" and last is None:
+                inst_error(ctx, self, f"the if returns {n} value{'s' if n > 1 else ''}, so it needs "
+                                      f"an else region that ends with a yield")
+            elif n:
+                inst_error(ctx, self, f"the if returns {n} value{'s' if n > 1 else ''}, so its "
+                                      f"{name} region must end with a yield")
+
 
 class Load(Instruction):
     """A scalar from a memref, or a memref from a group."""
@@ -356,6 +567,21 @@ class Load(Instruction):
         idx = ", ".join(p.v(v) for v in self.indices)
         return f"load {p.v(self.tensor)}[{idx}] : {self.result.type}"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """One index per mode giving the element; one index into a group giving its memref."""
+        t = self.tensor.type
+        indices = len(self.indices)
+        if isinstance(t, MemrefType):
+            expect_index_count(ctx, self, indices, t.order, self.tensor)
+            expect_indices(ctx, self, 1, indices)
+            expect_result(ctx, self, t.element, f" (the element type of {t})", [self.tensor])
+        elif isinstance(t, GroupType):
+            expect_index_count(ctx, self, indices, 1, self.tensor)
+            expect_indices(ctx, self, 1, indices)
+            expect_result(ctx, self, t.memref, " (the memref type of the group)", [self.tensor])
+        else:
+            operand_error(ctx, self, 0, f"operand must be a memref or a group, got {t}")
+
 
 class MathUnary(Instruction):
     """exp / native_exp of a floating or complex scalar."""
@@ -370,6 +596,14 @@ class MathUnary(Instruction):
     def format(self, p: "Printer") -> str:
         return f"math.{self.op.value} {p.v(self.operands[0])} : {self.result.type}"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A floating or complex operand of the result type."""
+        a = self.operands[0].type
+        if not (is_float(a) or is_complex(a)):
+            operand_error(ctx, self, 0, f"operand must have a floating-point or complex type, got {a}")
+            return
+        expect_result(ctx, self, a, " (the operand type)")
+
 
 class Size(Instruction):
     """The size of a memref mode, or the number of members of a group."""
@@ -383,6 +617,20 @@ class Size(Instruction):
 
     def format(self, p: "Printer") -> str:
         return f"size {p.v(self.operands[0])}[{self.mode}] : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Mode in range (from 0) for a memref, mode 0 for a group; an index result."""
+        t = self.operands[0].type
+        if isinstance(t, MemrefType):
+            if not 0 <= self.mode < t.order:
+                inst_error(ctx, self, f"mode {self.mode} is out of range for {t} of order {t.order} "
+                                      f"(modes count from 0)", self.operands)
+        elif isinstance(t, GroupType):
+            if self.mode != 0:
+                inst_error(ctx, self, f"a group has only mode 0, got mode {self.mode}", self.operands)
+        else:
+            operand_error(ctx, self, 0, f"operand must be a memref or a group, got {t}")
+        expect_result(ctx, self, index)
 
 
 class Subview(Instruction):
@@ -439,6 +687,39 @@ class Subview(Instruction):
                 parts.append(f"{o}:{p.v(size) if isinstance(size, Value) else size}")
         return f"subview {p.v(self.tensor)}[{', '.join(parts)}] : {self.result.type}"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """One entry per mode, index-typed values, static bounds, result memref per the spec."""
+        src = expect_memref(ctx, self, 0, "operand")
+        if src is None:
+            return
+        offsets, sizes = self.static_offsets, self.static_sizes
+        if len(offsets) != src.order or len(sizes) != src.order:
+            inst_error(ctx, self, f"{src} needs {src.order} entries (one per mode), got "
+                                  f"{len(offsets)}", self.operands[:1])
+            return
+        n_off, n_size = offsets.count(DYNAMIC), sizes.count(DYNAMIC)
+        if n_off != self.n_dynamic_offsets or n_off + n_size != len(self.operands) - 1:
+            inst_error(ctx, self, f"the subview has {n_off + n_size} dynamic entries but "
+                                  f"{len(self.operands) - 1} values")
+            return
+        expect_indices(ctx, self, 1, n_off, "dynamic offset")
+        expect_indices(ctx, self, 1 + n_off, n_size, "dynamic size")
+        shape, stride = [], []
+        for mode, (off, size) in enumerate(zip(offsets, sizes)):
+            problem = _subview_bounds(off, size, src.shape[mode])
+            if problem:
+                inst_error(ctx, self, f"mode {mode}: {problem}", self.operands[:1])
+            if size == WHOLE_MODE:
+                shape.append(src.shape[mode])
+            elif size != 0:
+                shape.append(size)
+            else:
+                continue
+            if len(src.stride) == src.order:
+                stride.append(src.stride[mode])
+        if len(src.stride) == src.order:
+            check_view_result(ctx, self, src, tuple(shape), tuple(stride))
+
 
 class Store(Instruction):
     """Writes a scalar to a memref element; .atomic / .atomic_add variants."""
@@ -466,6 +747,15 @@ class Store(Instruction):
         idx = ", ".join(p.v(v) for v in self.indices)
         return f"store{self.flag.value} {p.v(self.value)}, {p.v(self.tensor)}[{idx}]"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """The value has the element type; one index per mode."""
+        t = expect_memref(ctx, self, 1, "the tensor")
+        if t is None:
+            return
+        expect_type(ctx, self, 0, "the value", t.element, f" (the element type of {t})")
+        expect_index_count(ctx, self, len(self.indices), t.order, self.tensor)
+        expect_indices(ctx, self, 2, len(self.indices))
+
 
 class Yield(Instruction):
     """Ends a for/if region, handing values to the next iteration or the results."""
@@ -478,6 +768,13 @@ class Yield(Instruction):
     def format(self, p: "Printer") -> str:
         return "yield (" + ", ".join(p.v(v) for v in self.operands) + ")"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Only bool, scalar and coopmatrix values can be yielded (count: see for / if)."""
+        for k, value in enumerate(self.operands):
+            if not is_value_type(value.type):
+                operand_error(ctx, self, k, f"value {k} must have bool, scalar or coopmatrix "
+                                            f"type, got {value.type}")
+
 
 class LifetimeStop(Instruction):
     """Marks the end of an alloca's lifetime so its memory can be reused."""
@@ -489,3 +786,29 @@ class LifetimeStop(Instruction):
 
     def format(self, p: "Printer") -> str:
         return f"lifetime_stop {p.v(self.operands[0])}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Only memory from alloca has a lifetime to end."""
+        if not isinstance(self.operands[0].owner, Alloca):
+            operand_error(ctx, self, 0, "operand must be the result of an alloca")
+
+
+def _subview_bounds(offset: int, size: int, extent: int) -> str | None:
+    """Static problems of one subview entry: signs, and bounds where the mode size is known."""
+    if offset != DYNAMIC and offset < 0:
+        return f"the offset {offset} is negative"
+    if size not in (DYNAMIC, WHOLE_MODE) and size < 0:
+        return f"the size {size} is negative"
+    if extent == DYNAMIC or size == WHOLE_MODE:
+        return None
+    if offset == DYNAMIC:
+        if size != DYNAMIC and size > extent:
+            return f"the size {size} exceeds the mode size {extent}"
+        return None
+    if size == 0 and offset >= extent:
+        return f"the index {offset} is out of bounds for the mode size {extent}"
+    if size == DYNAMIC and offset >= extent:
+        return f"the offset {offset} is out of bounds for the mode size {extent}"
+    if size not in (0, DYNAMIC) and offset + size > extent:
+        return f"the slice {offset}:{size} exceeds the mode size {extent}"
+    return None

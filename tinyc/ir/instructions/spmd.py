@@ -6,12 +6,17 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from tinyc.diagnostics import Span
+from tinyc.ir.checks import (
+    cast_problem, check_size_match, expect_coop, expect_memref, expect_order, expect_result,
+    expect_scalar, expect_type, inst_error, operand_error, result_error,
+)
 from tinyc.ir.core import Instruction, Kind, Value
-from tinyc.ir.instructions.mixed import BuiltinName, StoreFlag
-from tinyc.ir.types import Type
+from tinyc.ir.instructions.mixed import BUILTIN_TYPES, BuiltinName, StoreFlag
+from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
+    from tinyc.ir.verifier import VerifyContext
 
 
 class CheckedFlag(Enum):
@@ -55,6 +60,10 @@ class SpmdBuiltin(Instruction):
     def format(self, p: "Printer") -> str:
         return f"builtin.{self.builtin.value} : {self.result.type}"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """The result type is fixed by the builtin (i32)."""
+        expect_result(ctx, self, BUILTIN_TYPES[self.builtin])
+
 
 class CoopMatrixLoad(Instruction):
     """Loads a coopmatrix block of a 2-D memref at (x, y)."""
@@ -73,6 +82,20 @@ class CoopMatrixLoad(Instruction):
         t = ".t" if self.transpose else ".n"
         return f"cooperative_matrix_load{t}{self.checked.value} {M}[{x}, {y}] : {self.result.type}"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A matrix memref, index positions, a coopmatrix of the memref's element type."""
+        M = expect_memref(ctx, self, 0, "M")
+        if M is not None and not expect_order(ctx, self, 0, "M", M, (2,)):
+            M = None
+        expect_type(ctx, self, 1, "row position", index)
+        expect_type(ctx, self, 2, "column position", index)
+        t = self.result.type
+        if not isinstance(t, CoopMatrixType):
+            result_error(ctx, self, f"result type must be a coopmatrix, got {t}")
+        elif M is not None and t.component is not M.element:
+            result_error(ctx, self, f"the component type of {t} must equal the element type of M "
+                                    f"({M.element})", self.operands[:1])
+
 
 class CoopMatrixMulAdd(Instruction):
     """D := A B + C on coopmatrices."""
@@ -88,6 +111,45 @@ class CoopMatrixMulAdd(Instruction):
         a, b, c = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_mul_add {a}, {b}, {c} : {self.result.type}"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """D := A B + C: uses a/b/acc, chained shapes, promotable components, castable result."""
+        mats: list[CoopMatrixType | None] = []
+        for i, (role, use) in enumerate((("A", MatrixUse.A), ("B", MatrixUse.B), ("C", MatrixUse.ACC))):
+            t = expect_coop(ctx, self, i, role)
+            if t is not None and t.use is not use:
+                operand_error(ctx, self, i, f"{role} must have use {use.value}, got {t}")
+                t = None  # its shape would only add follow-on errors
+            mats.append(t)
+        A, B, C = mats
+        vals = self.operands
+        if A and B:
+            check_size_match(ctx, self, "columns of A", A.cols, "rows of B", B.rows, vals[:2])
+        if A and C:
+            check_size_match(ctx, self, "rows of C", C.rows, "rows of A", A.rows, [vals[0], vals[2]])
+        if B and C:
+            check_size_match(ctx, self, "columns of C", C.cols, "columns of B", B.cols, vals[1:])
+        common = promote(A.component, B.component) if A and B else None
+        if A and B and common is None:
+            inst_error(ctx, self, f"component types of A ({A.component}) and B ({B.component}) "
+                                  f"cannot be promoted to a common type", vals[:2])
+        elif common is not None and C and not promotable(common, C.component):
+            inst_error(ctx, self, f"{common}, the promoted component type of A and B, does not "
+                                  f"promote to the component type of C ({C.component})", vals)
+        D = self.result.type
+        if not isinstance(D, CoopMatrixType):
+            result_error(ctx, self, f"result type must be a coopmatrix, got {D}")
+            return
+        if D.use is not MatrixUse.ACC:
+            result_error(ctx, self, f"the result must have use matrix_acc, got {D}")
+        if C is not None:
+            if D.shape != C.shape:
+                result_error(ctx, self, f"the result shape {D.rows}x{D.cols} must equal the shape "
+                                        f"of C ({C.rows}x{C.cols})", vals[2:])
+            problem = cast_problem(C.component, D.component)
+            if problem:
+                result_error(ctx, self, f"the component type of C must be castable to the result's: "
+                                        f"{problem}", vals[2:])
+
 
 class CoopMatrixScale(Instruction):
     """A scalar times a coopmatrix."""
@@ -102,6 +164,17 @@ class CoopMatrixScale(Instruction):
     def format(self, p: "Printer") -> str:
         s, m = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_scale {s}, {m} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A scalar of the matrix's component type; the result has the matrix's type."""
+        scalar = expect_scalar(ctx, self, 0, "scalar")
+        matrix = expect_coop(ctx, self, 1, "matrix")
+        if matrix is None:
+            return
+        if scalar is not None and scalar is not matrix.component:
+            operand_error(ctx, self, 0, f"scalar must have type {matrix.component} (the component "
+                                        f"type of {matrix}), got {scalar}")
+        expect_result(ctx, self, matrix, " (the type of the matrix)", self.operands[1:])
 
 
 class CoopMatrixStore(Instruction):
@@ -120,6 +193,18 @@ class CoopMatrixStore(Instruction):
         a, M, x, y = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_store{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
 
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A coopmatrix into a matrix memref of its component type, at index positions."""
+        A = expect_coop(ctx, self, 0, "A")
+        M = expect_memref(ctx, self, 1, "M")
+        if M is not None and not expect_order(ctx, self, 1, "M", M, (2,)):
+            M = None
+        expect_type(ctx, self, 2, "row position", index)
+        expect_type(ctx, self, 3, "column position", index)
+        if A is not None and M is not None and A.component is not M.element:
+            operand_error(ctx, self, 0, f"the component type of A ({A.component}) must equal the "
+                                        f"element type of M ({M.element})", self.operands[1:2])
+
 
 class SubgroupBroadcast(Instruction):
     """The value of one subgroup lane, given to every lane."""
@@ -134,6 +219,13 @@ class SubgroupBroadcast(Instruction):
     def format(self, p: "Printer") -> str:
         a, lane = (p.v(v) for v in self.operands)
         return f"subgroup_broadcast {a}, {lane} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A scalar, an i32 lane, a result of the scalar's type."""
+        a = expect_scalar(ctx, self, 0, "value")
+        expect_type(ctx, self, 1, "lane", i32)
+        if a is not None:
+            expect_result(ctx, self, a, " (the type of the value)")
 
 
 class SubgroupOperation(Instruction):
@@ -150,3 +242,13 @@ class SubgroupOperation(Instruction):
 
     def format(self, p: "Printer") -> str:
         return f"subgroup_{self.op.value}.{self.mode.value} {p.v(self.operands[0])} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A scalar of the result type; max and min have no complex identity."""
+        a = expect_scalar(ctx, self, 0, "operand")
+        if a is None:
+            return
+        if a.is_complex and self.op is not SubgroupOp.ADD:
+            operand_error(ctx, self, 0, f"operand must not be complex for subgroup_{self.op.value}, "
+                                        f"got {a}")
+        expect_result(ctx, self, a, " (the operand type)")
