@@ -1,0 +1,66 @@
+"""Source text → IR: the LALR grammar in tensor.lark, a hand lexer, an IR builder.
+
+    program = parse(text, "kernel.ir")
+
+Every user error is a `CompilationError` located in the text: syntax errors
+stop at the first one; name errors (undefined or redefined values, repeated
+function names) and malformed literals are all collected before raising.
+
+Grammar decisions where the spec's ABNF is loose (documented for users):
+  * `memref<`, `strided<`, `group<`, `coopmatrix<` are two tokens each, and
+    `x` in a shape is a token of its own, so `memref<f32 x 4>` is the same
+    type as `memref<f32x4>`; keywords are case-sensitive.
+  * `x` next to digits splits off a word: `f32x16x8`, `2x8` and `x?` read as
+    the spec writes them. A hexadecimal float needs `.` or `p` (`0x1p3`), so
+    `0x8` in an expand shape is `0`, `x`, `8`.
+  * A bare `:` in a subview slice is the whole mode (DESIGN.md).
+  * Negative literals where the IR stores sizes beside the `?` marker (mode
+    sizes, strides, group size and offset, subview offsets and sizes, expand
+    shapes) are errors here; other range rules belong to the verifier.
+  * Floating constants outside the double range (`1e999`) are errors here,
+    as the printer could not write them back.
+  * Complex constants take floating constants only, as in the ABNF.
+  * Array attributes accept `,` with or without the space the ABNF shows.
+  * A value's span is its `%name` where it is defined; an instruction's span
+    runs from its first result name (or its keyword) to its last token.
+  * Regions and attributes may nest at most 64 deep.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from lark import Lark
+from lark.exceptions import UnexpectedInput
+
+from tinyc.diagnostics import CompilationError, Diagnostic, Source, Span
+from tinyc.ir.core import Program
+from tinyc.parser.builder import ProgramBuilder
+from tinyc.parser.errors import syntax_error
+from tinyc.parser.lexer import LexError, TensorLexer
+
+__all__ = ["parse"]
+
+GRAMMAR_PATH = Path(__file__).with_name("tensor.lark")
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Lark:
+    """The LALR parser, built once per process on first use."""
+    return Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer=TensorLexer,
+                propagate_positions=True, maybe_placeholders=False)
+
+
+def parse(text: str, name: str = "<string>") -> Program:
+    """Parse tensor-language source into a Program; raises CompilationError."""
+    source = Source(text, name)
+    parser = _parser()
+    try:
+        tree = parser.parse(text)
+    except LexError as err:
+        span = Span(err.line, err.column, err.line, err.end_column, source)
+        raise CompilationError(Diagnostic(err.message, span)) from None
+    except UnexpectedInput as err:
+        raise CompilationError(syntax_error(err, parser, source)) from None
+    return ProgramBuilder(source).program(tree)

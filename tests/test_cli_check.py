@@ -1,0 +1,135 @@
+"""`tinyc check`: exit codes, rendered diagnostics, JSON output."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import tinyc.ir.verifier
+from tinyc.cli import cli
+
+SAMPLES = sorted((Path(__file__).resolve().parents[1] / "samples").glob("*.ir"))
+
+needs_verifier = pytest.mark.skipif(
+    "stub until the verifier lands" in inspect.getsource(tinyc.ir.verifier),
+    reason="tinyc/ir/verifier.py is still the stub")
+
+GEMM_MISMATCH = """\
+; C (8x8) cannot hold A (8x4) times B (8x8)
+func @bad(%A: memref<f32x8x4>, %B: memref<f32x8x8>, %C: memref<f32x8x8>) {
+  %one = constant 1.0 : f32
+  gemm.n.n %one, %A, %B, %one, %C
+}
+"""
+
+SYNTAX_ERROR = """\
+func @bad(%A: memref<f32x8x8>) {
+  %x = constant 2 -> i32
+}
+"""
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, ["check", *args])
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_all_samples_check():
+    assert len(SAMPLES) >= 9
+    result = run(*map(str, SAMPLES))
+    assert result.exit_code == 0, result.output
+    assert result.output == ""
+
+
+def test_syntax_error_prints_location_excerpt_and_exits_1(tmp_path):
+    path = write(tmp_path, "syntax.ir", SYNTAX_ERROR)
+    result = run(path)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"{path}:2.19-20: error: unexpected '->', expected ':'",
+        "  %x = constant 2 -> i32",
+        "                  ^^",
+    ]
+
+
+@needs_verifier
+def test_gemm_shape_mismatch_prints_location_excerpt_and_exits_1(tmp_path):
+    path = write(tmp_path, "gemm.ir", GEMM_MISMATCH)
+    result = run(path)
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(f"{path}:4.")
+    head = lines[0][len(path) + 1:]
+    location, severity, _ = head.split(": ", 2)
+    line, columns = location.split(".")
+    start, end = columns.split("-")
+    assert (line, severity) == ("4", "error")
+    assert 1 <= int(start) <= int(end)
+    assert lines[1] == "  gemm.n.n %one, %A, %B, %one, %C"
+    assert set(lines[2].strip()) == {"^"}
+    assert lines[2].index("^") == int(start) - 1
+
+
+def test_missing_file_is_a_usage_error(tmp_path):
+    result = run(str(tmp_path / "nope.ir"))
+    assert result.exit_code == 2
+    assert "nope.ir" in result.output
+
+
+def test_no_file_is_a_usage_error():
+    assert run().exit_code == 2
+
+
+def test_json_format_lists_diagnostics(tmp_path):
+    path = write(tmp_path, "syntax.ir", SYNTAX_ERROR)
+    result = run("--format", "json", path)
+    assert result.exit_code == 1
+    diagnostics = json.loads(result.stdout)
+    assert isinstance(diagnostics, list) and len(diagnostics) == 1
+    d = diagnostics[0]
+    assert (d["file"], d["line"], d["column"], d["end_column"]) == (path, 2, 19, 20)
+    assert d["message"] == "unexpected '->', expected ':'"
+    assert d["severity"] == "error"
+
+
+def test_json_format_for_valid_files_is_an_empty_list():
+    result = run("--format", "json", str(SAMPLES[0]))
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == []
+
+
+def test_name_errors_are_all_reported_with_notes(tmp_path):
+    path = write(tmp_path, "names.ir", "func @f(%a: f32) {\n"
+                                        "  %x = arith.add %a, %b : f32\n"
+                                        "  %a = arith.add %a, %a : f32\n"
+                                        "}\n")
+    result = run("--format", "json", path)
+    assert result.exit_code == 1
+    got = [(d["line"], d["column"], d["message"]) for d in json.loads(result.stdout)]
+    assert got == [(2, 22, "undefined value '%b'"), (3, 3, "redefinition of '%a'")]
+    note = json.loads(result.stdout)[1]["notes"][0]
+    assert (note["line"], note["column"], note["message"]) == (1, 9, "'%a' is first defined here")
+
+
+def test_good_and_bad_files_together_exit_1(tmp_path):
+    bad = write(tmp_path, "bad.ir", SYNTAX_ERROR)
+    result = run(str(SAMPLES[0]), bad)
+    assert result.exit_code == 1
+    assert bad in result.stderr and str(SAMPLES[0]) not in result.stderr
+
+
+def test_binary_garbage_is_reported_not_crashed(tmp_path):
+    path = tmp_path / "garbage.ir"
+    path.write_bytes(b"\xff\xfe\x00func")
+    result = run(str(path))
+    assert result.exit_code in (1, 2)
+    assert "Traceback" not in result.output

@@ -1,0 +1,137 @@
+"""Parse tree → IR: functions, regions and scoping.
+
+The instructions themselves are built in `instructions.py`; this module walks
+functions and regions, resolves `%names` through `BuildContext` and checks
+that the names on the left of `=` match what the instruction returns.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from lark import Token, Tree
+
+from tinyc.diagnostics import Note, Source, Span
+from tinyc.ir.core import Function, Instruction, Program, Region, Value
+from tinyc.parser.context import MAX_NESTING, BuildContext
+from tinyc.parser.instructions import build_instruction
+from tinyc.parser.literals import build_type, dictionary
+
+
+class ProgramBuilder:
+    """Builds a `Program` from the parse tree, collecting every name error."""
+
+    def __init__(self, source: Source):
+        self.ctx = BuildContext(source)
+
+    def program(self, tree: Tree) -> Program:
+        functions: list[Function] = []
+        seen: dict[str, Span] = {}
+        for fn_tree in tree.children:
+            fn = self.function(fn_tree)
+            name_token = fn_tree.children[0]
+            if fn.name in seen:
+                self.ctx.error(f"redefinition of function '@{fn.name}'", name_token,
+                               (Note(f"'@{fn.name}' is first defined here", seen[fn.name]),))
+                continue
+            seen[fn.name] = self.ctx.span(name_token)
+            functions.append(fn)
+        self.ctx.sink.raise_if_any()
+        return Program(functions, source=self.ctx.source)
+
+    def function(self, tree: Tree) -> Function:
+        ctx = self.ctx
+        ctx.new_function()
+        name_token, *rest = tree.children
+        args: list[Value] = []
+        attrs: dict = {}
+        body_tree = rest[-1]
+        for child in rest[:-1]:
+            if child.data == "argument":
+                args.append(self.argument(child))
+            else:  # fn_attributes
+                attrs = dictionary(child.children[0], ctx)
+        body = self.region(body_tree, [], new_scope=False)
+        return Function(name_token.value[1:], args, body, attrs, ctx.span(tree))
+
+    def argument(self, tree: Tree) -> Value:
+        name_token, type_tree, *attr_tree = tree.children
+        value = Value(build_type(type_tree, self.ctx))
+        value.type_span = self.ctx.span(type_tree)
+        value.attrs = dictionary(attr_tree[0] if attr_tree else None, self.ctx)
+        self.ctx.define(value, name_token)
+        return value
+
+    # ------------------------------------------------------------ regions
+
+    def region(self, tree: Tree, args: Sequence[tuple[Value, Token]],
+               new_scope: bool = True) -> Region:
+        """A region whose arguments (`args`, with their name tokens) are visible inside only."""
+        ctx = self.ctx
+        if ctx.depth >= MAX_NESTING:
+            ctx.error(f"regions nested more than {MAX_NESTING} deep", tree)
+            return Region(span=ctx.span(tree))
+        ctx.depth += 1
+        if new_scope:
+            ctx.push()
+        for value, token in args:
+            ctx.define(value, token)
+        instructions = [self.instruction(child) for child in tree.children]
+        if new_scope:
+            ctx.pop()
+        ctx.depth -= 1
+        return Region([v for v, _ in args], instructions, span=ctx.span(tree))
+
+    def instruction(self, tree: Tree) -> Instruction:
+        """One instruction with its results named and defined after its operands."""
+        if len(tree.children) == 2:
+            names: list[Token] = list(tree.children[0].children)
+            op_tree = tree.children[1]
+        else:
+            names, op_tree = [], tree.children[0]
+        inst = build_instruction(self, op_tree)
+        inst.span = self.ctx.span(tree)
+        for value in inst.results:
+            value.span = inst.span
+        self._check_result_count(inst, names, op_tree)
+        for value, token in zip(inst.results, names):
+            self.ctx.define(value, token)
+        return inst
+
+    def _check_result_count(self, inst: Instruction, names: list[Token], op_tree: Tree) -> None:
+        want, got = len(inst.results), len(names)
+        if want == got:
+            return
+        spelled = _spelling(op_tree)
+        if want == 0:
+            span = self.ctx.span(names[0]).join(self.ctx.span(names[-1]))
+            self.ctx.error(f"'{spelled}' does not return a value", span)
+        elif got == 0:
+            self.ctx.error(f"'{spelled}' returns {_count(want)}; name {_them(want)} with "
+                           f"'%name = {spelled} ...'", op_tree)
+        else:
+            span = self.ctx.span(names[0]).join(self.ctx.span(names[-1]))
+            self.ctx.error(f"'{spelled}' returns {_count(want)} but {got} "
+                           f"name{'s are' if got != 1 else ' is'} given", span)
+
+
+def _spelling(op_tree: Tree) -> str:
+    """The instruction name as written (`gemm`, `arith.add`), for messages."""
+    first = op_tree.children[0] if op_tree.children else None
+    if isinstance(first, Tree) and first.data.endswith(("_op", "_name")):
+        return first.children[0].value
+    if isinstance(first, Token) and op_tree.data == "barrier":
+        return "barrier"
+    return {"constant_inst": "constant", "for_loop": "for", "if_else": "if",
+            "yield_inst": "yield", "coop_load": "cooperative_matrix_load",
+            "coop_mul_add": "cooperative_matrix_mul_add",
+            "coop_scale": "cooperative_matrix_scale",
+            "coop_store": "cooperative_matrix_store"}.get(op_tree.data, op_tree.data)
+
+
+def _count(n: int) -> str:
+    return "one value" if n == 1 else f"{n} values"
+
+
+def _them(n: int) -> str:
+    return "it" if n == 1 else "them"

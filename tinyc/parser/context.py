@@ -1,0 +1,116 @@
+"""State shared by the pieces of the IR builder: source, errors, spans, scopes.
+
+Names follow the spec's region rule: a region sees the values of the regions
+around it and the function arguments, never the reverse. Because names are
+SSA, defining a name that is visible is an error, while sibling regions may
+reuse a name (each gets its own `Scope`).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from lark import Token, Tree
+
+from tinyc.diagnostics import DiagnosticSink, Note, Source, Span
+from tinyc.ir.core import Value
+from tinyc.ir.types import void
+from tinyc.parser.errors import did_you_mean
+
+MAX_NESTING = 64
+"""Deepest nesting of regions or attributes; keeps the recursive builder, verifier
+and printer far from Python's recursion limit on hostile input."""
+
+
+class Scope:
+    """The names defined in one region, chained to the enclosing region's scope."""
+
+    def __init__(self, parent: "Scope | None" = None):
+        self.parent = parent
+        self.values: dict[str, Value] = {}
+
+    def lookup(self, name: str) -> Value | None:
+        scope: Scope | None = self
+        while scope is not None:
+            found = scope.values.get(name)
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+    def visible(self) -> Iterator[str]:
+        scope: Scope | None = self
+        while scope is not None:
+            yield from scope.values
+            scope = scope.parent
+
+
+def span_of(node: Token | Tree, source: Source) -> Span:
+    """The span of a token or parse-tree node; lark's end column is exclusive, ours inclusive."""
+    meta = node if isinstance(node, Token) else node.meta
+    line = getattr(meta, "line", 1)
+    column = getattr(meta, "column", 1)
+    end_line = getattr(meta, "end_line", line)
+    end_column = getattr(meta, "end_column", column + 1)
+    return Span(line, column, end_line, max(end_column - 1, 1), source)
+
+
+class BuildContext:
+    """Errors, the scope chain and nesting depth while one program is built."""
+
+    def __init__(self, source: Source):
+        self.source = source
+        self.sink = DiagnosticSink()
+        self.scope = Scope()
+        self.depth = 0
+        self._reported_undefined: set[str] = set()
+
+    def span(self, node: Token | Tree) -> Span:
+        return span_of(node, self.source)
+
+    def error(self, message: str, node: Token | Tree | Span, notes: tuple[Note, ...] = ()) -> None:
+        span = node if isinstance(node, Span) else self.span(node)
+        self.sink.error(message, span, notes)
+
+    # ------------------------------------------------------------ names
+
+    def new_function(self) -> None:
+        """Each function starts with a fresh set of names."""
+        self.scope = Scope()
+        self._reported_undefined = set()
+
+    def push(self) -> None:
+        self.scope = Scope(self.scope)
+
+    def pop(self) -> None:
+        assert self.scope.parent is not None
+        self.scope = self.scope.parent
+
+    def use(self, token: Token) -> tuple[Value, Span]:
+        """The value a `%name` refers to, with the span of this use.
+
+        An undefined name is reported once per function and stands for a
+        placeholder, so one typo does not hide the other errors.
+        """
+        span = self.span(token)
+        name = token.value[1:]
+        value = self.scope.lookup(name)
+        if value is None:
+            if name not in self._reported_undefined:
+                self._reported_undefined.add(name)
+                hint = did_you_mean("%" + name, ["%" + n for n in self.scope.visible()])
+                self.error(f"undefined value '%{name}'{hint}", span)
+            value = Value(void, name, span)
+        return value, span
+
+    def define(self, value: Value, token: Token) -> None:
+        """Give `value` the name and span of `token`, in the current scope."""
+        name = token.value[1:]
+        value.name = name
+        value.span = self.span(token)
+        first = self.scope.lookup(name)
+        if first is not None:
+            self.error(f"redefinition of '%{name}'", value.span,
+                       (Note(f"'%{name}' is first defined here", first.span),))
+            return
+        self.scope.values[name] = value

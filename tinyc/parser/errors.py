@@ -1,0 +1,174 @@
+"""Syntax errors in the user's words.
+
+lark reports an unexpected token with the set of terminal names the parser
+could take; this module turns that into "unexpected 'x', expected ':' or
+','", collapses the sixty instruction keywords into "an instruction", and
+recognises a misspelled instruction, type or modifier (a WORD or DOTWORD
+token from the lexer) to suggest the name that was meant.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedInput, UnexpectedToken
+
+from tinyc.diagnostics import Diagnostic, Source, Span
+from tinyc.ir.types import SCALAR_TYPES
+from tinyc.parser.lexer import DOTWORD, WORD
+
+_PLAIN_INSTRUCTIONS = frozenset({
+    "alloca", "axpby", "barrier", "cast", "constant", "cooperative_matrix_load",
+    "cooperative_matrix_mul_add", "cooperative_matrix_scale", "cooperative_matrix_store",
+    "cumsum", "expand", "for", "foreach", "fuse", "gemm", "gemv", "ger", "hadamard_product", "if",
+    "lifetime_stop", "load", "parallel", "size", "store", "subgroup_broadcast", "subview", "sum",
+    "yield",
+})
+
+_SCALARS = frozenset(SCALAR_TYPES)
+_INTEGERS = frozenset({"i8", "i16", "i32", "i64", "index"})
+_TYPE_WORDS = _SCALARS | {"bool", "void", "memref", "group", "coopmatrix"}
+_ATTRIBUTE_NAMES = frozenset({"alignment", "shape_gcd", "stride_gcd", "subgroup_size", "unroll",
+                              "work_group_size"})
+
+_TERMINAL_WORDS = {
+    "LOCAL_ID": "a value ('%name')",
+    "GLOBAL_ID": "a function name ('@name')",
+    "INTEGER": "an integer",
+    "FLOAT": "a floating-point number",
+    "STRING": "a string",
+    "$END": "end of input",
+}
+
+
+_KEYBOARD_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEIGHBOURS: dict[str, set[str]] = {}
+for _r, _row in enumerate(_KEYBOARD_ROWS):
+    for _c, _ch in enumerate(_row):
+        _near = _NEIGHBOURS.setdefault(_ch, set())
+        for _dr in (-1, 0, 1):
+            if 0 <= _r + _dr < len(_KEYBOARD_ROWS):
+                _near.update(_KEYBOARD_ROWS[_r + _dr][max(_c - 1, 0): _c + 2])
+
+
+def _typo_distance(a: str, b: str) -> float:
+    """Edit distance where likely slips cost half: a neighbouring key, a doubled letter."""
+    prev = [float(j) for j in range(len(b) + 1)]
+    for i in range(1, len(a) + 1):
+        cur = [float(i)] + [0.0] * len(b)
+        for j in range(1, len(b) + 1):
+            sub = 0.0 if a[i - 1] == b[j - 1] else (
+                0.5 if b[j - 1] in _NEIGHBOURS.get(a[i - 1], ()) else 1.0)
+            ins = 0.5 if j > 1 and b[j - 1] == b[j - 2] else 1.0
+            dele = 0.5 if i > 1 and a[i - 1] == a[i - 2] else 1.0
+            cur[j] = min(prev[j - 1] + sub, cur[j - 1] + ins, prev[j] + dele)
+        prev = cur
+    return prev[-1]
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the likeliest intended name, or ''.
+
+    Like `tinyc.diagnostics.did_you_mean` (same cutoff), but ties in
+    similarity go to the likelier typo, so `gemn` suggests `gemm`, not `gemv`.
+    """
+    close = difflib.get_close_matches(word, list(candidates), n=8, cutoff=0.6)
+    if not close:
+        return ""
+    best = min(close, key=lambda c: (_typo_distance(word, c),
+                                     -difflib.SequenceMatcher(None, word, c).ratio(), c))
+    return f" (did you mean '{best}'?)"
+
+
+def is_instruction(word: str) -> bool:
+    """True for every instruction spelling: `gemm`, `arith.add`, `subgroup_max.reduce`."""
+    return word in _PLAIN_INSTRUCTIONS or ("." in word[1:] and not word.startswith("."))
+
+
+def syntax_error(err: UnexpectedInput, parser: Lark, source: Source) -> Diagnostic:
+    """The diagnostic for a lark parse error."""
+    if not isinstance(err, UnexpectedToken):  # not raised by LALR with our lexer; be safe
+        line, column = getattr(err, "line", 1), getattr(err, "column", 1)
+        return Diagnostic("syntax error", Span(line, column, line, column, source))
+    token = err.token
+    # `accepts()` replays each terminal, so it is exact where LALR merged
+    # states would offer tokens from other contexts (`)` after a load's index).
+    names = err.interactive_parser.accepts() if err.interactive_parser else err.expected
+    expected = {_spelling(name, parser) for name in names}
+    if token.type == "$END":
+        span = _end_span(err, source)
+        return Diagnostic(f"unexpected end of input, expected {describe(expected)}", span)
+    span = Span(token.line, token.column, token.end_line, max(token.end_column - 1, 1), source)
+    return Diagnostic(_message(token, expected), span)
+
+
+def _message(token: Token, expected: set[str]) -> str:
+    word = token.value
+    words = [e for e in expected if e[:1].isalpha() or e[:1] == "."]
+    if token.type == WORD:
+        if any(is_instruction(e) for e in expected):  # `else` may be meant, too
+            return f"unknown instruction '{word}'{did_you_mean(word, words)}"
+        if expected & _TYPE_WORDS:
+            candidates = [e for e in expected if e in _TYPE_WORDS]
+            return f"unknown type '{word}'{did_you_mean(word, candidates)}"
+        if expected & _ATTRIBUTE_NAMES:
+            return (f"unknown attribute name '{word}'{did_you_mean(word, _ATTRIBUTE_NAMES)}; "
+                    "other names must be quoted")
+        return f"unexpected '{word}', expected {describe(expected)}{did_you_mean(word, words)}"
+    if token.type == DOTWORD:
+        hint = did_you_mean(word, words)
+        return f"unknown modifier '{word}'{hint}, expected {describe(expected)}"
+    return f"unexpected '{word}', expected {describe(expected)}"
+
+
+def _spelling(terminal: str, parser: Lark) -> str:
+    """A keyword's text, or the terminal name for tokens with a pattern."""
+    if terminal in _TERMINAL_WORDS:
+        return terminal
+    try:
+        pattern = parser.get_terminal(terminal).pattern
+    except KeyError:
+        return terminal
+    return pattern.value if pattern.type == "str" else terminal
+
+
+def _end_span(err: UnexpectedToken, source: Source) -> Span:
+    """Just after the last token, where more text was expected."""
+    last = err.token  # lark's $END token borrows the position of the last real token
+    if getattr(last, "end_line", None) and getattr(last, "end_column", None):
+        return Span(last.end_line, last.end_column, last.end_line, last.end_column, source)
+    text = source.text.rstrip()
+    line = text.count("\n") + 1
+    column = len(text) - (text.rfind("\n") + 1) + 1
+    return Span(line, column, line, column, source)
+
+
+def describe(expected: Iterable[str]) -> str:
+    """`':' or ','`, with families of keywords collapsed into a phrase."""
+    rest = set(expected)
+    phrases: list[str] = []
+    instructions = {e for e in rest if is_instruction(e)}
+    if len(instructions) > 2:
+        phrases.append("an instruction")
+        rest -= instructions
+    if _TYPE_WORDS <= rest:
+        phrases.append("a type")
+        rest -= _TYPE_WORDS
+    elif _SCALARS <= rest:
+        phrases.append("a scalar type")
+        rest -= _SCALARS
+    elif _INTEGERS <= rest:
+        phrases.append("an integer type")
+        rest -= _INTEGERS
+    if _ATTRIBUTE_NAMES <= rest:
+        phrases.append("an attribute name")
+        rest -= _ATTRIBUTE_NAMES
+    phrases += sorted(_TERMINAL_WORDS[e] for e in rest if e in _TERMINAL_WORDS)
+    phrases += sorted(f"'{e}'" for e in rest if e not in _TERMINAL_WORDS)
+    if len(phrases) > 8:
+        phrases = phrases[:7] + ["..."]
+    if len(phrases) <= 1:
+        return phrases[0] if phrases else "nothing more"
+    return ", ".join(phrases[:-1]) + " or " + phrases[-1]
