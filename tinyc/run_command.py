@@ -176,17 +176,20 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
          f"{first * 1e3:.1f} ms)")
     if not check:
         return
-    from tinyc.reference import ReferenceUnsupported, run as run_reference
+    from tinyc.reference import ReferenceFault, ReferenceUnsupported, run as run_reference
 
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
     reference_args = [_copy(a) for a in inputs]
     fn = program.checked_ir()[name]
     try:
-        run_reference(fn, reference_args, batch, groups)
+        run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,
+                      subgroup_size=info.subgroup_size)
     except ReferenceUnsupported as exc:
         echo(f"check: no reference for this kernel ({exc})")
         return
+    except ReferenceFault as exc:
+        raise tinyc.LaunchError(f"check: the kernel does something undefined on these inputs: {exc}")
     problems = _compare(info, args, reference_args, groups)
     scope = "all work-groups" if groups is None else f"{len(groups)} sampled work-groups"
     if problems:

@@ -1,0 +1,167 @@
+"""Cooperative matrices, emulated as one whole matrix per subgroup.
+
+Every operand of a coopmatrix instruction must be dynamically uniform, so a
+subgroup holds one matrix however the hardware spreads it over the lanes: a
+coopmatrix value is a `CoopMatrix` whose data has shape (subgroups, rows,
+cols). Positions, scalars and memrefs are taken from each subgroup's first
+lane after checking that its other active lanes agree. This lets the
+reference run lowered IR too, to check a lowering against the checked IR.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tinyc.ir.instructions import (
+    CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, StoreFlag,
+)
+from tinyc.ir.types import CoopMatrixType, ScalarType, Type
+from tinyc.reference.errors import ReferenceFault
+from tinyc.reference.memory import Memref, MultiBuffer
+from tinyc.reference.scalars import (
+    CoopMatrix, coerce, compute_dtype, from_storage, is_varying, register_dtype, to_storage,
+)
+from tinyc.reference.state import State, evaluates
+
+
+def per_subgroup(x: Any, st: State, what: str) -> Any:
+    """A subgroup-uniform value as one entry per subgroup (a scalar if uniform)."""
+    if not is_varying(x):
+        return x
+    count, size, active = st.subgroups(what)
+    lanes = np.asarray(x).reshape(count, size)
+    first = lanes[:, 0]
+    if bool((active[:, None] & (lanes != first[:, None])).any()):
+        raise ReferenceFault(f"{what}: an operand is not uniform across the subgroup")
+    return first
+
+
+def _pick(x: Any, s: int) -> Any:
+    return x[s] if is_varying(x) else x
+
+
+def _subgroup_memrefs(m: Memref, active: np.ndarray, st: State, what: str) -> dict[int, Memref]:
+    """Each active subgroup's view of a subgroup-uniform memref, with scalar fields."""
+    fields = [per_subgroup(v, st, what) for v in (m.offset, *m.shape, *m.strides)]
+    which = per_subgroup(m.buffer.which, st, what) if isinstance(m.buffer, MultiBuffer) else None
+    views: dict[int, Memref] = {}
+    for s in np.nonzero(active)[0]:
+        picked = [int(_pick(v, s)) for v in fields]
+        buffer = m.buffer.buffers[int(which[s])] if isinstance(m.buffer, MultiBuffer) else m.buffer
+        views[int(s)] = Memref(m.element, buffer, picked[0], tuple(picked[1:1 + m.order]),
+                               tuple(picked[1 + m.order:]))
+    return views
+
+
+def _coop_type(t: Type) -> CoopMatrixType:
+    assert isinstance(t, CoopMatrixType)
+    return t
+
+
+# ---------------------------------------------------------------- load / store
+
+def _block_indices(m: Memref, rows: np.ndarray, cols: np.ndarray, checked_rows: bool, checked_cols: bool,
+                   what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices of M[rows, cols] (2-D grids) and which components are in bounds.
+
+    Out-of-bounds components are allowed where checked (they read 0 / are not
+    written) and are a fault elsewhere.
+    """
+    inside_rows = (rows >= 0) & (rows < m.shape[0])
+    inside_cols = (cols >= 0) & (cols < m.shape[1])
+    inside = inside_rows & inside_cols
+    if bool(((~inside_rows & (not checked_rows)) | (~inside_cols & (not checked_cols))).any()):
+        raise ReferenceFault(f"{what}: the block reaches outside the {m.shape[0]}x{m.shape[1]} memref")
+    flat = m.offset + np.where(inside, rows, 0) * m.strides[0] + np.where(inside, cols, 0) * m.strides[1]
+    return flat, inside
+
+
+@evaluates(CoopMatrixLoad)
+def coop_load(inst: CoopMatrixLoad, st: State) -> None:
+    what = f"cooperative_matrix_load{'.t' if inst.transpose else '.n'}{inst.checked.value}"
+    t = _coop_type(inst.result.type)
+    count, _, active = st.subgroups(what)
+    x = per_subgroup(st.get(inst.operands[1]), st, what)
+    y = per_subgroup(st.get(inst.operands[2]), st, what)
+    i, j = np.meshgrid(np.arange(t.rows), np.arange(t.cols), indexing="ij")
+    data = np.zeros((count, t.rows, t.cols), dtype=register_dtype(t.component))
+    for s, m in _subgroup_memrefs(st.get(inst.operands[0]), active, st, what).items():
+        xs, ys = int(_pick(x, s)), int(_pick(y, s))
+        if inst.transpose:  # A_ij = M[x + j, y + i]: matrix rows run along M's columns
+            rows, cols = xs + j, ys + i
+            checked_rows, checked_cols = inst.checked.cols, inst.checked.rows
+        else:
+            rows, cols = xs + i, ys + j
+            checked_rows, checked_cols = inst.checked.rows, inst.checked.cols
+        flat, inside = _block_indices(m, rows, cols, checked_rows, checked_cols, what)
+        buffer = m.buffer
+        assert isinstance(buffer, np.ndarray)
+        data[s] = np.where(inside, from_storage(buffer[flat], m.element), 0)
+    st.set(inst.result, CoopMatrix(data))
+
+
+@evaluates(CoopMatrixStore)
+def coop_store(inst: CoopMatrixStore, st: State) -> None:
+    what = f"cooperative_matrix_store{inst.checked.value}{inst.flag.value}"
+    value: CoopMatrix = st.get(inst.operands[0])
+    t = _coop_type(inst.operands[0].type)
+    _, _, active = st.subgroups(what)
+    x = per_subgroup(st.get(inst.operands[2]), st, what)
+    y = per_subgroup(st.get(inst.operands[3]), st, what)
+    i, j = np.meshgrid(np.arange(t.rows), np.arange(t.cols), indexing="ij")
+    for s, m in _subgroup_memrefs(st.get(inst.operands[1]), active, st, what).items():
+        # subgroups store one after another
+        flat, inside = _block_indices(m, int(_pick(x, s)) + i, int(_pick(y, s)) + j,
+                                      inst.checked.rows, inst.checked.cols, what)
+        buffer = m.buffer
+        assert isinstance(buffer, np.ndarray)
+        values = value.data[s][inside]
+        if inst.flag is StoreFlag.ATOMIC_ADD:
+            _add_block(m.element, buffer, flat[inside], values)
+        else:
+            buffer[flat[inside]] = to_storage(values, m.element)
+
+
+def _add_block(element: ScalarType, buffer: np.ndarray, flat: np.ndarray, values: np.ndarray) -> None:
+    if element.name == "bf16":
+        for k, v in zip(flat, values):
+            buffer[k] = to_storage(from_storage(buffer[k], element) + np.float32(v), element)
+    else:
+        np.add.at(buffer, flat, values.astype(buffer.dtype))
+
+
+# ---------------------------------------------------------------- arithmetic
+
+@evaluates(CoopMatrixMulAdd)
+def coop_mul_add(inst: CoopMatrixMulAdd, st: State) -> None:
+    """D := A·B + C, accumulated in C's component type (16-bit floats in f32)."""
+    a, b, c = (st.get(v) for v in inst.operands)
+    acc = _coop_type(inst.operands[2].type).component
+    dt = compute_dtype(acc)
+    product = np.matmul(a.data.astype(dt), b.data.astype(dt)) + c.data.astype(dt)
+    st.set(inst.result, coerce(CoopMatrix(coerce(product, acc)), inst.result.type))
+
+
+@evaluates(CoopMatrixScale)
+def coop_scale(inst: CoopMatrixScale, st: State) -> None:
+    t = _coop_type(inst.result.type)
+    scalar = per_subgroup(st.get(inst.operands[0]), st, "cooperative_matrix_scale")
+    matrix: CoopMatrix = st.get(inst.operands[1])
+    factor = np.asarray(scalar).reshape(-1, 1, 1) if is_varying(scalar) else scalar
+    st.set(inst.result, coerce(CoopMatrix(matrix.data * factor), t))
+
+
+def coop_constant(value: Any, t: CoopMatrixType, st: State) -> CoopMatrix:
+    """`constant` of coopmatrix type: every component of every subgroup's matrix."""
+    count, _, _ = st.subgroups("constant")
+    scalar = coerce(np.asarray(value)[()], t.component)
+    return CoopMatrix(np.full((count, t.rows, t.cols), scalar, dtype=register_dtype(t.component)))
+
+
+def coop_select(cond: np.ndarray, a: CoopMatrix, b: CoopMatrix, st: State) -> CoopMatrix:
+    """Per-subgroup choice between two matrices; `cond` must be subgroup-uniform."""
+    chosen = per_subgroup(cond, st, "a divergent branch or loop carrying a coopmatrix")
+    return CoopMatrix(np.where(np.asarray(chosen).reshape(-1, 1, 1), a.data, b.data))
+
