@@ -19,6 +19,8 @@ ml_dtypes.bfloat16 if that package is installed).
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,10 +71,11 @@ class ArrayView:
     host: np.ndarray | None  # the NumPy array to copy to the device
     usm: Any  # the __sycl_usm_array_interface__ object, passed without copies
     readonly: bool
+    owner: Any = None  # the interface's syclobj: where the USM memory belongs
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        return math.prod(self.shape)
 
     @property
     def contiguous(self) -> bool:
@@ -93,9 +96,12 @@ def _packed(modes: list[tuple[int, int]]) -> bool:
 
 def extent(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
     """Elements spanned by a layout starting at element 0 (0 if empty)."""
-    if any(n == 0 for n in shape):
-        return 0
-    return 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    span = 1
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return 0
+        span += (n - 1) * s
+    return span
 
 
 def array_view(value: Any, name: str, what: str) -> ArrayView:
@@ -111,7 +117,10 @@ def array_view(value: Any, name: str, what: str) -> ArrayView:
     )
 
 
-def _check_strides(byte_strides: tuple[int, ...], shape: tuple[int, ...], itemsize: int, name: str, what: str) -> tuple[int, ...]:
+def _check_strides(
+    byte_strides: tuple[int, ...], shape: tuple[int, ...], itemsize: int, name: str, what: str
+) -> tuple[int, ...]:
+    """Byte strides -> element strides; negative or misaligned ones are errors."""
     strides = []
     for n, s in zip(shape, byte_strides):
         if n > 1 and (s < 0 or s % itemsize):
@@ -135,10 +144,15 @@ def _numpy_view(array: np.ndarray, name: str, what: str) -> ArrayView:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _typestr_dtype(typestr: str) -> np.dtype:
+    return np.dtype(typestr)
+
+
 def _usm_view(obj: Any, iface: dict, name: str, what: str) -> ArrayView:
     try:
-        dtype = np.dtype(iface["typestr"])
-        shape = tuple(int(n) for n in iface["shape"])
+        dtype = _typestr_dtype(iface["typestr"])
+        shape = tuple(map(int, iface["shape"]))
         pointer, readonly = iface["data"]
         offset = int(iface.get("offset") or 0)
         strides = iface.get("strides")
@@ -147,15 +161,15 @@ def _usm_view(obj: Any, iface: dict, name: str, what: str) -> ArrayView:
             for n in reversed(shape):
                 strides.insert(0, step)
                 step *= max(n, 1)
-        strides = tuple(int(s) for s in strides)
+        strides = tuple(map(int, strides))
     except (KeyError, TypeError, ValueError) as exc:
         raise LaunchError(f"{what}: malformed __sycl_usm_array_interface__ ({exc})", argument=name) from None
     if len(strides) != len(shape):
         raise LaunchError(f"{what}: malformed __sycl_usm_array_interface__ (strides vs shape)", argument=name)
-    byte_strides = tuple(s * dtype.itemsize for s in strides)
-    elements = _check_strides(byte_strides, shape, dtype.itemsize, name, what)
+    if any(s < 0 and n > 1 for n, s in zip(shape, strides)):
+        raise LaunchError(f"{what}: USM array strides {strides} must be non-negative", argument=name)
     address = int(pointer) + offset * dtype.itemsize
-    return ArrayView(dtype, shape, elements, address, None, obj, bool(readonly))
+    return ArrayView(dtype, shape, strides, address, None, obj, bool(readonly), iface.get("syclobj"))
 
 
 def check_dtype(view: ArrayView, element: ScalarType, name: str, what: str) -> None:
@@ -178,43 +192,79 @@ class Layout:
 
 def layout(memref: MemrefType, shape: tuple[int, ...], strides: tuple[int | None, ...]) -> Layout:
     """Fill `?` strides of size-<=1 modes (None here) and collect the `?` values."""
-    final: list[int] = []
-    for i, (n, s) in enumerate(zip(shape, strides)):
-        if s is None:
-            static = memref.stride[i]
-            s = static if static != DYNAMIC else (final[-1] * max(shape[i - 1], 1) if i else 1)
-        final.append(s)
-    dynamic = [shape[i] for i, s in enumerate(memref.shape) if s == DYNAMIC]
-    dynamic += [final[i] for i, s in enumerate(memref.stride) if s == DYNAMIC]
-    return Layout(tuple(shape), tuple(final), tuple(dynamic))
+    return fitter(memref).complete(tuple(shape), strides)
+
+
+class MemrefFit:
+    """What a memref type asks of an array, worked out once per type."""
+
+    def __init__(self, memref: MemrefType):
+        self.memref = memref
+        self.order = memref.order
+        self.stride = memref.stride
+        self.static_sizes = tuple((i, s) for i, s in enumerate(memref.shape) if s != DYNAMIC)
+        self.dynamic_sizes = tuple(i for i, s in enumerate(memref.shape) if s == DYNAMIC)
+        self.dynamic_strides = tuple(i for i, s in enumerate(memref.stride) if s == DYNAMIC)
+        self.memo: dict[tuple, Layout] = {}  # (shape, strides) -> layout of arrays that fit
+
+    def complete(self, shape: tuple[int, ...], strides: tuple[int | None, ...]) -> Layout:
+        """Strides of free modes (None) become static or packed column-major."""
+        final: list[int] = []
+        for i, s in enumerate(strides):
+            if s is None:
+                static = self.stride[i]
+                s = static if static != DYNAMIC else (final[-1] * max(shape[i - 1], 1) if i else 1)
+            final.append(s)
+        dynamic = tuple(shape[i] for i in self.dynamic_sizes) + tuple(final[i] for i in self.dynamic_strides)
+        return Layout(shape, tuple(final), dynamic)
+
+    def fit(self, view: ArrayView, name: str, what: str) -> Layout:
+        """Match an array's order, sizes and strides (dtype apart)."""
+        shape, strides = view.shape, view.strides
+        found = self.memo.get((shape, strides))
+        if found is not None:  # calls usually repeat the same shapes
+            return found
+        fitted = self._fit(view, name, what)
+        if len(self.memo) >= 64:
+            self.memo.clear()
+        self.memo[(shape, strides)] = fitted
+        return fitted
+
+    def _fit(self, view: ArrayView, name: str, what: str) -> Layout:
+        shape, strides = view.shape, view.strides
+        if self.order == 0:
+            if view.size != 1:
+                raise LaunchError(f"{what}: expected a 0-d or one-element array, got shape {shape}", argument=name)
+            return Layout((), (), ())
+        if len(shape) != self.order or any(shape[i] != s for i, s in self.static_sizes):
+            expected = _shape_text(self.memref.shape)
+            raise LaunchError(f"{what}: expected shape {expected}, got {_shape_text(shape)}", argument=name)
+        free = False
+        for i, n in enumerate(shape):
+            if n <= 1:
+                free = True  # this stride never addresses memory
+            elif self.stride[i] != DYNAMIC and self.stride[i] != strides[i]:
+                raise LaunchError(
+                    f"{what}: expected element strides {_shape_text(self.stride)}, got "
+                    f"{_shape_text(strides)} (memrefs are column-major: pass a Fortran-order "
+                    f"array, e.g. np.asfortranarray)",
+                    argument=name,
+                )
+        if free:
+            return self.complete(shape, tuple(None if n <= 1 else s for n, s in zip(shape, strides)))
+        dynamic = tuple(shape[i] for i in self.dynamic_sizes) + tuple(strides[i] for i in self.dynamic_strides)
+        return Layout(shape, strides, dynamic)
+
+
+@functools.lru_cache(maxsize=None)
+def fitter(memref: MemrefType) -> MemrefFit:
+    """The MemrefFit of a (interned, hashable) memref type."""
+    return MemrefFit(memref)
 
 
 def fit_memref(view: ArrayView, memref: MemrefType, name: str, what: str) -> Layout:
     """Match an array to a memref type: order, sizes and strides (dtype apart)."""
-    if memref.order == 0:
-        if view.size != 1:
-            raise LaunchError(f"{what}: expected a 0-d or one-element array, got shape {view.shape}", argument=name)
-        return Layout((), (), ())
-    expected = _shape_text(memref.shape)
-    if len(view.shape) != memref.order or any(
-        s != DYNAMIC and s != n for s, n in zip(memref.shape, view.shape)
-    ):
-        raise LaunchError(f"{what}: expected shape {expected}, got {_shape_text(view.shape)}", argument=name)
-    strides: list[int | None] = []
-    for i, (n, s) in enumerate(zip(view.shape, view.strides)):
-        if n <= 1:
-            strides.append(None)  # never used to address memory
-            continue
-        static = memref.stride[i]
-        if static != DYNAMIC and static != s:
-            raise LaunchError(
-                f"{what}: expected element strides {_shape_text(memref.stride)}, got "
-                f"{_shape_text(view.strides)} (memrefs are column-major: pass a Fortran-order "
-                f"array, e.g. np.asfortranarray)",
-                argument=name,
-            )
-        strides.append(s)
-    return layout(memref, view.shape, tuple(strides))
+    return fitter(memref).fit(view, name, what)
 
 
 def check_batch(shape: tuple[int, ...], mode: int, batch: int, name: str, what: str) -> None:

@@ -21,6 +21,7 @@ CL_DRIVER_VERSION = 0x102D
 CL_PROGRAM_BUILD_LOG = 0x1183
 
 _vp = ctypes.c_void_p
+_u32, _i32p, _sizep = ctypes.c_uint32, ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_size_t)
 _lib: list[ctypes.CDLL] = []
 
 
@@ -31,15 +32,16 @@ def _opencl() -> ctypes.CDLL:
         if not os.path.exists(path):
             path = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
         lib = ctypes.CDLL(path)
-        lib.clGetPlatformIDs.argtypes = [ctypes.c_uint32, ctypes.POINTER(_vp), ctypes.POINTER(ctypes.c_uint32)]
-        lib.clGetDeviceIDs.argtypes = [_vp, ctypes.c_uint64, ctypes.c_uint32, ctypes.POINTER(_vp), ctypes.POINTER(ctypes.c_uint32)]
-        lib.clGetDeviceInfo.argtypes = [_vp, ctypes.c_uint32, ctypes.c_size_t, _vp, ctypes.POINTER(ctypes.c_size_t)]
+        u32p, vpp = ctypes.POINTER(_u32), ctypes.POINTER(_vp)
+        lib.clGetPlatformIDs.argtypes = [_u32, vpp, u32p]
+        lib.clGetDeviceIDs.argtypes = [_vp, ctypes.c_uint64, _u32, vpp, u32p]
+        lib.clGetDeviceInfo.argtypes = [_vp, _u32, ctypes.c_size_t, _vp, _sizep]
         lib.clCreateContext.restype = _vp
-        lib.clCreateContext.argtypes = [_vp, ctypes.c_uint32, ctypes.POINTER(_vp), _vp, _vp, ctypes.POINTER(ctypes.c_int32)]
+        lib.clCreateContext.argtypes = [_vp, _u32, vpp, _vp, _vp, _i32p]
         lib.clCreateProgramWithIL.restype = _vp
-        lib.clCreateProgramWithIL.argtypes = [_vp, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32)]
-        lib.clBuildProgram.argtypes = [_vp, ctypes.c_uint32, ctypes.POINTER(_vp), ctypes.c_char_p, _vp, _vp]
-        lib.clGetProgramBuildInfo.argtypes = [_vp, _vp, ctypes.c_uint32, ctypes.c_size_t, _vp, ctypes.POINTER(ctypes.c_size_t)]
+        lib.clCreateProgramWithIL.argtypes = [_vp, ctypes.c_char_p, ctypes.c_size_t, _i32p]
+        lib.clBuildProgram.argtypes = [_vp, _u32, vpp, ctypes.c_char_p, _vp, _vp]
+        lib.clGetProgramBuildInfo.argtypes = [_vp, _vp, _u32, ctypes.c_size_t, _vp, _sizep]
         lib.clReleaseProgram.argtypes = [_vp]
         lib.clReleaseContext.argtypes = [_vp]
         _lib.append(lib)

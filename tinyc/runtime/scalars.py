@@ -24,12 +24,19 @@ from tinyc.ir.types import ScalarType
 
 ScalarPacker = Callable[[Any], Any]
 
-_INT_CTYPES = {"i8": ctypes.c_uint8, "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64}
+_INT_CTYPES = {
+    "i8": ctypes.c_uint8,  # dpctl rejects c_int8: pass the bit pattern
+    "i16": ctypes.c_int16,
+    "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64,
+    "index": ctypes.c_int64,
+}
 
 
 def float_to_bf16_bits(value: float) -> int:
     """bf16 bit pattern of `value`: f32 rounded to nearest even, NaN kept quiet."""
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    with np.errstate(over="ignore"):  # beyond f32 range is inf, as intended
+        bits = int(np.array(value, dtype=np.float32).view(np.uint32))
     if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
         return (bits >> 16) | 0x0040
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
@@ -54,7 +61,7 @@ def _int_packer(t: ScalarType, name: str) -> ScalarPacker:
     wrap = t.name == "i8"
 
     def pack(value: Any) -> Any:
-        if _is_bool(value) or not isinstance(value, (int, np.integer)):
+        if type(value) is not int and (_is_bool(value) or not isinstance(value, (int, np.integer))):
             raise LaunchError(f"expected an integer for {t}, got {_kind_name(value)}", argument=name)
         number = int(value)
         if not low <= number <= high:
@@ -65,6 +72,8 @@ def _int_packer(t: ScalarType, name: str) -> ScalarPacker:
 
 
 def _real(value: Any, t: ScalarType, name: str) -> float:
+    if type(value) is float:  # the common case, without ABC checks
+        return value
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise LaunchError(f"expected a real number for {t}, got {_kind_name(value)}", argument=name)
     try:
@@ -79,7 +88,12 @@ def _float_packer(t: ScalarType, name: str) -> ScalarPacker:
     if t.name == "f64":
         return lambda value: ctypes.c_double(_real(value, t, name))
     if t.name == "f16":
-        return lambda value: ctypes.c_uint16(int(np.array(_real(value, t, name), np.float16).view(np.uint16)))
+
+        def pack_f16(value: Any) -> Any:
+            with np.errstate(over="ignore"):  # beyond f16 range is inf, as intended
+                return ctypes.c_uint16(int(np.array(_real(value, t, name), np.float16).view(np.uint16)))
+
+        return pack_f16
     if t.name == "bf16":
         return lambda value: ctypes.c_uint16(float_to_bf16_bits(_real(value, t, name)))
     raise ValueError(f"no packer for {t}")
@@ -91,8 +105,12 @@ def _complex_packer(t: ScalarType, name: str, raw_arg: Callable[[np.ndarray], An
     def pack(value: Any) -> Any:
         if _is_bool(value) or not isinstance(value, numbers.Complex):
             raise LaunchError(f"expected a complex number for {t}, got {_kind_name(value)}", argument=name)
-        number = complex(value)
-        return raw_arg(np.array([number.real, number.imag], dtype=component))
+        try:
+            number = complex(value)
+        except OverflowError:
+            raise LaunchError(f"{value} is too large for {t}", argument=name) from None
+        with np.errstate(over="ignore"):  # beyond the component range is inf
+            return raw_arg(np.array([number.real, number.imag], dtype=component))
 
     return pack
 

@@ -1,0 +1,164 @@
+"""A compiled kernel that Python calls like a function over a batch.
+
+Launch geometry (DESIGN.md): the work-group is (X, Y, 1) work-items and the
+batch runs along OpenCL dimension 2, so the ND-range is global (X, Y, N),
+local (X, Y, 1); in dpctl's slowest-first order `[N, Y, X]`, `[1, Y, X]`.
+Everything that does not depend on the arguments (program, kernel handle,
+per-parameter packers) is prepared once in the constructor, so a call costs
+the argument checks, the copies and one submit.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time as _time
+from typing import Any
+
+from tinyc.diagnostics import LaunchError
+from tinyc.runtime.arguments import Call, abi_arity, make_packer
+from tinyc.runtime.device import import_dpctl, profiling_queue, select_queue
+from tinyc.runtime.program_cache import build_program
+from tinyc.runtime.signature import KernelInfo
+
+MAX_BATCH = 2**31 - 1
+
+
+class PreparedCall:
+    """A checked call whose data is on the device; launch it as often as needed."""
+
+    def __init__(self, kernel: "Kernel", call: Call, args: list):
+        self.kernel = kernel
+        self.call = call
+        self.args = args  # the packed kernel arguments
+        self.batch = call.batch
+
+    def launch(self, queue: Any = None) -> Any:
+        """Submit once (after the copies in); returns the event, does not wait."""
+        return self.kernel.submit(self.args, self.batch, queue, self.call.staging.events)
+
+    def finish(self, after: Any) -> None:
+        """Copy written NumPy arrays back once `after` completed; waits."""
+        after.wait()
+        self.call.staging.copy_back(after)
+
+
+class Kernel:
+    """One entry point of a SPIR-V module, bound to a queue.
+
+    `k(*args, batch=N)` checks the arguments against the signature (raising
+    LaunchError naming the argument before anything runs), copies NumPy data
+    to the device, launches N work-groups, waits and copies written arrays
+    back in place. USM arrays are passed without copies.
+    """
+
+    def __init__(self, spirv: bytes, info: KernelInfo, device: Any = None):
+        self.info = info
+        self.name = info.name
+        self.queue = select_queue(device)
+        self.program = build_program(self.queue, spirv)
+        if not self.program.has_sycl_kernel(info.name):
+            raise KeyError(f"the SPIR-V module has no kernel named {info.name!r}")
+        self.sycl_kernel = self.program.get_sycl_kernel(info.name)
+        arity = sum(abi_arity(p) for p in info.params)
+        if self.sycl_kernel.num_args != arity:  # a wrong count would crash the launch
+            raise ValueError(
+                f"kernel {info.name!r} takes {self.sycl_kernel.num_args} OpenCL arguments but its "
+                f"signature packs {arity}: the SPIR-V and the KernelInfo disagree"
+            )
+        dpctl = import_dpctl()
+        self._memory = dpctl.memory
+        self._packers = [make_packer(p, dpctl.RawKernelArg) for p in info.params]
+        self._wrappers: dict = {}  # USM pointer wrappers reused across calls
+        x, y = info.work_group_size
+        self._x, self._y = x, y
+        self._names = ", ".join(p.name for p in info.params)
+
+    def __repr__(self) -> str:
+        return f"<tinyc.Kernel {self.name}({self._names}) on {self.queue.sycl_device.filter_string}>"
+
+    # -- checking and packing ------------------------------------------------
+    def _batch(self, kwargs: dict[str, Any]) -> int:
+        batch = kwargs.pop("batch", 1)
+        if kwargs:
+            unknown = ", ".join(sorted(kwargs))
+            raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; only batch= is accepted")
+        if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
+            raise LaunchError(f"batch must be a positive integer, got {batch!r}", argument="batch")
+        batch = int(batch)
+        if not 1 <= batch <= MAX_BATCH:
+            raise LaunchError(f"batch must be between 1 and {MAX_BATCH}, got {batch}", argument="batch")
+        return batch
+
+    def _bind(self, args: tuple, batch: int) -> tuple[Call, list]:
+        """Check every argument; nothing is allocated or copied yet."""
+        if len(args) != len(self._packers):
+            raise LaunchError(
+                f"{self.name}({self._names}) takes {len(self._packers)} arguments, got {len(args)}"
+            )
+        call = Call(self.queue, self._memory, batch, self._wrappers)
+        parts = [pack(value, call) for pack, value in zip(self._packers, args)]
+        return call, parts
+
+    @staticmethod
+    def _emit(call: Call, parts: list) -> list:
+        call.staging.place(call.lone)
+        packed: list = []
+        for part in parts:
+            packed.extend(part if type(part) is list else part())
+        return packed
+
+    def prepare(self, *args: Any, **kwargs: Any) -> PreparedCall:
+        """Check and pack a call and copy its data in, without launching (benchmarks)."""
+        batch = self._batch(kwargs)
+        call, parts = self._bind(args, batch)
+        return PreparedCall(self, call, self._emit(call, parts))
+
+    # -- launching -------------------------------------------------------------
+    def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None) -> Any:
+        """Submit packed arguments over `batch` work-groups; returns the event."""
+        queue = queue or self.queue
+        x, y = self._x, self._y
+        return queue.submit_async(self.sycl_kernel, packed, [batch, y, x], [1, y, x], after or None)
+
+    def launch_raw(self, packed: list, batch: int) -> None:
+        """Launch already packed kernel arguments and wait (no checks)."""
+        self.submit(packed, batch).wait()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        batch = self._batch(kwargs)
+        call, parts = self._bind(args, batch)
+        events = call.staging.events
+        try:
+            packed = self._emit(call, parts)
+            done = self.submit(packed, batch, None, events)
+            events.append(done)
+            call.staging.copy_back(done)
+        finally:
+            for event in events:  # never free memory a copy or kernel still uses
+                event.wait()
+
+    def time(
+        self, *args: Any, batch: int = 1, repeat: int = 10, warmup: int = 1, wall: bool = False
+    ) -> list[float]:
+        """Seconds per launch, `repeat` times, with the data already on the device.
+
+        Device time from event profiling (kernel execution only) unless
+        `wall=True` (submit to completion, as seen from Python). NumPy
+        arguments are not copied back; USM arguments see every launch.
+        """
+        prepared = self.prepare(*args, batch=batch)
+        queue = self.queue if wall else profiling_queue(self.queue)
+        for event in prepared.call.staging.events:
+            event.wait()
+        for _ in range(warmup):
+            prepared.launch(queue).wait()
+        times = []
+        for _ in range(repeat):
+            start = _time.perf_counter()
+            event = prepared.launch(queue)
+            event.wait()
+            if wall:
+                times.append(_time.perf_counter() - start)
+            else:
+                times.append((event.profiling_info_end - event.profiling_info_start) * 1e-9)
+        return times
