@@ -238,14 +238,6 @@ def test_usm_group_members(kernels, queue, rng):
     np.testing.assert_array_equal(numpy_member, expect_np)
 
 
-def test_dpctl_tensor_if_available(kernels, queue, rng):
-    dpt = pytest.importorskip("dpctl.tensor", reason="dpctl.tensor is not part of dpctl 0.22")
-    host = rand(rng, (8, 3))
-    x = dpt.asarray(host, sycl_queue=queue)
-    kernels["scale"](2.0, x, batch=3)
-    np.testing.assert_array_equal(dpt.asnumpy(x), host * 2)
-
-
 def test_empty_mode(kernels):
     """A size-0 mode: nothing to copy, the kernel loops zero times."""
     a = np.zeros((0, 3), dtype=np.float32, order="F")

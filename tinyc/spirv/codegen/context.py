@@ -37,7 +37,6 @@ class MemrefDesc:
     type: MemrefType
     shape: list[IndexLike]
     stride: list[IndexLike]
-    alignment: int = 0  # known byte alignment of `base` (0: element alignment only)
 
 
 @dataclass
@@ -49,7 +48,6 @@ class GroupDesc:
     dope: dict[tuple[str, int], Id] = field(default_factory=dict)  # slot -> ptr to i64 per member
     size: IndexLike = 0
     offset: IndexLike = 0
-    alignment: int = 0
 
 
 Lowered = Union[Id, list, MemrefDesc, GroupDesc]
@@ -73,6 +71,7 @@ class Ctx:
         self.work_group_size: tuple[int, int] = (int(wgs[0]), int(wgs[1]))
         self._builtins: dict[tuple[BuiltIn, int | None], Id] = {}
         self.local_memory: Id | None = None  # module-scope Workgroup byte array
+        self.local_offsets: dict = {}        # Alloca -> byte offset in local_memory
 
     # -- values ------------------------------------------------------------------
     def __getitem__(self, v: Value) -> Lowered:
@@ -126,19 +125,19 @@ class Ctx:
     def bool(self) -> Id:
         return self.m.type_bool()
 
-    def c64(self, value: int) -> Id:
+    def const64(self, value: int) -> Id:
         return self.m.const_int(value, 64)
 
-    def c32(self, value: int) -> Id:
+    def const32(self, value: int) -> Id:
         return self.m.const_int(value, 32)
 
     def scope(self, scope: Scope) -> Id:
         """Scope operands are ids of 32-bit constants."""
-        return self.c32(int(scope))
+        return self.const32(int(scope))
 
     # -- index arithmetic (folded when both sides are known) ------------------------------
     def as_id(self, x: IndexLike) -> Id:
-        return x if isinstance(x, Id) else self.c64(int(x))
+        return x if isinstance(x, Id) else self.const64(int(x))
 
     def iadd(self, a: IndexLike, b: IndexLike) -> IndexLike:
         if not isinstance(a, Id) and not isinstance(b, Id):

@@ -1,0 +1,33 @@
+"""SPIR-V code generation: lowered IR program -> SPIR-V 1.4 module + kernel metadata.
+
+    binary, kernels = generate(program)
+
+One Kernel entry point per function (OpenCL memory model, Physical64). The
+package is split by concern; every emitter module registers its instruction
+classes with `dispatch.emits` on import:
+
+    kernel      entry points and the kernel ABI     analysis   ParamInfo facts
+    types       IR types -> SPIR-V types            scalar     arithmetic per type
+    arith       arith/cast/cmp/constant/math/builtin
+    memref      descriptors, load/store, views, alloca
+    control     for/if/parallel/foreach/barrier     atomics    atomic stores and adds
+    subgroup    broadcast, reductions, scans        coopmatrix per-lane matrices
+"""
+
+from __future__ import annotations
+
+from tinyc.ir.core import Program
+from tinyc.runtime.signature import KernelInfo
+from tinyc.spirv.codegen import arith, control, coopmatrix, memref, subgroup  # noqa: F401 (register emitters)
+from tinyc.spirv.codegen.context import CodegenError
+from tinyc.spirv.codegen.kernel import emit_kernel
+from tinyc.spirv.module import Module
+
+__all__ = ["CodegenError", "generate"]
+
+
+def generate(program: Program) -> tuple[bytes, dict[str, KernelInfo]]:
+    """The SPIR-V binary of every function, and per kernel what the runtime needs."""
+    m = Module((1, 4))
+    kernels = {fn.name: emit_kernel(m, fn) for fn in program.functions}
+    return m.assemble(), kernels

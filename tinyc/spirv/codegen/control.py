@@ -1,0 +1,122 @@
+"""Structured control flow: for, if, parallel, barrier.
+
+`for` becomes a header block (Phis for the loop variable and the carried
+values, signed `iv < to`, OpLoopMerge), the body, and a continue block that
+adds the step. `if` becomes OpSelectionMerge + OpPhi. A coopmatrix value
+flowing through either takes one Phi per component a work-item holds.
+Collective regions run on every work-item with uniform values, so
+`parallel` simply emits its region in place (foreach is lowered to
+parallel + for by the lower-foreach pass).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from tinyc.ir.instructions import Barrier, For, If, Parallel
+from tinyc.ir.types import ScalarType
+from tinyc.spirv.codegen import scalar
+from tinyc.spirv.codegen.context import Ctx
+from tinyc.spirv.codegen.dispatch import emit_region, emits
+from tinyc.spirv.codegen.types import flat_types, flatten, unflatten, value_type
+from tinyc.spirv.instruction import Id
+from tinyc.spirv.spv import LoopControl, MemorySemantics, Op, Scope
+
+
+def counted_loop(ctx: Ctx, loop_type: ScalarType, lower: Id, upper: Id, step: Id,
+                 init: Sequence[Id], init_types: Sequence[Id],
+                 body: Callable[[Id, list[Id]], list[Id]],
+                 control: LoopControl = LoopControl.None_) -> list[Id]:
+    """for (iv = lower; iv < upper; iv += step) with carried ids; their final values."""
+    m = ctx.m
+    lt = value_type(m, loop_type)
+    header_label, body_label, cont_label, merge_label = (m.new_id() for _ in range(4))
+    pre = ctx.block
+    ctx.do(Op.Branch, header_label)
+    header = ctx.new_block(header_label)
+    iv = header.phi(lt, (lower, pre.label))
+    phis = [header.phi(t, (x, pre.label)) for t, x in zip(init_types, init)]
+    cond = header.op(Op.SLessThan, ctx.bool, iv.result, upper)
+    header.op(Op.LoopMerge, merge_label, cont_label, control)
+    header.op(Op.BranchConditional, cond, body_label, merge_label)
+
+    ctx.block = ctx.new_block(body_label)
+    yielded = body(iv.result, [p.result for p in phis])
+    ctx.do(Op.Branch, cont_label)
+
+    cont = ctx.new_block(cont_label)
+    nxt = cont.op(Op.IAdd, lt, iv.result, step)
+    cont.op(Op.Branch, header_label)
+    iv.operands += [nxt, cont_label]
+    for phi, y in zip(phis, yielded):
+        phi.operands += [y, cont_label]
+    ctx.block = ctx.new_block(merge_label)
+    return [p.result for p in phis]
+
+
+_UNROLL = {True: LoopControl.Unroll, False: LoopControl.DontUnroll}
+
+
+@emits(For)
+def emit_for(ctx: Ctx, inst: For) -> None:
+    lt = inst.loop_type
+    step = ctx.id(inst.step) if inst.step is not None else scalar.constant(ctx, lt, 1)
+    kinds = [v.type for v in inst.carried]
+    sizes = [len(flat_types(ctx, t)) for t in kinds]
+    init = [x for v in inst.init for x in flatten(ctx[v])]
+    types = [x for t in kinds for x in flat_types(ctx, t)]
+
+    def split(ids: list[Id]) -> list:
+        out, at = [], 0
+        for t, n in zip(kinds, sizes):
+            out.append(unflatten(t, ids[at: at + n]))
+            at += n
+        return out
+
+    def body(iv: Id, carried: list[Id]) -> list[Id]:
+        ctx[inst.loop_var] = iv
+        for v, lowered in zip(inst.carried, split(carried)):
+            ctx[v] = lowered
+        return [x for y in emit_region(ctx, inst.body) for x in flatten(y)]
+
+    control = _UNROLL.get(inst.attrs.get("unroll"), LoopControl.None_)
+    final = counted_loop(ctx, lt, ctx.id(inst.lower), ctx.id(inst.upper), step, init, types, body, control)
+    for r, lowered in zip(inst.results, split(final)):
+        ctx[r] = lowered
+
+
+@emits(If)
+def emit_if(ctx: Ctx, inst: If) -> None:
+    kinds = [r.type for r in inst.results]
+    types = [x for t in kinds for x in flat_types(ctx, t)]
+
+    def region(r):
+        return lambda: [x for y in emit_region(ctx, r) for x in flatten(y)]
+
+    has_else = bool(inst.otherwise.instructions) or bool(kinds)
+    ids = ctx.branch(ctx.id(inst.cond), region(inst.then), region(inst.otherwise) if has_else else None, types)
+    at = 0
+    for r, t in zip(inst.results, kinds):
+        n = len(flat_types(ctx, t))
+        ctx[r] = unflatten(t, ids[at: at + n])
+        at += n
+
+
+@emits(Parallel)
+def emit_parallel(ctx: Ctx, inst: Parallel) -> None:
+    """Every work-item runs the SPMD region."""
+    emit_region(ctx, inst.body)
+
+
+@emits(Barrier)
+def emit_barrier(ctx: Ctx, inst: Barrier) -> None:
+    """OpControlBarrier at work-group scope; .global/.local choose the fenced memory."""
+    semantics = MemorySemantics.None_
+    if inst.global_fence:
+        semantics |= MemorySemantics.CrossWorkgroupMemory
+    if inst.local_fence:
+        semantics |= MemorySemantics.WorkgroupMemory
+    if semantics:
+        semantics |= MemorySemantics.SequentiallyConsistent
+    wg = ctx.scope(Scope.Workgroup)
+    ctx.do(Op.ControlBarrier, wg, wg, ctx.const32(int(semantics)))

@@ -1,0 +1,176 @@
+"""Coopmatrix values in per-work-item registers (no matrix engine on the CPU).
+
+Layout for subgroup size S (RUNTIME-NOTES §12 rules out SPV_KHR_cooperative_matrix):
+- matrix_a and matrix_acc, R×C: lane l holds rows l + S·b for b < ceil(R/S),
+  all C columns; component b·C + j is row l + S·b, column j. Rows ≥ R are
+  padding: never loaded or stored, zero after a load.
+- matrix_b, R×C: every lane holds all R·C components (component i·C + j);
+  the values are uniform, which the CPU vectorizer keeps scalar.
+
+Checked loads branch around the memory access (out-of-bounds components are
+0 and never touch memory); stores of matrix_b are split so that lane
+i mod S writes row i, so atomic adds happen once.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from tinyc.ir.instructions import ArithBinaryOp, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore
+from tinyc.ir.types import CoopMatrixType, MatrixUse
+from tinyc.spirv.codegen import scalar
+from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
+from tinyc.spirv.codegen.dispatch import emits
+from tinyc.spirv.codegen.memref import element_address, load_element, store_element
+from tinyc.spirv.codegen.types import coop_blocks, compute_type, scalar_type
+from tinyc.spirv.instruction import Id
+from tinyc.spirv.spv import Op, OpenCLStd
+
+Cond = Id | bool
+"""A condition known at run time (bool id) or at compile time."""
+
+
+def _and(ctx: Ctx, a: Cond, b: Cond) -> Cond:
+    if a is True or b is False:
+        return b
+    if b is True or a is False:
+        return a
+    return ctx.op(Op.LogicalAnd, ctx.bool, a, b)
+
+
+def _in_bounds(ctx: Ctx, v: IndexLike, size: IndexLike) -> Cond:
+    """0 <= v < size as one unsigned compare."""
+    if not isinstance(v, Id) and not isinstance(size, Id):
+        return 0 <= v < size
+    return ctx.op(Op.ULessThan, ctx.bool, ctx.as_id(v), ctx.as_id(size))
+
+
+def _rows(ctx: Ctx, t: CoopMatrixType) -> list[tuple[IndexLike, Cond]]:
+    """Per block of components: the matrix row this lane holds, and whether it is real."""
+    S = ctx.subgroup_size
+    if t.use is MatrixUse.B:
+        return [(i, True) for i in range(t.rows)]
+    out: list[tuple[IndexLike, Cond]] = []
+    for b in range(coop_blocks(t, S)):
+        row = ctx.iadd(ctx.lane_id64(), S * b)
+        real: Cond = True if (b + 1) * S <= t.rows else ctx.op(Op.ULessThan, ctx.bool, row, ctx.const64(t.rows))
+        out.append((row, real))
+    return out
+
+
+def _guarded(ctx: Ctx, cond: Cond, then: Callable[[], list[Id]], types: list[Id],
+             defaults: list[Id]) -> list[Id]:
+    """then() where cond holds, else defaults, without running then() otherwise."""
+    if cond is True:
+        return then()
+    if cond is False:
+        return list(defaults)
+    return ctx.branch(cond, then, None, types, defaults)
+
+
+@emits(CoopMatrixLoad)
+def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
+    M, xv, yv = inst.operands
+    t: CoopMatrixType = inst.result.type
+    desc: MemrefDesc = ctx[M]
+    x, y = ctx.index(xv), ctx.index(yv)
+    ty = scalar_type(ctx.m, t.component)
+    zero = scalar.zero(ctx, t.component)
+    # memref mode that the matrix rows / columns run along
+    row_mode, col_mode = (1, 0) if inst.transpose else (0, 1)
+    row_base, col_base = (y, x) if inst.transpose else (x, y)
+
+    def position(row: IndexLike, j: int) -> list[IndexLike]:
+        idx: list[IndexLike] = [0, 0]
+        idx[row_mode] = ctx.iadd(row_base, row)
+        idx[col_mode] = ctx.iadd(col_base, j)
+        return idx
+
+    comps: list[Id] = []
+    for row, real in _rows(ctx, t):
+        row_ok = real
+        if inst.checked.rows:
+            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
+
+        def load_row(row: IndexLike = row) -> list[Id]:
+            out = []
+            for j in range(t.cols):
+                col_ok: Cond = True
+                if inst.checked.cols:
+                    col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
+                out += _guarded(ctx, col_ok, lambda j=j: [load_element(ctx, desc, element_address(
+                    ctx, desc, position(row, j)))], [ty], [zero])
+            return out
+
+        comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
+    ctx[inst.result] = comps
+
+
+@emits(CoopMatrixStore)
+def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
+    A, M, xv, yv = inst.operands
+    t: CoopMatrixType = A.type
+    desc: MemrefDesc = ctx[M]
+    x, y = ctx.index(xv), ctx.index(yv)
+    comps: list[Id] = ctx[A]
+    S = ctx.subgroup_size
+    for b, (row, real) in enumerate(_rows(ctx, t)):
+        row_ok = real
+        if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
+            row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
+        if inst.checked.rows:
+            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(x, row), desc.shape[0]))
+
+        def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
+            for j in range(t.cols):
+                col_ok: Cond = True
+                if inst.checked.cols:
+                    col_ok = _in_bounds(ctx, ctx.iadd(y, j), desc.shape[1])
+
+                def store_one(j: int = j) -> list[Id]:
+                    ptr = element_address(ctx, desc, [ctx.iadd(x, row), ctx.iadd(y, j)])
+                    store_element(ctx, desc, ptr, comps[b * t.cols + j], inst.flag)
+                    return []
+                _guarded(ctx, col_ok, store_one, [], [])
+            return []
+
+        _guarded(ctx, row_ok, store_row, [], [])
+
+
+@emits(CoopMatrixMulAdd)
+def emit_mul_add(ctx: Ctx, inst: CoopMatrixMulAdd) -> None:
+    """D = A·B + C per lane: its rows of A and C, all of B.
+
+    Computed in C's component type (bf16 in f32), real floats with fused
+    multiply-adds (one rounding per step, as BLAS does), converted to D's type.
+    """
+    A, B, C = inst.operands
+    ta, tb, tc = A.type, B.type, C.type
+    td: CoopMatrixType = inst.result.type
+    work = compute_type(tc.component)
+    a = [scalar.cast(ctx, ta.component, work, v) for v in ctx[A]]
+    bm = [scalar.cast(ctx, tb.component, work, v) for v in ctx[B]]
+    c = [scalar.cast(ctx, tc.component, work, v) for v in ctx[C]]
+    K, N = ta.cols, tc.cols
+    wt = scalar_type(ctx.m, work)
+    blocks = coop_blocks(tc, ctx.subgroup_size)
+    acc = list(c)
+    for k in range(K):  # k outermost: row k of B is dead after its step
+        for j in range(N):
+            y = bm[k * N + j]
+            for blk in range(blocks):
+                x, at = a[blk * K + k], blk * N + j
+                if work.is_float:
+                    acc[at] = ctx.ext(OpenCLStd.fma, wt, x, y, acc[at])
+                else:
+                    prod = scalar.binary(ctx, ArithBinaryOp.MUL, work, x, y)
+                    acc[at] = scalar.binary(ctx, ArithBinaryOp.ADD, work, acc[at], prod)
+    ctx[inst.result] = [scalar.cast(ctx, work, td.component, v) for v in acc]
+
+
+@emits(CoopMatrixScale)
+def emit_scale(ctx: Ctx, inst: CoopMatrixScale) -> None:
+    s, M = inst.operands
+    t: CoopMatrixType = M.type
+    alpha = ctx.id(s)
+    ctx[inst.result] = [scalar.binary(ctx, ArithBinaryOp.MUL, t.component, alpha, v) for v in ctx[M]]

@@ -1,0 +1,93 @@
+"""One IR function -> one OpenCL kernel entry point, with the DESIGN.md ABI.
+
+Parameters, in source order:
+- scalar: one parameter of its value type (index: i64, bf16: i16 bits,
+  f16: half, c32/c64: float2/double2);
+- memref: element pointer, then one i64 per `?` in the shape, then in the stride;
+- group: pointer to member pointers, then per `?` in the memref's shape and
+  stride a pointer to i64 (one entry per member), then the group size if `?`,
+  then the offset if `?`.
+"""
+
+from __future__ import annotations
+
+from tinyc.ir.core import Function as IRFunction
+from tinyc.ir.core import Value
+from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.runtime.signature import KernelInfo
+from tinyc.spirv.codegen.analysis import param_infos
+from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, Lowered, MemrefDesc
+from tinyc.spirv.codegen.dispatch import emit_region
+from tinyc.spirv.codegen.memref import declare_local_memory, plan_local_memory
+from tinyc.spirv.codegen.types import element_pointer, scalar_type
+from tinyc.spirv.instruction import Id
+from tinyc.spirv.module import Module
+from tinyc.spirv.spv import Decoration, ExecutionMode, ExecutionModel, Op, StorageClass
+
+
+def _param_types(m: Module, t) -> list[Id]:
+    """The kernel parameters one source argument of type `t` becomes."""
+    i64 = m.type_int(64)
+    if isinstance(t, ScalarType):
+        return [scalar_type(m, t)]
+    if isinstance(t, MemrefType):
+        return [element_pointer(m, t)] + [i64] * len(t.dynamic_slots())
+    if isinstance(t, GroupType):
+        member = m.type_pointer(StorageClass.CrossWorkgroup, scalar_type(m, t.memref.element))
+        types = [m.type_pointer(StorageClass.CrossWorkgroup, member)]
+        types += [m.type_pointer(StorageClass.CrossWorkgroup, i64)] * len(t.memref.dynamic_slots())
+        types += [i64] * ((t.size == DYNAMIC) + (t.offset == DYNAMIC))
+        return types
+    raise CodegenError(f"argument type {t} cannot be passed to a kernel")
+
+
+def _bind(m: Module, arg: Value, ids: list[Id]) -> Lowered:
+    """The lowered value of a source argument from its kernel parameters."""
+    t = arg.type
+    name = arg.name or "arg"
+    m.name(ids[0], name)
+    align = int(arg.attrs.get("alignment", 0) or 0)
+    if isinstance(t, ScalarType):
+        return ids[0]
+    rest = iter(ids[1:])
+    if isinstance(t, MemrefType):
+        if align:
+            m.decorate(ids[0], Decoration.Alignment, align)
+        dyn = {slot: next(rest) for slot in t.dynamic_slots()}
+        for (kind, k), pid in dyn.items():
+            m.name(pid, f"{name}_{kind}{k}")
+        shape = [dyn.get(("shape", k), s) for k, s in enumerate(t.shape)]
+        stride = [dyn.get(("stride", k), s) for k, s in enumerate(t.stride)]
+        return MemrefDesc(ids[0], t, shape, stride)
+    g = GroupDesc(ids[0], t)
+    for slot in t.memref.dynamic_slots():
+        g.dope[slot] = next(rest)
+        m.name(g.dope[slot], f"{name}_{slot[0]}{slot[1]}s")
+    g.size = next(rest) if t.size == DYNAMIC else t.size
+    g.offset = next(rest) if t.offset == DYNAMIC else t.offset
+    for label, value in (("size", g.size), ("offset", g.offset)):
+        if isinstance(value, Id):
+            m.name(value, f"{name}_{label}")
+    return g
+
+
+def emit_kernel(m: Module, fn: IRFunction) -> KernelInfo:
+    """Emit `fn` as a Kernel entry point and describe it for the runtime."""
+    per_arg = [_param_types(m, a.type) for a in fn.args]
+    spv_fn = m.function(m.type_void(), [t for ts in per_arg for t in ts], name=fn.name)
+    m.entry_point(ExecutionModel.Kernel, spv_fn, fn.name)
+    ctx = Ctx(m, spv_fn, fn)
+    X, Y = ctx.work_group_size
+    m.execution_mode(spv_fn, ExecutionMode.LocalSize, X, Y, 1)
+    m.execution_mode(spv_fn, ExecutionMode.SubgroupSize, ctx.subgroup_size)
+
+    params = iter(spv_fn.params)
+    for arg, types in zip(fn.args, per_arg):
+        ctx[arg] = _bind(m, arg, [next(params) for _ in types])
+    ctx.local_offsets, size = plan_local_memory(fn)
+    declare_local_memory(ctx, size)
+
+    emit_region(ctx, fn.body)
+    ctx.do(Op.Return)
+    ctx.prologue.op(Op.Branch, ctx.body_label)
+    return KernelInfo(fn.name, param_infos(fn), (X, Y), ctx.subgroup_size)

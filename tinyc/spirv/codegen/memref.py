@@ -1,0 +1,228 @@
+"""Memrefs as compile-time descriptors: views cost nothing, accesses are one GEP.
+
+A memref value is a `MemrefDesc`: base pointer id plus per-mode shape and
+stride, each a Python int when static, else an i64 id. subview / expand /
+fuse / size only compute new descriptors; load and store address the element
+with one OpInBoundsPtrAccessChain(base, Σ index_i · stride_i). Loading from a
+group reads the member pointer and its dope-vector entries. Local memrefs
+(alloca) live in one module-scope Workgroup byte array per kernel.
+"""
+
+from __future__ import annotations
+
+from tinyc.ir.core import Function, Value
+from tinyc.ir.instructions import (
+    WHOLE_MODE, Alloca, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
+)
+from tinyc.ir.types import DYNAMIC, MemrefType
+from tinyc.spirv.codegen import atomics
+from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, IndexLike, MemrefDesc, natural_alignment
+from tinyc.spirv.codegen.dispatch import emits
+from tinyc.spirv.codegen.types import element_pointer, scalar_type
+from tinyc.spirv.instruction import Id
+from tinyc.spirv.spv import Decoration, MemoryAccess, Op, StorageClass
+
+LOCAL_ALIGNMENT = 64
+"""Byte alignment of the kernel's local-memory array and default of each alloca."""
+
+
+# -- addressing ----------------------------------------------------------------------------
+def offset_pointer(ctx: Ctx, desc_type: MemrefType, base: Id, offset: IndexLike) -> Id:
+    """base + offset elements."""
+    if not isinstance(offset, Id) and offset == 0:
+        return base
+    return ctx.op(Op.InBoundsPtrAccessChain, element_pointer(ctx.m, desc_type), base, ctx.as_id(offset))
+
+
+def element_address(ctx: Ctx, desc: MemrefDesc, indices: list[IndexLike]) -> Id:
+    """Pointer to desc[indices]."""
+    return offset_pointer(ctx, desc.type, desc.base, ctx.dot(indices, desc.stride))
+
+
+def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
+    return ctx.op(Op.Load, scalar_type(ctx.m, desc.type.element), ptr,
+                  MemoryAccess.Aligned, natural_alignment(desc.type))
+
+
+def store_element(ctx: Ctx, desc: MemrefDesc, ptr: Id, value: Id, flag: StoreFlag) -> None:
+    """Plain, atomic or atomic-add store of one element."""
+    if flag is StoreFlag.NONE:
+        ctx.do(Op.Store, ptr, value, MemoryAccess.Aligned, natural_alignment(desc.type))
+    elif flag is StoreFlag.ATOMIC:
+        atomics.atomic_store(ctx, desc.type, ptr, value)
+    else:
+        atomics.atomic_add(ctx, desc.type, ptr, value)
+
+
+def _static_override(values: list[IndexLike], declared: tuple[int, ...]) -> list[IndexLike]:
+    """Prefer the result type's static entries (verified) over computed ids."""
+    return [d if d != DYNAMIC else v for v, d in zip(values, declared)]
+
+
+# -- load / store ----------------------------------------------------------------------------
+@emits(Load)
+def emit_load(ctx: Ctx, inst: Load) -> None:
+    src = ctx[inst.tensor]
+    indices = [ctx.index(v) for v in inst.indices]
+    if isinstance(src, GroupDesc):
+        ctx[inst.result] = load_group_member(ctx, src, indices[0])
+    elif isinstance(src, MemrefDesc):
+        ctx[inst.result] = load_element(ctx, src, element_address(ctx, src, indices))
+    else:
+        raise CodegenError(f"load from a non-memref value {inst.tensor!r}")
+
+
+@emits(Store)
+def emit_store(ctx: Ctx, inst: Store) -> None:
+    desc = ctx[inst.tensor]
+    indices = [ctx.index(v) for v in inst.indices]
+    store_element(ctx, desc, element_address(ctx, desc, indices), ctx.id(inst.value), inst.flag)
+
+
+def load_group_member(ctx: Ctx, g: GroupDesc, i: IndexLike) -> MemrefDesc:
+    """The memref of member i: pointer (+ offset) and its dynamic sizes/strides."""
+    memref = g.type.memref
+    ptr_t = element_pointer(ctx.m, memref)
+    slot = g.base
+    if isinstance(i, Id) or i != 0:
+        slot = ctx.op(Op.InBoundsPtrAccessChain, ctx.m.type_pointer(StorageClass.CrossWorkgroup, ptr_t),
+                      g.base, ctx.as_id(i))
+    member = ctx.op(Op.Load, ptr_t, slot, MemoryAccess.Aligned, 8)
+    base = offset_pointer(ctx, memref, member, g.offset)
+    dyn: dict[tuple[str, int], IndexLike] = {}
+    for key, dope in g.dope.items():
+        entry = dope
+        if isinstance(i, Id) or i != 0:
+            entry = ctx.op(Op.InBoundsPtrAccessChain, ctx.m.type_pointer(StorageClass.CrossWorkgroup, ctx.i64),
+                           dope, ctx.as_id(i))
+        dyn[key] = ctx.op(Op.Load, ctx.i64, entry, MemoryAccess.Aligned, 8)
+    shape = [dyn.get(("shape", k), s) for k, s in enumerate(memref.shape)]
+    stride = [dyn.get(("stride", k), s) for k, s in enumerate(memref.stride)]
+    return MemrefDesc(base, memref, shape, stride)
+
+
+# -- views ----------------------------------------------------------------------------------
+def _index_or_int(ctx: Ctx, x: int | Value) -> IndexLike:
+    return ctx.index(x) if isinstance(x, Value) else int(x)
+
+
+@emits(Subview)
+def emit_subview(ctx: Ctx, inst: Subview) -> None:
+    desc: MemrefDesc = ctx[inst.tensor]
+    offsets: list[IndexLike] = []
+    shape: list[IndexLike] = []
+    stride: list[IndexLike] = []
+    for mode, (off, size) in enumerate(inst.mode_slices()):
+        if isinstance(size, int) and size == WHOLE_MODE:
+            offsets.append(0)
+            shape.append(desc.shape[mode])
+            stride.append(desc.stride[mode])
+            continue
+        offsets.append(_index_or_int(ctx, off))
+        if isinstance(size, int) and size == 0:
+            continue  # rank reduction: the mode is dropped
+        shape.append(_index_or_int(ctx, size))
+        stride.append(desc.stride[mode])
+    result: MemrefType = inst.result.type
+    base = offset_pointer(ctx, desc.type, desc.base, ctx.dot(offsets, desc.stride))
+    ctx[inst.result] = MemrefDesc(base, result, _static_override(shape, result.shape),
+                                  _static_override(stride, result.stride))
+
+
+@emits(Expand)
+def emit_expand(ctx: Ctx, inst: Expand) -> None:
+    desc: MemrefDesc = ctx[inst.tensor]
+    dynamic = iter(inst.operands[1:])
+    parts = [ctx.index(next(dynamic)) if s == DYNAMIC else s for s in inst.static_shape]
+    m = inst.mode
+    strides: list[IndexLike] = []
+    current = desc.stride[m]
+    for p in parts:
+        strides.append(current)
+        current = ctx.imul(current, p)
+    result: MemrefType = inst.result.type
+    shape = desc.shape[:m] + parts + desc.shape[m + 1:]
+    stride = desc.stride[:m] + strides + desc.stride[m + 1:]
+    ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
+                                  _static_override(stride, result.stride))
+
+
+@emits(Fuse)
+def emit_fuse(ctx: Ctx, inst: Fuse) -> None:
+    desc: MemrefDesc = ctx[inst.operands[0]]
+    size: IndexLike = 1
+    for s in desc.shape[inst.first: inst.last + 1]:
+        size = ctx.imul(size, s)
+    result: MemrefType = inst.result.type
+    shape = desc.shape[: inst.first] + [size] + desc.shape[inst.last + 1:]
+    stride = desc.stride[: inst.first + 1] + desc.stride[inst.last + 1:]
+    ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
+                                  _static_override(stride, result.stride))
+
+
+@emits(Size)
+def emit_size(ctx: Ctx, inst: Size) -> None:
+    src = ctx[inst.operands[0]]
+    value = src.size if isinstance(src, GroupDesc) else src.shape[inst.mode]
+    ctx[inst.result] = ctx.as_id(value)
+    if not isinstance(value, Id):
+        ctx.known[inst.result] = int(value)
+
+
+# -- local memory ---------------------------------------------------------------------------------
+def _bytes(t: MemrefType) -> int:
+    """Extent of a static memref in bytes."""
+    extent = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride))
+    return (extent if all(s > 0 for s in t.shape) else 0) * t.element.size
+
+
+def plan_local_memory(fn: Function) -> tuple[dict[Alloca, int], int]:
+    """Byte offset of every alloca and the total size.
+
+    A later pass assigns `stack_offset` and `local_memory_size`; until it
+    runs, allocas get sequential offsets (no reuse), each aligned.
+    """
+    offsets: dict[Alloca, int] = {}
+    end = 0
+    for inst in fn.walk():
+        if not isinstance(inst, Alloca):
+            continue
+        t: MemrefType = inst.result.type
+        if "stack_offset" in inst.attrs:
+            offsets[inst] = int(inst.attrs["stack_offset"])
+        else:
+            align = int(inst.attrs.get("alignment", LOCAL_ALIGNMENT))
+            end = -(-end // align) * align
+            offsets[inst] = end
+        end = max(end, offsets[inst] + _bytes(t))
+    size = int(fn.attrs.get("local_memory_size") or end)
+    return offsets, max(size, end)
+
+
+def declare_local_memory(ctx: Ctx, size: int) -> None:
+    """The kernel's Workgroup byte array (nothing if no alloca)."""
+    if size <= 0:
+        return
+    m = ctx.m
+    array = m.type_array(m.type_int(8), size)
+    ctx.local_memory = m.variable(m.type_pointer(StorageClass.Workgroup, array))
+    align = int(ctx.ir_fn.attrs.get("local_memory_alignment", LOCAL_ALIGNMENT))
+    m.decorate(ctx.local_memory, Decoration.Alignment, max(align, LOCAL_ALIGNMENT))
+
+
+@emits(Alloca)
+def emit_alloca(ctx: Ctx, inst: Alloca) -> None:
+    t: MemrefType = inst.result.type
+    m = ctx.m
+    byte_ptr = m.type_pointer(StorageClass.Workgroup, m.type_int(8))
+    p8 = ctx.op(Op.Bitcast, byte_ptr, ctx.local_memory)
+    offset = ctx.local_offsets[inst]
+    if offset:
+        p8 = ctx.op(Op.InBoundsPtrAccessChain, byte_ptr, p8, ctx.const64(offset))
+    base = ctx.op(Op.Bitcast, element_pointer(m, t), p8)
+    ctx[inst.result] = MemrefDesc(base, t, list(t.shape), list(t.stride))
+
+
+@emits(LifetimeStop)
+def emit_lifetime_stop(ctx: Ctx, inst: LifetimeStop) -> None:
+    """Nothing to do: local memory is laid out statically."""
