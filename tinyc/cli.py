@@ -70,14 +70,14 @@ def check(files: tuple[str, ...], fmt: str) -> None:
 def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_size: int | None,
             show_time: bool) -> None:
     """Compile FILE to SPIR-V (or print its IR with --emit)."""
-    from tinyc.compiler import compile_to_spirv
+    from tinyc.compiler import InternalCompilerError, compile_to_spirv
     from tinyc.spirv.tools import SpirvToolError, disassemble
 
     try:
         result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size)
     except CompilationError as err:
         _fail(err)
-    except SpirvToolError as err:  # an internal error: our module failed spirv-val
+    except (SpirvToolError, InternalCompilerError) as err:  # tinyc's bug, not the input's
         click.echo(f"internal compiler error: {err}", err=True)
         sys.exit(3)
     if emit == "ir":

@@ -56,11 +56,46 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     stages["checked"] = stages["parsed"]
     _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
                                                    device_info=device_info))
+    _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_program(program)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
     return CompileResult(program, stages, spirv, kernels, timings, source, name)
+
+
+class InternalCompilerError(RuntimeError):
+    """A pass produced IR that fails verification: a bug in tinyc, not in the input."""
+
+
+def _verify_lowered(program: IRProgram) -> None:
+    """Verify first and last: the passes must leave valid IR behind."""
+    from tinyc.diagnostics import CompilationError
+    from tinyc.ir.verifier import verify
+
+    try:
+        verify(program)
+    except CompilationError as err:
+        raise InternalCompilerError(
+            "internal compiler error: the lowered IR fails verification\n" + str(err)) from None
+
+
+def device_limits(device: Any) -> Any:
+    """The pass-level DeviceInfo of the launch device; CPU defaults if none is usable.
+
+    An explicitly requested device that cannot be used is an error; without a
+    request, compiling still works on a machine without SPIR-V devices.
+    """
+    from tinyc.passes.device_info import CPU_DEVICE, DeviceInfo
+
+    try:
+        from tinyc.runtime.device import select_device
+
+        return DeviceInfo.from_sycl_device(select_device(device))
+    except Exception:
+        if device is not None:
+            raise
+        return CPU_DEVICE
 
 
 class Program:
@@ -113,5 +148,6 @@ class Program:
 def compile(source: str, *, name: str = "<string>", device: Any = None,
             subgroup_size: int | None = None) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device)."""
-    result = compile_to_spirv(source, name, subgroup_size=subgroup_size)
+    result = compile_to_spirv(source, name, subgroup_size=subgroup_size,
+                              device_info=device_limits(device))
     return Program(result, device)

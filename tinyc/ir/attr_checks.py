@@ -24,8 +24,11 @@ MAX_WORK_GROUP_SIZE: int = 8192
 """The largest work-group any target allows (the CPU runtime); GPUs allow less."""
 
 PARAMETER_ATTRIBUTES = ("alignment", "shape_gcd", "stride_gcd")
-FUNCTION_ATTRIBUTES = ("subgroup_size", "work_group_size")
-ALLOCA_ATTRIBUTES = ("alignment",)
+# The compiler's own attributes (local-memory layout) are accepted so that
+# lowered IR, as printed by `tinyc compile --emit lowered`, checks again.
+FUNCTION_ATTRIBUTES = ("subgroup_size", "work_group_size", "local_memory_size",
+                       "local_memory_alignment")
+ALLOCA_ATTRIBUTES = ("alignment", "stack_offset")
 FOR_ATTRIBUTES = ("unroll",)
 
 

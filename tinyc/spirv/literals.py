@@ -2,15 +2,17 @@
 
 OpConstant stores the value's bits in 32-bit words, low word first. Python
 floats are doubles, so narrower floats are rounded to nearest-even here
-(NumPy does the IEEE conversion, overflow gives inf, never an exception).
+(`struct` does the IEEE conversion; overflow gives inf, never an exception).
 bf16 has no SPIR-V type on our runtime; it travels as a 16-bit integer.
+No NumPy here: `tinyc compile` must start fast.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
+import struct
 
-_FLOAT_DTYPES = {16: (np.float16, np.uint16), 32: (np.float32, np.uint32), 64: (np.float64, np.uint64)}
+_FORMATS = {16: ("<e", "<H", 0x7C00), 32: ("<f", "<I", 0x7F800000), 64: ("<d", "<Q", 0x7FF0000000000000)}
 
 
 def int_words(value: int, width: int) -> list[int]:
@@ -28,9 +30,13 @@ def int_words(value: int, width: int) -> list[int]:
 
 def float_bits(value: float, width: int) -> int:
     """IEEE bits of `value` rounded to nearest-even at the given width."""
-    ftype, itype = _FLOAT_DTYPES[width]
-    with np.errstate(over="ignore"):
-        return int(np.array(float(value), dtype=np.float64).astype(ftype).view(itype))
+    ffmt, ifmt, inf_bits = _FORMATS[width]
+    value = float(value)
+    try:
+        return struct.unpack(ifmt, struct.pack(ffmt, value))[0]
+    except OverflowError:  # rounds to infinity at this width
+        sign_bit = 1 << (width - 1)
+        return inf_bits | (sign_bit if math.copysign(1.0, value) < 0 else 0)
 
 
 def float_words(value: float, width: int) -> list[int]:
@@ -49,11 +55,14 @@ def bf16_bits(value: float) -> int:
     value = float(value)
     if value != value:
         return 0x7FC0
-    with np.errstate(over="ignore"):
-        near = np.float32(value)
-        if abs(float(near)) > abs(value):
-            near = np.nextafter(near, np.float32(0))
-    bits = int(np.array(near, dtype=np.float32).view(np.uint32))
-    if float(near) != value:
+    bits = float_bits(value, 32)
+    near = struct.unpack("<f", struct.pack("<I", bits))[0]
+    if math.isinf(near) and not math.isinf(value):
+        bits -= 1  # toward zero: the largest finite f32 of that sign
+        near = struct.unpack("<f", struct.pack("<I", bits))[0]
+    elif abs(near) > abs(value):
+        bits -= 1  # one ulp toward zero (same sign: the magnitude bits shrink)
+        near = struct.unpack("<f", struct.pack("<I", bits))[0]
+    if near != value:
         bits |= 1
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
