@@ -24,11 +24,11 @@ MAX_WORK_GROUP_SIZE: int = 8192
 """The largest work-group any target allows (the CPU runtime); GPUs allow less."""
 
 PARAMETER_ATTRIBUTES = ("alignment", "shape_gcd", "stride_gcd")
-# The compiler's own attributes (local-memory layout) are accepted so that
-# lowered IR, as printed by `tinyc compile --emit lowered`, checks again.
-FUNCTION_ATTRIBUTES = ("subgroup_size", "work_group_size", "local_memory_size",
-                       "local_memory_alignment")
-ALLOCA_ATTRIBUTES = ("alignment", "stack_offset")
+FUNCTION_ATTRIBUTES = ("subgroup_size", "work_group_size")
+ALLOCA_ATTRIBUTES = ("alignment",)
+COMPILER_ATTRIBUTES = frozenset({"local_memory_size", "local_memory_alignment", "stack_offset"})
+"""The local-memory layout pass's own attributes: accepted without being advertised,
+so lowered IR (as `tinyc compile --emit lowered` prints it) checks again."""
 FOR_ATTRIBUTES = ("unroll",)
 
 
@@ -53,7 +53,8 @@ def attr_text(value: Any) -> str:
 def unknown_names(attrs: dict[str, Any], known: tuple[str, ...], where: str) -> list[str]:
     """`unknown attribute 'alignmnt' on <where> (did you mean 'alignment'?)`."""
     return [f"unknown attribute '{name}' on {where}{did_you_mean(name, known)}; "
-            f"allowed: {', '.join(known)}" for name in attrs if name not in known]
+            f"allowed: {', '.join(known)}" for name in attrs
+            if name not in known and name not in COMPILER_ATTRIBUTES]
 
 
 def alignment_problems(value: Any, element: ScalarType) -> list[str]:

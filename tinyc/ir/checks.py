@@ -249,7 +249,7 @@ def _check_blas_promotion(ctx: "VerifyContext", inst: Instruction, roles: Sequen
 
 def _check_atomic_beta(ctx: "VerifyContext", inst: Instruction, beta_at: int) -> None:
     """Spec: with .atomic, beta must be a constant 0 or 1."""
-    from tinyc.ir.instructions.mixed import Constant  # the instruction modules import this one
+    from tinyc.ir.instructions.scalar import Constant  # the instruction modules import this one
 
     owner = inst.operands[beta_at].owner
     if isinstance(owner, Constant) and not isinstance(owner.value, bool) and owner.value in (0, 1):

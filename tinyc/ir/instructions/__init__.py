@@ -3,10 +3,13 @@
 from tinyc.ir.instructions.collective import (
     Alloca, Axpby, BlasInstruction, Cumsum, Foreach, Gemm, Gemv, Ger, HadamardProduct, Parallel, Sum,
 )
-from tinyc.ir.instructions.mixed import (
-    SPMD_BUILTINS, WHOLE_MODE, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Barrier,
-    Builtin, BuiltinName, Cast, Cmp, CmpCond, Constant, Expand, For, Fuse, If, LifetimeStop, Load,
-    MathUnary, MathUnaryOp, Size, Store, StoreFlag, Subview, Yield,
+from tinyc.ir.instructions.control import For, If, Yield
+from tinyc.ir.instructions.scalar import (
+    SPMD_BUILTINS, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Barrier, Builtin,
+    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp,
+)
+from tinyc.ir.instructions.views import (
+    WHOLE_MODE, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
 )
 from tinyc.ir.instructions.spmd import (
     CheckedFlag, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, SpmdBuiltin,

@@ -11,7 +11,8 @@ from tinyc.ir.checks import (
     expect_scalar, expect_type, inst_error, operand_error, result_error,
 )
 from tinyc.ir.core import Instruction, Kind, Value
-from tinyc.ir.instructions.mixed import BUILTIN_TYPES, BuiltinName, StoreFlag
+from tinyc.ir.instructions.scalar import BUILTIN_TYPES, BuiltinName
+from tinyc.ir.instructions.views import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
 
 if TYPE_CHECKING:

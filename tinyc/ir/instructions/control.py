@@ -1,0 +1,195 @@
+"""Mixed structured control flow: for, if and yield."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from tinyc.diagnostics import Span
+from tinyc.ir import attr_checks
+from tinyc.ir.checks import (
+    check_yield, expect_type, inst_error,
+    is_int, is_value_type, operand_error,
+    result_error,
+)
+from tinyc.ir.core import Instruction, Region, Value
+from tinyc.ir.types import Type, bool_, index
+
+if TYPE_CHECKING:
+    from tinyc.ir.printer import Printer
+    from tinyc.ir.verifier import VerifyContext
+
+
+class For(Instruction):
+    """A sequential loop; operands are from, to, [step], then the initial carried values.
+
+    The body's arguments are the loop variable and the carried values; the
+    results are the carried values after the last iteration.
+    """
+
+    opname = "for"
+
+    def __init__(self, loop_var: Value, lower: Value, upper: Value, step: Value | None,
+                 carried: Sequence[Value], init: Sequence[Value], body: Region | None = None,
+                 loop_type: Type = index, attrs: dict | None = None, span: Span | None = None,
+                 result_names: Sequence[str | None] | None = None):
+        region = body if body is not None else Region()
+        region.args = [loop_var, *carried]
+        for v in region.args:
+            v.owner = region
+        bounds = [lower, upper] + ([step] if step is not None else [])
+        super().__init__([*bounds, *init], [v.type for v in carried], [region], span,
+                         result_names=result_names)
+        self.has_step = step is not None
+        self.loop_type = loop_type
+        self.attrs = dict(attrs or {})
+
+    @property
+    def lower(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def upper(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def step(self) -> Value | None:
+        return self.operands[2] if self.has_step else None
+
+    @property
+    def init(self) -> list[Value]:
+        return self.operands[3 if self.has_step else 2:]
+
+    @property
+    def body(self) -> Region:
+        return self.regions[0]
+
+    @property
+    def loop_var(self) -> Value:
+        return self.body.args[0]
+
+    @property
+    def carried(self) -> list[Value]:
+        return self.body.args[1:]
+
+    def format(self, p: "Printer") -> str:
+        ty = "" if self.loop_type is index else f":{self.loop_type}"
+        bounds = ", ".join(p.v(v) for v in self.operands[: 3 if self.has_step else 2])
+        text = f"for {p.v(self.loop_var)}{ty} = {bounds}"
+        if self.carried:
+            inits = ", ".join(f"{p.v(c)}={p.v(i)}" for c, i in zip(self.carried, self.init))
+            types = ", ".join(str(r.type) for r in self.results)
+            text += f" init({inits}) -> ({types})"
+        text += " " + p.region(self.body)
+        if self.attrs:
+            text += " " + p.attrs(self.attrs)
+        return text
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Integer loop type for variable and bounds; carried values typed and yielded."""
+        ty = self.loop_type
+        if not is_int(ty):
+            inst_error(ctx, self, f"the loop type must be an integer type, got {ty}")
+        else:
+            if self.loop_var.type is not ty:
+                ctx.error(f"for: the loop variable must have the loop type {ty}, got "
+                          f"{self.loop_var.type}", self.loop_var.span or self.span)
+            bounds = ["lower bound", "upper bound", "step"][: 3 if self.has_step else 2]
+            for i, role in enumerate(bounds):
+                expect_type(ctx, self, i, role, ty, " (the loop type)")
+        types = [r.type for r in self.results]
+        init_at = 3 if self.has_step else 2
+        if len(self.init) != len(types) or len(self.carried) != len(types):
+            inst_error(ctx, self, f"the loop has {len(self.init)} initial values for "
+                                  f"{len(self.carried)} carried values and {len(types)} results")
+            return
+        for k, t in enumerate(types):
+            if not is_value_type(t):
+                result_error(ctx, self, f"carried value {k} must have bool, scalar or coopmatrix "
+                                        f"type, got {t}")
+            else:
+                expect_type(ctx, self, init_at + k, f"initial value {k}", t,
+                            f" (the type of carried value {k})")
+        last = self.body.instructions[-1] if self.body.instructions else None
+        if isinstance(last, Yield):
+            check_yield(ctx, last, types, "the for loop carries", "carried value")
+        elif types:
+            inst_error(ctx, self, f"the loop carries {len(types)} value{'s' if len(types) > 1 else ''}, "
+                                  f"so its body must end with a yield")
+        problems = attr_checks.unknown_names(self.attrs, attr_checks.FOR_ATTRIBUTES, "for")
+        for problem in problems + attr_checks.bool_attr_problems(self.attrs, ["unroll"]):
+            inst_error(ctx, self, problem)
+
+
+class If(Instruction):
+    """Two-way branch; with results, both regions end in a yield."""
+
+    opname = "if"
+
+    def __init__(self, cond: Value, result_types: Sequence[Type], then: Region | None = None,
+                 otherwise: Region | None = None, span: Span | None = None,
+                 result_names: Sequence[str | None] | None = None):
+        super().__init__([cond], result_types,
+                         [then if then is not None else Region(),
+                          otherwise if otherwise is not None else Region()],
+                         span, result_names=result_names)
+
+    @property
+    def cond(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def then(self) -> Region:
+        return self.regions[0]
+
+    @property
+    def otherwise(self) -> Region:
+        return self.regions[1]
+
+    def format(self, p: "Printer") -> str:
+        text = f"if {p.v(self.cond)}"
+        if self.results:
+            text += " -> (" + ", ".join(str(r.type) for r in self.results) + ")"
+        text += " " + p.region(self.then)
+        if self.otherwise.instructions:
+            text += " else " + p.region(self.otherwise)
+        return text
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A bool condition; with results, both regions end in a matching yield."""
+        expect_type(ctx, self, 0, "condition", bool_)
+        types = [r.type for r in self.results]
+        for k, t in enumerate(types):
+            if not is_value_type(t):
+                result_error(ctx, self, f"result {k} must have bool, scalar or coopmatrix type, got {t}")
+        n = len(types)
+        for region, name in ((self.then, "then"), (self.otherwise, "else")):
+            last = region.instructions[-1] if region.instructions else None
+            if isinstance(last, Yield):
+                check_yield(ctx, last, types, "the if returns", "result")
+            elif n and name == "else" and last is None:
+                inst_error(ctx, self, f"the if returns {n} value{'s' if n > 1 else ''}, so it needs "
+                                      f"an else region that ends with a yield")
+            elif n:
+                inst_error(ctx, self, f"the if returns {n} value{'s' if n > 1 else ''}, so its "
+                                      f"{name} region must end with a yield")
+
+
+class Yield(Instruction):
+    """Ends a for/if region, handing values to the next iteration or the results."""
+
+    opname = "yield"
+
+    def __init__(self, values: Sequence[Value] = (), span: Span | None = None):
+        super().__init__(values, span=span)
+
+    def format(self, p: "Printer") -> str:
+        return "yield (" + ", ".join(p.v(v) for v in self.operands) + ")"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Only bool, scalar and coopmatrix values can be yielded (count: see for / if)."""
+        for k, value in enumerate(self.operands):
+            if not is_value_type(value.type):
+                operand_error(ctx, self, k, f"value {k} must have bool, scalar or coopmatrix "
+                                            f"type, got {value.type}")
+
+

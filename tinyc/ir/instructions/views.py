@@ -1,0 +1,368 @@
+"""Mixed memory instructions: views (subview, expand, fuse), load, store, size, lifetime_stop."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING, Sequence
+
+from tinyc.diagnostics import Span
+from tinyc.ir.checks import (
+    check_view_result, expect_index_count,
+    expect_indices, expect_memref, expect_result, expect_type, inst_error,
+    operand_error,
+    shape_text,
+)
+from tinyc.ir.core import Instruction, Value
+from tinyc.ir.instructions.collective import Alloca
+from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, Type, index
+
+if TYPE_CHECKING:
+    from tinyc.ir.printer import Printer
+    from tinyc.ir.verifier import VerifyContext
+
+
+WHOLE_MODE: int = -2
+"""Subview size marker for a bare `:` slice: offset 0, the full mode."""
+
+class StoreFlag(Enum):
+    NONE = ""
+    ATOMIC = ".atomic"
+    ATOMIC_ADD = ".atomic_add"
+
+
+class Expand(Instruction):
+    """A view with one mode split into several.
+
+    `static_shape` holds the expand shape with DYNAMIC where a value is given;
+    those values are operands 1.. in order.
+    """
+
+    opname = "expand"
+
+    def __init__(self, tensor: Value, mode: int, static_shape: Sequence[int],
+                 dynamic_shape: Sequence[Value], type: Type, span: Span | None = None,
+                 name: str | None = None):
+        super().__init__([tensor, *dynamic_shape], [type], span=span, result_names=[name])
+        self.mode = mode
+        self.static_shape = list(static_shape)
+
+    @property
+    def tensor(self) -> Value:
+        return self.operands[0]
+
+    def format(self, p: "Printer") -> str:
+        dynamic = iter(self.operands[1:])
+        # Spaced: `%ix2` would read back as one name.
+        shape = " x ".join(p.v(next(dynamic)) if s == DYNAMIC else str(s) for s in self.static_shape)
+        return f"expand {p.v(self.tensor)}[{self.mode} -> {shape}] : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Mode in range, shape product = mode size, result memref per the spec's rules."""
+        src = expect_memref(ctx, self, 0, "operand")
+        if src is None:
+            return
+        shape, mode, n_dynamic = self.static_shape, self.mode, self.static_shape.count(DYNAMIC)
+        if n_dynamic != len(self.operands) - 1:
+            inst_error(ctx, self, f"the expand shape has {n_dynamic} dynamic entries but "
+                                  f"{len(self.operands) - 1} values")
+            return
+        if not 0 <= mode < src.order:
+            inst_error(ctx, self, f"mode {mode} is out of range for {src} of order {src.order} "
+                                  f"(modes count from 0)", self.operands[:1])
+            return
+        if len(shape) < 2:
+            inst_error(ctx, self, f"the expand shape must have at least 2 entries, got {len(shape)}")
+        bad = [s for s in shape if s != DYNAMIC and s < 1]
+        if bad:
+            inst_error(ctx, self, f"expand shape entries must be positive, got {bad[0]}")
+            return
+        expect_indices(ctx, self, 1, n_dynamic, "expand shape value")
+        size, product = src.shape[mode], 1
+        for s in shape:
+            product *= s if s != DYNAMIC else 1
+        if size != DYNAMIC and n_dynamic == 0 and product != size:
+            inst_error(ctx, self, f"the product of the expand shape {shape_text(shape)} is {product}, "
+                                  f"but mode {mode} has size {size}", self.operands[:1])
+            return
+        if size != DYNAMIC and size % product:
+            inst_error(ctx, self, f"the constant entries of the expand shape {shape_text(shape)} "
+                                  f"multiply to {product}, which does not divide the size {size} "
+                                  f"of mode {mode}", self.operands[:1])
+            return
+        if len(src.stride) != src.order:
+            return
+        strides, current = [], src.stride[mode]
+        for s in shape:
+            strides.append(current)
+            current = DYNAMIC if DYNAMIC in (current, s) else current * s
+        check_view_result(ctx, self, src, src.shape[:mode] + tuple(shape) + src.shape[mode + 1:],
+                          src.stride[:mode] + tuple(strides) + src.stride[mode + 1:])
+
+
+class Fuse(Instruction):
+    """A view with modes from..to (inclusive) merged into one."""
+
+    opname = "fuse"
+
+    def __init__(self, tensor: Value, first: int, last: int, type: Type,
+                 span: Span | None = None, name: str | None = None):
+        super().__init__([tensor], [type], span=span, result_names=[name])
+        self.first = first
+        self.last = last
+
+    def format(self, p: "Printer") -> str:
+        return f"fuse {p.v(self.operands[0])}[{self.first}, {self.last}] : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """0 <= from < to < order, fusable strides where known, result memref per the spec."""
+        src = expect_memref(ctx, self, 0, "operand")
+        if src is None:
+            return
+        first, last = self.first, self.last
+        if not 0 <= first < last < src.order:
+            inst_error(ctx, self, f"cannot fuse modes {first} to {last} of {src}: need "
+                                  f"0 <= from < to < order ({src.order})", self.operands[:1])
+            return
+        if len(src.stride) != src.order:
+            return
+        shape, stride = src.shape, src.stride
+        for k in range(first, last):
+            if DYNAMIC not in (stride[k], shape[k], stride[k + 1]) and \
+                    stride[k] * shape[k] != stride[k + 1]:
+                inst_error(ctx, self, f"modes {k} and {k + 1} of {src} cannot be fused: the stride "
+                                      f"{stride[k + 1]} of mode {k + 1} is not stride times size of "
+                                      f"mode {k} ({stride[k]}*{shape[k]} = {stride[k] * shape[k]})",
+                           self.operands[:1])
+        size = 1
+        for s in shape[first:last + 1]:
+            size = DYNAMIC if DYNAMIC in (size, s) else size * s
+        check_view_result(ctx, self, src, shape[:first] + (size,) + shape[last + 1:],
+                          stride[:first + 1] + stride[last + 1:])
+
+
+class Load(Instruction):
+    """A scalar from a memref, or a memref from a group."""
+
+    opname = "load"
+
+    def __init__(self, tensor: Value, indices: Sequence[Value], type: Type,
+                 span: Span | None = None, name: str | None = None):
+        super().__init__([tensor, *indices], [type], span=span, result_names=[name])
+
+    @property
+    def tensor(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def indices(self) -> list[Value]:
+        return self.operands[1:]
+
+    def format(self, p: "Printer") -> str:
+        idx = ", ".join(p.v(v) for v in self.indices)
+        return f"load {p.v(self.tensor)}[{idx}] : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """One index per mode giving the element; one index into a group giving its memref."""
+        t = self.tensor.type
+        indices = len(self.indices)
+        if isinstance(t, MemrefType):
+            expect_index_count(ctx, self, indices, t.order, self.tensor)
+            expect_indices(ctx, self, 1, indices)
+            expect_result(ctx, self, t.element, f" (the element type of {t})", [self.tensor])
+        elif isinstance(t, GroupType):
+            expect_index_count(ctx, self, indices, 1, self.tensor)
+            expect_indices(ctx, self, 1, indices)
+            expect_result(ctx, self, t.memref, " (the memref type of the group)", [self.tensor])
+        else:
+            operand_error(ctx, self, 0, f"operand must be a memref or a group, got {t}")
+
+
+class Size(Instruction):
+    """The size of a memref mode, or the number of members of a group."""
+
+    opname = "size"
+
+    def __init__(self, tensor: Value, mode: int, span: Span | None = None,
+                 name: str | None = None, type: Type = index):
+        super().__init__([tensor], [type], span=span, result_names=[name])
+        self.mode = mode
+
+    def format(self, p: "Printer") -> str:
+        return f"size {p.v(self.operands[0])}[{self.mode}] : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Mode in range (from 0) for a memref, mode 0 for a group; an index result."""
+        t = self.operands[0].type
+        if isinstance(t, MemrefType):
+            if not 0 <= self.mode < t.order:
+                inst_error(ctx, self, f"mode {self.mode} is out of range for {t} of order {t.order} "
+                                      f"(modes count from 0)", self.operands)
+        elif isinstance(t, GroupType):
+            if self.mode != 0:
+                inst_error(ctx, self, f"a group has only mode 0, got mode {self.mode}", self.operands)
+        else:
+            operand_error(ctx, self, 0, f"operand must be a memref or a group, got {t}")
+        expect_result(ctx, self, index)
+
+
+class Subview(Instruction):
+    """A view on a block of a memref, possibly dropping modes.
+
+    Per mode: `static_offsets[i]` and `static_sizes[i]` hold constants, or
+    DYNAMIC when the value is an operand (offsets first, then sizes, in mode
+    order, after the tensor). Size 0 drops the mode (a single index); size
+    WHOLE_MODE is the bare `:` slice.
+    """
+
+    opname = "subview"
+
+    def __init__(self, tensor: Value, static_offsets: Sequence[int], static_sizes: Sequence[int],
+                 offsets: Sequence[Value], sizes: Sequence[Value], type: Type,
+                 span: Span | None = None, name: str | None = None,
+                 single_index: Sequence[bool] | None = None):
+        super().__init__([tensor, *offsets, *sizes], [type], span=span, result_names=[name])
+        self.static_offsets = list(static_offsets)
+        self.static_sizes = list(static_sizes)
+        self.n_dynamic_offsets = len(offsets)
+        # Whether a mode was written as a bare index (`%i`) rather than `%i:0`.
+        self.single_index = list(single_index) if single_index is not None else [
+            s == 0 for s in static_sizes]
+
+    @property
+    def tensor(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def offsets(self) -> list[Value]:
+        return self.operands[1: 1 + self.n_dynamic_offsets]
+
+    @property
+    def sizes(self) -> list[Value]:
+        return self.operands[1 + self.n_dynamic_offsets:]
+
+    def mode_slices(self) -> list[tuple[int | Value, int | Value]]:
+        """(offset, size) per mode, a Value where dynamic."""
+        offs, sizes = iter(self.offsets), iter(self.sizes)
+        return [(next(offs) if o == DYNAMIC else o, next(sizes) if s == DYNAMIC else s)
+                for o, s in zip(self.static_offsets, self.static_sizes)]
+
+    def format(self, p: "Printer") -> str:
+        parts = []
+        for i, (off, size) in enumerate(self.mode_slices()):
+            if isinstance(size, int) and size == WHOLE_MODE:
+                parts.append(":")
+                continue
+            o = p.v(off) if isinstance(off, Value) else str(off)
+            if isinstance(size, int) and size == 0 and self.single_index[i]:
+                parts.append(o)
+            else:
+                parts.append(f"{o}:{p.v(size) if isinstance(size, Value) else size}")
+        return f"subview {p.v(self.tensor)}[{', '.join(parts)}] : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """One entry per mode, index-typed values, static bounds, result memref per the spec."""
+        src = expect_memref(ctx, self, 0, "operand")
+        if src is None:
+            return
+        offsets, sizes = self.static_offsets, self.static_sizes
+        if len(offsets) != src.order or len(sizes) != src.order:
+            inst_error(ctx, self, f"{src} needs {src.order} entries (one per mode), got "
+                                  f"{len(offsets)}", self.operands[:1])
+            return
+        n_off, n_size = offsets.count(DYNAMIC), sizes.count(DYNAMIC)
+        if n_off != self.n_dynamic_offsets or n_off + n_size != len(self.operands) - 1:
+            inst_error(ctx, self, f"the subview has {n_off + n_size} dynamic entries but "
+                                  f"{len(self.operands) - 1} values")
+            return
+        expect_indices(ctx, self, 1, n_off, "dynamic offset")
+        expect_indices(ctx, self, 1 + n_off, n_size, "dynamic size")
+        shape, stride = [], []
+        for mode, (off, size) in enumerate(zip(offsets, sizes)):
+            problem = _subview_bounds(off, size, src.shape[mode])
+            if problem:
+                inst_error(ctx, self, f"mode {mode}: {problem}", self.operands[:1])
+            if size == WHOLE_MODE:
+                shape.append(src.shape[mode])
+            elif size != 0:
+                shape.append(size)
+            else:
+                continue
+            if len(src.stride) == src.order:
+                stride.append(src.stride[mode])
+        if len(src.stride) == src.order:
+            check_view_result(ctx, self, src, tuple(shape), tuple(stride))
+
+
+class Store(Instruction):
+    """Writes a scalar to a memref element; .atomic / .atomic_add variants."""
+
+    opname = "store"
+
+    def __init__(self, value: Value, tensor: Value, indices: Sequence[Value],
+                 flag: StoreFlag = StoreFlag.NONE, span: Span | None = None):
+        super().__init__([value, tensor, *indices], span=span)
+        self.flag = flag
+
+    @property
+    def value(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def tensor(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def indices(self) -> list[Value]:
+        return self.operands[2:]
+
+    def format(self, p: "Printer") -> str:
+        idx = ", ".join(p.v(v) for v in self.indices)
+        return f"store{self.flag.value} {p.v(self.value)}, {p.v(self.tensor)}[{idx}]"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """The value has the element type; one index per mode."""
+        t = expect_memref(ctx, self, 1, "the tensor")
+        if t is None:
+            return
+        expect_type(ctx, self, 0, "the value", t.element, f" (the element type of {t})")
+        expect_index_count(ctx, self, len(self.indices), t.order, self.tensor)
+        expect_indices(ctx, self, 2, len(self.indices))
+
+
+class LifetimeStop(Instruction):
+    """Marks the end of an alloca's lifetime so its memory can be reused."""
+
+    opname = "lifetime_stop"
+
+    def __init__(self, value: Value, span: Span | None = None):
+        super().__init__([value], span=span)
+
+    def format(self, p: "Printer") -> str:
+        return f"lifetime_stop {p.v(self.operands[0])}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Only memory from alloca has a lifetime to end."""
+        if not isinstance(self.operands[0].owner, Alloca):
+            operand_error(ctx, self, 0, "operand must be the result of an alloca")
+
+
+def _subview_bounds(offset: int, size: int, extent: int) -> str | None:
+    """Static problems of one subview entry: signs, and bounds where the mode size is known."""
+    if offset != DYNAMIC and offset < 0:
+        return f"the offset {offset} is negative"
+    if size not in (DYNAMIC, WHOLE_MODE) and size < 0:
+        return f"the size {size} is negative"
+    if extent == DYNAMIC or size == WHOLE_MODE:
+        return None
+    if offset == DYNAMIC:
+        if size != DYNAMIC and size > extent:
+            return f"the size {size} exceeds the mode size {extent}"
+        return None
+    if size == 0 and offset >= extent:
+        return f"the index {offset} is out of bounds for the mode size {extent}"
+    if size == DYNAMIC and offset >= extent:
+        return f"the offset {offset} is out of bounds for the mode size {extent}"
+    if size not in (0, DYNAMIC) and offset + size > extent:
+        return f"the slice {offset}:{size} exceeds the mode size {extent}"
+    return None
+
