@@ -135,6 +135,33 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
 
 
 @cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--kernel", "kernel_name", default=None, help="Kernel to time (default: the first).")
+@click.option("--batch", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="Number of work-groups.")
+@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+              help="As for `tinyc run`; repeatable.")
+@click.option("--repeat", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Timed launches.")
+@click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Untimed launches first.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0.")
+def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
+          warmup: int, seed: int, device: str | None) -> None:
+    """Time a kernel of FILE: median device time, GFLOP/s, GB/s, share of bandwidth."""
+    from tinyc.bench_command import bench_kernel
+
+    try:
+        bench_kernel(_read(file), file, kernel_name, batch, sizes, repeat, warmup, seed, device,
+                     echo=click.echo)
+    except (CompilationError, LaunchError) as err:
+        _fail(err)
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+
+
+@cli.command()
 def devices() -> None:
     """List the SYCL devices and whether tinyc can use them."""
     from tinyc.runtime.device import list_devices
