@@ -143,7 +143,7 @@ class Builder:
              init: Sequence[Value] = (), loop_type: Type = index_type,
              attrs: dict | None = None) -> Iterator[tuple[Value, list[Value], "ForHandle"]]:
         """`with b.for_(lo, hi, init=[x]) as (i, carried, loop):` — body built inside;
-        end the body with `loop.yield_(...)` when there are carried values; the
+        end the body with `b.yield_(...)` when there are carried values; the
         loop's results are `loop.results` afterwards."""
         loop_var = Value(loop_type)
         carried = [Value(v.type) for v in init]

@@ -1,14 +1,70 @@
-"""Placeholder until the pass lands (being written now)."""
+"""lower-collectives: replace BLAS-like collectives by SPMD code.
+
+Every gemm, gemv, ger, axpby, sum, cumsum and hadamard_product — at function
+level or inside the for/if regions of the collective region — becomes a
+`parallel` region (or a `foreach`, which lower-foreach turns into one) at the
+same place. Barriers between them were inserted before this pass, so each
+lowering only distributes its own work over the work-group's subgroups.
+`alloca`, `foreach` and `parallel` stay.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from tinyc.ir.core import Function
+from tinyc.ir.core import Function, Instruction, Region, erase
+from tinyc.ir.instructions import (
+    Axpby,
+    Cumsum,
+    Foreach,
+    Gemm,
+    Gemv,
+    Ger,
+    HadamardProduct,
+    Parallel,
+    Sum,
+)
+from tinyc.passes.lowering.blas1 import lower_axpby, lower_hadamard_product
+from tinyc.passes.lowering.builder import LoweringBuilder
+from tinyc.passes.lowering.context import LoweringContext
+from tinyc.passes.lowering.gemm import lower_gemm, lower_gemv, lower_ger
+from tinyc.passes.lowering.reductions import lower_cumsum, lower_sum
 
 if TYPE_CHECKING:
     from tinyc.passes import PassOptions
 
+Lowering = Callable[[LoweringContext, LoweringBuilder, Instruction], None]
 
-def lower_collectives(fn: Function, options: "PassOptions") -> None:
-    """Not yet implemented: leaves the function unchanged."""
+LOWERINGS: dict[type, Lowering] = {
+    Gemm: lower_gemm,
+    Gemv: lower_gemv,
+    Ger: lower_ger,
+    Axpby: lower_axpby,
+    HadamardProduct: lower_hadamard_product,
+    Sum: lower_sum,
+    Cumsum: lower_cumsum,
+}
+
+
+def collective_region_instructions(region: Region) -> Iterator[Instruction]:
+    """Instructions of a collective region and of the for/if regions nested in it.
+
+    SPMD regions (`parallel`, `foreach` bodies) are not entered.
+    """
+    for inst in list(region.instructions):
+        yield inst
+        if not isinstance(inst, (Parallel, Foreach)):
+            for nested in inst.regions:
+                yield from collective_region_instructions(nested)
+
+
+def lower_collectives(fn: Function, options: PassOptions) -> None:
+    """Replace each BLAS-like collective of `fn` by its SPMD lowering."""
+    ctx = LoweringContext.of(fn)
+    targets = [inst for inst in collective_region_instructions(fn.body)
+               if type(inst) in LOWERINGS]
+    for inst in targets:
+        LOWERINGS[type(inst)](ctx, ctx.builder_before(inst), inst)
+        erase(inst)
+    ctx.session.tidy()

@@ -1,0 +1,34 @@
+"""What every lowering needs to know about the function being lowered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tinyc.ir.core import Function, Instruction
+from tinyc.passes.lowering.builder import LoweringBuilder
+from tinyc.passes.lowering.session import Session
+
+
+@dataclass
+class LoweringContext:
+    """Subgroup size, number of subgroups and the function's name pool.
+
+    The work-group size pass has fixed both sizes before the lowering runs,
+    so the number of subgroups (X/S·Y: subgroups form along x only) is a
+    compile-time constant; using it instead of `builtin.num_subgroups` lets
+    distribution loops fold away when there is one subgroup.
+    """
+
+    fn: Function
+    subgroup_size: int
+    num_subgroups: int
+    session: Session
+
+    @classmethod
+    def of(cls, fn: Function) -> LoweringContext:
+        sgs = int(fn.attrs.get("subgroup_size", 16))
+        x, y = fn.attrs.get("work_group_size", [sgs, 1])
+        return cls(fn, sgs, max(1, int(x) // sgs) * int(y), Session(fn))
+
+    def builder_before(self, inst: Instruction) -> LoweringBuilder:
+        return LoweringBuilder.before_inst(inst, self.session)

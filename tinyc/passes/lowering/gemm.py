@@ -1,0 +1,216 @@
+"""gemm, gemv and ger as tiled coopmatrix code.
+
+All three are C := alpha op(A) op(B) + beta C; gemv and ger view their
+vectors as n×1 matrices (`expand`). The lowering is
+
+    parallel {
+      for t = sg, #tiles, #subgroups {          ; one M_t×N_t tile of C per step
+        acc = 0                                  ; coopmatrix<TC x M_t x N_t, matrix_acc>
+        for k = 0, K, K_t init(acc) {            ; matrix_a M_t×K_t, matrix_b K_t×N_t
+          acc = cooperative_matrix_mul_add a, b, acc
+        }
+        C[m0, n0] := alpha acc + beta C[m0, n0]
+      }
+    }
+
+Edge tiles of sizes that the tile does not divide use checked loads/stores,
+behind a uniform branch so full tiles stay unchecked; the K remainder runs
+with K_t = 1 (or the static remainder) so K never needs checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tinyc.ir.core import Value
+from tinyc.ir.instructions import CheckedFlag, Gemm, Gemv, Ger
+from tinyc.ir.types import DYNAMIC, MatrixUse, MemrefType, coopmatrix_type
+from tinyc.passes.lowering.builder import LoweringBuilder, static
+from tinyc.passes.lowering.context import LoweringContext
+from tinyc.passes.lowering.scaling import Scaling, prepare_scaling
+from tinyc.passes.lowering.tiling import GemmTiles, choose_gemm_tiles, distribute
+
+
+@dataclass
+class Matmul:
+    """C := alpha op(A) op(B) + beta C; the common core of gemm, gemv and ger."""
+
+    alpha: Value
+    A: Value
+    transpose_a: bool
+    B: Value
+    transpose_b: bool
+    beta: Value
+    C: Value
+    atomic: bool
+
+
+def lower_gemm(ctx: LoweringContext, b: LoweringBuilder, inst: Gemm) -> None:
+    """gemm: the tiled coopmatrix matmul as is."""
+    A, B = inst.inputs
+    emit_matmul(ctx, b, Matmul(inst.alpha, A, inst.transpose_a, B, inst.transpose_b,
+                               inst.beta, inst.output, inst.atomic))
+
+
+def lower_gemv(ctx: LoweringContext, b: LoweringBuilder, inst: Gemv) -> None:
+    """gemv: c (M) and b (K) viewed as M×1 and K×1 matrices, so N_t = 1."""
+    A, x = inst.inputs
+    x_col = b.named(b.as_column(x), "b_col")
+    c_col = b.named(b.as_column(inst.output), "c_col")
+    emit_matmul(ctx, b, Matmul(inst.alpha, A, inst.transpose, x_col, False, inst.beta, c_col,
+                               inst.atomic))
+
+
+def lower_ger(ctx: LoweringContext, b: LoweringBuilder, inst: Ger) -> None:
+    """ger: a b^T as a matmul with K = 1 (a as M×1, b as N×1 transposed)."""
+    x, y = inst.inputs
+    x_col = b.named(b.as_column(x), "a_col")
+    y_col = b.named(b.as_column(y), "b_col")
+    emit_matmul(ctx, b, Matmul(inst.alpha, x_col, False, y_col, True, inst.beta, inst.output,
+                               inst.atomic))
+
+
+def _static_dim(t: MemrefType, mode: int) -> int | None:
+    return None if t.shape[mode] == DYNAMIC else t.shape[mode]
+
+
+def checked_flag(rows: bool, cols: bool) -> CheckedFlag:
+    """The checked flag that guards the given coopmatrix modes."""
+    return {(False, False): CheckedFlag.NONE, (True, False): CheckedFlag.ROWS,
+            (False, True): CheckedFlag.COLS, (True, True): CheckedFlag.BOTH}[(rows, cols)]
+
+
+def emit_matmul(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
+    """A `parallel` region computing the matmul tile by tile over the subgroups."""
+    a_t, c_t = mm.A.type, mm.C.type
+    assert isinstance(a_t, MemrefType) and isinstance(c_t, MemrefType)
+    k_mode = 0 if mm.transpose_a else 1
+    tiles = choose_gemm_tiles(_static_dim(c_t, 0), _static_dim(c_t, 1),
+                              _static_dim(a_t, k_mode), ctx.subgroup_size, c_t.element,
+                              a_t.element, mm.transpose_a)
+    with b.parallel():
+        scaling = prepare_scaling(b, mm.alpha, mm.beta, c_t.element, mm.atomic)
+        M = b.named(b.dim(mm.C, 0), "M")
+        N = b.named(b.dim(mm.C, 1), "N")
+        K = b.named(b.dim(mm.A, k_mode), "K")
+        sg = b.subgroup_id(ctx.num_subgroups)
+        tiles_m = b.named(b.ceil_div(M, tiles.m), "tiles_m")
+        tiles_n = b.ceil_div(N, tiles.n)
+        total = b.named(b.imul(tiles_m, tiles_n), "tiles")
+        check_m = static(M) is None or static(M) % tiles.m != 0
+        check_n = static(N) is None or static(N) % tiles.n != 0
+        emitter = _TileEmitter(b, mm, tiles, M, N, K, scaling)
+
+        def tile(t: Value) -> None:
+            m0 = b.named(b.imul(b.irem(t, tiles_m), tiles.m), "m0")
+            n0 = b.named(b.imul(b.idiv(t, tiles_m), tiles.n), "n0")
+            if not (check_m or check_n):
+                emitter.emit(m0, n0, False, False)
+                return
+            conditions = []
+            if check_m:
+                conditions.append(b.le(b.iadd(m0, tiles.m), M))
+            if check_n:
+                conditions.append(b.le(b.iadd(n0, tiles.n), N))
+            full = b.named(b.all_of(conditions), "full_tile")
+            with b.if_(full) as branch:
+                with branch.then():
+                    emitter.emit(m0, n0, False, False)
+                with branch.otherwise():
+                    emitter.emit(m0, n0, check_m, check_n)
+
+        distribute(b, total, sg, ctx.num_subgroups, tile)
+
+
+class _TileEmitter:
+    """Emits the code of one C tile: K loop, then the alpha/beta epilogue."""
+
+    def __init__(self, b: LoweringBuilder, mm: Matmul, tiles: GemmTiles, M: Value, N: Value,
+                 K: Value, scaling: Scaling):
+        self.b, self.mm, self.tiles, self.K, self.scaling = b, mm, tiles, K, scaling
+        self.c_type = mm.C.type.element  # type: ignore[attr-defined]
+        self.acc_type = coopmatrix_type(self.c_type, tiles.m, tiles.n, MatrixUse.ACC)
+
+    def emit(self, m0: Value, n0: Value, check_m: bool, check_n: bool) -> None:
+        b, s = self.b, self.scaling
+        c_flag = checked_flag(check_m, check_n)
+        # With alpha = beta = 1 the old C is the initial accumulator: no extra pass.
+        c_in_acc = s.alpha is None and s.beta_const == 1 and not s.atomic
+        if c_in_acc:
+            acc = b.coop_load(self.mm.C, m0, n0, self.acc_type, checked=c_flag)
+        else:
+            acc = b.zero(self.acc_type)
+        acc = b.named(self._k_loops(acc, m0, n0, check_m, check_n), "acc")
+        if s.alpha is not None:
+            acc = b.named(b.coop_scale(s.alpha, acc), "acc_scaled")
+        if c_in_acc:
+            b.coop_store(acc, self.mm.C, m0, n0, c_flag)
+        else:
+            self._epilogue(acc, m0, n0, c_flag)
+
+    def _k_loops(self, acc: Value, m0: Value, n0: Value, check_m: bool, check_n: bool) -> Value:
+        """acc + op(A)[m0:, :] op(B)[:, n0:] over all of K, in K_t steps."""
+        b, kt = self.b, self.tiles.k
+        K = static(self.K)
+
+        def step_loop(lower: Value, upper: Value, step: int, acc: Value) -> Value:
+            with b.for_(lower, upper, b.int_const(step), init=[acc]) as (k, carried, loop):
+                b.named(k, "k")
+                b.named(carried[0], "acc")
+                b.yield_([self._k_step(k, step, carried[0], m0, n0, check_m, check_n)])
+            return loop.results[0]
+
+        if K is not None:
+            full_steps, rest = divmod(K, kt)
+            if full_steps == 1:
+                acc = self._k_step(b.int_const(0), kt, acc, m0, n0, check_m, check_n)
+            elif full_steps > 1:
+                acc = step_loop(b.int_const(0), b.int_const(full_steps * kt), kt, acc)
+            if rest:
+                acc = self._k_step(b.int_const(full_steps * kt), rest, acc, m0, n0, check_m,
+                                   check_n)
+            return acc
+        if kt == 1:
+            return step_loop(b.int_const(0), self.K, 1, acc)
+        k_main = b.named(b.round_down(self.K, kt), "k_main")
+        acc = step_loop(b.int_const(0), k_main, kt, acc)
+        return step_loop(k_main, self.K, 1, acc)
+
+    def _k_step(self, k0: Value, kt: int, acc: Value, m0: Value, n0: Value, check_m: bool,
+                check_n: bool) -> Value:
+        """One mul_add of an M_t×kt block of op(A) and a kt×N_t block of op(B)."""
+        b, mm, tiles = self.b, self.mm, self.tiles
+        a_type = coopmatrix_type(mm.A.type.element, tiles.m, kt, MatrixUse.A)  # type: ignore[attr-defined]
+        b_type = coopmatrix_type(mm.B.type.element, kt, tiles.n, MatrixUse.B)  # type: ignore[attr-defined]
+        a_flag = CheckedFlag.ROWS if check_m else CheckedFlag.NONE
+        b_flag = CheckedFlag.COLS if check_n else CheckedFlag.NONE
+        # A .t load at (x, y) reads M[x + j, y + i]: the position is given transposed.
+        a_pos = (k0, m0) if mm.transpose_a else (m0, k0)
+        b_pos = (n0, k0) if mm.transpose_b else (k0, n0)
+        a = b.named(b.coop_load(mm.A, *a_pos, a_type, mm.transpose_a, a_flag), "a")
+        bm = b.named(b.coop_load(mm.B, *b_pos, b_type, mm.transpose_b, b_flag), "b")
+        return b.coop_mul_add(a, bm, acc)
+
+    def _epilogue(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag) -> None:
+        """C := acc + beta C (acc already holds alpha·AB), by the scaling rules."""
+        b, s, C = self.b, self.scaling, self.mm.C
+        if s.atomic or s.beta_const == 0:
+            b.coop_store(acc, C, m0, n0, flag, s.store_flag)
+            return
+        if s.beta_const is not None:
+            b.coop_store(self._plus_beta_c(acc, m0, n0, flag), C, m0, n0, flag)
+            return
+        assert s.beta_is_zero is not None
+        with b.if_(s.beta_is_zero) as branch:
+            with branch.then():
+                b.coop_store(acc, C, m0, n0, flag)
+            with branch.otherwise():
+                b.coop_store(self._plus_beta_c(acc, m0, n0, flag), C, m0, n0, flag)
+
+    def _plus_beta_c(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag) -> Value:
+        b, s = self.b, self.scaling
+        c = b.named(b.coop_load(self.mm.C, m0, n0, self.acc_type, checked=flag), "c")
+        if s.beta is not None:
+            c = b.coop_scale(s.beta, c)
+        return b.add(acc, c)
+

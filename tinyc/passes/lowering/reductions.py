@@ -1,0 +1,238 @@
+"""sum and cumsum: reductions and scans.
+
+Sums along the contiguous mode 0 use lane-strided partial sums and one
+`subgroup_add.reduce`; sums along other modes run sequentially per lane,
+with lanes along mode 0. Cumulative sums along mode 0 scan chunks of S
+elements with `subgroup_add.inclusive_scan` and carry the running sum;
+along other modes (or a short mode 0) each lane scans sequentially.
+Accumulation happens in the output's element type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tinyc.ir.core import Value
+from tinyc.ir.instructions import Cumsum, SubgroupMode, Sum
+from tinyc.ir.types import DYNAMIC, MemrefType, ScalarType
+from tinyc.passes.lowering.blas1 import INDEX_NAMES, foreach_over
+from tinyc.passes.lowering.builder import LoweringBuilder, static
+from tinyc.passes.lowering.context import LoweringContext
+from tinyc.passes.lowering.scaling import Scaling, prepare_scaling, store_update
+from tinyc.passes.lowering.tiling import distribute
+
+
+def lower_sum(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
+    """b := alpha op(A) 1 + beta b, or the scalar b := alpha <A, 1> + beta b."""
+    out = inst.output
+    if out.type.order == 0:  # type: ignore[attr-defined]
+        _sum_to_scalar(ctx, b, inst)
+    elif inst.transpose:
+        _column_sums(ctx, b, inst)
+    else:
+        _row_sums(ctx, b, inst)
+
+
+def _row_sums(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
+    """b[i] = Σ_j A[i, j]: lanes along i (coalesced), each sums its row sequentially."""
+    A, out = inst.inputs[0], inst.output
+    out_type = out.type.element  # type: ignore[attr-defined]
+    scaling = prepare_scaling(b, inst.alpha, inst.beta, out_type, inst.atomic)
+    with foreach_over(b, out) as (i,):
+        N = b.named(b.dim(A, 1), "size1")
+        with b.for_(b.int_const(0), N, init=[b.zero(out_type)]) as (j, (acc,), loop):
+            b.named(j, "j")
+            b.named(acc, "acc")
+            b.yield_([b.add(acc, b.cast(b.load(A, [i, j]), out_type))])
+        store_update(b, scaling, b.named(loop.results[0], "row_sum"), out, [i])
+
+
+def _column_sums(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
+    """b[j] = Σ_i A[i, j]: a subgroup per column, lanes along i, then one reduce."""
+    A, out = inst.inputs[0], inst.output
+    out_type = out.type.element  # type: ignore[attr-defined]
+    with b.parallel():
+        scaling = prepare_scaling(b, inst.alpha, inst.beta, out_type, inst.atomic)
+        lane = b.lane_id()
+        M = b.named(b.dim(A, 0), "M")
+        N = b.named(b.dim(A, 1), "N")
+
+        def column(j: Value) -> None:
+            partial = _lane_strided_sum(b, lane, M, ctx.subgroup_size, out_type,
+                                        lambda i: b.load(A, [i, j]))
+            total = b.named(b.subgroup_add(SubgroupMode.REDUCE, partial), "col_sum")
+            _on_lane0(b, lane, lambda: store_update(b, scaling, total, out, [j]))
+
+        distribute(b, N, b.subgroup_id(ctx.num_subgroups), ctx.num_subgroups, column, "j")
+
+
+def _sum_to_scalar(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
+    """b := alpha Σ_i A[i] + beta b: lane-strided partial sums, reduce, lane 0 writes.
+
+    Several subgroups can only combine their partial sums atomically, so they
+    share the work for `.atomic` with beta = 1; otherwise subgroup 0 does it.
+    """
+    A, out = inst.inputs[0], inst.output
+    out_type = out.type.element  # type: ignore[attr-defined]
+    S, nsg = ctx.subgroup_size, ctx.num_subgroups
+    with b.parallel():
+        scaling = prepare_scaling(b, inst.alpha, inst.beta, out_type, inst.atomic)
+        lane = b.lane_id()
+        M = b.named(b.dim(A, 0), "M")
+
+        def reduce(start: Value, step: int) -> None:
+            partial = _lane_strided_sum(b, start, M, step, out_type, lambda i: b.load(A, [i]))
+            total = b.named(b.subgroup_add(SubgroupMode.REDUCE, partial), "total")
+            _on_lane0(b, lane, lambda: store_update(b, scaling, total, out, []))
+
+        if nsg == 1:
+            reduce(lane, S)
+        elif inst.atomic and scaling.beta_const == 1:
+            sg = b.subgroup_id(nsg)
+            reduce(b.iadd(lane, b.imul(sg, S)), S * nsg)
+        else:
+            with b.if_(b.eq(b.subgroup_id(nsg), 0)) as branch, branch.then():
+                reduce(lane, S)
+
+
+def _lane_strided_sum(b: LoweringBuilder, start: Value, end: Value, step: int,
+                      out_type: ScalarType, element: Callable[[Value], Value]) -> Value:
+    """Σ element(i) for i = start, start + step, … < end, in the output type.
+
+    `start` lies in [0, step) (a lane, or a lane of one of the subgroups), so a
+    static range of at most `step` elements needs no loop, and no check when
+    it is exactly `step` long.
+    """
+    n = static(end)
+    if n is not None and n == step:
+        return b.cast(element(start), out_type)
+    if n is not None and n < step:
+        with b.if_(b.lt(start, end), [out_type]) as branch:
+            with branch.then():
+                b.yield_([b.cast(element(start), out_type)])
+            with branch.otherwise():
+                b.yield_([b.zero(out_type)])
+        return branch.results[0]
+    with b.for_(start, end, b.int_const(step), init=[b.zero(out_type)]) as (i, (acc,), loop):
+        b.named(i, "i")
+        b.named(acc, "partial")
+        b.yield_([b.add(acc, b.cast(element(i), out_type))])
+    return loop.results[0]
+
+
+def _on_lane0(b: LoweringBuilder, lane: Value, body: Callable[[], None]) -> None:
+    """Run `body` on lane 0 only (one write of a subgroup-wide result)."""
+    with b.if_(b.eq(lane, 0)) as branch, branch.then():
+        body()
+
+
+def lower_cumsum(ctx: LoweringContext, b: LoweringBuilder, inst: Cumsum) -> None:
+    """B := alpha A ×_n L + beta B (inclusive prefix sums along mode n)."""
+    A = inst.inputs[0]
+    t = A.type
+    assert isinstance(t, MemrefType)
+    S = ctx.subgroup_size
+    short_mode0 = t.shape[0] != DYNAMIC and t.shape[0] < S // 2
+    if inst.mode == 0 and (t.order == 1 or not short_mode0):
+        _cumsum_scan(ctx, b, inst)
+    else:
+        _cumsum_sequential(ctx, b, inst)
+
+
+def _cumsum_sequential(ctx: LoweringContext, b: LoweringBuilder, inst: Cumsum) -> None:
+    """Each work-item scans one line along mode n; lines spread as a foreach."""
+    A, B, n = inst.inputs[0], inst.output, inst.mode
+    order = B.type.order  # type: ignore[attr-defined]
+    out_type = B.type.element  # type: ignore[attr-defined]
+    scaling = prepare_scaling(b, inst.alpha, inst.beta, out_type, inst.atomic)
+    others = [k for k in range(order) if k != n]
+    with foreach_over(b, B, others) as loop_vars:
+        length = b.named(b.dim(B, n), f"size{n}")
+        def index(j: Value) -> list[Value]:
+            idx = list(loop_vars)
+            idx.insert(n, j)
+            return idx
+
+        with b.for_(b.int_const(0), length, init=[b.zero(out_type)]) as (j, (run,), _):
+            b.named(j, INDEX_NAMES[n] if n < len(INDEX_NAMES) else f"i{n}")
+            b.named(run, "running")
+            new = b.named(b.add(run, b.cast(b.load(A, index(j)), out_type)), "prefix")
+            store_update(b, scaling, new, B, index(j))
+            b.yield_([new])
+
+
+def _cumsum_scan(ctx: LoweringContext, b: LoweringBuilder, inst: Cumsum) -> None:
+    """A subgroup per line along mode 0: chunks of S scanned with inclusive_scan."""
+    A, B = inst.inputs[0], inst.output
+    order = B.type.order  # type: ignore[attr-defined]
+    out_type = B.type.element  # type: ignore[attr-defined]
+    S, nsg = ctx.subgroup_size, ctx.num_subgroups
+    with b.parallel():
+        scaling = prepare_scaling(b, inst.alpha, inst.beta, out_type, inst.atomic)
+        lane = b.lane_id()
+        length = b.named(b.dim(B, 0), "size0")
+        rest = [b.named(b.dim(B, k), f"size{k}") for k in range(1, order)]
+        lines = b.int_const(1)
+        for size in rest:
+            lines = b.imul(lines, size)
+        lines = b.named(lines, "lines")
+
+        def line(t: Value) -> None:
+            rest_idx = _unflatten(b, t, rest)
+            _scan_line(b, scaling, A, B, rest_idx, lane, length, S)
+
+        distribute(b, lines, b.subgroup_id(nsg), nsg, line, "line")
+
+
+def _unflatten(b: LoweringBuilder, t: Value, sizes: Sequence[Value]) -> list[Value]:
+    """The multi-index (mode 1 fastest) of a flat line number."""
+    idx: list[Value] = []
+    for k, size in enumerate(sizes):
+        if k == len(sizes) - 1:
+            idx.append(t)
+        else:
+            idx.append(b.irem(t, size))
+            t = b.idiv(t, size)
+    return idx
+
+
+def _scan_line(b: LoweringBuilder, scaling: Scaling, A: Value, B: Value,
+               rest_idx: list[Value], lane: Value, length: Value, S: int) -> None:
+    """Inclusive scan of A[:, rest] into B[:, rest], S elements per step."""
+    out_type = scaling.out_type
+    n = static(length)
+
+    def chunk(start: Value, carry: Value | None, needs_check: bool) -> Value | None:
+        """Scan one chunk; returns the new carry (None when not needed)."""
+        i = b.named(b.iadd(start, lane), "i")
+        inside = b.named(b.lt(i, length), "inside") if needs_check else None
+        if inside is None:
+            x = b.cast(b.load(A, [i, *rest_idx]), out_type)
+        else:
+            with b.if_(inside, [out_type]) as branch:
+                with branch.then():
+                    b.yield_([b.cast(b.load(A, [i, *rest_idx]), out_type)])
+                with branch.otherwise():
+                    b.yield_([b.zero(out_type)])
+            x = branch.results[0]
+        scan = b.named(b.subgroup_add(SubgroupMode.INCLUSIVE_SCAN, x), "scan")
+        prefix = scan if carry is None else b.named(b.add(carry, scan), "prefix")
+        if inside is None:
+            store_update(b, scaling, prefix, B, [i, *rest_idx])
+        else:
+            with b.if_(inside) as branch, branch.then():
+                store_update(b, scaling, prefix, B, [i, *rest_idx])
+        if carry is None:
+            return None
+        return b.add(carry, b.subgroup_broadcast(scan, S - 1))
+
+    if n is not None and n <= S:
+        chunk(b.int_const(0), None, n < S)
+        return
+    needs_check = n is None or n % S != 0
+    with b.for_(b.int_const(0), length, b.int_const(S), init=[b.zero(out_type)]) as (c, (carry,), _):
+        b.named(c, "chunk")
+        b.named(carry, "carry")
+        new_carry = chunk(c, carry, needs_check)
+        assert new_carry is not None
+        b.yield_([new_carry])
