@@ -1,0 +1,120 @@
+// Hand-written OpenCL C baselines for batched C = op(A)·B (n×n, column-major,
+// batch instance g at offset g·n² in each array).
+//
+// Compile-time parameters (-D):
+//   T        float | double
+//   N        matrix size
+//   SG       required sub-group size (16 unless a variant says otherwise)
+//   WGY      work-items along y; each owns NC = N / WGY columns of C
+//   KU       unroll factor of the k loop
+//   TRANS_A  0: gemm.n.n, 1: gemm.t.n
+// One work-group of (N, WGY) work-items per batch instance (OpenCL dim 2).
+// Work-item (i, y) owns row i of C restricted to the column block
+// [y·NC, (y+1)·NC): the accumulators live in registers (acc[NC], fully
+// unrolled), and the B entries are the same for all work-items of a
+// sub-group, so they are uniform (broadcast) loads. Products are summed with
+// explicit fma(): in a side-by-side run it beat `acc += a * b` (which OpenCL
+// C may or may not contract), and tinyc's SPIR-V uses fma as well.
+
+#define WGX N
+
+// LX, LY: the work-item's position in the work-group. With -DSGID=1 they
+// are computed from the sub-group ids (sub-groups run along x, then y).
+// That made the fused kernel's local-memory variant ~1.7x faster, but every
+// other variant tried 3-10x slower, so the suite tries it only for 16×1
+// work-groups (see benchmarks/README.md).
+#ifndef SGID
+#define SGID 0
+#endif
+#if SGID
+#define SUBGROUPS_X (WGX > SG ? WGX / SG : 1)
+#define LX ((int)((get_sub_group_id() % SUBGROUPS_X) * SG + get_sub_group_local_id()))
+#define LY ((int)(get_sub_group_id() / SUBGROUPS_X))
+#else
+#define LX ((int)get_local_id(0))
+#define LY ((int)get_local_id(1))
+#endif
+
+#ifndef T
+#define T float
+#endif
+#ifndef SG
+#define SG 16
+#endif
+#ifndef WGY
+#define WGY 1
+#endif
+#ifndef KU
+#define KU 1
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
+#define NC (N / WGY)
+#define PRAGMA(x) _Pragma(#x)
+#define UNROLL(n) PRAGMA(unroll n)
+
+// Variant "rows": each work-item reads its row of op(A) from global memory
+// (coalesced for .n; a strided gather for .t).
+__attribute__((intel_reqd_sub_group_size(SG)))
+__attribute__((reqd_work_group_size(N, WGY, 1)))
+kernel void gemm_rows(global const T *restrict A, global const T *restrict B,
+                      global T *restrict C) {
+    const size_t g = get_global_id(2);
+    A += g * (N * N);
+    B += g * (N * N);
+    C += g * (N * N);
+    const int i = LX;
+    const int j0 = LY * NC;
+    T acc[NC];
+#pragma unroll
+    for (int j = 0; j < NC; ++j) acc[j] = 0;
+    UNROLL(KU)
+    for (int k = 0; k < N; ++k) {
+#if TRANS_A
+        const T a = A[k + N * i];
+#else
+        const T a = A[i + N * k];
+#endif
+#pragma unroll
+        for (int j = 0; j < NC; ++j) acc[j] = fma(a, B[k + N * (j0 + j)], acc[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < NC; ++j) C[i + N * (j0 + j)] = acc[j];
+}
+
+// Variant "local": op(A) is first copied to local memory with coalesced
+// global loads (the copy transposes for .t.n), then each work-item reads
+// its row of op(A) from local memory.
+__attribute__((intel_reqd_sub_group_size(SG)))
+__attribute__((reqd_work_group_size(N, WGY, 1)))
+kernel void gemm_local(global const T *restrict A, global const T *restrict B,
+                       global T *restrict C) {
+    local T As[N * N];
+    const size_t g = get_global_id(2);
+    A += g * (N * N);
+    B += g * (N * N);
+    C += g * (N * N);
+    const int i = LX;
+    const int j0 = LY * NC;
+    for (int t = 0; t < NC; ++t) {  // same trip count in every lane
+        const int c = LY + WGY * t;
+#if TRANS_A
+        As[c + N * i] = A[i + N * c];  // As = Aᵀ, column-major
+#else
+        As[i + N * c] = A[i + N * c];
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T acc[NC];
+#pragma unroll
+    for (int j = 0; j < NC; ++j) acc[j] = 0;
+    UNROLL(KU)
+    for (int k = 0; k < N; ++k) {
+        const T a = As[i + N * k];
+#pragma unroll
+        for (int j = 0; j < NC; ++j) acc[j] = fma(a, B[k + N * (j0 + j)], acc[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < NC; ++j) C[i + N * (j0 + j)] = acc[j];
+}
