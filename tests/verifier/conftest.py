@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from tinyc.compiler import compile_to_spirv
 from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Program
 from tinyc.ir.verifier import verify
@@ -56,8 +57,11 @@ def locate(source: str, needle: str, occurrence: int = 1, after: str | None = No
 
 
 def expect_ok(source: str) -> None:
+    """The program verifies, and — like every accepted program — compiles to
+    SPIR-V that spirv-val accepts."""
     found = diagnostics(source)
     assert not found, "unexpected errors:\n" + "\n".join(str(d) for d in found)
+    compile_to_spirv(source, "accepted.ir", validate=True)
 
 
 def expect_error(source: str, message: str, at: str, occurrence: int = 1, exact: bool = True,

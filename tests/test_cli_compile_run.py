@@ -1,0 +1,82 @@
+"""`tinyc compile`, `tinyc run`, `tinyc bench` and `tinyc devices` as a user calls them."""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tinyc.cli import cli
+from tinyc.spirv.tools import disassemble, validate
+
+SAMPLES = sorted(glob.glob(str(Path(__file__).parent.parent / "samples" / "*.ir")))
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: Path(p).stem)
+def test_every_sample_compiles_to_valid_spirv(sample, tmp_path):
+    out = tmp_path / "k.spv"
+    result = invoke("compile", sample, "-o", str(out))
+    assert result.exit_code == 0, result.output
+    binary = out.read_bytes()
+    validate(binary)  # spirv-val, independently of the compiler's own check
+    assert "OpEntryPoint Kernel" in disassemble(binary)
+
+
+def test_assembly_and_lowered_ir_and_stage_times(tmp_path):
+    fused = next(s for s in SAMPLES if s.endswith("fused_kernel.ir"))
+    asm = invoke("compile", fused, "-S", "-o", "-")
+    assert asm.exit_code == 0 and "OpEntryPoint Kernel" in asm.output
+    lowered = invoke("compile", fused, "--emit", "lowered")
+    assert lowered.exit_code == 0
+    assert "cooperative_matrix_mul_add" in lowered.output and "gemm" not in lowered.output
+    timed = invoke("compile", fused, "-o", str(tmp_path / "f.spv"), "--time")
+    for stage in ("parse", "verify", "passes", "codegen", "total"):
+        assert stage in timed.output
+
+
+def test_compile_error_exits_1_with_location(tmp_path):
+    bad = tmp_path / "bad.ir"
+    bad.write_text("func @k(%a: memref<f32x4x4>) {\n  %x = arith.add %a, %a : f32\n}\n")
+    result = invoke("compile", str(bad), "-o", str(tmp_path / "bad.spv"))
+    assert result.exit_code == 1
+    assert f"{bad}:2." in result.output and "error:" in result.output
+
+
+def test_run_kernel_without_collectives_with_check(device):
+    elementwise = next(s for s in SAMPLES if s.endswith("elementwise.ir"))
+    result = invoke("run", elementwise, "--batch", "1000", "--check", "--repeat", "2")
+    assert result.exit_code == 0, result.output
+    assert "ms per launch" in result.output
+    assert "results match the NumPy reference" in result.output
+
+
+def test_run_fused_kernel_large_batch_with_check(device):
+    fused = next(s for s in SAMPLES if s.endswith("fused_kernel.ir"))
+    result = invoke("run", fused, "--batch", "100000", "--check", "--repeat", "1")
+    assert result.exit_code == 0, result.output
+    assert "results match the NumPy reference" in result.output
+
+
+def test_run_usage_errors_exit_2(device):
+    fused = next(s for s in SAMPLES if s.endswith("fused_kernel.ir"))
+    assert invoke("run", fused, "--kernel", "nope").exit_code == 2
+    assert invoke("run", fused, "--size", "oops").exit_code == 2
+    assert invoke("run", fused, "--size", "Q=3").exit_code == 2
+
+
+def test_bench_reports_rates(device):
+    batched = next(s for s in SAMPLES if s.endswith("batched_gemm.ir"))
+    result = invoke("bench", batched, "--batch", "200", "--repeat", "3", "--warmup", "1")
+    assert result.exit_code == 0, result.output
+    assert "GFLOP/s" in result.output and "copy bandwidth" in result.output
+
+
+def test_devices_lists_a_spirv_device(device):
+    result = invoke("devices")
+    assert result.exit_code == 0 and result.output.strip()
