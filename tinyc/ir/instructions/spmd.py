@@ -11,7 +11,7 @@ from tinyc.ir.checks import (
     expect_scalar, expect_type, inst_error, operand_error, result_error,
 )
 from tinyc.ir.core import Instruction, Kind, Value
-from tinyc.ir.instructions.scalar import BUILTIN_TYPES, BuiltinName
+from tinyc.ir.instructions.scalar import Builtin
 from tinyc.ir.instructions.views import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
 
@@ -47,23 +47,10 @@ class SubgroupMode(Enum):
     REDUCE = "reduce"
 
 
-class SpmdBuiltin(Instruction):
-    """subgroup_id and subgroup_local_id: per-work-item values."""
+class SpmdBuiltin(Builtin):
+    """subgroup_id and subgroup_local_id: per-work-item values (same syntax as `builtin`)."""
 
-    opname = "builtin"
     kind = Kind.SPMD
-
-    def __init__(self, builtin: BuiltinName, type: Type, span: Span | None = None,
-                 name: str | None = None):
-        super().__init__((), [type], span=span, result_names=[name])
-        self.builtin = builtin
-
-    def format(self, p: "Printer") -> str:
-        return f"builtin.{self.builtin.value} : {self.result.type}"
-
-    def verify(self, ctx: "VerifyContext") -> None:
-        """The result type is fixed by the builtin (i32)."""
-        expect_result(ctx, self, BUILTIN_TYPES[self.builtin])
 
 
 class CoopMatrixLoad(Instruction):
