@@ -106,28 +106,36 @@ def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_s
         click.echo(f"{'total':>12}: {total * 1e3:8.2f} ms", err=True)
 
 
-@cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--kernel", "kernel_name", default=None, help="Kernel to run (default: the first).")
-@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Number of work-groups.")
-@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
-              help="Value of a scalar argument, or the shape of a memref/group argument "
-                   "(e.g. A=32x32x?); repeatable.")
-@click.option("--check", "do_check", is_flag=True,
-              help="Compare the results with tinyc's NumPy reference interpreter.")
-@click.option("--repeat", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Timed launches after one warm-up.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
-@click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0.")
-def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
-        repeat: int, seed: int, device: str | None) -> None:
-    """Run a kernel of FILE on random inputs and time it."""
-    from tinyc.run_command import run_kernel
+def _launch_options(default_batch: int, default_repeat: int):
+    """The options `run` and `bench` share: what to launch, how often, on what."""
 
+    def decorate(command):
+        options = [
+            click.argument("file", type=click.Path(dir_okay=False)),
+            click.option("--kernel", "kernel_name", default=None,
+                         help="Kernel to launch (default: the first)."),
+            click.option("--batch", type=click.IntRange(min=1), default=default_batch,
+                         show_default=True, help="Number of work-groups."),
+            click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+                         help="Value of a scalar argument, or the shape of a memref/group "
+                              "argument (e.g. A=32x32x?); repeatable."),
+            click.option("--repeat", type=click.IntRange(min=1), default=default_repeat,
+                         show_default=True, help="Timed launches."),
+            click.option("--seed", type=int, default=0, show_default=True,
+                         help="Seed of the random inputs."),
+            click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def _launching(action) -> None:
+    """Run a launch command; user errors exit 1, bad options exit 2."""
     try:
-        run_kernel(_read(file), file, kernel_name, batch, sizes, do_check, repeat, seed, device,
-                   echo=click.echo)
+        action()
     except (CompilationError, LaunchError) as err:
         _fail(err)
     except ValueError as err:
@@ -135,30 +143,29 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--kernel", "kernel_name", default=None, help="Kernel to time (default: the first).")
-@click.option("--batch", type=click.IntRange(min=1), default=10000, show_default=True,
-              help="Number of work-groups.")
-@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
-              help="As for `tinyc run`; repeatable.")
-@click.option("--repeat", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Timed launches.")
+@_launch_options(default_batch=1, default_repeat=10)
+@click.option("--check", "do_check", is_flag=True,
+              help="Compare the results with tinyc's NumPy reference interpreter.")
+def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
+        repeat: int, seed: int, device: str | None) -> None:
+    """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
+    from tinyc.run_command import run_kernel
+
+    _launching(lambda: run_kernel(_read(file), file, kernel_name, batch, sizes, do_check, repeat,
+                                  seed, device, echo=click.echo))
+
+
+@cli.command()
+@_launch_options(default_batch=10000, default_repeat=20)
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True,
               help="Untimed launches first.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
-@click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0.")
 def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
           warmup: int, seed: int, device: str | None) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, share of bandwidth."""
     from tinyc.bench_command import bench_kernel
 
-    try:
-        bench_kernel(_read(file), file, kernel_name, batch, sizes, repeat, warmup, seed, device,
-                     echo=click.echo)
-    except (CompilationError, LaunchError) as err:
-        _fail(err)
-    except ValueError as err:
-        raise click.UsageError(str(err)) from None
+    _launching(lambda: bench_kernel(_read(file), file, kernel_name, batch, sizes, repeat, warmup,
+                                    seed, device, echo=click.echo))
 
 
 @cli.command()
