@@ -16,6 +16,8 @@ from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Program
 from tinyc.ir.verifier import verify
 
+from ir_equality import roundtrip
+
 try:
     from tinyc.parser import parse as _parse
 except ImportError:  # the parser package exists but has no `parse` yet
@@ -32,7 +34,9 @@ def fn(body: str, args: str = "", attrs: str = "") -> str:
 
 
 def parse(source: str) -> Program:
+    """Parse a test program; every one also survives parse → print → parse unchanged."""
     assert _parse is not None
+    roundtrip(source)
     return _parse(source, "test.ir")
 
 
