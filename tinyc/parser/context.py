@@ -15,7 +15,7 @@ from lark import Token, Tree
 from tinyc.diagnostics import DiagnosticSink, Note, Source, Span
 from tinyc.ir.core import Value
 from tinyc.ir.types import void
-from tinyc.parser.errors import did_you_mean
+from tinyc.diagnostics import did_you_mean
 
 MAX_NESTING = 64
 """Deepest nesting of regions or attributes; keeps the recursive builder, verifier

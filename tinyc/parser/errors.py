@@ -9,13 +9,12 @@ token from the lexer) to suggest the name that was meant.
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterable
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
-from tinyc.diagnostics import Diagnostic, Source, Span
+from tinyc.diagnostics import Diagnostic, Source, Span, did_you_mean
 from tinyc.ir.types import SCALAR_TYPES
 from tinyc.parser.lexer import DOTWORD, WORD
 
@@ -41,45 +40,6 @@ _TERMINAL_WORDS = {
     "STRING": "a string",
     "$END": "end of input",
 }
-
-
-_KEYBOARD_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
-_NEIGHBOURS: dict[str, set[str]] = {}
-for _r, _row in enumerate(_KEYBOARD_ROWS):
-    for _c, _ch in enumerate(_row):
-        _near = _NEIGHBOURS.setdefault(_ch, set())
-        for _dr in (-1, 0, 1):
-            if 0 <= _r + _dr < len(_KEYBOARD_ROWS):
-                _near.update(_KEYBOARD_ROWS[_r + _dr][max(_c - 1, 0): _c + 2])
-
-
-def _typo_distance(a: str, b: str) -> float:
-    """Edit distance where likely slips cost half: a neighbouring key, a doubled letter."""
-    prev = [float(j) for j in range(len(b) + 1)]
-    for i in range(1, len(a) + 1):
-        cur = [float(i)] + [0.0] * len(b)
-        for j in range(1, len(b) + 1):
-            sub = 0.0 if a[i - 1] == b[j - 1] else (
-                0.5 if b[j - 1] in _NEIGHBOURS.get(a[i - 1], ()) else 1.0)
-            ins = 0.5 if j > 1 and b[j - 1] == b[j - 2] else 1.0
-            dele = 0.5 if i > 1 and a[i - 1] == a[i - 2] else 1.0
-            cur[j] = min(prev[j - 1] + sub, cur[j - 1] + ins, prev[j] + dele)
-        prev = cur
-    return prev[-1]
-
-
-def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """` (did you mean 'x'?)` for the likeliest intended name, or ''.
-
-    Like `tinyc.diagnostics.did_you_mean` (same cutoff), but ties in
-    similarity go to the likelier typo, so `gemn` suggests `gemm`, not `gemv`.
-    """
-    close = difflib.get_close_matches(word, list(candidates), n=8, cutoff=0.6)
-    if not close:
-        return ""
-    best = min(close, key=lambda c: (_typo_distance(word, c),
-                                     -difflib.SequenceMatcher(None, word, c).ratio(), c))
-    return f" (did you mean '{best}'?)"
 
 
 def is_instruction(word: str) -> bool:
