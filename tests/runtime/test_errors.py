@@ -136,7 +136,13 @@ def test_scalars(kernels, position, value, words):
 
 
 def test_group_not_a_list(kernels, rng):
-    with raises("G", "expected a list or tuple of arrays or tinyc.Group"):
+    with raises("G", "expected a list or tuple of arrays, tinyc.Group or a stacked array", "dict"):
+        kernels["gscale"]({0: rand(rng, (4, 3))}, 1.0)
+
+
+def test_group_stacked_array_needs_one_more_mode(kernels, rng):
+    """A (4, 3) array for group<memref<f32x4x?>>: members would be 1-d, so it is refused."""
+    with raises("G", "a stacked array", "one more mode than the memref", "shape (4, 3)"):
         kernels["gscale"](rand(rng, (4, 3)), 1.0)
 
 

@@ -181,6 +181,12 @@ def check_dtype(view: ArrayView, element: ScalarType, name: str, what: str) -> N
         raise LaunchError(f"{what}: expected dtype {names}{hint}, got {view.dtype}", argument=name)
 
 
+def check_writable(view: ArrayView, name: str, what: str) -> None:
+    """An array the kernel may write must not be read-only."""
+    if view.readonly:
+        raise LaunchError(f"{what}: the array is read-only but the kernel may write it", argument=name)
+
+
 @dataclass(frozen=True)
 class Layout:
     """A memref layout resolved for one array: sizes, strides, `?` values."""

@@ -5,7 +5,9 @@ batch runs along OpenCL dimension 2, so the ND-range is global (X, Y, N),
 local (X, Y, 1); in dpctl's slowest-first order `[N, Y, X]`, `[1, Y, X]`.
 Everything that does not depend on the arguments (program, kernel handle,
 per-parameter packers) is prepared once in the constructor, so a call costs
-the argument checks, the copies and one submit.
+the argument checks, the copies and one submit. Across calls a kernel keeps
+its staging buffers (pool.py) and the device pointer tables of recent groups
+(members.py); `release_buffers()` frees them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from tinyc.diagnostics import LaunchError
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
 from tinyc.runtime.device import import_dpctl, profiling_queue, select_queue
+from tinyc.runtime.pool import Pools
 from tinyc.runtime.program_cache import build_program
 from tinyc.runtime.signature import KernelInfo
 
@@ -69,6 +72,7 @@ class Kernel:
         self._memory = dpctl.memory
         self._packers = [make_packer(p, dpctl.RawKernelArg) for p in info.params]
         self._wrappers: dict = {}  # USM pointer wrappers reused across calls
+        self._pools = Pools(self.queue, self._memory)  # staging buffers reused across calls
         x, y = info.work_group_size
         self._x, self._y = x, y
         self._names = ", ".join(p.name for p in info.params)
@@ -89,15 +93,15 @@ class Kernel:
             raise LaunchError(f"batch must be between 1 and {MAX_BATCH}, got {batch}", argument="batch")
         return batch
 
-    def _bind(self, args: tuple, batch: int) -> tuple[Call, list]:
-        """Check every argument; nothing is allocated or copied yet."""
+    def _check_count(self, args: tuple) -> None:
         if len(args) != len(self._packers):
             raise LaunchError(
                 f"{self.name}({self._names}) takes {len(self._packers)} arguments, got {len(args)}"
             )
-        call = Call(self.queue, self._memory, batch, self._wrappers)
-        parts = [pack(value, call) for pack, value in zip(self._packers, args)]
-        return call, parts
+
+    def _bind(self, call: Call, args: tuple) -> list:
+        """Check every argument; nothing is copied to the device yet."""
+        return [pack(value, call) for pack, value in zip(self._packers, args)]
 
     @staticmethod
     def _emit(call: Call, parts: list) -> list:
@@ -110,7 +114,9 @@ class Kernel:
     def prepare(self, *args: Any, **kwargs: Any) -> PreparedCall:
         """Check and pack a call and copy its data in, without launching (benchmarks)."""
         batch = self._batch(kwargs)
-        call, parts = self._bind(args, batch)
+        self._check_count(args)
+        call = Call(self.queue, self._memory, batch, self._wrappers)  # buffers of its own, not pooled
+        parts = self._bind(call, args)
         return PreparedCall(self, call, self._emit(call, parts))
 
     # -- launching -------------------------------------------------------------
@@ -126,16 +132,27 @@ class Kernel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         batch = self._batch(kwargs)
-        call, parts = self._bind(args, batch)
+        self._check_count(args)
+        call = Call(self.queue, self._memory, batch, self._wrappers, self._pools)
         events = call.staging.events
         try:
+            parts = self._bind(call, args)
             packed = self._emit(call, parts)
             done = self.submit(packed, batch, None, events)
             events.append(done)
             call.staging.copy_back(done)
         finally:
-            for event in events:  # never free memory a copy or kernel still uses
+            for event in events:  # never free or reuse memory a copy or kernel still uses
                 event.wait()
+            call.staging.release()
+
+    def release_buffers(self) -> None:
+        """Free the staging buffers and group tables kept for later calls."""
+        self._pools.clear()
+        for packer in self._packers:
+            tables = getattr(packer, "tables", None)
+            if tables is not None:
+                tables.clear()
 
     def time(
         self, *args: Any, batch: int = 1, repeat: int = 10, warmup: int = 1, wall: bool = False

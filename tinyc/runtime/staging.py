@@ -14,6 +14,12 @@ costs one transfer; placement is vectorised for groups of 10^5 members.
 
 Only the elements of written arrays are copied back (never the gaps of a
 strided view), so a view updates exactly what it shows.
+
+Buffers come from the kernel's pools when the call has them (`pools`, see
+pool.py) and go back with `release()` once every event of the call completed.
+A group that the kernel only reads may also be gathered by its packer into a
+buffer of its own (`host_buffer` / `device_buffer` / `send`); its members then
+do not alias the other arguments on the device (nothing writes them there).
 """
 
 from __future__ import annotations
@@ -49,9 +55,11 @@ class USMPointer:
 class Staging:
     """The NumPy arrays of one call and where they live on the device."""
 
-    def __init__(self, queue: Any, memory: Any):
+    def __init__(self, queue: Any, memory: Any, pools: Any = None):
         self.queue = queue
         self.memory = memory  # the dpctl.memory module
+        self.pools = pools  # a Pools (reuse buffers across calls) or None
+        self._taken: list[tuple[Any, int, Any]] = []  # (pool, size, buffer) to give back
         self.arrays: list[np.ndarray] = []
         self._lo: list[int] = []  # host byte span of each array
         self._hi: list[int] = []
@@ -63,6 +71,7 @@ class Staging:
         self.offset: np.ndarray | None = None  # per array: byte offset of element 0
         self.arena_index = -1
         self.arena_host: np.ndarray | None = None
+        self.allocations_keep: list[Any] = []  # host sources of copies still in flight
 
     def add(self, array: np.ndarray, extent: int, written: bool) -> int:
         """Register an array spanning `extent` elements; returns its handle."""
@@ -74,8 +83,44 @@ class Staging:
         return len(self.arrays) - 1
 
     def _allocate(self, nbytes: int) -> int:
-        self.allocations.append(self.memory.MemoryUSMDevice(max(nbytes, ALIGN), queue=self.queue))
+        self.allocations.append(self.device_buffer(nbytes))
         return len(self.allocations) - 1
+
+    # -- buffers -----------------------------------------------------------------
+    def device_buffer(self, nbytes: int) -> Any:
+        """A USM device allocation of at least `nbytes` for this call."""
+        nbytes = max(nbytes, ALIGN)
+        if self.pools is None:
+            return self.memory.MemoryUSMDevice(nbytes, queue=self.queue)
+        buffer = self.pools.device.take(nbytes)
+        self._taken.append((self.pools.device, nbytes, buffer))
+        return buffer
+
+    def host_buffer(self, nbytes: int) -> np.ndarray:
+        """A uint8 host array of `nbytes` for this call (contents undefined)."""
+        if self.pools is None:
+            return np.empty(nbytes, dtype=np.uint8)
+        buffer = self.pools.host.take(nbytes)
+        self._taken.append((self.pools.host, nbytes, buffer))
+        return buffer[:nbytes]
+
+    def send(self, device: Any, host: np.ndarray, nbytes: int) -> None:
+        """Copy `nbytes` of a host buffer to the device; the kernel waits for it."""
+        if nbytes:
+            self.events.append(self.queue.memcpy_async(device, host, nbytes))
+
+    def upload(self, host: np.ndarray) -> Any:
+        """A device copy of a small host array (group metadata)."""
+        device = self.device_buffer(host.nbytes)
+        self.send(device, host, host.nbytes)
+        self.allocations_keep.append(host)
+        return device
+
+    def release(self) -> None:
+        """Give pooled buffers back; only once every event of the call completed."""
+        taken, self._taken = self._taken, []
+        for pool, size, buffer in taken:
+            pool.give(size, buffer)
 
     def place(self, lone: Iterable[int]) -> None:
         """Allocate device memory and start the copies in.
@@ -128,7 +173,7 @@ class Staging:
         start = np.cumsum(span) - span
         region_offset = np.zeros(len(r_lo), dtype=np.int64)
         region_offset[chosen] = start + r_lo[chosen] - base
-        host = np.empty(int(span.sum()), dtype=np.uint8)
+        host = self.host_buffer(int(span.sum()))
         for r in chosen.tolist():
             at, size = int(region_offset[r]), int(r_hi[r] - r_lo[r])
             host[at : at + size] = host_bytes(int(r_lo[r]), size)

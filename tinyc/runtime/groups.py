@@ -1,0 +1,430 @@
+"""Group arguments: checked and packed into the kernel ABI.
+
+ABI (DESIGN.md): a pointer to a device array of member addresses (uint64),
+then for every `?` in the memref's shape and stride a pointer to a device
+int64 array with one entry per member, then the group size (int64) if it is
+`?`, then the offset (int64) if it is `?`.
+
+What a group argument may be:
+  * a list or tuple of arrays (offset: the type's static offset, or 0 when
+    it is `?`), or `Group(arrays, offset=k, shape=..., stride=...)`;
+  * (extension) one array, NumPy or USM, with the members stacked along its
+    last mode: member g is `array[..., g]` (so a (16, 8, N) Fortran array is
+    a group of N 16x8 matrices), or `Group(array, offset=k, ...)`. Without a
+    Group, the array must have one more mode than the memref.
+
+Member i's memref starts `offset` elements after the member's first element.
+How a member's memref layout is found:
+  * shaped member: offset 0, no explicit `shape`, and the member's ndim equals
+    the memref's order. It is checked like a memref argument and `?` sizes
+    and strides come from its own shape and strides (members may differ).
+  * flat member: any other case. The member must be contiguous (C or
+    Fortran order, e.g. 1-D) and is a flat buffer of its elements; it must
+    hold at least offset + extent elements, extent being the memref's span.
+    The memref's sizes are its static sizes plus `Group(..., shape=...)` for
+    the `?` ones (required), its strides the static ones, else
+    `Group(..., stride=...)`, else packed column-major. `shape` and `stride`
+    are full tuples (static entries must match the type), one for all
+    members or a list with one tuple per member.
+
+Fast paths (members.py), all falling back to the member-by-member check:
+  * all-USM groups: when every member shares one layout, the first member is
+    checked and the other pointers are read in bulk; the device tables are
+    kept (TableCache) for the same members: a tuple or Group object passed
+    again is recognised by identity, a list by its members' ids. USM members
+    are taken to keep their pointer and layout while they live (as dpctl and
+    dpnp arrays do).
+  * NumPy groups the kernel only reads, members of one Fortran-contiguous
+    layout: the data is copied on every call (it may change between calls),
+    gathered by np.concatenate into one buffer and sent in one transfer; the
+    pointer table (base + i * member size) is reused while the buffer is.
+  * stacked arrays: one array, one copy; the table is base + g * stride.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from tinyc.diagnostics import LaunchError
+from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, dim_text
+from tinyc.runtime.arrays import (
+    ArrayView,
+    Layout,
+    array_view,
+    check_dtype,
+    check_writable,
+    extent,
+    fit_memref,
+    layout,
+)
+from tinyc.runtime.members import TableCache, gather, member_ids, uniform_numpy, uniform_usm, upload_tables
+from tinyc.runtime.signature import ParamInfo
+
+Emit = Callable[[], list]
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray) or hasattr(value, "__sycl_usm_array_interface__")
+
+
+class Group:
+    """Members of a group argument, with an offset and optional memref shapes.
+
+    `Group(arrays, offset=k)` gives a `?` offset (or repeats a static one);
+    `shape`/`stride` give the memref layout of flat members (module docs).
+    `arrays` is a sequence of arrays, or one array with the members stacked
+    along its last mode. A Group does not change after it is made, so
+    passing the same Group again lets the runtime reuse what it checked.
+    """
+
+    __slots__ = ("_arrays", "_offset", "_shape", "_stride")
+
+    def __init__(
+        self,
+        arrays: Sequence[Any] | Any,
+        offset: int | None = None,
+        shape: Sequence[int] | Sequence[Sequence[int]] | None = None,
+        stride: Sequence[int] | Sequence[Sequence[int]] | None = None,
+    ):
+        self._arrays = arrays if _is_array(arrays) else tuple(arrays)
+        self._offset = offset
+        self._shape = _frozen(shape)
+        self._stride = _frozen(stride)
+
+    arrays = property(lambda self: self._arrays, doc="the members (a tuple), or the stacked array")
+    offset = property(lambda self: self._offset)
+    shape = property(lambda self: self._shape)
+    stride = property(lambda self: self._stride)
+
+    @property
+    def stacked(self) -> bool:
+        return not isinstance(self._arrays, tuple)
+
+    def __len__(self) -> int:
+        if self.stacked:
+            shape = getattr(self._arrays, "shape", None) or self._arrays.__sycl_usm_array_interface__["shape"]
+            return int(shape[-1]) if len(shape) else 0
+        return len(self._arrays)
+
+    def __getitem__(self, i: int) -> Any:
+        return self._arrays[..., i] if self.stacked else self._arrays[i]
+
+    def __repr__(self) -> str:
+        kind = "stacked members" if self.stacked else "arrays"
+        return f"Group({len(self)} {kind}, offset={self.offset})"
+
+
+def _frozen(value: Any) -> Any:
+    """shape=/stride= as nested tuples (left as is when not iterable: checked later)."""
+    try:
+        return tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in value)
+    except TypeError:
+        return value
+
+
+def _per_member(value: Any, count: int, what: str, name: str, key: str) -> list | None:
+    """Normalise Group(shape=/stride=) to one tuple per member (or None)."""
+    if value is None:
+        return None
+    try:
+        items = list(value)
+        if all(isinstance(v, (int, np.integer)) for v in items):
+            items = [items] * count
+        elif len(items) != count:
+            raise LaunchError(f"{what}: Group {key}= has {len(items)} entries for {count} members", argument=name)
+        tuples = [tuple(_whole(v) for v in item) for item in items]
+    except (TypeError, ValueError):
+        raise LaunchError(
+            f"{what}: Group {key}= must be a tuple of non-negative integers or a list of them", argument=name
+        ) from None
+    return tuples
+
+
+def _whole(value: Any) -> int:
+    """A non-negative int from an int-like; ValueError otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(value)
+    return int(value)
+
+
+def fit_flat(
+    view: ArrayView, memref: MemrefType, offset: int, shape: tuple[int, ...] | None,
+    stride: tuple[int, ...] | None, name: str, what: str,
+) -> Layout:
+    """Layout of a flat group member (module docs); checks that it is big enough."""
+    if not view.contiguous:
+        raise LaunchError(f"{what}: a flat member (offset {offset}) must be a contiguous array", argument=name)
+    for key, given, static in (("shape", shape, memref.shape), ("stride", stride, memref.stride)):
+        if given is not None and (
+            len(given) != memref.order or any(s != DYNAMIC and s != g for s, g in zip(static, given))
+        ):
+            raise LaunchError(
+                f"{what}: Group {key}={given} does not fit ({', '.join(map(dim_text, static))})",
+                argument=name,
+            )
+    if shape is None and DYNAMIC in memref.shape:
+        raise LaunchError(
+            f"{what}: a flat member (offset {offset}, shape {view.shape}) does not give the `?` "
+            f"sizes; pass tinyc.Group(arrays, offset={offset}, shape=(...))",
+            argument=name,
+        )
+    sizes = shape if shape is not None else memref.shape
+    strides = stride if stride is not None else tuple(None if s == DYNAMIC else s for s in memref.stride)
+    fitted = _packed_layout(memref, sizes, strides)
+    need = offset + extent(fitted.shape, fitted.strides)
+    if view.size < need:
+        raise LaunchError(
+            f"{what}: member holds {view.size} elements but offset {offset} + extent "
+            f"{need - offset} needs {need}",
+            argument=name,
+        )
+    return fitted
+
+
+def _packed_layout(memref: MemrefType, sizes: tuple[int, ...], strides: tuple[int | None, ...]) -> Layout:
+    """`?` strides (None) become packed column-major over the sizes."""
+    filled: list[int] = []
+    for i, s in enumerate(strides):
+        filled.append(s if s is not None else (filled[-1] * sizes[i - 1] if i else 1))
+    return layout(memref, sizes, tuple(filled))
+
+
+def _uniform(per_member: list | None) -> bool:
+    """One shape= (or stride=) for all members, or none."""
+    return per_member is None or per_member.count(per_member[0]) == len(per_member)
+
+
+def _group_offset(group: GroupType, given: Any, name: str, what: str) -> int:
+    if given is not None:
+        try:
+            _whole(given)
+        except ValueError:
+            raise LaunchError(f"{what}: offset must be a non-negative integer, got {given!r}", argument=name) from None
+    if group.offset == DYNAMIC:
+        return int(given or 0)
+    if given is not None and int(given) != group.offset:
+        raise LaunchError(f"{what}: Group offset={given} but the type says offset {group.offset}", argument=name)
+    return group.offset
+
+
+class GroupPacker:
+    """Packer of one group parameter (module docs); one per kernel and parameter."""
+
+    def __init__(self, param: ParamInfo):
+        group: GroupType = param.type  # type: ignore[assignment]
+        self.param, self.group, self.memref = param, group, group.memref
+        self.name, self.what, self.written = param.name, str(group), param.written
+        self.slots = len(self.memref.dynamic_slots())
+        self.tables = TableCache()
+
+    # -- entry ----------------------------------------------------------------------
+    def __call__(self, value: Any, call: Any) -> Emit:
+        name, what = self.name, self.what
+        config: tuple = (None, None, None)
+        if isinstance(value, Group):
+            arrays, config = value.arrays, (value.offset, value.shape, value.stride)
+        elif isinstance(value, (list, tuple)) or _is_array(value):
+            arrays = value
+        else:
+            raise LaunchError(
+                f"expected a list or tuple of arrays, tinyc.Group or a stacked array for {what}, "
+                f"got {type(value).__name__}",
+                argument=name,
+            )
+        stacked = _is_array(arrays)
+        if stacked:
+            view = array_view(arrays, name, what)
+            if not isinstance(value, Group) and len(view.shape) != self.memref.order + 1:
+                raise LaunchError(
+                    f"expected a list or tuple of arrays, tinyc.Group or a stacked array for {what} "
+                    f"(one more mode than the memref: members along the last), got an array of shape {view.shape}",
+                    argument=name,
+                )
+            count = view.shape[-1] if view.shape else 0
+        else:
+            count = len(arrays)
+        self._check_count(count, call.batch)
+        offset = _group_offset(self.group, config[0], name, what)
+        shapes = _per_member(config[1], count, what, name, "shape")
+        strides = _per_member(config[2], count, what, name, "stride")
+        flat = offset != 0 or shapes is not None or strides is not None
+        tail = ([ctypes.c_int64(count)] if self.group.size == DYNAMIC else []) + (
+            [ctypes.c_int64(offset)] if self.group.offset == DYNAMIC else []
+        )
+        setup = (offset, shapes, strides, flat)
+        if stacked:
+            return self._stacked(view, count, setup, tail, call)
+        return self._members(value, arrays, count, setup, tail, call)
+
+    def _check_count(self, count: int, batch: int) -> None:
+        name, what, group = self.name, self.what, self.group
+        if group.size != DYNAMIC and count != group.size:
+            raise LaunchError(f"{what}: expected {group.size} arrays, got {count}", argument=name)
+        if count == 0:
+            raise LaunchError(f"{what}: a group needs at least one array", argument=name)
+        if self.param.batch_mode is not None and count < batch:
+            raise LaunchError(f"{what}: group has {count} arrays, too few for batch={batch}", argument=name)
+
+    def _fit(self, view: ArrayView, i: int | None, setup: tuple) -> Layout:
+        """Check one member (index i, None for stacked ones) and return its memref layout."""
+        offset, shapes, strides, flat = setup
+        label = f"{self.what} member {i}" if i is not None else f"{self.what} (stacked) member"
+        k = i or 0
+        check_dtype(view, self.memref.element, self.name, label)
+        if not flat and len(view.shape) == self.memref.order:
+            fitted = fit_memref(view, self.memref, self.name, label)
+        else:
+            fitted = fit_flat(view, self.memref, offset, shapes[k] if shapes else None,
+                              strides[k] if strides else None, self.name, label)
+        if self.written:
+            check_writable(view, self.name, label)
+        return fitted
+
+    def _tables(self, key: tuple, addresses: Callable[[], np.ndarray], row: tuple, count: int,
+                call: Any, pins: Any = None) -> list:
+        """Device table and `?` columns for `key`, from the cache or uploaded now."""
+        found = self.tables.find(key)
+        if found is None:
+            columns = [np.full(count, v, dtype=np.int64) for v in row]
+            found = upload_tables(call.queue, call.memory, addresses(), columns)
+            self.tables.add(key, found, pins)
+        return found
+
+    # -- one array with the members along its last mode ---------------------------------------
+    def _stacked(self, view: ArrayView, count: int, setup: tuple, tail: list, call: Any) -> Emit:
+        itemsize = view.dtype.itemsize
+        member = ArrayView(view.dtype, view.shape[:-1], view.strides[:-1], view.address, None, view.usm,
+                           view.readonly, view.owner)
+        fitted = self._fit(member, None, setup)
+        step = view.strides[-1] * itemsize if count > 1 else 0
+        row = tuple(fitted.dynamic)
+
+        def table(base: int) -> list:
+            key = ("stacked", base, step, count, row, self.slots)
+            return self._tables(key, lambda: np.uint64(base) + np.uint64(step) * np.arange(count, dtype=np.uint64),
+                                row, count, call)
+
+        if view.host is None:
+            call.check_usm_context(view, self.name, self.what)
+            return lambda: [*table(view.address), *tail]
+        handle = call.staging.add(view.host, extent(view.shape, view.strides), self.written)
+        call.lone.add(handle)  # an allocation of its own unless it overlaps another argument
+        return lambda: [*table(call.staging.address(handle)), *tail]
+
+    # -- a sequence of member arrays ---------------------------------------------------------------
+    def _members(self, value: Any, arrays: Sequence[Any], count: int, setup: tuple, tail: list,
+                 call: Any) -> Emit:
+        config = setup[:3]
+        # a tuple or Group seen before: the same objects, checked then
+        if isinstance(value, (tuple, Group)):
+            known = self.tables.find(("object", id(value), config))
+            if known is not None:
+                return lambda: [*known, *tail]
+        members = arrays if isinstance(arrays, tuple) else tuple(arrays)
+        ids = member_ids(members)
+        known = self.tables.find(("ids", ids, config))
+        if known is not None:
+            return lambda: [*known, *tail]
+        pins = value if isinstance(value, (tuple, Group)) else members
+        keys = [("ids", ids, config)] + ([("object", id(value), config)] if pins is value else [])
+
+        if not _uniform(setup[1]) or not _uniform(setup[2]):
+            return self._each(members, count, setup, tail, call, keys, pins)
+        usm = uniform_usm(members) if not isinstance(members[0], np.ndarray) else None
+        if usm is not None and not (usm[1] and self.written):
+            view = array_view(members[0], self.name, f"{self.what} member 0")
+            fitted = self._fit(view, 0, setup)
+            if call.same_context(view.owner):
+                return self._cached(keys, lambda: usm[0], tuple(fitted.dynamic), count, call, pins, tail)
+        if not self.written and uniform_numpy(members):
+            emit = self._gathered(members, count, setup, tail, call)
+            if emit is not None:
+                return emit
+        return self._each(members, count, setup, tail, call, keys, pins)
+
+    def _cached(self, keys: list, addresses: Callable[[], np.ndarray], row: tuple, count: int, call: Any,
+                pins: Any, tail: list) -> Emit:
+        """All-USM members: tables made once (after every argument passed), then reused."""
+
+        def emit() -> list:
+            found = self._tables(keys[0], addresses, row, count, call, pins)
+            for key in keys[1:]:
+                self.tables.add(key, found, pins)
+            return [*found, *tail]
+
+        return emit
+
+    def _gathered(self, members: tuple, count: int, setup: tuple, tail: list, call: Any) -> Emit | None:
+        """Read-only NumPy members of one layout: one host buffer, one transfer."""
+        first = members[0]
+        view = array_view(first, self.name, f"{self.what} member 0")
+        fitted = self._fit(view, 0, setup)
+        size = first.nbytes
+        total = size * count
+        host = call.staging.host_buffer(total)
+        if not gather(members, host):
+            return None  # a member differs: check them one by one
+        row = tuple(fitted.dynamic)
+
+        def emit() -> list:
+            device = call.staging.device_buffer(total)
+            call.staging.send(device, host, total)
+            base = device.__sycl_usm_array_interface__["data"][0]
+            key = ("gathered", base, size, count, row, self.slots)
+            return [*self._tables(key, lambda: np.uint64(base) + np.uint64(size) * np.arange(count, dtype=np.uint64),
+                                  row, count, call), *tail]
+
+        return emit
+
+    def _each(self, arrays: Sequence[Any], count: int, setup: tuple, tail: list, call: Any,
+              keys: list, pins: Any) -> Emit:
+        """Member by member: any mix of NumPy and USM arrays and layouts."""
+        name, written, explicit = self.name, self.written, setup[1] is not None or setup[2] is not None
+        dynamic = np.empty((count, self.slots), dtype=np.int64)  # one row per member
+        addresses = np.zeros(count, dtype=np.uint64)
+        staged: list[int] = []  # members copied from NumPy ...
+        handles: list[int] = []  # ... and their staging handles
+        seen: dict[tuple, tuple[Layout, int]] = {}  # NumPy (dtype, shape, strides) -> checked layout, extent
+        for i, member in enumerate(arrays):
+            known = None
+            if type(member) is np.ndarray and not explicit:
+                known = seen.get((member.dtype, member.shape, member.strides))
+            if known is not None:  # same layout as an earlier member: only per-array flags
+                if not member.flags.aligned or (written and not member.flags.writeable):
+                    known = None  # let the full check report it
+            if known is None:
+                label = f"{self.what} member {i}"
+                view = array_view(member, name, label)
+                known = (self._fit(view, i, setup), extent(view.shape, view.strides))
+                if view.host is None:
+                    call.check_usm_context(view, name, label)
+                    addresses[i] = view.address
+                elif not explicit:
+                    seen[(member.dtype, member.shape, member.strides)] = known
+            dynamic[i] = known[0].dynamic
+            if type(member) is np.ndarray:
+                staged.append(i)
+                handles.append(call.staging.add(member, known[1], written))
+        slots = self.slots
+
+        if not staged:  # all USM: the tables can be kept for these members
+            def emit_usm() -> list:
+                found = self.tables.find(keys[0])
+                if found is None:
+                    columns = [np.ascontiguousarray(dynamic[:, k]) for k in range(slots)]
+                    found = upload_tables(call.queue, call.memory, addresses, columns)
+                for key in keys:
+                    self.tables.add(key, found, pins)
+                return [*found, *tail]
+
+            return emit_usm
+
+        def emit() -> list:
+            addresses[staged] = call.staging.addresses(np.array(handles))
+            columns = (call.staging.upload(np.ascontiguousarray(dynamic[:, k])) for k in range(slots))
+            return [call.staging.upload(addresses), *columns, *tail]
+
+        return emit
