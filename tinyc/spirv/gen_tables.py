@@ -28,27 +28,30 @@ revision {cl_revision}).  Generated -- do not edit.
 
 Naming: opcodes drop the `Op` prefix (`Op.FAdd` is OpFAdd); enumerants keep
 the grammar spelling, except `None` -> `None_` and names starting with a
-digit, which get the kind as prefix (`Dim.Dim1D`).  Grammar aliases are enum
-aliases (`Capability.DotProductKHR is Capability.DotProduct`).
+digit, which get the kind as prefix (`Dim.Dim1D`).  Grammar aliases are the
+same member (`Capability.DotProductKHR is Capability.DotProduct`).  The kinds
+are `tinyc.spirv.enums` classes (ints that know their kind and name), which
+import much faster than `enum.IntEnum`.
 
 Requirement tuples are `(capabilities, extensions, version)`: any one of the
 capabilities (or extensions) suffices; version is the first core SPIR-V
-version, or None when only the extension provides it.
+version, or None when only the extension provides it.  In the table text a
+requirement is the words after the entry's name: capabilities, extensions
+(`SPV_...`) and `v1.3` (`v-`: no core version); no words means CORE.
 """
 # fmt: off
-# ruff: noqa: E501
+# ruff: noqa: E501, F401
 
 from __future__ import annotations
 
-import enum
+from tinyc.spirv.enums import (
+    CORE, Enumerant, Flags, Requirement, Version, read_enum_parameters, read_enum_requirements,
+    read_op_info,
+)
 
 MAGIC_NUMBER = {magic}
 GRAMMAR_VERSION = ({major}, {minor}, {revision})
 OPENCL_STD_VERSION = ({cl_version}, {cl_revision})
-
-Version = tuple[int, int] | None
-Requirement = tuple[tuple["Capability", ...], tuple[str, ...], Version]
-CORE: Requirement = ((), (), (1, 0))  # needs nothing beyond SPIR-V 1.0
 '''
 
 
@@ -66,23 +69,21 @@ def _value(raw: int | str) -> int:
     return int(raw, 0) if isinstance(raw, str) else raw
 
 
-def _version(raw: str | None) -> str:
-    """Grammar version string -> Python literal."""
-    if raw is None:
-        return "(1, 0)"
-    if raw == "None":
-        return "None"
-    major, minor = raw.split(".")
-    return f"({int(major)}, {int(minor)})"
-
-
 def _requirement(entry: dict[str, Any]) -> str:
-    """Python literal of an entry's (capabilities, extensions, version)."""
+    """Table words of an entry's (capabilities, extensions, version); "" for CORE."""
     if _is_default(entry):
-        return "CORE"
-    caps = "".join(f"_C.{_ident(c, 'Capability')}, " for c in entry.get("capabilities", ()))
-    exts = "".join(f"{e!r}, " for e in entry.get("extensions", ()))
-    return f"(({caps.rstrip(' ')}), ({exts.rstrip(' ')}), {_version(entry.get('version'))})"
+        return ""
+    words = [_ident(c, "Capability") for c in entry.get("capabilities", ())]
+    for ext in entry.get("extensions", ()):
+        if not ext.startswith("SPV_"):
+            raise ValueError(f"extension {ext!r} does not start with SPV_; the table text needs it")
+        words.append(ext)
+    version = entry.get("version")
+    if version == "None":
+        words.append("v-")
+    elif version not in (None, "1.0"):
+        words.append("v" + version)
+    return " " + " ".join(words)
 
 
 def _is_default(entry: dict[str, Any]) -> bool:
@@ -91,76 +92,75 @@ def _is_default(entry: dict[str, Any]) -> bool:
             and entry.get("version", "1.0") == "1.0")
 
 
+def _class(name: str, base: str, doc: str, members: list[tuple[str, str]]) -> list[str]:
+    """Source lines of one kind: a class of int constants."""
+    lines = ["", "", f"class {name}({base}):", f'    """{doc}"""', ""]
+    lines += [f"    {member} = {value}" for member, value in members]
+    return lines
+
+
 def _enum_class(kind: dict[str, Any]) -> list[str]:
-    """Source lines of one ValueEnum/BitEnum class."""
-    base = "enum.IntFlag" if kind["category"] == "BitEnum" else "enum.IntEnum"
-    name = kind["kind"]
-    lines = ["", "", f"class {name}({base}):", f'    """SPIR-V {name} ({kind["category"]})."""', ""]
+    """Source lines of one ValueEnum/BitEnum kind."""
+    name, flags = kind["kind"], kind["category"] == "BitEnum"
+    members = []
     for e in kind["enumerants"]:
         value = _value(e["value"])
-        shown = f"0x{value:X}" if kind["category"] == "BitEnum" else str(value)
-        lines.append(f"    {_ident(e['enumerant'], name)} = {shown}")
-        for alias in e.get("aliases", ()):
-            lines.append(f"    {_ident(alias, name)} = {shown}")
-    return lines
+        shown = f"0x{value:X}" if flags else str(value)
+        members += [(_ident(n, name), shown) for n in (e["enumerant"], *e.get("aliases", ()))]
+    return _class(name, "Flags" if flags else "Enumerant", f"SPIR-V {name} ({kind['category']}).", members)
 
 
 def _op_class(instructions: list[dict[str, Any]]) -> list[str]:
     """Source lines of `class Op`."""
-    lines = ["", "", "class Op(enum.IntEnum):", '    """SPIR-V opcodes without the `Op` prefix."""', ""]
-    for ins in instructions:
-        lines.append(f"    {ins['opname'][2:]} = {ins['opcode']}")
-        for alias in ins.get("aliases", ()):
-            lines.append(f"    {alias[2:]} = {ins['opcode']}")
-    return lines
+    members = [(n[2:], str(ins["opcode"])) for ins in instructions
+               for n in (ins["opname"], *ins.get("aliases", ()))]
+    return _class("Op", "Enumerant", "SPIR-V opcodes without the `Op` prefix.", members)
 
 
 def _op_info(instructions: list[dict[str, Any]]) -> list[str]:
     """Source lines of OP_INFO: result-type/result flags and requirements."""
     lines = ["", "",
-             "# opcode: (has result type, has result id, requirement)",
-             "OP_INFO: dict[Op, tuple[bool, bool, Requirement]] = {"]
+             "# Opcode, T if it has a result type, R if it has a result id (else -), requirement.",
+             "OP_INFO: dict[Op, tuple[bool, bool, Requirement]] = read_op_info(Op, Capability, \"\"\"\\"]
     for ins in instructions:
         kinds = [o["kind"] for o in ins["operands"]] if "operands" in ins else []
-        has_type = "IdResultType" in kinds
-        has_result = "IdResult" in kinds
-        lines.append(f"    Op.{ins['opname'][2:]}: ({has_type}, {has_result}, {_requirement(ins)}),")
-    lines.append("}")
+        flags = ("T" if "IdResultType" in kinds else "-") + ("R" if "IdResult" in kinds else "-")
+        lines.append(f"{ins['opname'][2:]} {flags}{_requirement(ins)}")
+    lines.append('""")')
     return lines
 
 
 def _enum_tables(kinds: list[dict[str, Any]]) -> list[str]:
-    """Source lines of ENUM_REQUIREMENTS and ENUM_PARAMETERS."""
+    """Source lines of KINDS, ENUM_REQUIREMENTS and ENUM_PARAMETERS."""
+    names = [kind["kind"] for kind in kinds]
+    table = ["", "", "KINDS: dict[str, type[Enumerant]] = {k.__name__: k for k in ("]
+    table += [f"    {', '.join(names[i:i + 6])}," for i in range(0, len(names), 6)]
+    table.append(")}")
     reqs = ["", "",
             "# Enumerants needing more than core 1.0; for Capability, the listed",
             "# capabilities are the ones it implicitly declares.",
-            "ENUM_REQUIREMENTS: dict[type[enum.IntEnum], dict[int, Requirement]] = {"]
+            "ENUM_REQUIREMENTS: dict[type[Enumerant], dict[int, Requirement]] = "
+            "read_enum_requirements(KINDS, Capability, \"\"\"\\"]
     params = ["", "",
               "# Operand kinds of the extra operands an enumerant takes (e.g. Decoration.BuiltIn).",
-              "ENUM_PARAMETERS: dict[type[enum.IntEnum], dict[int, tuple[str, ...]]] = {"]
+              "ENUM_PARAMETERS: dict[type[Enumerant], dict[int, tuple[str, ...]]] = "
+              "read_enum_parameters(KINDS, \"\"\"\\"]
     for kind in kinds:
         name = kind["kind"]
-        entries = [e for e in kind["enumerants"] if not _is_default(e)]
-        if entries:
-            reqs.append(f"    {name}: {{")
-            reqs += [f"        {name}.{_ident(e['enumerant'], name)}: {_requirement(e)}," for e in entries]
-            reqs.append("    },")
-        with_params = [e for e in kind["enumerants"] if e.get("parameters")]
-        if with_params:
-            params.append(f"    {name}: {{")
-            for e in with_params:
-                ptypes = "".join(f"{p['kind']!r}, " for p in e["parameters"]).rstrip(" ")
-                params.append(f"        {name}.{_ident(e['enumerant'], name)}: ({ptypes}),")
-            params.append("    },")
-    return reqs + ["}"] + params + ["}"]
+        for e in kind["enumerants"]:
+            qualified = f"{name}.{_ident(e['enumerant'], name)}"
+            if not _is_default(e):
+                reqs.append(qualified + _requirement(e))
+            if e.get("parameters"):
+                params.append(qualified + "".join(f" {p['kind']}" for p in e["parameters"]))
+    return table + reqs + ['""")'] + params + ['""")']
 
 
 def _opencl_class(grammar: dict[str, Any]) -> list[str]:
     """Source lines of `class OpenCLStd` (OpenCL.std extended instructions)."""
-    lines = ["", "", "class OpenCLStd(enum.IntEnum):",
-             '    """OpenCL.std extended instruction numbers for OpExtInst."""', ""]
-    lines += [f"    {_ident(i['opname'], 'OpenCLStd')} = {i['opcode']}" for i in grammar["instructions"]]
-    return lines
+    members = [(_ident(i["opname"], "OpenCLStd"), str(i["opcode"])) for i in grammar["instructions"]]
+    return _class("OpenCLStd", "Enumerant", "OpenCL.std extended instruction numbers for OpExtInst.",
+                  members)
 
 
 def render(core: dict[str, Any], opencl: dict[str, Any]) -> str:
@@ -174,7 +174,6 @@ def render(core: dict[str, Any], opencl: dict[str, Any]) -> str:
     lines: list[str] = []
     for kind in enum_kinds:
         lines += _enum_class(kind)
-    lines += ["", "", "_C = Capability"]
     lines += _op_class(instructions)
     lines += _opencl_class(opencl)
     lines += _op_info(instructions)

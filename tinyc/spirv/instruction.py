@@ -8,10 +8,10 @@ interfaces, type lookups for capability inference).
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tinyc.spirv.enums import Enumerant
 from tinyc.spirv.spv import OP_INFO, Op
 
 
@@ -25,7 +25,7 @@ class Id(int):
         return f"%{int(self)}"
 
 
-Operand = Id | int | str | enum.IntEnum
+Operand = Id | int | str | Enumerant
 """An operand: an id, a 32-bit literal (ints, enum members) or a literal string."""
 
 

@@ -9,15 +9,14 @@ Always Physical64 addressing, OpenCL memory model, Addresses + Kernel.
 
 from __future__ import annotations
 
-import enum
 import struct
 
-from tinyc.spirv import spv
+from tinyc.spirv.enums import Enumerant
 from tinyc.spirv.function import Function
 from tinyc.spirv.instruction import Id, Instruction, Operand, make_instruction
 from tinyc.spirv.requirements import Inference
 from tinyc.spirv.spv import (
-    ENUM_PARAMETERS, MAGIC_NUMBER, AddressingModel, BuiltIn, Capability, Decoration,
+    ENUM_PARAMETERS, KINDS, MAGIC_NUMBER, AddressingModel, BuiltIn, Capability, Decoration,
     ExecutionMode, ExecutionModel, FunctionControl, MemoryModel, Op, StorageClass,
 )
 from tinyc.spirv.uniquify import Uniquifier
@@ -215,9 +214,8 @@ def _coerce(kinds: tuple[str, ...], literals: tuple[Operand, ...]) -> list[Opera
     """Give plain-int parameters their enum type where the grammar names one."""
     out: list[Operand] = []
     for i, lit in enumerate(literals):
-        cls = getattr(spv, kinds[i], None) if i < len(kinds) else None
-        if (isinstance(cls, type) and issubclass(cls, enum.Enum) and isinstance(lit, int)
-                and not isinstance(lit, (enum.Enum, Id))):
+        cls = KINDS.get(kinds[i]) if i < len(kinds) else None
+        if cls is not None and isinstance(lit, int) and not isinstance(lit, (Enumerant, Id)):
             lit = cls(lit)
         out.append(lit)
     return out

@@ -15,9 +15,9 @@ one the CPU runtime advertises is added (RUNTIME-NOTES §14).
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable
 
+from tinyc.spirv.enums import Enumerant, Flags
 from tinyc.spirv.instruction import Id, Instruction
 from tinyc.spirv.spv import CORE, ENUM_REQUIREMENTS, OP_INFO, Capability, Op, Requirement
 from tinyc.spirv.uniquify import TypeKey
@@ -43,10 +43,10 @@ _FLOAT_ATOMICS = {Op.AtomicFAddEXT: "AtomicFloat{}AddEXT",
                   Op.AtomicFMaxEXT: "AtomicFloat{}MinMaxEXT"}
 
 
-def enum_requirements(member: enum.Enum) -> list[Requirement]:
+def enum_requirements(member: Enumerant) -> list[Requirement]:
     """Requirements of one enum operand (each set bit of a flag value)."""
     table = ENUM_REQUIREMENTS.get(type(member), {})
-    if isinstance(member, enum.IntFlag) and int(member):
+    if isinstance(member, Flags) and int(member):
         bits = [1 << i for i in range(int(member).bit_length()) if int(member) >> i & 1]
         return [table.get(bit, CORE) for bit in bits]
     return [table.get(int(member), CORE)]
@@ -87,7 +87,7 @@ class Inference:
             if value is not None and value[0] == "int" and value[1] == 64:
                 caps.append(C.Int64Atomics)
             if value is not None and value[0] == "float" and inst.opcode in _FLOAT_ATOMICS:
-                caps.append(C[_FLOAT_ATOMICS[inst.opcode].format(value[1])])
+                caps.append(C.by_name(_FLOAT_ATOMICS[inst.opcode].format(value[1])))
         return caps
 
     def add(self, inst: Instruction) -> None:
@@ -101,7 +101,7 @@ class Inference:
             req = ((), req[1], req[2])  # the width-specific capability replaces the alternatives
         self.pending.append((req, where))
         for operand in inst.operands:
-            if isinstance(operand, enum.Enum) and not isinstance(operand, Capability):
+            if isinstance(operand, Enumerant) and not isinstance(operand, Capability):
                 for r in enum_requirements(operand):
                     self.pending.append((r, f"{where} operand {type(operand).__name__}.{operand.name}"))
 

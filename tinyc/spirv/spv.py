@@ -6,30 +6,33 @@ revision 2).  Generated -- do not edit.
 
 Naming: opcodes drop the `Op` prefix (`Op.FAdd` is OpFAdd); enumerants keep
 the grammar spelling, except `None` -> `None_` and names starting with a
-digit, which get the kind as prefix (`Dim.Dim1D`).  Grammar aliases are enum
-aliases (`Capability.DotProductKHR is Capability.DotProduct`).
+digit, which get the kind as prefix (`Dim.Dim1D`).  Grammar aliases are the
+same member (`Capability.DotProductKHR is Capability.DotProduct`).  The kinds
+are `tinyc.spirv.enums` classes (ints that know their kind and name), which
+import much faster than `enum.IntEnum`.
 
 Requirement tuples are `(capabilities, extensions, version)`: any one of the
 capabilities (or extensions) suffices; version is the first core SPIR-V
-version, or None when only the extension provides it.
+version, or None when only the extension provides it.  In the table text a
+requirement is the words after the entry's name: capabilities, extensions
+(`SPV_...`) and `v1.3` (`v-`: no core version); no words means CORE.
 """
 # fmt: off
-# ruff: noqa: E501
+# ruff: noqa: E501, F401
 
 from __future__ import annotations
 
-import enum
+from tinyc.spirv.enums import (
+    CORE, Enumerant, Flags, Requirement, Version, read_enum_parameters, read_enum_requirements,
+    read_op_info,
+)
 
 MAGIC_NUMBER = 0x07230203
 GRAMMAR_VERSION = (1, 6, 4)
 OPENCL_STD_VERSION = (100, 2)
 
-Version = tuple[int, int] | None
-Requirement = tuple[tuple["Capability", ...], tuple[str, ...], Version]
-CORE: Requirement = ((), (), (1, 0))  # needs nothing beyond SPIR-V 1.0
 
-
-class ImageOperands(enum.IntFlag):
+class ImageOperands(Flags):
     """SPIR-V ImageOperands (BitEnum)."""
 
     None_ = 0x0
@@ -55,7 +58,7 @@ class ImageOperands(enum.IntFlag):
     Offsets = 0x10000
 
 
-class FPFastMathMode(enum.IntFlag):
+class FPFastMathMode(Flags):
     """SPIR-V FPFastMathMode (BitEnum)."""
 
     None_ = 0x0
@@ -71,7 +74,7 @@ class FPFastMathMode(enum.IntFlag):
     AllowTransform = 0x40000
 
 
-class SelectionControl(enum.IntFlag):
+class SelectionControl(Flags):
     """SPIR-V SelectionControl (BitEnum)."""
 
     None_ = 0x0
@@ -79,7 +82,7 @@ class SelectionControl(enum.IntFlag):
     DontFlatten = 0x2
 
 
-class LoopControl(enum.IntFlag):
+class LoopControl(Flags):
     """SPIR-V LoopControl (BitEnum)."""
 
     None_ = 0x0
@@ -114,7 +117,7 @@ class LoopControl(enum.IntFlag):
     MaxReinvocationDelayINTEL = 0x2000000
 
 
-class FunctionControl(enum.IntFlag):
+class FunctionControl(Flags):
     """SPIR-V FunctionControl (BitEnum)."""
 
     None_ = 0x0
@@ -126,7 +129,7 @@ class FunctionControl(enum.IntFlag):
     OptNoneINTEL = 0x10000
 
 
-class MemorySemantics(enum.IntFlag):
+class MemorySemantics(Flags):
     """SPIR-V MemorySemantics (BitEnum)."""
 
     Relaxed = 0x0
@@ -150,7 +153,7 @@ class MemorySemantics(enum.IntFlag):
     Volatile = 0x8000
 
 
-class MemoryAccess(enum.IntFlag):
+class MemoryAccess(Flags):
     """SPIR-V MemoryAccess (BitEnum)."""
 
     None_ = 0x0
@@ -167,14 +170,14 @@ class MemoryAccess(enum.IntFlag):
     NoAliasINTELMask = 0x20000
 
 
-class KernelProfilingInfo(enum.IntFlag):
+class KernelProfilingInfo(Flags):
     """SPIR-V KernelProfilingInfo (BitEnum)."""
 
     None_ = 0x0
     CmdExecTime = 0x1
 
 
-class RayFlags(enum.IntFlag):
+class RayFlags(Flags):
     """SPIR-V RayFlags (BitEnum)."""
 
     NoneKHR = 0x0
@@ -192,7 +195,7 @@ class RayFlags(enum.IntFlag):
     ForceOpacityMicromap2StateEXT = 0x400
 
 
-class FragmentShadingRate(enum.IntFlag):
+class FragmentShadingRate(Flags):
     """SPIR-V FragmentShadingRate (BitEnum)."""
 
     Vertical2Pixels = 0x1
@@ -201,7 +204,7 @@ class FragmentShadingRate(enum.IntFlag):
     Horizontal4Pixels = 0x8
 
 
-class RawAccessChainOperands(enum.IntFlag):
+class RawAccessChainOperands(Flags):
     """SPIR-V RawAccessChainOperands (BitEnum)."""
 
     None_ = 0x0
@@ -209,7 +212,7 @@ class RawAccessChainOperands(enum.IntFlag):
     RobustnessPerElementNV = 0x2
 
 
-class SourceLanguage(enum.IntEnum):
+class SourceLanguage(Enumerant):
     """SPIR-V SourceLanguage (ValueEnum)."""
 
     Unknown = 0
@@ -228,7 +231,7 @@ class SourceLanguage(enum.IntEnum):
     Rust = 13
 
 
-class ExecutionModel(enum.IntEnum):
+class ExecutionModel(Enumerant):
     """SPIR-V ExecutionModel (ValueEnum)."""
 
     Vertex = 0
@@ -256,7 +259,7 @@ class ExecutionModel(enum.IntEnum):
     MeshEXT = 5365
 
 
-class AddressingModel(enum.IntEnum):
+class AddressingModel(Enumerant):
     """SPIR-V AddressingModel (ValueEnum)."""
 
     Logical = 0
@@ -266,7 +269,7 @@ class AddressingModel(enum.IntEnum):
     PhysicalStorageBuffer64EXT = 5348
 
 
-class MemoryModel(enum.IntEnum):
+class MemoryModel(Enumerant):
     """SPIR-V MemoryModel (ValueEnum)."""
 
     Simple = 0
@@ -276,7 +279,7 @@ class MemoryModel(enum.IntEnum):
     VulkanKHR = 3
 
 
-class ExecutionMode(enum.IntEnum):
+class ExecutionMode(Enumerant):
     """SPIR-V ExecutionMode (ValueEnum)."""
 
     Invocations = 0
@@ -383,7 +386,7 @@ class ExecutionMode(enum.IntEnum):
     NamedMaximumRegistersINTEL = 6463
 
 
-class StorageClass(enum.IntEnum):
+class StorageClass(Enumerant):
     """SPIR-V StorageClass (ValueEnum)."""
 
     UniformConstant = 0
@@ -426,7 +429,7 @@ class StorageClass(enum.IntEnum):
     HostOnlyINTEL = 5937
 
 
-class Dim(enum.IntEnum):
+class Dim(Enumerant):
     """SPIR-V Dim (ValueEnum)."""
 
     Dim1D = 0
@@ -439,7 +442,7 @@ class Dim(enum.IntEnum):
     TileImageDataEXT = 4173
 
 
-class SamplerAddressingMode(enum.IntEnum):
+class SamplerAddressingMode(Enumerant):
     """SPIR-V SamplerAddressingMode (ValueEnum)."""
 
     None_ = 0
@@ -449,14 +452,14 @@ class SamplerAddressingMode(enum.IntEnum):
     RepeatMirrored = 4
 
 
-class SamplerFilterMode(enum.IntEnum):
+class SamplerFilterMode(Enumerant):
     """SPIR-V SamplerFilterMode (ValueEnum)."""
 
     Nearest = 0
     Linear = 1
 
 
-class ImageFormat(enum.IntEnum):
+class ImageFormat(Enumerant):
     """SPIR-V ImageFormat (ValueEnum)."""
 
     Unknown = 0
@@ -503,7 +506,7 @@ class ImageFormat(enum.IntEnum):
     R64i = 41
 
 
-class ImageChannelOrder(enum.IntEnum):
+class ImageChannelOrder(Enumerant):
     """SPIR-V ImageChannelOrder (ValueEnum)."""
 
     R = 0
@@ -528,7 +531,7 @@ class ImageChannelOrder(enum.IntEnum):
     ABGR = 19
 
 
-class ImageChannelDataType(enum.IntEnum):
+class ImageChannelDataType(Enumerant):
     """SPIR-V ImageChannelDataType (ValueEnum)."""
 
     SnormInt8 = 0
@@ -559,7 +562,7 @@ class ImageChannelDataType(enum.IntEnum):
     UnormInt14X2EXT = 26
 
 
-class FPRoundingMode(enum.IntEnum):
+class FPRoundingMode(Enumerant):
     """SPIR-V FPRoundingMode (ValueEnum)."""
 
     RTE = 0
@@ -568,14 +571,14 @@ class FPRoundingMode(enum.IntEnum):
     RTN = 3
 
 
-class FPDenormMode(enum.IntEnum):
+class FPDenormMode(Enumerant):
     """SPIR-V FPDenormMode (ValueEnum)."""
 
     Preserve = 0
     FlushToZero = 1
 
 
-class QuantizationModes(enum.IntEnum):
+class QuantizationModes(Enumerant):
     """SPIR-V QuantizationModes (ValueEnum)."""
 
     TRN = 0
@@ -588,14 +591,14 @@ class QuantizationModes(enum.IntEnum):
     RND_CONV_ODD = 7
 
 
-class FPOperationMode(enum.IntEnum):
+class FPOperationMode(Enumerant):
     """SPIR-V FPOperationMode (ValueEnum)."""
 
     IEEE = 0
     ALT = 1
 
 
-class OverflowModes(enum.IntEnum):
+class OverflowModes(Enumerant):
     """SPIR-V OverflowModes (ValueEnum)."""
 
     WRAP = 0
@@ -604,7 +607,7 @@ class OverflowModes(enum.IntEnum):
     SAT_SYM = 3
 
 
-class LinkageType(enum.IntEnum):
+class LinkageType(Enumerant):
     """SPIR-V LinkageType (ValueEnum)."""
 
     Export = 0
@@ -612,7 +615,7 @@ class LinkageType(enum.IntEnum):
     LinkOnceODR = 2
 
 
-class AccessQualifier(enum.IntEnum):
+class AccessQualifier(Enumerant):
     """SPIR-V AccessQualifier (ValueEnum)."""
 
     ReadOnly = 0
@@ -620,7 +623,7 @@ class AccessQualifier(enum.IntEnum):
     ReadWrite = 2
 
 
-class HostAccessQualifier(enum.IntEnum):
+class HostAccessQualifier(Enumerant):
     """SPIR-V HostAccessQualifier (ValueEnum)."""
 
     NoneINTEL = 0
@@ -629,7 +632,7 @@ class HostAccessQualifier(enum.IntEnum):
     ReadWriteINTEL = 3
 
 
-class FunctionParameterAttribute(enum.IntEnum):
+class FunctionParameterAttribute(Enumerant):
     """SPIR-V FunctionParameterAttribute (ValueEnum)."""
 
     Zext = 0
@@ -644,7 +647,7 @@ class FunctionParameterAttribute(enum.IntEnum):
     RuntimeAlignedINTEL = 5940
 
 
-class Decoration(enum.IntEnum):
+class Decoration(Enumerant):
     """SPIR-V Decoration (ValueEnum)."""
 
     RelaxedPrecision = 0
@@ -842,7 +845,7 @@ class Decoration(enum.IntEnum):
     CacheControlStoreINTEL = 6443
 
 
-class BuiltIn(enum.IntEnum):
+class BuiltIn(Enumerant):
     """SPIR-V BuiltIn (ValueEnum)."""
 
     Position = 0
@@ -995,7 +998,7 @@ class BuiltIn(enum.IntEnum):
     CullMaskKHR = 6021
 
 
-class Scope(enum.IntEnum):
+class Scope(Enumerant):
     """SPIR-V Scope (ValueEnum)."""
 
     CrossDevice = 0
@@ -1008,7 +1011,7 @@ class Scope(enum.IntEnum):
     ShaderCallKHR = 6
 
 
-class GroupOperation(enum.IntEnum):
+class GroupOperation(Enumerant):
     """SPIR-V GroupOperation (ValueEnum)."""
 
     Reduce = 0
@@ -1020,7 +1023,7 @@ class GroupOperation(enum.IntEnum):
     PartitionedExclusiveScanNV = 8
 
 
-class KernelEnqueueFlags(enum.IntEnum):
+class KernelEnqueueFlags(Enumerant):
     """SPIR-V KernelEnqueueFlags (ValueEnum)."""
 
     NoWait = 0
@@ -1028,7 +1031,7 @@ class KernelEnqueueFlags(enum.IntEnum):
     WaitWorkGroup = 2
 
 
-class Capability(enum.IntEnum):
+class Capability(Enumerant):
     """SPIR-V Capability (ValueEnum)."""
 
     Matrix = 0
@@ -1359,14 +1362,14 @@ class Capability(enum.IntEnum):
     BindlessImagesINTEL = 6528
 
 
-class RayQueryIntersection(enum.IntEnum):
+class RayQueryIntersection(Enumerant):
     """SPIR-V RayQueryIntersection (ValueEnum)."""
 
     RayQueryCandidateIntersectionKHR = 0
     RayQueryCommittedIntersectionKHR = 1
 
 
-class RayQueryCommittedIntersectionType(enum.IntEnum):
+class RayQueryCommittedIntersectionType(Enumerant):
     """SPIR-V RayQueryCommittedIntersectionType (ValueEnum)."""
 
     RayQueryCommittedIntersectionNoneKHR = 0
@@ -1374,21 +1377,21 @@ class RayQueryCommittedIntersectionType(enum.IntEnum):
     RayQueryCommittedIntersectionGeneratedKHR = 2
 
 
-class RayQueryCandidateIntersectionType(enum.IntEnum):
+class RayQueryCandidateIntersectionType(Enumerant):
     """SPIR-V RayQueryCandidateIntersectionType (ValueEnum)."""
 
     RayQueryCandidateIntersectionTriangleKHR = 0
     RayQueryCandidateIntersectionAABBKHR = 1
 
 
-class PackedVectorFormat(enum.IntEnum):
+class PackedVectorFormat(Enumerant):
     """SPIR-V PackedVectorFormat (ValueEnum)."""
 
     PackedVectorFormat4x8Bit = 0
     PackedVectorFormat4x8BitKHR = 0
 
 
-class CooperativeMatrixOperands(enum.IntFlag):
+class CooperativeMatrixOperands(Flags):
     """SPIR-V CooperativeMatrixOperands (BitEnum)."""
 
     NoneKHR = 0x0
@@ -1399,7 +1402,7 @@ class CooperativeMatrixOperands(enum.IntFlag):
     SaturatingAccumulationKHR = 0x10
 
 
-class CooperativeMatrixLayout(enum.IntEnum):
+class CooperativeMatrixLayout(Enumerant):
     """SPIR-V CooperativeMatrixLayout (ValueEnum)."""
 
     RowMajorKHR = 0
@@ -1408,7 +1411,7 @@ class CooperativeMatrixLayout(enum.IntEnum):
     ColumnBlockedInterleavedARM = 4203
 
 
-class CooperativeMatrixUse(enum.IntEnum):
+class CooperativeMatrixUse(Enumerant):
     """SPIR-V CooperativeMatrixUse (ValueEnum)."""
 
     MatrixAKHR = 0
@@ -1416,7 +1419,7 @@ class CooperativeMatrixUse(enum.IntEnum):
     MatrixAccumulatorKHR = 2
 
 
-class CooperativeMatrixReduce(enum.IntFlag):
+class CooperativeMatrixReduce(Flags):
     """SPIR-V CooperativeMatrixReduce (BitEnum)."""
 
     Row = 0x1
@@ -1424,7 +1427,7 @@ class CooperativeMatrixReduce(enum.IntFlag):
     CooperativeMatrixReduce2x2 = 0x4
 
 
-class TensorClampMode(enum.IntEnum):
+class TensorClampMode(Enumerant):
     """SPIR-V TensorClampMode (ValueEnum)."""
 
     Undefined = 0
@@ -1434,7 +1437,7 @@ class TensorClampMode(enum.IntEnum):
     RepeatMirrored = 4
 
 
-class TensorAddressingOperands(enum.IntFlag):
+class TensorAddressingOperands(Flags):
     """SPIR-V TensorAddressingOperands (BitEnum)."""
 
     None_ = 0x0
@@ -1442,7 +1445,7 @@ class TensorAddressingOperands(enum.IntFlag):
     DecodeFunc = 0x2
 
 
-class InitializationModeQualifier(enum.IntEnum):
+class InitializationModeQualifier(Enumerant):
     """SPIR-V InitializationModeQualifier (ValueEnum)."""
 
     InitOnDeviceReprogramALTERA = 0
@@ -1451,7 +1454,7 @@ class InitializationModeQualifier(enum.IntEnum):
     InitOnDeviceResetINTEL = 1
 
 
-class LoadCacheControl(enum.IntEnum):
+class LoadCacheControl(Enumerant):
     """SPIR-V LoadCacheControl (ValueEnum)."""
 
     UncachedINTEL = 0
@@ -1461,7 +1464,7 @@ class LoadCacheControl(enum.IntEnum):
     ConstCachedINTEL = 4
 
 
-class StoreCacheControl(enum.IntEnum):
+class StoreCacheControl(Enumerant):
     """SPIR-V StoreCacheControl (ValueEnum)."""
 
     UncachedINTEL = 0
@@ -1470,13 +1473,13 @@ class StoreCacheControl(enum.IntEnum):
     StreamingINTEL = 3
 
 
-class NamedMaximumNumberOfRegisters(enum.IntEnum):
+class NamedMaximumNumberOfRegisters(Enumerant):
     """SPIR-V NamedMaximumNumberOfRegisters (ValueEnum)."""
 
     AutoINTEL = 0
 
 
-class MatrixMultiplyAccumulateOperands(enum.IntFlag):
+class MatrixMultiplyAccumulateOperands(Flags):
     """SPIR-V MatrixMultiplyAccumulateOperands (BitEnum)."""
 
     None_ = 0x0
@@ -1496,7 +1499,7 @@ class MatrixMultiplyAccumulateOperands(enum.IntFlag):
     MatrixBPackedBFloat16INTEL = 0x2000
 
 
-class FPEncoding(enum.IntEnum):
+class FPEncoding(Enumerant):
     """SPIR-V FPEncoding (ValueEnum)."""
 
     BFloat16KHR = 0
@@ -1504,7 +1507,7 @@ class FPEncoding(enum.IntEnum):
     Float8E5M2EXT = 4215
 
 
-class CooperativeVectorMatrixLayout(enum.IntEnum):
+class CooperativeVectorMatrixLayout(Enumerant):
     """SPIR-V CooperativeVectorMatrixLayout (ValueEnum)."""
 
     RowMajorNV = 0
@@ -1513,7 +1516,7 @@ class CooperativeVectorMatrixLayout(enum.IntEnum):
     TrainingOptimalNV = 3
 
 
-class ComponentType(enum.IntEnum):
+class ComponentType(Enumerant):
     """SPIR-V ComponentType (ValueEnum)."""
 
     Float16NV = 0
@@ -1533,7 +1536,7 @@ class ComponentType(enum.IntEnum):
     FloatE5M2NV = 1000491003
 
 
-class TensorOperands(enum.IntFlag):
+class TensorOperands(Flags):
     """SPIR-V TensorOperands (BitEnum)."""
 
     NoneARM = 0x0
@@ -1544,10 +1547,7 @@ class TensorOperands(enum.IntFlag):
     NonPrivateElementARM = 0x10
 
 
-_C = Capability
-
-
-class Op(enum.IntEnum):
+class Op(Enumerant):
     """SPIR-V opcodes without the `Op` prefix."""
 
     Nop = 0
@@ -2461,7 +2461,7 @@ class Op(enum.IntEnum):
     ConvertHandleToSampledImageINTEL = 6531
 
 
-class OpenCLStd(enum.IntEnum):
+class OpenCLStd(Enumerant):
     """OpenCL.std extended instruction numbers for OpExtInst."""
 
     acos = 0
@@ -2628,2047 +2628,1947 @@ class OpenCLStd(enum.IntEnum):
     u_mad_hi = 204
 
 
-# opcode: (has result type, has result id, requirement)
-OP_INFO: dict[Op, tuple[bool, bool, Requirement]] = {
-    Op.Nop: (False, False, CORE),
-    Op.Undef: (True, True, CORE),
-    Op.SourceContinued: (False, False, CORE),
-    Op.Source: (False, False, CORE),
-    Op.SourceExtension: (False, False, CORE),
-    Op.Name: (False, False, CORE),
-    Op.MemberName: (False, False, CORE),
-    Op.String: (False, True, CORE),
-    Op.Line: (False, False, CORE),
-    Op.Extension: (False, False, CORE),
-    Op.ExtInstImport: (False, True, CORE),
-    Op.ExtInst: (True, True, CORE),
-    Op.MemoryModel: (False, False, CORE),
-    Op.EntryPoint: (False, False, CORE),
-    Op.ExecutionMode: (False, False, CORE),
-    Op.Capability: (False, False, CORE),
-    Op.TypeVoid: (False, True, CORE),
-    Op.TypeBool: (False, True, CORE),
-    Op.TypeInt: (False, True, CORE),
-    Op.TypeFloat: (False, True, CORE),
-    Op.TypeVector: (False, True, CORE),
-    Op.TypeMatrix: (False, True, ((_C.Matrix,), (), (1, 0))),
-    Op.TypeImage: (False, True, CORE),
-    Op.TypeSampler: (False, True, CORE),
-    Op.TypeSampledImage: (False, True, CORE),
-    Op.TypeArray: (False, True, CORE),
-    Op.TypeRuntimeArray: (False, True, ((_C.Shader,), (), (1, 0))),
-    Op.TypeStruct: (False, True, CORE),
-    Op.TypeOpaque: (False, True, ((_C.Kernel,), (), (1, 0))),
-    Op.TypePointer: (False, True, CORE),
-    Op.TypeFunction: (False, True, CORE),
-    Op.TypeEvent: (False, True, ((_C.Kernel,), (), (1, 0))),
-    Op.TypeDeviceEvent: (False, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.TypeReserveId: (False, True, ((_C.Pipes,), (), (1, 0))),
-    Op.TypeQueue: (False, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.TypePipe: (False, True, ((_C.Pipes,), (), (1, 0))),
-    Op.TypeForwardPointer: (False, False, ((_C.Addresses, _C.PhysicalStorageBufferAddresses,), (), (1, 0))),
-    Op.ConstantTrue: (True, True, CORE),
-    Op.ConstantFalse: (True, True, CORE),
-    Op.Constant: (True, True, CORE),
-    Op.ConstantComposite: (True, True, CORE),
-    Op.ConstantSampler: (True, True, ((_C.LiteralSampler,), (), (1, 0))),
-    Op.ConstantNull: (True, True, CORE),
-    Op.SpecConstantTrue: (True, True, CORE),
-    Op.SpecConstantFalse: (True, True, CORE),
-    Op.SpecConstant: (True, True, CORE),
-    Op.SpecConstantComposite: (True, True, CORE),
-    Op.SpecConstantOp: (True, True, CORE),
-    Op.Function: (True, True, CORE),
-    Op.FunctionParameter: (True, True, CORE),
-    Op.FunctionEnd: (False, False, CORE),
-    Op.FunctionCall: (True, True, CORE),
-    Op.Variable: (True, True, CORE),
-    Op.ImageTexelPointer: (True, True, CORE),
-    Op.Load: (True, True, CORE),
-    Op.Store: (False, False, CORE),
-    Op.CopyMemory: (False, False, CORE),
-    Op.CopyMemorySized: (False, False, ((_C.Addresses, _C.UntypedPointersKHR,), (), (1, 0))),
-    Op.AccessChain: (True, True, CORE),
-    Op.InBoundsAccessChain: (True, True, CORE),
-    Op.PtrAccessChain: (True, True, ((_C.Addresses, _C.VariablePointers, _C.VariablePointersStorageBuffer, _C.PhysicalStorageBufferAddresses,), (), (1, 0))),
-    Op.ArrayLength: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.GenericPtrMemSemantics: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.InBoundsPtrAccessChain: (True, True, ((_C.Addresses,), (), (1, 0))),
-    Op.Decorate: (False, False, CORE),
-    Op.MemberDecorate: (False, False, CORE),
-    Op.DecorationGroup: (False, True, CORE),
-    Op.GroupDecorate: (False, False, CORE),
-    Op.GroupMemberDecorate: (False, False, CORE),
-    Op.VectorExtractDynamic: (True, True, CORE),
-    Op.VectorInsertDynamic: (True, True, CORE),
-    Op.VectorShuffle: (True, True, CORE),
-    Op.CompositeConstruct: (True, True, CORE),
-    Op.CompositeExtract: (True, True, CORE),
-    Op.CompositeInsert: (True, True, CORE),
-    Op.CopyObject: (True, True, CORE),
-    Op.Transpose: (True, True, ((_C.Matrix,), (), (1, 0))),
-    Op.SampledImage: (True, True, CORE),
-    Op.ImageSampleImplicitLod: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageSampleExplicitLod: (True, True, CORE),
-    Op.ImageSampleDrefImplicitLod: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageSampleDrefExplicitLod: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageSampleProjImplicitLod: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageSampleProjExplicitLod: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageSampleProjDrefImplicitLod: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageSampleProjDrefExplicitLod: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageFetch: (True, True, CORE),
-    Op.ImageGather: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageDrefGather: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ImageRead: (True, True, CORE),
-    Op.ImageWrite: (False, False, CORE),
-    Op.Image: (True, True, CORE),
-    Op.ImageQueryFormat: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.ImageQueryOrder: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.ImageQuerySizeLod: (True, True, ((_C.Kernel, _C.ImageQuery,), (), (1, 0))),
-    Op.ImageQuerySize: (True, True, ((_C.Kernel, _C.ImageQuery,), (), (1, 0))),
-    Op.ImageQueryLod: (True, True, ((_C.ImageQuery,), (), (1, 0))),
-    Op.ImageQueryLevels: (True, True, ((_C.Kernel, _C.ImageQuery,), (), (1, 0))),
-    Op.ImageQuerySamples: (True, True, ((_C.Kernel, _C.ImageQuery,), (), (1, 0))),
-    Op.ConvertFToU: (True, True, CORE),
-    Op.ConvertFToS: (True, True, CORE),
-    Op.ConvertSToF: (True, True, CORE),
-    Op.ConvertUToF: (True, True, CORE),
-    Op.UConvert: (True, True, CORE),
-    Op.SConvert: (True, True, CORE),
-    Op.FConvert: (True, True, CORE),
-    Op.QuantizeToF16: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.ConvertPtrToU: (True, True, ((_C.Addresses, _C.PhysicalStorageBufferAddresses,), (), (1, 0))),
-    Op.SatConvertSToU: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.SatConvertUToS: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.ConvertUToPtr: (True, True, ((_C.Addresses, _C.PhysicalStorageBufferAddresses,), (), (1, 0))),
-    Op.PtrCastToGeneric: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.GenericCastToPtr: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.GenericCastToPtrExplicit: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.Bitcast: (True, True, CORE),
-    Op.SNegate: (True, True, CORE),
-    Op.FNegate: (True, True, CORE),
-    Op.IAdd: (True, True, CORE),
-    Op.FAdd: (True, True, CORE),
-    Op.ISub: (True, True, CORE),
-    Op.FSub: (True, True, CORE),
-    Op.IMul: (True, True, CORE),
-    Op.FMul: (True, True, CORE),
-    Op.UDiv: (True, True, CORE),
-    Op.SDiv: (True, True, CORE),
-    Op.FDiv: (True, True, CORE),
-    Op.UMod: (True, True, CORE),
-    Op.SRem: (True, True, CORE),
-    Op.SMod: (True, True, CORE),
-    Op.FRem: (True, True, CORE),
-    Op.FMod: (True, True, CORE),
-    Op.VectorTimesScalar: (True, True, CORE),
-    Op.MatrixTimesScalar: (True, True, ((_C.Matrix,), (), (1, 0))),
-    Op.VectorTimesMatrix: (True, True, ((_C.Matrix,), (), (1, 0))),
-    Op.MatrixTimesVector: (True, True, ((_C.Matrix,), (), (1, 0))),
-    Op.MatrixTimesMatrix: (True, True, ((_C.Matrix,), (), (1, 0))),
-    Op.OuterProduct: (True, True, ((_C.Matrix,), (), (1, 0))),
-    Op.Dot: (True, True, CORE),
-    Op.IAddCarry: (True, True, CORE),
-    Op.ISubBorrow: (True, True, CORE),
-    Op.UMulExtended: (True, True, CORE),
-    Op.SMulExtended: (True, True, CORE),
-    Op.Any: (True, True, CORE),
-    Op.All: (True, True, CORE),
-    Op.IsNan: (True, True, CORE),
-    Op.IsInf: (True, True, CORE),
-    Op.IsFinite: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.IsNormal: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.SignBitSet: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.LessOrGreater: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.Ordered: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.Unordered: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.LogicalEqual: (True, True, CORE),
-    Op.LogicalNotEqual: (True, True, CORE),
-    Op.LogicalOr: (True, True, CORE),
-    Op.LogicalAnd: (True, True, CORE),
-    Op.LogicalNot: (True, True, CORE),
-    Op.Select: (True, True, CORE),
-    Op.IEqual: (True, True, CORE),
-    Op.INotEqual: (True, True, CORE),
-    Op.UGreaterThan: (True, True, CORE),
-    Op.SGreaterThan: (True, True, CORE),
-    Op.UGreaterThanEqual: (True, True, CORE),
-    Op.SGreaterThanEqual: (True, True, CORE),
-    Op.ULessThan: (True, True, CORE),
-    Op.SLessThan: (True, True, CORE),
-    Op.ULessThanEqual: (True, True, CORE),
-    Op.SLessThanEqual: (True, True, CORE),
-    Op.FOrdEqual: (True, True, CORE),
-    Op.FUnordEqual: (True, True, CORE),
-    Op.FOrdNotEqual: (True, True, CORE),
-    Op.FUnordNotEqual: (True, True, CORE),
-    Op.FOrdLessThan: (True, True, CORE),
-    Op.FUnordLessThan: (True, True, CORE),
-    Op.FOrdGreaterThan: (True, True, CORE),
-    Op.FUnordGreaterThan: (True, True, CORE),
-    Op.FOrdLessThanEqual: (True, True, CORE),
-    Op.FUnordLessThanEqual: (True, True, CORE),
-    Op.FOrdGreaterThanEqual: (True, True, CORE),
-    Op.FUnordGreaterThanEqual: (True, True, CORE),
-    Op.ShiftRightLogical: (True, True, CORE),
-    Op.ShiftRightArithmetic: (True, True, CORE),
-    Op.ShiftLeftLogical: (True, True, CORE),
-    Op.BitwiseOr: (True, True, CORE),
-    Op.BitwiseXor: (True, True, CORE),
-    Op.BitwiseAnd: (True, True, CORE),
-    Op.Not: (True, True, CORE),
-    Op.BitFieldInsert: (True, True, ((_C.Shader, _C.BitInstructions,), (), (1, 0))),
-    Op.BitFieldSExtract: (True, True, ((_C.Shader, _C.BitInstructions,), (), (1, 0))),
-    Op.BitFieldUExtract: (True, True, ((_C.Shader, _C.BitInstructions,), (), (1, 0))),
-    Op.BitReverse: (True, True, ((_C.Shader, _C.BitInstructions,), (), (1, 0))),
-    Op.BitCount: (True, True, CORE),
-    Op.DPdx: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.DPdy: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.Fwidth: (True, True, ((_C.Shader,), (), (1, 0))),
-    Op.DPdxFine: (True, True, ((_C.DerivativeControl,), (), (1, 0))),
-    Op.DPdyFine: (True, True, ((_C.DerivativeControl,), (), (1, 0))),
-    Op.FwidthFine: (True, True, ((_C.DerivativeControl,), (), (1, 0))),
-    Op.DPdxCoarse: (True, True, ((_C.DerivativeControl,), (), (1, 0))),
-    Op.DPdyCoarse: (True, True, ((_C.DerivativeControl,), (), (1, 0))),
-    Op.FwidthCoarse: (True, True, ((_C.DerivativeControl,), (), (1, 0))),
-    Op.EmitVertex: (False, False, ((_C.Geometry,), (), (1, 0))),
-    Op.EndPrimitive: (False, False, ((_C.Geometry,), (), (1, 0))),
-    Op.EmitStreamVertex: (False, False, ((_C.GeometryStreams,), (), (1, 0))),
-    Op.EndStreamPrimitive: (False, False, ((_C.GeometryStreams,), (), (1, 0))),
-    Op.ControlBarrier: (False, False, CORE),
-    Op.MemoryBarrier: (False, False, CORE),
-    Op.AtomicLoad: (True, True, CORE),
-    Op.AtomicStore: (False, False, CORE),
-    Op.AtomicExchange: (True, True, CORE),
-    Op.AtomicCompareExchange: (True, True, CORE),
-    Op.AtomicCompareExchangeWeak: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.AtomicIIncrement: (True, True, CORE),
-    Op.AtomicIDecrement: (True, True, CORE),
-    Op.AtomicIAdd: (True, True, CORE),
-    Op.AtomicISub: (True, True, CORE),
-    Op.AtomicSMin: (True, True, CORE),
-    Op.AtomicUMin: (True, True, CORE),
-    Op.AtomicSMax: (True, True, CORE),
-    Op.AtomicUMax: (True, True, CORE),
-    Op.AtomicAnd: (True, True, CORE),
-    Op.AtomicOr: (True, True, CORE),
-    Op.AtomicXor: (True, True, CORE),
-    Op.Phi: (True, True, CORE),
-    Op.LoopMerge: (False, False, CORE),
-    Op.SelectionMerge: (False, False, CORE),
-    Op.Label: (False, True, CORE),
-    Op.Branch: (False, False, CORE),
-    Op.BranchConditional: (False, False, CORE),
-    Op.Switch: (False, False, CORE),
-    Op.Kill: (False, False, ((_C.Shader,), (), (1, 0))),
-    Op.Return: (False, False, CORE),
-    Op.ReturnValue: (False, False, CORE),
-    Op.Unreachable: (False, False, CORE),
-    Op.LifetimeStart: (False, False, ((_C.Kernel,), (), (1, 0))),
-    Op.LifetimeStop: (False, False, ((_C.Kernel,), (), (1, 0))),
-    Op.GroupAsyncCopy: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.GroupWaitEvents: (False, False, ((_C.Kernel,), (), (1, 0))),
-    Op.GroupAll: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupAny: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupBroadcast: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupIAdd: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupFAdd: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupFMin: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupUMin: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupSMin: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupFMax: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupUMax: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.GroupSMax: (True, True, ((_C.Groups,), (), (1, 0))),
-    Op.ReadPipe: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.WritePipe: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.ReservedReadPipe: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.ReservedWritePipe: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.ReserveReadPipePackets: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.ReserveWritePipePackets: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.CommitReadPipe: (False, False, ((_C.Pipes,), (), (1, 0))),
-    Op.CommitWritePipe: (False, False, ((_C.Pipes,), (), (1, 0))),
-    Op.IsValidReserveId: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.GetNumPipePackets: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.GetMaxPipePackets: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.GroupReserveReadPipePackets: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.GroupReserveWritePipePackets: (True, True, ((_C.Pipes,), (), (1, 0))),
-    Op.GroupCommitReadPipe: (False, False, ((_C.Pipes,), (), (1, 0))),
-    Op.GroupCommitWritePipe: (False, False, ((_C.Pipes,), (), (1, 0))),
-    Op.EnqueueMarker: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.EnqueueKernel: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.GetKernelNDrangeSubGroupCount: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.GetKernelNDrangeMaxSubGroupSize: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.GetKernelWorkGroupSize: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.GetKernelPreferredWorkGroupSizeMultiple: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.RetainEvent: (False, False, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.ReleaseEvent: (False, False, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.CreateUserEvent: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.IsValidEvent: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.SetUserEventStatus: (False, False, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.CaptureEventProfilingInfo: (False, False, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.GetDefaultQueue: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.BuildNDRange: (True, True, ((_C.DeviceEnqueue,), (), (1, 0))),
-    Op.ImageSparseSampleImplicitLod: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.ImageSparseSampleExplicitLod: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.ImageSparseSampleDrefImplicitLod: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.ImageSparseSampleDrefExplicitLod: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.ImageSparseSampleProjImplicitLod: (True, True, ((_C.SparseResidency,), (), None)),
-    Op.ImageSparseSampleProjExplicitLod: (True, True, ((_C.SparseResidency,), (), None)),
-    Op.ImageSparseSampleProjDrefImplicitLod: (True, True, ((_C.SparseResidency,), (), None)),
-    Op.ImageSparseSampleProjDrefExplicitLod: (True, True, ((_C.SparseResidency,), (), None)),
-    Op.ImageSparseFetch: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.ImageSparseGather: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.ImageSparseDrefGather: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.ImageSparseTexelsResident: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.NoLine: (False, False, CORE),
-    Op.AtomicFlagTestAndSet: (True, True, ((_C.Kernel,), (), (1, 0))),
-    Op.AtomicFlagClear: (False, False, ((_C.Kernel,), (), (1, 0))),
-    Op.ImageSparseRead: (True, True, ((_C.SparseResidency,), (), (1, 0))),
-    Op.SizeOf: (True, True, ((_C.Addresses,), (), (1, 1))),
-    Op.TypePipeStorage: (False, True, ((_C.PipeStorage,), (), (1, 1))),
-    Op.ConstantPipeStorage: (True, True, ((_C.PipeStorage,), (), (1, 1))),
-    Op.CreatePipeFromPipeStorage: (True, True, ((_C.PipeStorage,), (), (1, 1))),
-    Op.GetKernelLocalSizeForSubgroupCount: (True, True, ((_C.SubgroupDispatch,), (), (1, 1))),
-    Op.GetKernelMaxNumSubgroups: (True, True, ((_C.SubgroupDispatch,), (), (1, 1))),
-    Op.TypeNamedBarrier: (False, True, ((_C.NamedBarrier,), (), (1, 1))),
-    Op.NamedBarrierInitialize: (True, True, ((_C.NamedBarrier,), (), (1, 1))),
-    Op.MemoryNamedBarrier: (False, False, ((_C.NamedBarrier,), (), (1, 1))),
-    Op.ModuleProcessed: (False, False, ((), (), (1, 1))),
-    Op.ExecutionModeId: (False, False, ((), (), (1, 2))),
-    Op.DecorateId: (False, False, ((), ('SPV_GOOGLE_hlsl_functionality1',), (1, 2))),
-    Op.GroupNonUniformElect: (True, True, ((_C.GroupNonUniform,), (), (1, 3))),
-    Op.GroupNonUniformAll: (True, True, ((_C.GroupNonUniformVote,), (), (1, 3))),
-    Op.GroupNonUniformAny: (True, True, ((_C.GroupNonUniformVote,), (), (1, 3))),
-    Op.GroupNonUniformAllEqual: (True, True, ((_C.GroupNonUniformVote,), (), (1, 3))),
-    Op.GroupNonUniformBroadcast: (True, True, ((_C.GroupNonUniformBallot,), (), (1, 3))),
-    Op.GroupNonUniformBroadcastFirst: (True, True, ((_C.GroupNonUniformBallot,), (), (1, 3))),
-    Op.GroupNonUniformBallot: (True, True, ((_C.GroupNonUniformBallot,), (), (1, 3))),
-    Op.GroupNonUniformInverseBallot: (True, True, ((_C.GroupNonUniformBallot,), (), (1, 3))),
-    Op.GroupNonUniformBallotBitExtract: (True, True, ((_C.GroupNonUniformBallot,), (), (1, 3))),
-    Op.GroupNonUniformBallotBitCount: (True, True, ((_C.GroupNonUniformBallot,), (), (1, 3))),
-    Op.GroupNonUniformBallotFindLSB: (True, True, ((_C.GroupNonUniformBallot,), (), (1, 3))),
-    Op.GroupNonUniformBallotFindMSB: (True, True, ((_C.GroupNonUniformBallot,), (), (1, 3))),
-    Op.GroupNonUniformShuffle: (True, True, ((_C.GroupNonUniformShuffle,), (), (1, 3))),
-    Op.GroupNonUniformShuffleXor: (True, True, ((_C.GroupNonUniformShuffle,), (), (1, 3))),
-    Op.GroupNonUniformShuffleUp: (True, True, ((_C.GroupNonUniformShuffleRelative,), (), (1, 3))),
-    Op.GroupNonUniformShuffleDown: (True, True, ((_C.GroupNonUniformShuffleRelative,), (), (1, 3))),
-    Op.GroupNonUniformIAdd: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformFAdd: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformIMul: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformFMul: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformSMin: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformUMin: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformFMin: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformSMax: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformUMax: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformFMax: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformBitwiseAnd: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformBitwiseOr: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformBitwiseXor: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformLogicalAnd: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformLogicalOr: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformLogicalXor: (True, True, ((_C.GroupNonUniformArithmetic, _C.GroupNonUniformClustered, _C.GroupNonUniformPartitionedNV,), (), (1, 3))),
-    Op.GroupNonUniformQuadBroadcast: (True, True, ((_C.GroupNonUniformQuad,), (), (1, 3))),
-    Op.GroupNonUniformQuadSwap: (True, True, ((_C.GroupNonUniformQuad,), (), (1, 3))),
-    Op.CopyLogical: (True, True, ((), (), (1, 4))),
-    Op.PtrEqual: (True, True, ((), (), (1, 4))),
-    Op.PtrNotEqual: (True, True, ((), (), (1, 4))),
-    Op.PtrDiff: (True, True, ((_C.Addresses, _C.VariablePointers, _C.VariablePointersStorageBuffer,), (), (1, 4))),
-    Op.ColorAttachmentReadEXT: (True, True, ((_C.TileImageColorReadAccessEXT,), (), None)),
-    Op.DepthAttachmentReadEXT: (True, True, ((_C.TileImageDepthReadAccessEXT,), (), None)),
-    Op.StencilAttachmentReadEXT: (True, True, ((_C.TileImageStencilReadAccessEXT,), (), None)),
-    Op.TypeTensorARM: (False, True, ((_C.TensorsARM,), (), None)),
-    Op.TensorReadARM: (True, True, ((_C.TensorsARM,), (), None)),
-    Op.TensorWriteARM: (False, False, ((_C.TensorsARM,), (), None)),
-    Op.TensorQuerySizeARM: (True, True, ((_C.TensorsARM,), (), None)),
-    Op.GraphConstantARM: (True, True, ((_C.GraphARM,), (), None)),
-    Op.GraphEntryPointARM: (False, False, ((_C.GraphARM,), (), None)),
-    Op.GraphARM: (True, True, ((_C.GraphARM,), (), None)),
-    Op.GraphInputARM: (True, True, ((_C.GraphARM,), (), None)),
-    Op.GraphSetOutputARM: (False, False, ((_C.GraphARM,), (), None)),
-    Op.GraphEndARM: (False, False, ((_C.GraphARM,), (), None)),
-    Op.TypeGraphARM: (False, True, ((_C.GraphARM,), (), None)),
-    Op.TerminateInvocation: (False, False, ((_C.Shader,), ('SPV_KHR_terminate_invocation',), (1, 6))),
-    Op.TypeUntypedPointerKHR: (False, True, ((_C.UntypedPointersKHR,), (), None)),
-    Op.UntypedVariableKHR: (True, True, ((_C.UntypedPointersKHR,), (), None)),
-    Op.UntypedAccessChainKHR: (True, True, ((_C.UntypedPointersKHR,), (), None)),
-    Op.UntypedInBoundsAccessChainKHR: (True, True, ((_C.UntypedPointersKHR,), (), None)),
-    Op.SubgroupBallotKHR: (True, True, ((_C.SubgroupBallotKHR,), ('SPV_KHR_shader_ballot',), None)),
-    Op.SubgroupFirstInvocationKHR: (True, True, ((_C.SubgroupBallotKHR,), ('SPV_KHR_shader_ballot',), None)),
-    Op.UntypedPtrAccessChainKHR: (True, True, ((_C.UntypedPointersKHR,), (), None)),
-    Op.UntypedInBoundsPtrAccessChainKHR: (True, True, ((_C.UntypedPointersKHR,), (), None)),
-    Op.UntypedArrayLengthKHR: (True, True, ((_C.UntypedPointersKHR,), (), None)),
-    Op.UntypedPrefetchKHR: (False, False, ((_C.UntypedPointersKHR,), (), None)),
-    Op.FmaKHR: (True, True, ((_C.FMAKHR,), (), None)),
-    Op.SubgroupAllKHR: (True, True, ((_C.SubgroupVoteKHR,), ('SPV_KHR_subgroup_vote',), None)),
-    Op.SubgroupAnyKHR: (True, True, ((_C.SubgroupVoteKHR,), ('SPV_KHR_subgroup_vote',), None)),
-    Op.SubgroupAllEqualKHR: (True, True, ((_C.SubgroupVoteKHR,), ('SPV_KHR_subgroup_vote',), None)),
-    Op.GroupNonUniformRotateKHR: (True, True, ((_C.GroupNonUniformRotateKHR,), (), None)),
-    Op.SubgroupReadInvocationKHR: (True, True, ((_C.SubgroupBallotKHR,), ('SPV_KHR_shader_ballot',), None)),
-    Op.ExtInstWithForwardRefsKHR: (True, True, ((), ('SPV_KHR_relaxed_extended_instruction',), None)),
-    Op.UntypedGroupAsyncCopyKHR: (True, True, ((_C.UntypedPointersKHR,), (), None)),
-    Op.TraceRayKHR: (False, False, ((_C.RayTracingKHR,), ('SPV_KHR_ray_tracing',), None)),
-    Op.ExecuteCallableKHR: (False, False, ((_C.RayTracingKHR,), ('SPV_KHR_ray_tracing',), None)),
-    Op.ConvertUToAccelerationStructureKHR: (True, True, ((_C.RayTracingKHR, _C.RayQueryKHR,), ('SPV_KHR_ray_tracing', 'SPV_KHR_ray_query',), None)),
-    Op.IgnoreIntersectionKHR: (False, False, ((_C.RayTracingKHR,), ('SPV_KHR_ray_tracing',), None)),
-    Op.TerminateRayKHR: (False, False, ((_C.RayTracingKHR,), ('SPV_KHR_ray_tracing',), None)),
-    Op.SDot: (True, True, ((_C.DotProduct,), ('SPV_KHR_integer_dot_product',), (1, 6))),
-    Op.UDot: (True, True, ((_C.DotProduct,), ('SPV_KHR_integer_dot_product',), (1, 6))),
-    Op.SUDot: (True, True, ((_C.DotProduct,), ('SPV_KHR_integer_dot_product',), (1, 6))),
-    Op.SDotAccSat: (True, True, ((_C.DotProduct,), ('SPV_KHR_integer_dot_product',), (1, 6))),
-    Op.UDotAccSat: (True, True, ((_C.DotProduct,), ('SPV_KHR_integer_dot_product',), (1, 6))),
-    Op.SUDotAccSat: (True, True, ((_C.DotProduct,), ('SPV_KHR_integer_dot_product',), (1, 6))),
-    Op.TypeCooperativeMatrixKHR: (False, True, ((_C.CooperativeMatrixKHR,), (), None)),
-    Op.CooperativeMatrixLoadKHR: (True, True, ((_C.CooperativeMatrixKHR,), (), None)),
-    Op.CooperativeMatrixStoreKHR: (False, False, ((_C.CooperativeMatrixKHR,), (), None)),
-    Op.CooperativeMatrixMulAddKHR: (True, True, ((_C.CooperativeMatrixKHR,), (), None)),
-    Op.CooperativeMatrixLengthKHR: (True, True, ((_C.CooperativeMatrixKHR,), (), None)),
-    Op.ConstantCompositeReplicateEXT: (True, True, ((_C.ReplicatedCompositesEXT,), (), None)),
-    Op.SpecConstantCompositeReplicateEXT: (True, True, ((_C.ReplicatedCompositesEXT,), (), None)),
-    Op.CompositeConstructReplicateEXT: (True, True, ((_C.ReplicatedCompositesEXT,), (), None)),
-    Op.TypeRayQueryKHR: (False, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryInitializeKHR: (False, False, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryTerminateKHR: (False, False, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGenerateIntersectionKHR: (False, False, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryConfirmIntersectionKHR: (False, False, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryProceedKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionTypeKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.ImageSampleWeightedQCOM: (True, True, ((_C.TextureSampleWeightedQCOM,), (), None)),
-    Op.ImageBoxFilterQCOM: (True, True, ((_C.TextureBoxFilterQCOM,), (), None)),
-    Op.ImageBlockMatchSSDQCOM: (True, True, ((_C.TextureBlockMatchQCOM,), (), None)),
-    Op.ImageBlockMatchSADQCOM: (True, True, ((_C.TextureBlockMatchQCOM,), (), None)),
-    Op.BitCastArrayQCOM: (True, True, ((_C.CooperativeMatrixConversionQCOM,), (), None)),
-    Op.ImageBlockMatchWindowSSDQCOM: (True, True, ((_C.TextureBlockMatch2QCOM,), (), None)),
-    Op.ImageBlockMatchWindowSADQCOM: (True, True, ((_C.TextureBlockMatch2QCOM,), (), None)),
-    Op.ImageBlockMatchGatherSSDQCOM: (True, True, ((_C.TextureBlockMatch2QCOM,), (), None)),
-    Op.ImageBlockMatchGatherSADQCOM: (True, True, ((_C.TextureBlockMatch2QCOM,), (), None)),
-    Op.CompositeConstructCoopMatQCOM: (True, True, ((_C.CooperativeMatrixConversionQCOM,), (), None)),
-    Op.CompositeExtractCoopMatQCOM: (True, True, ((_C.CooperativeMatrixConversionQCOM,), (), None)),
-    Op.ExtractSubArrayQCOM: (True, True, ((_C.CooperativeMatrixConversionQCOM,), (), None)),
-    Op.GroupIAddNonUniformAMD: (True, True, ((_C.Groups,), ('SPV_AMD_shader_ballot',), None)),
-    Op.GroupFAddNonUniformAMD: (True, True, ((_C.Groups,), ('SPV_AMD_shader_ballot',), None)),
-    Op.GroupFMinNonUniformAMD: (True, True, ((_C.Groups,), ('SPV_AMD_shader_ballot',), None)),
-    Op.GroupUMinNonUniformAMD: (True, True, ((_C.Groups,), ('SPV_AMD_shader_ballot',), None)),
-    Op.GroupSMinNonUniformAMD: (True, True, ((_C.Groups,), ('SPV_AMD_shader_ballot',), None)),
-    Op.GroupFMaxNonUniformAMD: (True, True, ((_C.Groups,), ('SPV_AMD_shader_ballot',), None)),
-    Op.GroupUMaxNonUniformAMD: (True, True, ((_C.Groups,), ('SPV_AMD_shader_ballot',), None)),
-    Op.GroupSMaxNonUniformAMD: (True, True, ((_C.Groups,), ('SPV_AMD_shader_ballot',), None)),
-    Op.FragmentMaskFetchAMD: (True, True, ((_C.FragmentMaskAMD,), ('SPV_AMD_shader_fragment_mask',), None)),
-    Op.FragmentFetchAMD: (True, True, ((_C.FragmentMaskAMD,), ('SPV_AMD_shader_fragment_mask',), None)),
-    Op.ReadClockKHR: (True, True, ((_C.ShaderClockKHR,), (), None)),
-    Op.AllocateNodePayloadsAMDX: (True, True, ((_C.ShaderEnqueueAMDX,), (), None)),
-    Op.EnqueueNodePayloadsAMDX: (False, False, ((_C.ShaderEnqueueAMDX,), (), None)),
-    Op.TypeNodePayloadArrayAMDX: (False, True, ((_C.ShaderEnqueueAMDX,), (), None)),
-    Op.FinishWritingNodePayloadAMDX: (True, True, ((_C.ShaderEnqueueAMDX,), (), None)),
-    Op.NodePayloadArrayLengthAMDX: (True, True, ((_C.ShaderEnqueueAMDX,), (), None)),
-    Op.IsNodePayloadValidAMDX: (True, True, ((_C.ShaderEnqueueAMDX,), (), None)),
-    Op.ConstantStringAMDX: (False, True, ((_C.ShaderEnqueueAMDX,), (), None)),
-    Op.SpecConstantStringAMDX: (False, True, ((_C.ShaderEnqueueAMDX,), (), None)),
-    Op.GroupNonUniformQuadAllKHR: (True, True, ((_C.QuadControlKHR,), (), None)),
-    Op.GroupNonUniformQuadAnyKHR: (True, True, ((_C.QuadControlKHR,), (), None)),
-    Op.HitObjectRecordHitMotionNV: (False, False, ((_C.ShaderInvocationReorderNV, _C.RayTracingMotionBlurNV,), (), None)),
-    Op.HitObjectRecordHitWithIndexMotionNV: (False, False, ((_C.ShaderInvocationReorderNV, _C.RayTracingMotionBlurNV,), (), None)),
-    Op.HitObjectRecordMissMotionNV: (False, False, ((_C.ShaderInvocationReorderNV, _C.RayTracingMotionBlurNV,), (), None)),
-    Op.HitObjectGetWorldToObjectNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetObjectToWorldNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetObjectRayDirectionNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetObjectRayOriginNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectTraceRayMotionNV: (False, False, ((_C.ShaderInvocationReorderNV, _C.RayTracingMotionBlurNV,), (), None)),
-    Op.HitObjectGetShaderRecordBufferHandleNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetShaderBindingTableRecordIndexNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectRecordEmptyNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectTraceRayNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectRecordHitNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectRecordHitWithIndexNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectRecordMissNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectExecuteShaderNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetCurrentTimeNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetAttributesNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetHitKindNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetPrimitiveIndexNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetGeometryIndexNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetInstanceIdNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetInstanceCustomIndexNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetWorldRayDirectionNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetWorldRayOriginNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetRayTMaxNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectGetRayTMinNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectIsEmptyNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectIsHitNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.HitObjectIsMissNV: (True, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.ReorderThreadWithHitObjectNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.ReorderThreadWithHintNV: (False, False, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.TypeHitObjectNV: (False, True, ((_C.ShaderInvocationReorderNV,), (), None)),
-    Op.ImageSampleFootprintNV: (True, True, ((_C.ImageFootprintNV,), ('SPV_NV_shader_image_footprint',), None)),
-    Op.TypeCooperativeVectorNV: (False, True, ((_C.CooperativeVectorNV,), (), None)),
-    Op.CooperativeVectorMatrixMulNV: (True, True, ((_C.CooperativeVectorNV,), (), None)),
-    Op.CooperativeVectorOuterProductAccumulateNV: (False, False, ((_C.CooperativeVectorTrainingNV,), (), None)),
-    Op.CooperativeVectorReduceSumAccumulateNV: (False, False, ((_C.CooperativeVectorTrainingNV,), (), None)),
-    Op.CooperativeVectorMatrixMulAddNV: (True, True, ((_C.CooperativeVectorNV,), (), None)),
-    Op.CooperativeMatrixConvertNV: (True, True, ((_C.CooperativeMatrixConversionsNV,), (), None)),
-    Op.EmitMeshTasksEXT: (False, False, ((_C.MeshShadingEXT,), (), None)),
-    Op.SetMeshOutputsEXT: (False, False, ((_C.MeshShadingEXT,), (), None)),
-    Op.GroupNonUniformPartitionNV: (True, True, ((_C.GroupNonUniformPartitionedNV,), ('SPV_NV_shader_subgroup_partitioned',), None)),
-    Op.WritePackedPrimitiveIndices4x8NV: (False, False, ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None)),
-    Op.FetchMicroTriangleVertexPositionNV: (True, True, ((_C.DisplacementMicromapNV,), (), None)),
-    Op.FetchMicroTriangleVertexBarycentricNV: (True, True, ((_C.DisplacementMicromapNV,), (), None)),
-    Op.CooperativeVectorLoadNV: (True, True, ((_C.CooperativeVectorNV,), (), None)),
-    Op.CooperativeVectorStoreNV: (False, False, ((_C.CooperativeVectorNV,), (), None)),
-    Op.HitObjectRecordFromQueryEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectRecordMissEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectRecordMissMotionEXT: (False, False, ((_C.ShaderInvocationReorderEXT, _C.RayTracingMotionBlurNV,), (), None)),
-    Op.HitObjectGetIntersectionTriangleVertexPositionsEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetRayFlagsEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectSetShaderBindingTableRecordIndexEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectReorderExecuteShaderEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectTraceReorderExecuteEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectTraceMotionReorderExecuteEXT: (False, False, ((_C.ShaderInvocationReorderEXT, _C.RayTracingMotionBlurNV,), (), None)),
-    Op.TypeHitObjectEXT: (False, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.ReorderThreadWithHintEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.ReorderThreadWithHitObjectEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectTraceRayEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectTraceRayMotionEXT: (False, False, ((_C.ShaderInvocationReorderEXT, _C.RayTracingMotionBlurNV,), (), None)),
-    Op.HitObjectRecordEmptyEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectExecuteShaderEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetCurrentTimeEXT: (True, True, ((_C.ShaderInvocationReorderEXT, _C.RayTracingMotionBlurNV,), (), None)),
-    Op.HitObjectGetAttributesEXT: (False, False, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetHitKindEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetPrimitiveIndexEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetGeometryIndexEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetInstanceIdEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetInstanceCustomIndexEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetObjectRayOriginEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetObjectRayDirectionEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetWorldRayDirectionEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetWorldRayOriginEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetObjectToWorldEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetWorldToObjectEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetRayTMaxEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.ReportIntersectionKHR: (True, True, ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None)),
-    Op.IgnoreIntersectionNV: (False, False, ((_C.RayTracingNV,), ('SPV_NV_ray_tracing',), None)),
-    Op.TerminateRayNV: (False, False, ((_C.RayTracingNV,), ('SPV_NV_ray_tracing',), None)),
-    Op.TraceNV: (False, False, ((_C.RayTracingNV,), ('SPV_NV_ray_tracing',), None)),
-    Op.TraceMotionNV: (False, False, ((_C.RayTracingMotionBlurNV,), ('SPV_NV_ray_tracing_motion_blur',), None)),
-    Op.TraceRayMotionNV: (False, False, ((_C.RayTracingMotionBlurNV,), ('SPV_NV_ray_tracing_motion_blur',), None)),
-    Op.RayQueryGetIntersectionTriangleVertexPositionsKHR: (True, True, ((_C.RayQueryPositionFetchKHR,), (), None)),
-    Op.TypeAccelerationStructureKHR: (False, True, ((_C.RayTracingNV, _C.RayTracingKHR, _C.RayQueryKHR, _C.DisplacementMicromapNV,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing', 'SPV_KHR_ray_query', 'SPV_NV_displacement_micromap',), None)),
-    Op.ExecuteCallableNV: (False, False, ((_C.RayTracingNV,), ('SPV_NV_ray_tracing',), None)),
-    Op.RayQueryGetIntersectionClusterIdNV: (True, True, ((_C.RayTracingClusterAccelerationStructureNV,), (), None)),
-    Op.HitObjectGetClusterIdNV: (True, True, ((_C.RayTracingClusterAccelerationStructureNV,), (), None)),
-    Op.HitObjectGetRayTMinEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetShaderBindingTableRecordIndexEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectGetShaderRecordBufferHandleEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectIsEmptyEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectIsHitEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.HitObjectIsMissEXT: (True, True, ((_C.ShaderInvocationReorderEXT,), (), None)),
-    Op.TypeCooperativeMatrixNV: (False, True, ((_C.CooperativeMatrixNV,), ('SPV_NV_cooperative_matrix',), None)),
-    Op.CooperativeMatrixLoadNV: (True, True, ((_C.CooperativeMatrixNV,), ('SPV_NV_cooperative_matrix',), None)),
-    Op.CooperativeMatrixStoreNV: (False, False, ((_C.CooperativeMatrixNV,), ('SPV_NV_cooperative_matrix',), None)),
-    Op.CooperativeMatrixMulAddNV: (True, True, ((_C.CooperativeMatrixNV,), ('SPV_NV_cooperative_matrix',), None)),
-    Op.CooperativeMatrixLengthNV: (True, True, ((_C.CooperativeMatrixNV,), ('SPV_NV_cooperative_matrix',), None)),
-    Op.BeginInvocationInterlockEXT: (False, False, ((_C.FragmentShaderSampleInterlockEXT, _C.FragmentShaderPixelInterlockEXT, _C.FragmentShaderShadingRateInterlockEXT,), ('SPV_EXT_fragment_shader_interlock',), None)),
-    Op.EndInvocationInterlockEXT: (False, False, ((_C.FragmentShaderSampleInterlockEXT, _C.FragmentShaderPixelInterlockEXT, _C.FragmentShaderShadingRateInterlockEXT,), ('SPV_EXT_fragment_shader_interlock',), None)),
-    Op.CooperativeMatrixReduceNV: (True, True, ((_C.CooperativeMatrixReductionsNV,), (), None)),
-    Op.CooperativeMatrixLoadTensorNV: (True, True, ((_C.CooperativeMatrixTensorAddressingNV,), (), None)),
-    Op.CooperativeMatrixStoreTensorNV: (False, False, ((_C.CooperativeMatrixTensorAddressingNV,), (), None)),
-    Op.CooperativeMatrixPerElementOpNV: (True, True, ((_C.CooperativeMatrixPerElementOperationsNV,), (), None)),
-    Op.TypeTensorLayoutNV: (False, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.TypeTensorViewNV: (False, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.CreateTensorLayoutNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.TensorLayoutSetDimensionNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.TensorLayoutSetStrideNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.TensorLayoutSliceNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.TensorLayoutSetClampValueNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.CreateTensorViewNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.TensorViewSetDimensionNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.TensorViewSetStrideNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.DemoteToHelperInvocation: (False, False, ((_C.DemoteToHelperInvocation,), (), (1, 6))),
-    Op.IsHelperInvocationEXT: (True, True, ((_C.DemoteToHelperInvocation,), ('SPV_EXT_demote_to_helper_invocation',), None)),
-    Op.TensorViewSetClipNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.TensorLayoutSetBlockSizeNV: (True, True, ((_C.TensorAddressingNV,), (), None)),
-    Op.CooperativeMatrixTransposeNV: (True, True, ((_C.CooperativeMatrixConversionsNV,), (), None)),
-    Op.ConvertUToImageNV: (True, True, ((_C.BindlessTextureNV,), (), None)),
-    Op.ConvertUToSamplerNV: (True, True, ((_C.BindlessTextureNV,), (), None)),
-    Op.ConvertImageToUNV: (True, True, ((_C.BindlessTextureNV,), (), None)),
-    Op.ConvertSamplerToUNV: (True, True, ((_C.BindlessTextureNV,), (), None)),
-    Op.ConvertUToSampledImageNV: (True, True, ((_C.BindlessTextureNV,), (), None)),
-    Op.ConvertSampledImageToUNV: (True, True, ((_C.BindlessTextureNV,), (), None)),
-    Op.SamplerImageAddressingModeNV: (False, False, ((_C.BindlessTextureNV,), (), None)),
-    Op.RawAccessChainNV: (True, True, ((_C.RawAccessChainsNV,), (), None)),
-    Op.RayQueryGetIntersectionSpherePositionNV: (True, True, ((_C.RayTracingSpheresGeometryNV,), (), None)),
-    Op.RayQueryGetIntersectionSphereRadiusNV: (True, True, ((_C.RayTracingSpheresGeometryNV,), (), None)),
-    Op.RayQueryGetIntersectionLSSPositionsNV: (True, True, ((_C.RayTracingLinearSweptSpheresGeometryNV,), (), None)),
-    Op.RayQueryGetIntersectionLSSRadiiNV: (True, True, ((_C.RayTracingLinearSweptSpheresGeometryNV,), (), None)),
-    Op.RayQueryGetIntersectionLSSHitValueNV: (True, True, ((_C.RayTracingLinearSweptSpheresGeometryNV,), (), None)),
-    Op.HitObjectGetSpherePositionNV: (True, True, ((_C.RayTracingSpheresGeometryNV,), (), None)),
-    Op.HitObjectGetSphereRadiusNV: (True, True, ((_C.RayTracingSpheresGeometryNV,), (), None)),
-    Op.HitObjectGetLSSPositionsNV: (True, True, ((_C.RayTracingLinearSweptSpheresGeometryNV,), (), None)),
-    Op.HitObjectGetLSSRadiiNV: (True, True, ((_C.RayTracingLinearSweptSpheresGeometryNV,), (), None)),
-    Op.HitObjectIsSphereHitNV: (True, True, ((_C.RayTracingSpheresGeometryNV,), (), None)),
-    Op.HitObjectIsLSSHitNV: (True, True, ((_C.RayTracingLinearSweptSpheresGeometryNV,), (), None)),
-    Op.RayQueryIsSphereHitNV: (True, True, ((_C.RayTracingSpheresGeometryNV,), (), None)),
-    Op.RayQueryIsLSSHitNV: (True, True, ((_C.RayTracingLinearSweptSpheresGeometryNV,), (), None)),
-    Op.SubgroupShuffleINTEL: (True, True, ((_C.SubgroupShuffleINTEL,), (), None)),
-    Op.SubgroupShuffleDownINTEL: (True, True, ((_C.SubgroupShuffleINTEL,), (), None)),
-    Op.SubgroupShuffleUpINTEL: (True, True, ((_C.SubgroupShuffleINTEL,), (), None)),
-    Op.SubgroupShuffleXorINTEL: (True, True, ((_C.SubgroupShuffleINTEL,), (), None)),
-    Op.SubgroupBlockReadINTEL: (True, True, ((_C.SubgroupBufferBlockIOINTEL,), (), None)),
-    Op.SubgroupBlockWriteINTEL: (False, False, ((_C.SubgroupBufferBlockIOINTEL,), (), None)),
-    Op.SubgroupImageBlockReadINTEL: (True, True, ((_C.SubgroupImageBlockIOINTEL,), (), None)),
-    Op.SubgroupImageBlockWriteINTEL: (False, False, ((_C.SubgroupImageBlockIOINTEL,), (), None)),
-    Op.SubgroupImageMediaBlockReadINTEL: (True, True, ((_C.SubgroupImageMediaBlockIOINTEL,), (), None)),
-    Op.SubgroupImageMediaBlockWriteINTEL: (False, False, ((_C.SubgroupImageMediaBlockIOINTEL,), (), None)),
-    Op.UCountLeadingZerosINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.UCountTrailingZerosINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.AbsISubINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.AbsUSubINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.IAddSatINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.UAddSatINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.IAverageINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.UAverageINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.IAverageRoundedINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.UAverageRoundedINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.ISubSatINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.USubSatINTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.IMul32x16INTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.UMul32x16INTEL: (True, True, ((_C.IntegerFunctions2INTEL,), (), None)),
-    Op.ConstantFunctionPointerINTEL: (True, True, ((_C.FunctionPointersINTEL,), ('SPV_INTEL_function_pointers',), None)),
-    Op.FunctionPointerCallINTEL: (True, True, ((_C.FunctionPointersINTEL,), ('SPV_INTEL_function_pointers',), None)),
-    Op.AsmTargetINTEL: (False, True, ((_C.AsmINTEL,), (), None)),
-    Op.AsmINTEL: (True, True, ((_C.AsmINTEL,), (), None)),
-    Op.AsmCallINTEL: (True, True, ((_C.AsmINTEL,), (), None)),
-    Op.AtomicFMinEXT: (True, True, ((_C.AtomicFloat16MinMaxEXT, _C.AtomicFloat32MinMaxEXT, _C.AtomicFloat64MinMaxEXT, _C.AtomicFloat16VectorNV,), (), None)),
-    Op.AtomicFMaxEXT: (True, True, ((_C.AtomicFloat16MinMaxEXT, _C.AtomicFloat32MinMaxEXT, _C.AtomicFloat64MinMaxEXT, _C.AtomicFloat16VectorNV,), (), None)),
-    Op.AssumeTrueKHR: (False, False, ((_C.ExpectAssumeKHR,), ('SPV_KHR_expect_assume',), None)),
-    Op.ExpectKHR: (True, True, ((_C.ExpectAssumeKHR,), ('SPV_KHR_expect_assume',), None)),
-    Op.DecorateString: (False, False, ((), ('SPV_GOOGLE_decorate_string', 'SPV_GOOGLE_hlsl_functionality1',), (1, 4))),
-    Op.MemberDecorateString: (False, False, ((), ('SPV_GOOGLE_decorate_string', 'SPV_GOOGLE_hlsl_functionality1',), (1, 4))),
-    Op.VmeImageINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeVmeImageINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcImePayloadINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcRefPayloadINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcSicPayloadINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcMcePayloadINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcMceResultINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcImeResultINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcImeResultSingleReferenceStreamoutINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcImeResultDualReferenceStreamoutINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcImeSingleReferenceStreaminINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcImeDualReferenceStreaminINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcRefResultINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.TypeAvcSicResultINTEL: (False, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultInterBaseMultiReferencePenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceSetInterBaseMultiReferencePenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultInterShapePenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceSetInterShapePenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultInterDirectionPenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceSetInterDirectionPenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultIntraLumaShapePenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultInterMotionVectorCostTableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultHighPenaltyCostTableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultMediumPenaltyCostTableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultLowPenaltyCostTableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceSetMotionVectorCostFunctionINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultIntraLumaModePenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultNonDcLumaIntraPenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcMceGetDefaultIntraChromaModeBasePenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationChromaINTEL,), (), None)),
-    Op.SubgroupAvcMceSetAcOnlyHaarINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceSetSourceInterlacedFieldPolarityINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceSetSingleReferenceInterlacedFieldPolarityINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceSetDualReferenceInterlacedFieldPolaritiesINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceConvertToImePayloadINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceConvertToImeResultINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceConvertToRefPayloadINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceConvertToRefResultINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceConvertToSicPayloadINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceConvertToSicResultINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetMotionVectorsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetInterDistortionsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetBestInterDistortionsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetInterMajorShapeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetInterMinorShapeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetInterDirectionsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetInterMotionVectorCountINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetInterReferenceIdsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcMceGetInterReferenceInterlacedFieldPolaritiesINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeInitializeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeSetSingleReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeSetDualReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeRefWindowSizeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeAdjustRefOffsetINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeConvertToMcePayloadINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeSetMaxMotionVectorCountINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeSetUnidirectionalMixDisableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeSetEarlySearchTerminationThresholdINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeSetWeightedSadINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeEvaluateWithSingleReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeEvaluateWithDualReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeEvaluateWithSingleReferenceStreaminINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeEvaluateWithDualReferenceStreaminINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeEvaluateWithSingleReferenceStreamoutINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeEvaluateWithDualReferenceStreamoutINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeEvaluateWithSingleReferenceStreaminoutINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeEvaluateWithDualReferenceStreaminoutINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeConvertToMceResultINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetSingleReferenceStreaminINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetDualReferenceStreaminINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeStripSingleReferenceStreamoutINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeStripDualReferenceStreamoutINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeMotionVectorsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeDistortionsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeReferenceIdsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetStreamoutDualReferenceMajorShapeMotionVectorsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetStreamoutDualReferenceMajorShapeDistortionsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetStreamoutDualReferenceMajorShapeReferenceIdsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetBorderReachedINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetTruncatedSearchIndicationINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetUnidirectionalEarlySearchTerminationINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetWeightingPatternMinimumMotionVectorINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcImeGetWeightingPatternMinimumDistortionINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcFmeInitializeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcBmeInitializeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcRefConvertToMcePayloadINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcRefSetBidirectionalMixDisableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcRefSetBilinearFilterEnableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcRefEvaluateWithSingleReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcRefEvaluateWithDualReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcRefEvaluateWithMultiReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcRefEvaluateWithMultiReferenceInterlacedINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcRefConvertToMceResultINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicInitializeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicConfigureSkcINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicConfigureIpeLumaINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcSicConfigureIpeLumaChromaINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationChromaINTEL,), (), None)),
-    Op.SubgroupAvcSicGetMotionVectorMaskINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicConvertToMcePayloadINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicSetIntraLumaShapePenaltyINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicSetIntraLumaModeCostFunctionINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcSicSetIntraChromaModeCostFunctionINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationChromaINTEL,), (), None)),
-    Op.SubgroupAvcSicSetBilinearFilterEnableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicSetSkcForwardTransformEnableINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicSetBlockBasedRawSkipSadINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicEvaluateIpeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcSicEvaluateWithSingleReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicEvaluateWithDualReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicEvaluateWithMultiReferenceINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicEvaluateWithMultiReferenceInterlacedINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicConvertToMceResultINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicGetIpeLumaShapeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcSicGetBestIpeLumaDistortionINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcSicGetBestIpeChromaDistortionINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.SubgroupAvcSicGetPackedIpeLumaModesINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcSicGetIpeChromaModeINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationChromaINTEL,), (), None)),
-    Op.SubgroupAvcSicGetPackedSkcLumaCountThresholdINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcSicGetPackedSkcLumaSumThresholdINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL, _C.SubgroupAvcMotionEstimationIntraINTEL,), (), None)),
-    Op.SubgroupAvcSicGetInterRawSadsINTEL: (True, True, ((_C.SubgroupAvcMotionEstimationINTEL,), (), None)),
-    Op.VariableLengthArrayINTEL: (True, True, ((_C.VariableLengthArrayINTEL,), (), None)),
-    Op.SaveMemoryINTEL: (True, True, ((_C.VariableLengthArrayINTEL,), (), None)),
-    Op.RestoreMemoryINTEL: (False, False, ((_C.VariableLengthArrayINTEL,), (), None)),
-    Op.ArbitraryFloatSinCosPiALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatCastALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatCastFromIntALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatCastToIntALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatAddALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatSubALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatMulALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatDivALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatGTALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatGEALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatLTALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatLEALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatEQALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatRecipALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatRSqrtALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatCbrtALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatHypotALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatSqrtALTERA: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatLogINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatLog2INTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatLog10INTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatLog1pINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatExpINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatExp2INTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatExp10INTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatExpm1INTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatSinINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatCosINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatSinCosINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatSinPiINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatCosPiINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatASinINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatASinPiINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatACosINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatACosPiINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatATanINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatATanPiINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatATan2INTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatPowINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatPowRINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.ArbitraryFloatPowNINTEL: (True, True, ((_C.ArbitraryPrecisionFloatingPointALTERA,), (), None)),
-    Op.LoopControlINTEL: (False, False, ((_C.UnstructuredLoopControlsINTEL,), ('SPV_INTEL_unstructured_loop_controls',), None)),
-    Op.AliasDomainDeclINTEL: (False, True, ((_C.MemoryAccessAliasingINTEL,), ('SPV_INTEL_memory_access_aliasing',), None)),
-    Op.AliasScopeDeclINTEL: (False, True, ((_C.MemoryAccessAliasingINTEL,), ('SPV_INTEL_memory_access_aliasing',), None)),
-    Op.AliasScopeListDeclINTEL: (False, True, ((_C.MemoryAccessAliasingINTEL,), ('SPV_INTEL_memory_access_aliasing',), None)),
-    Op.FixedSqrtALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedRecipALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedRsqrtALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedSinALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedCosALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedSinCosALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedSinPiALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedCosPiALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedSinCosPiALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedLogALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.FixedExpALTERA: (True, True, ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None)),
-    Op.PtrCastToCrossWorkgroupALTERA: (True, True, ((_C.USMStorageClassesALTERA,), (), None)),
-    Op.CrossWorkgroupCastToPtrALTERA: (True, True, ((_C.USMStorageClassesALTERA,), (), None)),
-    Op.ReadPipeBlockingALTERA: (True, True, ((_C.BlockingPipesALTERA,), (), None)),
-    Op.WritePipeBlockingALTERA: (True, True, ((_C.BlockingPipesALTERA,), (), None)),
-    Op.FPGARegALTERA: (True, True, ((_C.FPGARegALTERA,), (), None)),
-    Op.RayQueryGetRayTMinKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetRayFlagsKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionTKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionInstanceCustomIndexKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionInstanceIdKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionInstanceShaderBindingTableRecordOffsetKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionGeometryIndexKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionPrimitiveIndexKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionBarycentricsKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionFrontFaceKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionCandidateAABBOpaqueKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionObjectRayDirectionKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionObjectRayOriginKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetWorldRayDirectionKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetWorldRayOriginKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionObjectToWorldKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.RayQueryGetIntersectionWorldToObjectKHR: (True, True, ((_C.RayQueryKHR,), ('SPV_KHR_ray_query',), None)),
-    Op.AtomicFAddEXT: (True, True, ((_C.AtomicFloat16AddEXT, _C.AtomicFloat32AddEXT, _C.AtomicFloat64AddEXT, _C.AtomicFloat16VectorNV,), ('SPV_EXT_shader_atomic_float_add',), None)),
-    Op.TypeBufferSurfaceINTEL: (False, True, ((_C.VectorComputeINTEL,), (), None)),
-    Op.TypeStructContinuedINTEL: (False, False, ((_C.LongCompositesINTEL,), (), None)),
-    Op.ConstantCompositeContinuedINTEL: (False, False, ((_C.LongCompositesINTEL,), (), None)),
-    Op.SpecConstantCompositeContinuedINTEL: (False, False, ((_C.LongCompositesINTEL,), (), None)),
-    Op.CompositeConstructContinuedINTEL: (True, True, ((_C.LongCompositesINTEL,), (), None)),
-    Op.ConvertFToBF16INTEL: (True, True, ((_C.BFloat16ConversionINTEL,), (), None)),
-    Op.ConvertBF16ToFINTEL: (True, True, ((_C.BFloat16ConversionINTEL,), (), None)),
-    Op.ControlBarrierArriveINTEL: (False, False, ((_C.SplitBarrierINTEL,), (), None)),
-    Op.ControlBarrierWaitINTEL: (False, False, ((_C.SplitBarrierINTEL,), (), None)),
-    Op.ArithmeticFenceEXT: (True, True, ((_C.ArithmeticFenceEXT,), (), None)),
-    Op.TaskSequenceCreateALTERA: (True, True, ((_C.TaskSequenceALTERA,), (), None)),
-    Op.TaskSequenceAsyncALTERA: (False, False, ((_C.TaskSequenceALTERA,), (), None)),
-    Op.TaskSequenceGetALTERA: (True, True, ((_C.TaskSequenceALTERA,), (), None)),
-    Op.TaskSequenceReleaseALTERA: (False, False, ((_C.TaskSequenceALTERA,), (), None)),
-    Op.TypeTaskSequenceALTERA: (False, True, ((_C.TaskSequenceALTERA,), (), None)),
-    Op.SubgroupBlockPrefetchINTEL: (False, False, ((_C.SubgroupBufferPrefetchINTEL,), (), None)),
-    Op.Subgroup2DBlockLoadINTEL: (False, False, ((_C.Subgroup2DBlockIOINTEL,), (), None)),
-    Op.Subgroup2DBlockLoadTransformINTEL: (False, False, ((_C.Subgroup2DBlockTransformINTEL,), (), None)),
-    Op.Subgroup2DBlockLoadTransposeINTEL: (False, False, ((_C.Subgroup2DBlockTransposeINTEL,), (), None)),
-    Op.Subgroup2DBlockPrefetchINTEL: (False, False, ((_C.Subgroup2DBlockIOINTEL,), (), None)),
-    Op.Subgroup2DBlockStoreINTEL: (False, False, ((_C.Subgroup2DBlockIOINTEL,), (), None)),
-    Op.SubgroupMatrixMultiplyAccumulateINTEL: (True, True, ((_C.SubgroupMatrixMultiplyAccumulateINTEL,), (), None)),
-    Op.BitwiseFunctionINTEL: (True, True, ((_C.TernaryBitwiseFunctionINTEL,), (), None)),
-    Op.UntypedVariableLengthArrayINTEL: (True, True, ((_C.UntypedVariableLengthArrayINTEL,), (), None)),
-    Op.ConditionalExtensionINTEL: (False, False, ((_C.SpecConditionalINTEL,), (), None)),
-    Op.ConditionalEntryPointINTEL: (False, False, ((_C.SpecConditionalINTEL,), (), None)),
-    Op.ConditionalCapabilityINTEL: (False, False, ((_C.SpecConditionalINTEL,), (), None)),
-    Op.SpecConstantTargetINTEL: (True, True, ((_C.FunctionVariantsINTEL,), (), None)),
-    Op.SpecConstantArchitectureINTEL: (True, True, ((_C.FunctionVariantsINTEL,), (), None)),
-    Op.SpecConstantCapabilitiesINTEL: (True, True, ((_C.FunctionVariantsINTEL,), (), None)),
-    Op.ConditionalCopyObjectINTEL: (True, True, ((_C.SpecConditionalINTEL,), (), None)),
-    Op.GroupIMulKHR: (True, True, ((_C.GroupUniformArithmeticKHR,), (), None)),
-    Op.GroupFMulKHR: (True, True, ((_C.GroupUniformArithmeticKHR,), (), None)),
-    Op.GroupBitwiseAndKHR: (True, True, ((_C.GroupUniformArithmeticKHR,), (), None)),
-    Op.GroupBitwiseOrKHR: (True, True, ((_C.GroupUniformArithmeticKHR,), (), None)),
-    Op.GroupBitwiseXorKHR: (True, True, ((_C.GroupUniformArithmeticKHR,), (), None)),
-    Op.GroupLogicalAndKHR: (True, True, ((_C.GroupUniformArithmeticKHR,), (), None)),
-    Op.GroupLogicalOrKHR: (True, True, ((_C.GroupUniformArithmeticKHR,), (), None)),
-    Op.GroupLogicalXorKHR: (True, True, ((_C.GroupUniformArithmeticKHR,), (), None)),
-    Op.RoundFToTF32INTEL: (True, True, ((_C.TensorFloat32RoundingINTEL,), (), None)),
-    Op.MaskedGatherINTEL: (True, True, ((_C.MaskedGatherScatterINTEL,), (), None)),
-    Op.MaskedScatterINTEL: (False, False, ((_C.MaskedGatherScatterINTEL,), (), None)),
-    Op.ConvertHandleToImageINTEL: (True, True, ((_C.BindlessImagesINTEL,), (), None)),
-    Op.ConvertHandleToSamplerINTEL: (True, True, ((_C.BindlessImagesINTEL,), (), None)),
-    Op.ConvertHandleToSampledImageINTEL: (True, True, ((_C.BindlessImagesINTEL,), (), None)),
-}
+# Opcode, T if it has a result type, R if it has a result id (else -), requirement.
+OP_INFO: dict[Op, tuple[bool, bool, Requirement]] = read_op_info(Op, Capability, """\
+Nop --
+Undef TR
+SourceContinued --
+Source --
+SourceExtension --
+Name --
+MemberName --
+String -R
+Line --
+Extension --
+ExtInstImport -R
+ExtInst TR
+MemoryModel --
+EntryPoint --
+ExecutionMode --
+Capability --
+TypeVoid -R
+TypeBool -R
+TypeInt -R
+TypeFloat -R
+TypeVector -R
+TypeMatrix -R Matrix
+TypeImage -R
+TypeSampler -R
+TypeSampledImage -R
+TypeArray -R
+TypeRuntimeArray -R Shader
+TypeStruct -R
+TypeOpaque -R Kernel
+TypePointer -R
+TypeFunction -R
+TypeEvent -R Kernel
+TypeDeviceEvent -R DeviceEnqueue
+TypeReserveId -R Pipes
+TypeQueue -R DeviceEnqueue
+TypePipe -R Pipes
+TypeForwardPointer -- Addresses PhysicalStorageBufferAddresses
+ConstantTrue TR
+ConstantFalse TR
+Constant TR
+ConstantComposite TR
+ConstantSampler TR LiteralSampler
+ConstantNull TR
+SpecConstantTrue TR
+SpecConstantFalse TR
+SpecConstant TR
+SpecConstantComposite TR
+SpecConstantOp TR
+Function TR
+FunctionParameter TR
+FunctionEnd --
+FunctionCall TR
+Variable TR
+ImageTexelPointer TR
+Load TR
+Store --
+CopyMemory --
+CopyMemorySized -- Addresses UntypedPointersKHR
+AccessChain TR
+InBoundsAccessChain TR
+PtrAccessChain TR Addresses VariablePointers VariablePointersStorageBuffer PhysicalStorageBufferAddresses
+ArrayLength TR Shader
+GenericPtrMemSemantics TR Kernel
+InBoundsPtrAccessChain TR Addresses
+Decorate --
+MemberDecorate --
+DecorationGroup -R
+GroupDecorate --
+GroupMemberDecorate --
+VectorExtractDynamic TR
+VectorInsertDynamic TR
+VectorShuffle TR
+CompositeConstruct TR
+CompositeExtract TR
+CompositeInsert TR
+CopyObject TR
+Transpose TR Matrix
+SampledImage TR
+ImageSampleImplicitLod TR Shader
+ImageSampleExplicitLod TR
+ImageSampleDrefImplicitLod TR Shader
+ImageSampleDrefExplicitLod TR Shader
+ImageSampleProjImplicitLod TR Shader
+ImageSampleProjExplicitLod TR Shader
+ImageSampleProjDrefImplicitLod TR Shader
+ImageSampleProjDrefExplicitLod TR Shader
+ImageFetch TR
+ImageGather TR Shader
+ImageDrefGather TR Shader
+ImageRead TR
+ImageWrite --
+Image TR
+ImageQueryFormat TR Kernel
+ImageQueryOrder TR Kernel
+ImageQuerySizeLod TR Kernel ImageQuery
+ImageQuerySize TR Kernel ImageQuery
+ImageQueryLod TR ImageQuery
+ImageQueryLevels TR Kernel ImageQuery
+ImageQuerySamples TR Kernel ImageQuery
+ConvertFToU TR
+ConvertFToS TR
+ConvertSToF TR
+ConvertUToF TR
+UConvert TR
+SConvert TR
+FConvert TR
+QuantizeToF16 TR Shader
+ConvertPtrToU TR Addresses PhysicalStorageBufferAddresses
+SatConvertSToU TR Kernel
+SatConvertUToS TR Kernel
+ConvertUToPtr TR Addresses PhysicalStorageBufferAddresses
+PtrCastToGeneric TR Kernel
+GenericCastToPtr TR Kernel
+GenericCastToPtrExplicit TR Kernel
+Bitcast TR
+SNegate TR
+FNegate TR
+IAdd TR
+FAdd TR
+ISub TR
+FSub TR
+IMul TR
+FMul TR
+UDiv TR
+SDiv TR
+FDiv TR
+UMod TR
+SRem TR
+SMod TR
+FRem TR
+FMod TR
+VectorTimesScalar TR
+MatrixTimesScalar TR Matrix
+VectorTimesMatrix TR Matrix
+MatrixTimesVector TR Matrix
+MatrixTimesMatrix TR Matrix
+OuterProduct TR Matrix
+Dot TR
+IAddCarry TR
+ISubBorrow TR
+UMulExtended TR
+SMulExtended TR
+Any TR
+All TR
+IsNan TR
+IsInf TR
+IsFinite TR Kernel
+IsNormal TR Kernel
+SignBitSet TR Kernel
+LessOrGreater TR Kernel
+Ordered TR Kernel
+Unordered TR Kernel
+LogicalEqual TR
+LogicalNotEqual TR
+LogicalOr TR
+LogicalAnd TR
+LogicalNot TR
+Select TR
+IEqual TR
+INotEqual TR
+UGreaterThan TR
+SGreaterThan TR
+UGreaterThanEqual TR
+SGreaterThanEqual TR
+ULessThan TR
+SLessThan TR
+ULessThanEqual TR
+SLessThanEqual TR
+FOrdEqual TR
+FUnordEqual TR
+FOrdNotEqual TR
+FUnordNotEqual TR
+FOrdLessThan TR
+FUnordLessThan TR
+FOrdGreaterThan TR
+FUnordGreaterThan TR
+FOrdLessThanEqual TR
+FUnordLessThanEqual TR
+FOrdGreaterThanEqual TR
+FUnordGreaterThanEqual TR
+ShiftRightLogical TR
+ShiftRightArithmetic TR
+ShiftLeftLogical TR
+BitwiseOr TR
+BitwiseXor TR
+BitwiseAnd TR
+Not TR
+BitFieldInsert TR Shader BitInstructions
+BitFieldSExtract TR Shader BitInstructions
+BitFieldUExtract TR Shader BitInstructions
+BitReverse TR Shader BitInstructions
+BitCount TR
+DPdx TR Shader
+DPdy TR Shader
+Fwidth TR Shader
+DPdxFine TR DerivativeControl
+DPdyFine TR DerivativeControl
+FwidthFine TR DerivativeControl
+DPdxCoarse TR DerivativeControl
+DPdyCoarse TR DerivativeControl
+FwidthCoarse TR DerivativeControl
+EmitVertex -- Geometry
+EndPrimitive -- Geometry
+EmitStreamVertex -- GeometryStreams
+EndStreamPrimitive -- GeometryStreams
+ControlBarrier --
+MemoryBarrier --
+AtomicLoad TR
+AtomicStore --
+AtomicExchange TR
+AtomicCompareExchange TR
+AtomicCompareExchangeWeak TR Kernel
+AtomicIIncrement TR
+AtomicIDecrement TR
+AtomicIAdd TR
+AtomicISub TR
+AtomicSMin TR
+AtomicUMin TR
+AtomicSMax TR
+AtomicUMax TR
+AtomicAnd TR
+AtomicOr TR
+AtomicXor TR
+Phi TR
+LoopMerge --
+SelectionMerge --
+Label -R
+Branch --
+BranchConditional --
+Switch --
+Kill -- Shader
+Return --
+ReturnValue --
+Unreachable --
+LifetimeStart -- Kernel
+LifetimeStop -- Kernel
+GroupAsyncCopy TR Kernel
+GroupWaitEvents -- Kernel
+GroupAll TR Groups
+GroupAny TR Groups
+GroupBroadcast TR Groups
+GroupIAdd TR Groups
+GroupFAdd TR Groups
+GroupFMin TR Groups
+GroupUMin TR Groups
+GroupSMin TR Groups
+GroupFMax TR Groups
+GroupUMax TR Groups
+GroupSMax TR Groups
+ReadPipe TR Pipes
+WritePipe TR Pipes
+ReservedReadPipe TR Pipes
+ReservedWritePipe TR Pipes
+ReserveReadPipePackets TR Pipes
+ReserveWritePipePackets TR Pipes
+CommitReadPipe -- Pipes
+CommitWritePipe -- Pipes
+IsValidReserveId TR Pipes
+GetNumPipePackets TR Pipes
+GetMaxPipePackets TR Pipes
+GroupReserveReadPipePackets TR Pipes
+GroupReserveWritePipePackets TR Pipes
+GroupCommitReadPipe -- Pipes
+GroupCommitWritePipe -- Pipes
+EnqueueMarker TR DeviceEnqueue
+EnqueueKernel TR DeviceEnqueue
+GetKernelNDrangeSubGroupCount TR DeviceEnqueue
+GetKernelNDrangeMaxSubGroupSize TR DeviceEnqueue
+GetKernelWorkGroupSize TR DeviceEnqueue
+GetKernelPreferredWorkGroupSizeMultiple TR DeviceEnqueue
+RetainEvent -- DeviceEnqueue
+ReleaseEvent -- DeviceEnqueue
+CreateUserEvent TR DeviceEnqueue
+IsValidEvent TR DeviceEnqueue
+SetUserEventStatus -- DeviceEnqueue
+CaptureEventProfilingInfo -- DeviceEnqueue
+GetDefaultQueue TR DeviceEnqueue
+BuildNDRange TR DeviceEnqueue
+ImageSparseSampleImplicitLod TR SparseResidency
+ImageSparseSampleExplicitLod TR SparseResidency
+ImageSparseSampleDrefImplicitLod TR SparseResidency
+ImageSparseSampleDrefExplicitLod TR SparseResidency
+ImageSparseSampleProjImplicitLod TR SparseResidency v-
+ImageSparseSampleProjExplicitLod TR SparseResidency v-
+ImageSparseSampleProjDrefImplicitLod TR SparseResidency v-
+ImageSparseSampleProjDrefExplicitLod TR SparseResidency v-
+ImageSparseFetch TR SparseResidency
+ImageSparseGather TR SparseResidency
+ImageSparseDrefGather TR SparseResidency
+ImageSparseTexelsResident TR SparseResidency
+NoLine --
+AtomicFlagTestAndSet TR Kernel
+AtomicFlagClear -- Kernel
+ImageSparseRead TR SparseResidency
+SizeOf TR Addresses v1.1
+TypePipeStorage -R PipeStorage v1.1
+ConstantPipeStorage TR PipeStorage v1.1
+CreatePipeFromPipeStorage TR PipeStorage v1.1
+GetKernelLocalSizeForSubgroupCount TR SubgroupDispatch v1.1
+GetKernelMaxNumSubgroups TR SubgroupDispatch v1.1
+TypeNamedBarrier -R NamedBarrier v1.1
+NamedBarrierInitialize TR NamedBarrier v1.1
+MemoryNamedBarrier -- NamedBarrier v1.1
+ModuleProcessed -- v1.1
+ExecutionModeId -- v1.2
+DecorateId -- SPV_GOOGLE_hlsl_functionality1 v1.2
+GroupNonUniformElect TR GroupNonUniform v1.3
+GroupNonUniformAll TR GroupNonUniformVote v1.3
+GroupNonUniformAny TR GroupNonUniformVote v1.3
+GroupNonUniformAllEqual TR GroupNonUniformVote v1.3
+GroupNonUniformBroadcast TR GroupNonUniformBallot v1.3
+GroupNonUniformBroadcastFirst TR GroupNonUniformBallot v1.3
+GroupNonUniformBallot TR GroupNonUniformBallot v1.3
+GroupNonUniformInverseBallot TR GroupNonUniformBallot v1.3
+GroupNonUniformBallotBitExtract TR GroupNonUniformBallot v1.3
+GroupNonUniformBallotBitCount TR GroupNonUniformBallot v1.3
+GroupNonUniformBallotFindLSB TR GroupNonUniformBallot v1.3
+GroupNonUniformBallotFindMSB TR GroupNonUniformBallot v1.3
+GroupNonUniformShuffle TR GroupNonUniformShuffle v1.3
+GroupNonUniformShuffleXor TR GroupNonUniformShuffle v1.3
+GroupNonUniformShuffleUp TR GroupNonUniformShuffleRelative v1.3
+GroupNonUniformShuffleDown TR GroupNonUniformShuffleRelative v1.3
+GroupNonUniformIAdd TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformFAdd TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformIMul TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformFMul TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformSMin TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformUMin TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformFMin TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformSMax TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformUMax TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformFMax TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformBitwiseAnd TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformBitwiseOr TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformBitwiseXor TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformLogicalAnd TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformLogicalOr TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformLogicalXor TR GroupNonUniformArithmetic GroupNonUniformClustered GroupNonUniformPartitionedNV v1.3
+GroupNonUniformQuadBroadcast TR GroupNonUniformQuad v1.3
+GroupNonUniformQuadSwap TR GroupNonUniformQuad v1.3
+CopyLogical TR v1.4
+PtrEqual TR v1.4
+PtrNotEqual TR v1.4
+PtrDiff TR Addresses VariablePointers VariablePointersStorageBuffer v1.4
+ColorAttachmentReadEXT TR TileImageColorReadAccessEXT v-
+DepthAttachmentReadEXT TR TileImageDepthReadAccessEXT v-
+StencilAttachmentReadEXT TR TileImageStencilReadAccessEXT v-
+TypeTensorARM -R TensorsARM v-
+TensorReadARM TR TensorsARM v-
+TensorWriteARM -- TensorsARM v-
+TensorQuerySizeARM TR TensorsARM v-
+GraphConstantARM TR GraphARM v-
+GraphEntryPointARM -- GraphARM v-
+GraphARM TR GraphARM v-
+GraphInputARM TR GraphARM v-
+GraphSetOutputARM -- GraphARM v-
+GraphEndARM -- GraphARM v-
+TypeGraphARM -R GraphARM v-
+TerminateInvocation -- Shader SPV_KHR_terminate_invocation v1.6
+TypeUntypedPointerKHR -R UntypedPointersKHR v-
+UntypedVariableKHR TR UntypedPointersKHR v-
+UntypedAccessChainKHR TR UntypedPointersKHR v-
+UntypedInBoundsAccessChainKHR TR UntypedPointersKHR v-
+SubgroupBallotKHR TR SubgroupBallotKHR SPV_KHR_shader_ballot v-
+SubgroupFirstInvocationKHR TR SubgroupBallotKHR SPV_KHR_shader_ballot v-
+UntypedPtrAccessChainKHR TR UntypedPointersKHR v-
+UntypedInBoundsPtrAccessChainKHR TR UntypedPointersKHR v-
+UntypedArrayLengthKHR TR UntypedPointersKHR v-
+UntypedPrefetchKHR -- UntypedPointersKHR v-
+FmaKHR TR FMAKHR v-
+SubgroupAllKHR TR SubgroupVoteKHR SPV_KHR_subgroup_vote v-
+SubgroupAnyKHR TR SubgroupVoteKHR SPV_KHR_subgroup_vote v-
+SubgroupAllEqualKHR TR SubgroupVoteKHR SPV_KHR_subgroup_vote v-
+GroupNonUniformRotateKHR TR GroupNonUniformRotateKHR v-
+SubgroupReadInvocationKHR TR SubgroupBallotKHR SPV_KHR_shader_ballot v-
+ExtInstWithForwardRefsKHR TR SPV_KHR_relaxed_extended_instruction v-
+UntypedGroupAsyncCopyKHR TR UntypedPointersKHR v-
+TraceRayKHR -- RayTracingKHR SPV_KHR_ray_tracing v-
+ExecuteCallableKHR -- RayTracingKHR SPV_KHR_ray_tracing v-
+ConvertUToAccelerationStructureKHR TR RayTracingKHR RayQueryKHR SPV_KHR_ray_tracing SPV_KHR_ray_query v-
+IgnoreIntersectionKHR -- RayTracingKHR SPV_KHR_ray_tracing v-
+TerminateRayKHR -- RayTracingKHR SPV_KHR_ray_tracing v-
+SDot TR DotProduct SPV_KHR_integer_dot_product v1.6
+UDot TR DotProduct SPV_KHR_integer_dot_product v1.6
+SUDot TR DotProduct SPV_KHR_integer_dot_product v1.6
+SDotAccSat TR DotProduct SPV_KHR_integer_dot_product v1.6
+UDotAccSat TR DotProduct SPV_KHR_integer_dot_product v1.6
+SUDotAccSat TR DotProduct SPV_KHR_integer_dot_product v1.6
+TypeCooperativeMatrixKHR -R CooperativeMatrixKHR v-
+CooperativeMatrixLoadKHR TR CooperativeMatrixKHR v-
+CooperativeMatrixStoreKHR -- CooperativeMatrixKHR v-
+CooperativeMatrixMulAddKHR TR CooperativeMatrixKHR v-
+CooperativeMatrixLengthKHR TR CooperativeMatrixKHR v-
+ConstantCompositeReplicateEXT TR ReplicatedCompositesEXT v-
+SpecConstantCompositeReplicateEXT TR ReplicatedCompositesEXT v-
+CompositeConstructReplicateEXT TR ReplicatedCompositesEXT v-
+TypeRayQueryKHR -R RayQueryKHR SPV_KHR_ray_query v-
+RayQueryInitializeKHR -- RayQueryKHR SPV_KHR_ray_query v-
+RayQueryTerminateKHR -- RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGenerateIntersectionKHR -- RayQueryKHR SPV_KHR_ray_query v-
+RayQueryConfirmIntersectionKHR -- RayQueryKHR SPV_KHR_ray_query v-
+RayQueryProceedKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionTypeKHR TR RayQueryKHR SPV_KHR_ray_query v-
+ImageSampleWeightedQCOM TR TextureSampleWeightedQCOM v-
+ImageBoxFilterQCOM TR TextureBoxFilterQCOM v-
+ImageBlockMatchSSDQCOM TR TextureBlockMatchQCOM v-
+ImageBlockMatchSADQCOM TR TextureBlockMatchQCOM v-
+BitCastArrayQCOM TR CooperativeMatrixConversionQCOM v-
+ImageBlockMatchWindowSSDQCOM TR TextureBlockMatch2QCOM v-
+ImageBlockMatchWindowSADQCOM TR TextureBlockMatch2QCOM v-
+ImageBlockMatchGatherSSDQCOM TR TextureBlockMatch2QCOM v-
+ImageBlockMatchGatherSADQCOM TR TextureBlockMatch2QCOM v-
+CompositeConstructCoopMatQCOM TR CooperativeMatrixConversionQCOM v-
+CompositeExtractCoopMatQCOM TR CooperativeMatrixConversionQCOM v-
+ExtractSubArrayQCOM TR CooperativeMatrixConversionQCOM v-
+GroupIAddNonUniformAMD TR Groups SPV_AMD_shader_ballot v-
+GroupFAddNonUniformAMD TR Groups SPV_AMD_shader_ballot v-
+GroupFMinNonUniformAMD TR Groups SPV_AMD_shader_ballot v-
+GroupUMinNonUniformAMD TR Groups SPV_AMD_shader_ballot v-
+GroupSMinNonUniformAMD TR Groups SPV_AMD_shader_ballot v-
+GroupFMaxNonUniformAMD TR Groups SPV_AMD_shader_ballot v-
+GroupUMaxNonUniformAMD TR Groups SPV_AMD_shader_ballot v-
+GroupSMaxNonUniformAMD TR Groups SPV_AMD_shader_ballot v-
+FragmentMaskFetchAMD TR FragmentMaskAMD SPV_AMD_shader_fragment_mask v-
+FragmentFetchAMD TR FragmentMaskAMD SPV_AMD_shader_fragment_mask v-
+ReadClockKHR TR ShaderClockKHR v-
+AllocateNodePayloadsAMDX TR ShaderEnqueueAMDX v-
+EnqueueNodePayloadsAMDX -- ShaderEnqueueAMDX v-
+TypeNodePayloadArrayAMDX -R ShaderEnqueueAMDX v-
+FinishWritingNodePayloadAMDX TR ShaderEnqueueAMDX v-
+NodePayloadArrayLengthAMDX TR ShaderEnqueueAMDX v-
+IsNodePayloadValidAMDX TR ShaderEnqueueAMDX v-
+ConstantStringAMDX -R ShaderEnqueueAMDX v-
+SpecConstantStringAMDX -R ShaderEnqueueAMDX v-
+GroupNonUniformQuadAllKHR TR QuadControlKHR v-
+GroupNonUniformQuadAnyKHR TR QuadControlKHR v-
+HitObjectRecordHitMotionNV -- ShaderInvocationReorderNV RayTracingMotionBlurNV v-
+HitObjectRecordHitWithIndexMotionNV -- ShaderInvocationReorderNV RayTracingMotionBlurNV v-
+HitObjectRecordMissMotionNV -- ShaderInvocationReorderNV RayTracingMotionBlurNV v-
+HitObjectGetWorldToObjectNV TR ShaderInvocationReorderNV v-
+HitObjectGetObjectToWorldNV TR ShaderInvocationReorderNV v-
+HitObjectGetObjectRayDirectionNV TR ShaderInvocationReorderNV v-
+HitObjectGetObjectRayOriginNV TR ShaderInvocationReorderNV v-
+HitObjectTraceRayMotionNV -- ShaderInvocationReorderNV RayTracingMotionBlurNV v-
+HitObjectGetShaderRecordBufferHandleNV TR ShaderInvocationReorderNV v-
+HitObjectGetShaderBindingTableRecordIndexNV TR ShaderInvocationReorderNV v-
+HitObjectRecordEmptyNV -- ShaderInvocationReorderNV v-
+HitObjectTraceRayNV -- ShaderInvocationReorderNV v-
+HitObjectRecordHitNV -- ShaderInvocationReorderNV v-
+HitObjectRecordHitWithIndexNV -- ShaderInvocationReorderNV v-
+HitObjectRecordMissNV -- ShaderInvocationReorderNV v-
+HitObjectExecuteShaderNV -- ShaderInvocationReorderNV v-
+HitObjectGetCurrentTimeNV TR ShaderInvocationReorderNV v-
+HitObjectGetAttributesNV -- ShaderInvocationReorderNV v-
+HitObjectGetHitKindNV TR ShaderInvocationReorderNV v-
+HitObjectGetPrimitiveIndexNV TR ShaderInvocationReorderNV v-
+HitObjectGetGeometryIndexNV TR ShaderInvocationReorderNV v-
+HitObjectGetInstanceIdNV TR ShaderInvocationReorderNV v-
+HitObjectGetInstanceCustomIndexNV TR ShaderInvocationReorderNV v-
+HitObjectGetWorldRayDirectionNV TR ShaderInvocationReorderNV v-
+HitObjectGetWorldRayOriginNV TR ShaderInvocationReorderNV v-
+HitObjectGetRayTMaxNV TR ShaderInvocationReorderNV v-
+HitObjectGetRayTMinNV TR ShaderInvocationReorderNV v-
+HitObjectIsEmptyNV TR ShaderInvocationReorderNV v-
+HitObjectIsHitNV TR ShaderInvocationReorderNV v-
+HitObjectIsMissNV TR ShaderInvocationReorderNV v-
+ReorderThreadWithHitObjectNV -- ShaderInvocationReorderNV v-
+ReorderThreadWithHintNV -- ShaderInvocationReorderNV v-
+TypeHitObjectNV -R ShaderInvocationReorderNV v-
+ImageSampleFootprintNV TR ImageFootprintNV SPV_NV_shader_image_footprint v-
+TypeCooperativeVectorNV -R CooperativeVectorNV v-
+CooperativeVectorMatrixMulNV TR CooperativeVectorNV v-
+CooperativeVectorOuterProductAccumulateNV -- CooperativeVectorTrainingNV v-
+CooperativeVectorReduceSumAccumulateNV -- CooperativeVectorTrainingNV v-
+CooperativeVectorMatrixMulAddNV TR CooperativeVectorNV v-
+CooperativeMatrixConvertNV TR CooperativeMatrixConversionsNV v-
+EmitMeshTasksEXT -- MeshShadingEXT v-
+SetMeshOutputsEXT -- MeshShadingEXT v-
+GroupNonUniformPartitionNV TR GroupNonUniformPartitionedNV SPV_NV_shader_subgroup_partitioned v-
+WritePackedPrimitiveIndices4x8NV -- MeshShadingNV SPV_NV_mesh_shader v-
+FetchMicroTriangleVertexPositionNV TR DisplacementMicromapNV v-
+FetchMicroTriangleVertexBarycentricNV TR DisplacementMicromapNV v-
+CooperativeVectorLoadNV TR CooperativeVectorNV v-
+CooperativeVectorStoreNV -- CooperativeVectorNV v-
+HitObjectRecordFromQueryEXT -- ShaderInvocationReorderEXT v-
+HitObjectRecordMissEXT -- ShaderInvocationReorderEXT v-
+HitObjectRecordMissMotionEXT -- ShaderInvocationReorderEXT RayTracingMotionBlurNV v-
+HitObjectGetIntersectionTriangleVertexPositionsEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetRayFlagsEXT TR ShaderInvocationReorderEXT v-
+HitObjectSetShaderBindingTableRecordIndexEXT -- ShaderInvocationReorderEXT v-
+HitObjectReorderExecuteShaderEXT -- ShaderInvocationReorderEXT v-
+HitObjectTraceReorderExecuteEXT -- ShaderInvocationReorderEXT v-
+HitObjectTraceMotionReorderExecuteEXT -- ShaderInvocationReorderEXT RayTracingMotionBlurNV v-
+TypeHitObjectEXT -R ShaderInvocationReorderEXT v-
+ReorderThreadWithHintEXT -- ShaderInvocationReorderEXT v-
+ReorderThreadWithHitObjectEXT -- ShaderInvocationReorderEXT v-
+HitObjectTraceRayEXT -- ShaderInvocationReorderEXT v-
+HitObjectTraceRayMotionEXT -- ShaderInvocationReorderEXT RayTracingMotionBlurNV v-
+HitObjectRecordEmptyEXT -- ShaderInvocationReorderEXT v-
+HitObjectExecuteShaderEXT -- ShaderInvocationReorderEXT v-
+HitObjectGetCurrentTimeEXT TR ShaderInvocationReorderEXT RayTracingMotionBlurNV v-
+HitObjectGetAttributesEXT -- ShaderInvocationReorderEXT v-
+HitObjectGetHitKindEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetPrimitiveIndexEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetGeometryIndexEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetInstanceIdEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetInstanceCustomIndexEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetObjectRayOriginEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetObjectRayDirectionEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetWorldRayDirectionEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetWorldRayOriginEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetObjectToWorldEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetWorldToObjectEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetRayTMaxEXT TR ShaderInvocationReorderEXT v-
+ReportIntersectionKHR TR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+IgnoreIntersectionNV -- RayTracingNV SPV_NV_ray_tracing v-
+TerminateRayNV -- RayTracingNV SPV_NV_ray_tracing v-
+TraceNV -- RayTracingNV SPV_NV_ray_tracing v-
+TraceMotionNV -- RayTracingMotionBlurNV SPV_NV_ray_tracing_motion_blur v-
+TraceRayMotionNV -- RayTracingMotionBlurNV SPV_NV_ray_tracing_motion_blur v-
+RayQueryGetIntersectionTriangleVertexPositionsKHR TR RayQueryPositionFetchKHR v-
+TypeAccelerationStructureKHR -R RayTracingNV RayTracingKHR RayQueryKHR DisplacementMicromapNV SPV_NV_ray_tracing SPV_KHR_ray_tracing SPV_KHR_ray_query SPV_NV_displacement_micromap v-
+ExecuteCallableNV -- RayTracingNV SPV_NV_ray_tracing v-
+RayQueryGetIntersectionClusterIdNV TR RayTracingClusterAccelerationStructureNV v-
+HitObjectGetClusterIdNV TR RayTracingClusterAccelerationStructureNV v-
+HitObjectGetRayTMinEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetShaderBindingTableRecordIndexEXT TR ShaderInvocationReorderEXT v-
+HitObjectGetShaderRecordBufferHandleEXT TR ShaderInvocationReorderEXT v-
+HitObjectIsEmptyEXT TR ShaderInvocationReorderEXT v-
+HitObjectIsHitEXT TR ShaderInvocationReorderEXT v-
+HitObjectIsMissEXT TR ShaderInvocationReorderEXT v-
+TypeCooperativeMatrixNV -R CooperativeMatrixNV SPV_NV_cooperative_matrix v-
+CooperativeMatrixLoadNV TR CooperativeMatrixNV SPV_NV_cooperative_matrix v-
+CooperativeMatrixStoreNV -- CooperativeMatrixNV SPV_NV_cooperative_matrix v-
+CooperativeMatrixMulAddNV TR CooperativeMatrixNV SPV_NV_cooperative_matrix v-
+CooperativeMatrixLengthNV TR CooperativeMatrixNV SPV_NV_cooperative_matrix v-
+BeginInvocationInterlockEXT -- FragmentShaderSampleInterlockEXT FragmentShaderPixelInterlockEXT FragmentShaderShadingRateInterlockEXT SPV_EXT_fragment_shader_interlock v-
+EndInvocationInterlockEXT -- FragmentShaderSampleInterlockEXT FragmentShaderPixelInterlockEXT FragmentShaderShadingRateInterlockEXT SPV_EXT_fragment_shader_interlock v-
+CooperativeMatrixReduceNV TR CooperativeMatrixReductionsNV v-
+CooperativeMatrixLoadTensorNV TR CooperativeMatrixTensorAddressingNV v-
+CooperativeMatrixStoreTensorNV -- CooperativeMatrixTensorAddressingNV v-
+CooperativeMatrixPerElementOpNV TR CooperativeMatrixPerElementOperationsNV v-
+TypeTensorLayoutNV -R TensorAddressingNV v-
+TypeTensorViewNV -R TensorAddressingNV v-
+CreateTensorLayoutNV TR TensorAddressingNV v-
+TensorLayoutSetDimensionNV TR TensorAddressingNV v-
+TensorLayoutSetStrideNV TR TensorAddressingNV v-
+TensorLayoutSliceNV TR TensorAddressingNV v-
+TensorLayoutSetClampValueNV TR TensorAddressingNV v-
+CreateTensorViewNV TR TensorAddressingNV v-
+TensorViewSetDimensionNV TR TensorAddressingNV v-
+TensorViewSetStrideNV TR TensorAddressingNV v-
+DemoteToHelperInvocation -- DemoteToHelperInvocation v1.6
+IsHelperInvocationEXT TR DemoteToHelperInvocation SPV_EXT_demote_to_helper_invocation v-
+TensorViewSetClipNV TR TensorAddressingNV v-
+TensorLayoutSetBlockSizeNV TR TensorAddressingNV v-
+CooperativeMatrixTransposeNV TR CooperativeMatrixConversionsNV v-
+ConvertUToImageNV TR BindlessTextureNV v-
+ConvertUToSamplerNV TR BindlessTextureNV v-
+ConvertImageToUNV TR BindlessTextureNV v-
+ConvertSamplerToUNV TR BindlessTextureNV v-
+ConvertUToSampledImageNV TR BindlessTextureNV v-
+ConvertSampledImageToUNV TR BindlessTextureNV v-
+SamplerImageAddressingModeNV -- BindlessTextureNV v-
+RawAccessChainNV TR RawAccessChainsNV v-
+RayQueryGetIntersectionSpherePositionNV TR RayTracingSpheresGeometryNV v-
+RayQueryGetIntersectionSphereRadiusNV TR RayTracingSpheresGeometryNV v-
+RayQueryGetIntersectionLSSPositionsNV TR RayTracingLinearSweptSpheresGeometryNV v-
+RayQueryGetIntersectionLSSRadiiNV TR RayTracingLinearSweptSpheresGeometryNV v-
+RayQueryGetIntersectionLSSHitValueNV TR RayTracingLinearSweptSpheresGeometryNV v-
+HitObjectGetSpherePositionNV TR RayTracingSpheresGeometryNV v-
+HitObjectGetSphereRadiusNV TR RayTracingSpheresGeometryNV v-
+HitObjectGetLSSPositionsNV TR RayTracingLinearSweptSpheresGeometryNV v-
+HitObjectGetLSSRadiiNV TR RayTracingLinearSweptSpheresGeometryNV v-
+HitObjectIsSphereHitNV TR RayTracingSpheresGeometryNV v-
+HitObjectIsLSSHitNV TR RayTracingLinearSweptSpheresGeometryNV v-
+RayQueryIsSphereHitNV TR RayTracingSpheresGeometryNV v-
+RayQueryIsLSSHitNV TR RayTracingLinearSweptSpheresGeometryNV v-
+SubgroupShuffleINTEL TR SubgroupShuffleINTEL v-
+SubgroupShuffleDownINTEL TR SubgroupShuffleINTEL v-
+SubgroupShuffleUpINTEL TR SubgroupShuffleINTEL v-
+SubgroupShuffleXorINTEL TR SubgroupShuffleINTEL v-
+SubgroupBlockReadINTEL TR SubgroupBufferBlockIOINTEL v-
+SubgroupBlockWriteINTEL -- SubgroupBufferBlockIOINTEL v-
+SubgroupImageBlockReadINTEL TR SubgroupImageBlockIOINTEL v-
+SubgroupImageBlockWriteINTEL -- SubgroupImageBlockIOINTEL v-
+SubgroupImageMediaBlockReadINTEL TR SubgroupImageMediaBlockIOINTEL v-
+SubgroupImageMediaBlockWriteINTEL -- SubgroupImageMediaBlockIOINTEL v-
+UCountLeadingZerosINTEL TR IntegerFunctions2INTEL v-
+UCountTrailingZerosINTEL TR IntegerFunctions2INTEL v-
+AbsISubINTEL TR IntegerFunctions2INTEL v-
+AbsUSubINTEL TR IntegerFunctions2INTEL v-
+IAddSatINTEL TR IntegerFunctions2INTEL v-
+UAddSatINTEL TR IntegerFunctions2INTEL v-
+IAverageINTEL TR IntegerFunctions2INTEL v-
+UAverageINTEL TR IntegerFunctions2INTEL v-
+IAverageRoundedINTEL TR IntegerFunctions2INTEL v-
+UAverageRoundedINTEL TR IntegerFunctions2INTEL v-
+ISubSatINTEL TR IntegerFunctions2INTEL v-
+USubSatINTEL TR IntegerFunctions2INTEL v-
+IMul32x16INTEL TR IntegerFunctions2INTEL v-
+UMul32x16INTEL TR IntegerFunctions2INTEL v-
+ConstantFunctionPointerINTEL TR FunctionPointersINTEL SPV_INTEL_function_pointers v-
+FunctionPointerCallINTEL TR FunctionPointersINTEL SPV_INTEL_function_pointers v-
+AsmTargetINTEL -R AsmINTEL v-
+AsmINTEL TR AsmINTEL v-
+AsmCallINTEL TR AsmINTEL v-
+AtomicFMinEXT TR AtomicFloat16MinMaxEXT AtomicFloat32MinMaxEXT AtomicFloat64MinMaxEXT AtomicFloat16VectorNV v-
+AtomicFMaxEXT TR AtomicFloat16MinMaxEXT AtomicFloat32MinMaxEXT AtomicFloat64MinMaxEXT AtomicFloat16VectorNV v-
+AssumeTrueKHR -- ExpectAssumeKHR SPV_KHR_expect_assume v-
+ExpectKHR TR ExpectAssumeKHR SPV_KHR_expect_assume v-
+DecorateString -- SPV_GOOGLE_decorate_string SPV_GOOGLE_hlsl_functionality1 v1.4
+MemberDecorateString -- SPV_GOOGLE_decorate_string SPV_GOOGLE_hlsl_functionality1 v1.4
+VmeImageINTEL TR SubgroupAvcMotionEstimationINTEL v-
+TypeVmeImageINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcImePayloadINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcRefPayloadINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcSicPayloadINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcMcePayloadINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcMceResultINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcImeResultINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcImeResultSingleReferenceStreamoutINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcImeResultDualReferenceStreamoutINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcImeSingleReferenceStreaminINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcImeDualReferenceStreaminINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcRefResultINTEL -R SubgroupAvcMotionEstimationINTEL v-
+TypeAvcSicResultINTEL -R SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetDefaultInterBaseMultiReferencePenaltyINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceSetInterBaseMultiReferencePenaltyINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetDefaultInterShapePenaltyINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceSetInterShapePenaltyINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetDefaultInterDirectionPenaltyINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceSetInterDirectionPenaltyINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetDefaultIntraLumaShapePenaltyINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcMceGetDefaultInterMotionVectorCostTableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetDefaultHighPenaltyCostTableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetDefaultMediumPenaltyCostTableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetDefaultLowPenaltyCostTableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceSetMotionVectorCostFunctionINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetDefaultIntraLumaModePenaltyINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcMceGetDefaultNonDcLumaIntraPenaltyINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcMceGetDefaultIntraChromaModeBasePenaltyINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationChromaINTEL v-
+SubgroupAvcMceSetAcOnlyHaarINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceSetSourceInterlacedFieldPolarityINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceSetSingleReferenceInterlacedFieldPolarityINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceSetDualReferenceInterlacedFieldPolaritiesINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceConvertToImePayloadINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceConvertToImeResultINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceConvertToRefPayloadINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceConvertToRefResultINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceConvertToSicPayloadINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceConvertToSicResultINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetMotionVectorsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetInterDistortionsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetBestInterDistortionsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetInterMajorShapeINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetInterMinorShapeINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetInterDirectionsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetInterMotionVectorCountINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetInterReferenceIdsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcMceGetInterReferenceInterlacedFieldPolaritiesINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeInitializeINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeSetSingleReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeSetDualReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeRefWindowSizeINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeAdjustRefOffsetINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeConvertToMcePayloadINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeSetMaxMotionVectorCountINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeSetUnidirectionalMixDisableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeSetEarlySearchTerminationThresholdINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeSetWeightedSadINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeEvaluateWithSingleReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeEvaluateWithDualReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeEvaluateWithSingleReferenceStreaminINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeEvaluateWithDualReferenceStreaminINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeEvaluateWithSingleReferenceStreamoutINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeEvaluateWithDualReferenceStreamoutINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeEvaluateWithSingleReferenceStreaminoutINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeEvaluateWithDualReferenceStreaminoutINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeConvertToMceResultINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetSingleReferenceStreaminINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetDualReferenceStreaminINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeStripSingleReferenceStreamoutINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeStripDualReferenceStreamoutINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeMotionVectorsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeDistortionsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetStreamoutSingleReferenceMajorShapeReferenceIdsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetStreamoutDualReferenceMajorShapeMotionVectorsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetStreamoutDualReferenceMajorShapeDistortionsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetStreamoutDualReferenceMajorShapeReferenceIdsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetBorderReachedINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetTruncatedSearchIndicationINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetUnidirectionalEarlySearchTerminationINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetWeightingPatternMinimumMotionVectorINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcImeGetWeightingPatternMinimumDistortionINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcFmeInitializeINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcBmeInitializeINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcRefConvertToMcePayloadINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcRefSetBidirectionalMixDisableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcRefSetBilinearFilterEnableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcRefEvaluateWithSingleReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcRefEvaluateWithDualReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcRefEvaluateWithMultiReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcRefEvaluateWithMultiReferenceInterlacedINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcRefConvertToMceResultINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicInitializeINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicConfigureSkcINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicConfigureIpeLumaINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcSicConfigureIpeLumaChromaINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationChromaINTEL v-
+SubgroupAvcSicGetMotionVectorMaskINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicConvertToMcePayloadINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicSetIntraLumaShapePenaltyINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicSetIntraLumaModeCostFunctionINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcSicSetIntraChromaModeCostFunctionINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationChromaINTEL v-
+SubgroupAvcSicSetBilinearFilterEnableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicSetSkcForwardTransformEnableINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicSetBlockBasedRawSkipSadINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicEvaluateIpeINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcSicEvaluateWithSingleReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicEvaluateWithDualReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicEvaluateWithMultiReferenceINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicEvaluateWithMultiReferenceInterlacedINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicConvertToMceResultINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicGetIpeLumaShapeINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcSicGetBestIpeLumaDistortionINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcSicGetBestIpeChromaDistortionINTEL TR SubgroupAvcMotionEstimationINTEL v-
+SubgroupAvcSicGetPackedIpeLumaModesINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcSicGetIpeChromaModeINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationChromaINTEL v-
+SubgroupAvcSicGetPackedSkcLumaCountThresholdINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcSicGetPackedSkcLumaSumThresholdINTEL TR SubgroupAvcMotionEstimationINTEL SubgroupAvcMotionEstimationIntraINTEL v-
+SubgroupAvcSicGetInterRawSadsINTEL TR SubgroupAvcMotionEstimationINTEL v-
+VariableLengthArrayINTEL TR VariableLengthArrayINTEL v-
+SaveMemoryINTEL TR VariableLengthArrayINTEL v-
+RestoreMemoryINTEL -- VariableLengthArrayINTEL v-
+ArbitraryFloatSinCosPiALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatCastALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatCastFromIntALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatCastToIntALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatAddALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatSubALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatMulALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatDivALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatGTALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatGEALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatLTALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatLEALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatEQALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatRecipALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatRSqrtALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatCbrtALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatHypotALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatSqrtALTERA TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatLogINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatLog2INTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatLog10INTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatLog1pINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatExpINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatExp2INTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatExp10INTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatExpm1INTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatSinINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatCosINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatSinCosINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatSinPiINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatCosPiINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatASinINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatASinPiINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatACosINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatACosPiINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatATanINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatATanPiINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatATan2INTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatPowINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatPowRINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+ArbitraryFloatPowNINTEL TR ArbitraryPrecisionFloatingPointALTERA v-
+LoopControlINTEL -- UnstructuredLoopControlsINTEL SPV_INTEL_unstructured_loop_controls v-
+AliasDomainDeclINTEL -R MemoryAccessAliasingINTEL SPV_INTEL_memory_access_aliasing v-
+AliasScopeDeclINTEL -R MemoryAccessAliasingINTEL SPV_INTEL_memory_access_aliasing v-
+AliasScopeListDeclINTEL -R MemoryAccessAliasingINTEL SPV_INTEL_memory_access_aliasing v-
+FixedSqrtALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedRecipALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedRsqrtALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedSinALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedCosALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedSinCosALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedSinPiALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedCosPiALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedSinCosPiALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedLogALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+FixedExpALTERA TR ArbitraryPrecisionFixedPointALTERA v-
+PtrCastToCrossWorkgroupALTERA TR USMStorageClassesALTERA v-
+CrossWorkgroupCastToPtrALTERA TR USMStorageClassesALTERA v-
+ReadPipeBlockingALTERA TR BlockingPipesALTERA v-
+WritePipeBlockingALTERA TR BlockingPipesALTERA v-
+FPGARegALTERA TR FPGARegALTERA v-
+RayQueryGetRayTMinKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetRayFlagsKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionTKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionInstanceCustomIndexKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionInstanceIdKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionInstanceShaderBindingTableRecordOffsetKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionGeometryIndexKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionPrimitiveIndexKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionBarycentricsKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionFrontFaceKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionCandidateAABBOpaqueKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionObjectRayDirectionKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionObjectRayOriginKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetWorldRayDirectionKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetWorldRayOriginKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionObjectToWorldKHR TR RayQueryKHR SPV_KHR_ray_query v-
+RayQueryGetIntersectionWorldToObjectKHR TR RayQueryKHR SPV_KHR_ray_query v-
+AtomicFAddEXT TR AtomicFloat16AddEXT AtomicFloat32AddEXT AtomicFloat64AddEXT AtomicFloat16VectorNV SPV_EXT_shader_atomic_float_add v-
+TypeBufferSurfaceINTEL -R VectorComputeINTEL v-
+TypeStructContinuedINTEL -- LongCompositesINTEL v-
+ConstantCompositeContinuedINTEL -- LongCompositesINTEL v-
+SpecConstantCompositeContinuedINTEL -- LongCompositesINTEL v-
+CompositeConstructContinuedINTEL TR LongCompositesINTEL v-
+ConvertFToBF16INTEL TR BFloat16ConversionINTEL v-
+ConvertBF16ToFINTEL TR BFloat16ConversionINTEL v-
+ControlBarrierArriveINTEL -- SplitBarrierINTEL v-
+ControlBarrierWaitINTEL -- SplitBarrierINTEL v-
+ArithmeticFenceEXT TR ArithmeticFenceEXT v-
+TaskSequenceCreateALTERA TR TaskSequenceALTERA v-
+TaskSequenceAsyncALTERA -- TaskSequenceALTERA v-
+TaskSequenceGetALTERA TR TaskSequenceALTERA v-
+TaskSequenceReleaseALTERA -- TaskSequenceALTERA v-
+TypeTaskSequenceALTERA -R TaskSequenceALTERA v-
+SubgroupBlockPrefetchINTEL -- SubgroupBufferPrefetchINTEL v-
+Subgroup2DBlockLoadINTEL -- Subgroup2DBlockIOINTEL v-
+Subgroup2DBlockLoadTransformINTEL -- Subgroup2DBlockTransformINTEL v-
+Subgroup2DBlockLoadTransposeINTEL -- Subgroup2DBlockTransposeINTEL v-
+Subgroup2DBlockPrefetchINTEL -- Subgroup2DBlockIOINTEL v-
+Subgroup2DBlockStoreINTEL -- Subgroup2DBlockIOINTEL v-
+SubgroupMatrixMultiplyAccumulateINTEL TR SubgroupMatrixMultiplyAccumulateINTEL v-
+BitwiseFunctionINTEL TR TernaryBitwiseFunctionINTEL v-
+UntypedVariableLengthArrayINTEL TR UntypedVariableLengthArrayINTEL v-
+ConditionalExtensionINTEL -- SpecConditionalINTEL v-
+ConditionalEntryPointINTEL -- SpecConditionalINTEL v-
+ConditionalCapabilityINTEL -- SpecConditionalINTEL v-
+SpecConstantTargetINTEL TR FunctionVariantsINTEL v-
+SpecConstantArchitectureINTEL TR FunctionVariantsINTEL v-
+SpecConstantCapabilitiesINTEL TR FunctionVariantsINTEL v-
+ConditionalCopyObjectINTEL TR SpecConditionalINTEL v-
+GroupIMulKHR TR GroupUniformArithmeticKHR v-
+GroupFMulKHR TR GroupUniformArithmeticKHR v-
+GroupBitwiseAndKHR TR GroupUniformArithmeticKHR v-
+GroupBitwiseOrKHR TR GroupUniformArithmeticKHR v-
+GroupBitwiseXorKHR TR GroupUniformArithmeticKHR v-
+GroupLogicalAndKHR TR GroupUniformArithmeticKHR v-
+GroupLogicalOrKHR TR GroupUniformArithmeticKHR v-
+GroupLogicalXorKHR TR GroupUniformArithmeticKHR v-
+RoundFToTF32INTEL TR TensorFloat32RoundingINTEL v-
+MaskedGatherINTEL TR MaskedGatherScatterINTEL v-
+MaskedScatterINTEL -- MaskedGatherScatterINTEL v-
+ConvertHandleToImageINTEL TR BindlessImagesINTEL v-
+ConvertHandleToSamplerINTEL TR BindlessImagesINTEL v-
+ConvertHandleToSampledImageINTEL TR BindlessImagesINTEL v-
+""")
+
+
+KINDS: dict[str, type[Enumerant]] = {k.__name__: k for k in (
+    ImageOperands, FPFastMathMode, SelectionControl, LoopControl, FunctionControl, MemorySemantics,
+    MemoryAccess, KernelProfilingInfo, RayFlags, FragmentShadingRate, RawAccessChainOperands, SourceLanguage,
+    ExecutionModel, AddressingModel, MemoryModel, ExecutionMode, StorageClass, Dim,
+    SamplerAddressingMode, SamplerFilterMode, ImageFormat, ImageChannelOrder, ImageChannelDataType, FPRoundingMode,
+    FPDenormMode, QuantizationModes, FPOperationMode, OverflowModes, LinkageType, AccessQualifier,
+    HostAccessQualifier, FunctionParameterAttribute, Decoration, BuiltIn, Scope, GroupOperation,
+    KernelEnqueueFlags, Capability, RayQueryIntersection, RayQueryCommittedIntersectionType, RayQueryCandidateIntersectionType, PackedVectorFormat,
+    CooperativeMatrixOperands, CooperativeMatrixLayout, CooperativeMatrixUse, CooperativeMatrixReduce, TensorClampMode, TensorAddressingOperands,
+    InitializationModeQualifier, LoadCacheControl, StoreCacheControl, NamedMaximumNumberOfRegisters, MatrixMultiplyAccumulateOperands, FPEncoding,
+    CooperativeVectorMatrixLayout, ComponentType, TensorOperands,
+)}
 
 
 # Enumerants needing more than core 1.0; for Capability, the listed
 # capabilities are the ones it implicitly declares.
-ENUM_REQUIREMENTS: dict[type[enum.IntEnum], dict[int, Requirement]] = {
-    ImageOperands: {
-        ImageOperands.Bias: ((_C.Shader,), (), (1, 0)),
-        ImageOperands.Offset: ((_C.ImageGatherExtended,), (), (1, 0)),
-        ImageOperands.ConstOffsets: ((_C.ImageGatherExtended,), (), (1, 0)),
-        ImageOperands.MinLod: ((_C.MinLod,), (), (1, 0)),
-        ImageOperands.MakeTexelAvailable: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        ImageOperands.MakeTexelVisible: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        ImageOperands.NonPrivateTexel: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        ImageOperands.VolatileTexel: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        ImageOperands.SignExtend: ((), (), (1, 4)),
-        ImageOperands.ZeroExtend: ((), (), (1, 4)),
-        ImageOperands.Nontemporal: ((), (), (1, 6)),
-    },
-    FPFastMathMode: {
-        FPFastMathMode.AllowContract: ((_C.FloatControls2, _C.FPFastMathModeINTEL,), (), None),
-        FPFastMathMode.AllowReassoc: ((_C.FloatControls2, _C.FPFastMathModeINTEL,), (), None),
-        FPFastMathMode.AllowTransform: ((_C.FloatControls2,), (), None),
-    },
-    LoopControl: {
-        LoopControl.DependencyInfinite: ((), (), (1, 1)),
-        LoopControl.DependencyLength: ((), (), (1, 1)),
-        LoopControl.MinIterations: ((), (), (1, 4)),
-        LoopControl.MaxIterations: ((), (), (1, 4)),
-        LoopControl.IterationMultiple: ((), (), (1, 4)),
-        LoopControl.PeelCount: ((), (), (1, 4)),
-        LoopControl.PartialCount: ((), (), (1, 4)),
-        LoopControl.InitiationIntervalALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.MaxConcurrencyALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.DependencyArrayALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.PipelineEnableALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.LoopCoalesceALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.MaxInterleavingALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.SpeculatedIterationsALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.NoFusionALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.LoopCountALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-        LoopControl.MaxReinvocationDelayALTERA: ((_C.FPGALoopControlsALTERA,), (), None),
-    },
-    FunctionControl: {
-        FunctionControl.OptNoneEXT: ((_C.OptNoneEXT,), (), None),
-    },
-    MemorySemantics: {
-        MemorySemantics.UniformMemory: ((_C.Shader,), (), (1, 0)),
-        MemorySemantics.AtomicCounterMemory: ((_C.AtomicStorage,), (), (1, 0)),
-        MemorySemantics.OutputMemory: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        MemorySemantics.MakeAvailable: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        MemorySemantics.MakeVisible: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        MemorySemantics.Volatile: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-    },
-    MemoryAccess: {
-        MemoryAccess.MakePointerAvailable: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        MemoryAccess.MakePointerVisible: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        MemoryAccess.NonPrivatePointer: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        MemoryAccess.AliasScopeINTELMask: ((_C.MemoryAccessAliasingINTEL,), ('SPV_INTEL_memory_access_aliasing',), None),
-        MemoryAccess.NoAliasINTELMask: ((_C.MemoryAccessAliasingINTEL,), ('SPV_INTEL_memory_access_aliasing',), None),
-    },
-    KernelProfilingInfo: {
-        KernelProfilingInfo.CmdExecTime: ((_C.Kernel,), (), (1, 0)),
-    },
-    RayFlags: {
-        RayFlags.NoneKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.OpaqueKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.NoOpaqueKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.TerminateOnFirstHitKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.SkipClosestHitShaderKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.CullBackFacingTrianglesKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.CullFrontFacingTrianglesKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.CullOpaqueKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.CullNoOpaqueKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), (), None),
-        RayFlags.SkipTrianglesKHR: ((_C.RayTraversalPrimitiveCullingKHR,), (), None),
-        RayFlags.SkipAABBsKHR: ((_C.RayTraversalPrimitiveCullingKHR,), (), None),
-        RayFlags.ForceOpacityMicromap2StateEXT: ((_C.RayTracingOpacityMicromapEXT,), (), None),
-    },
-    FragmentShadingRate: {
-        FragmentShadingRate.Vertical2Pixels: ((_C.FragmentShadingRateKHR,), (), None),
-        FragmentShadingRate.Vertical4Pixels: ((_C.FragmentShadingRateKHR,), (), None),
-        FragmentShadingRate.Horizontal2Pixels: ((_C.FragmentShadingRateKHR,), (), None),
-        FragmentShadingRate.Horizontal4Pixels: ((_C.FragmentShadingRateKHR,), (), None),
-    },
-    RawAccessChainOperands: {
-        RawAccessChainOperands.RobustnessPerComponentNV: ((_C.RawAccessChainsNV,), (), None),
-        RawAccessChainOperands.RobustnessPerElementNV: ((_C.RawAccessChainsNV,), (), None),
-    },
-    ExecutionModel: {
-        ExecutionModel.Vertex: ((_C.Shader,), (), (1, 0)),
-        ExecutionModel.TessellationControl: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionModel.TessellationEvaluation: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionModel.Geometry: ((_C.Geometry,), (), (1, 0)),
-        ExecutionModel.Fragment: ((_C.Shader,), (), (1, 0)),
-        ExecutionModel.GLCompute: ((_C.Shader,), (), (1, 0)),
-        ExecutionModel.Kernel: ((_C.Kernel,), (), (1, 0)),
-        ExecutionModel.TaskNV: ((_C.MeshShadingNV,), (), None),
-        ExecutionModel.MeshNV: ((_C.MeshShadingNV,), (), None),
-        ExecutionModel.RayGenerationKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), (), None),
-        ExecutionModel.IntersectionKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), (), None),
-        ExecutionModel.AnyHitKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), (), None),
-        ExecutionModel.ClosestHitKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), (), None),
-        ExecutionModel.MissKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), (), None),
-        ExecutionModel.CallableKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), (), None),
-        ExecutionModel.TaskEXT: ((_C.MeshShadingEXT,), (), None),
-        ExecutionModel.MeshEXT: ((_C.MeshShadingEXT,), (), None),
-    },
-    AddressingModel: {
-        AddressingModel.Physical32: ((_C.Addresses,), (), (1, 0)),
-        AddressingModel.Physical64: ((_C.Addresses,), (), (1, 0)),
-        AddressingModel.PhysicalStorageBuffer64: ((_C.PhysicalStorageBufferAddresses,), ('SPV_EXT_physical_storage_buffer', 'SPV_KHR_physical_storage_buffer',), (1, 5)),
-    },
-    MemoryModel: {
-        MemoryModel.Simple: ((_C.Shader,), (), (1, 0)),
-        MemoryModel.GLSL450: ((_C.Shader,), (), (1, 0)),
-        MemoryModel.OpenCL: ((_C.Kernel,), (), (1, 0)),
-        MemoryModel.Vulkan: ((_C.VulkanMemoryModel,), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-    },
-    ExecutionMode: {
-        ExecutionMode.Invocations: ((_C.Geometry,), (), (1, 0)),
-        ExecutionMode.SpacingEqual: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionMode.SpacingFractionalEven: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionMode.SpacingFractionalOdd: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionMode.VertexOrderCw: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionMode.VertexOrderCcw: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionMode.PixelCenterInteger: ((_C.Shader,), (), (1, 0)),
-        ExecutionMode.OriginUpperLeft: ((_C.Shader,), (), (1, 0)),
-        ExecutionMode.OriginLowerLeft: ((_C.Shader,), (), (1, 0)),
-        ExecutionMode.EarlyFragmentTests: ((_C.Shader,), (), (1, 0)),
-        ExecutionMode.PointMode: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionMode.Xfb: ((_C.TransformFeedback,), (), (1, 0)),
-        ExecutionMode.DepthReplacing: ((_C.Shader,), (), (1, 0)),
-        ExecutionMode.DepthGreater: ((_C.Shader,), (), (1, 0)),
-        ExecutionMode.DepthLess: ((_C.Shader,), (), (1, 0)),
-        ExecutionMode.DepthUnchanged: ((_C.Shader,), (), (1, 0)),
-        ExecutionMode.LocalSizeHint: ((_C.Kernel,), (), (1, 0)),
-        ExecutionMode.InputPoints: ((_C.Geometry,), (), (1, 0)),
-        ExecutionMode.InputLines: ((_C.Geometry,), (), (1, 0)),
-        ExecutionMode.InputLinesAdjacency: ((_C.Geometry,), (), (1, 0)),
-        ExecutionMode.Triangles: ((_C.Geometry, _C.Tessellation,), (), (1, 0)),
-        ExecutionMode.InputTrianglesAdjacency: ((_C.Geometry,), (), (1, 0)),
-        ExecutionMode.Quads: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionMode.Isolines: ((_C.Tessellation,), (), (1, 0)),
-        ExecutionMode.OutputVertices: ((_C.Geometry, _C.Tessellation, _C.MeshShadingNV, _C.MeshShadingEXT,), (), (1, 0)),
-        ExecutionMode.OutputPoints: ((_C.Geometry, _C.MeshShadingNV, _C.MeshShadingEXT,), (), (1, 0)),
-        ExecutionMode.OutputLineStrip: ((_C.Geometry,), (), (1, 0)),
-        ExecutionMode.OutputTriangleStrip: ((_C.Geometry,), (), (1, 0)),
-        ExecutionMode.VecTypeHint: ((_C.Kernel,), (), (1, 0)),
-        ExecutionMode.ContractionOff: ((_C.Kernel,), (), (1, 0)),
-        ExecutionMode.Initializer: ((_C.Kernel,), (), (1, 1)),
-        ExecutionMode.Finalizer: ((_C.Kernel,), (), (1, 1)),
-        ExecutionMode.SubgroupSize: ((_C.SubgroupDispatch,), (), (1, 1)),
-        ExecutionMode.SubgroupsPerWorkgroup: ((_C.SubgroupDispatch,), (), (1, 1)),
-        ExecutionMode.SubgroupsPerWorkgroupId: ((_C.SubgroupDispatch,), (), (1, 2)),
-        ExecutionMode.LocalSizeId: ((), (), (1, 2)),
-        ExecutionMode.LocalSizeHintId: ((_C.Kernel,), (), (1, 2)),
-        ExecutionMode.NonCoherentColorAttachmentReadEXT: ((_C.TileImageColorReadAccessEXT,), (), None),
-        ExecutionMode.NonCoherentDepthAttachmentReadEXT: ((_C.TileImageDepthReadAccessEXT,), (), None),
-        ExecutionMode.NonCoherentStencilAttachmentReadEXT: ((_C.TileImageStencilReadAccessEXT,), (), None),
-        ExecutionMode.SubgroupUniformControlFlowKHR: ((_C.Shader,), ('SPV_KHR_subgroup_uniform_control_flow',), None),
-        ExecutionMode.PostDepthCoverage: ((_C.SampleMaskPostDepthCoverage,), ('SPV_KHR_post_depth_coverage',), None),
-        ExecutionMode.DenormPreserve: ((_C.DenormPreserve,), ('SPV_KHR_float_controls',), (1, 4)),
-        ExecutionMode.DenormFlushToZero: ((_C.DenormFlushToZero,), ('SPV_KHR_float_controls',), (1, 4)),
-        ExecutionMode.SignedZeroInfNanPreserve: ((_C.SignedZeroInfNanPreserve,), ('SPV_KHR_float_controls',), (1, 4)),
-        ExecutionMode.RoundingModeRTE: ((_C.RoundingModeRTE,), ('SPV_KHR_float_controls',), (1, 4)),
-        ExecutionMode.RoundingModeRTZ: ((_C.RoundingModeRTZ,), ('SPV_KHR_float_controls',), (1, 4)),
-        ExecutionMode.NonCoherentTileAttachmentReadQCOM: ((_C.TileShadingQCOM,), (), None),
-        ExecutionMode.TileShadingRateQCOM: ((_C.TileShadingQCOM,), (), None),
-        ExecutionMode.EarlyAndLateFragmentTestsAMD: ((_C.Shader,), ('SPV_AMD_shader_early_and_late_fragment_tests',), None),
-        ExecutionMode.StencilRefReplacingEXT: ((_C.StencilExportEXT,), ('SPV_EXT_shader_stencil_export',), None),
-        ExecutionMode.CoalescingAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        ExecutionMode.IsApiEntryAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        ExecutionMode.MaxNodeRecursionAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        ExecutionMode.StaticNumWorkgroupsAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        ExecutionMode.ShaderIndexAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        ExecutionMode.MaxNumWorkgroupsAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        ExecutionMode.StencilRefUnchangedFrontAMD: ((_C.StencilExportEXT,), ('SPV_AMD_shader_early_and_late_fragment_tests', 'SPV_EXT_shader_stencil_export',), None),
-        ExecutionMode.StencilRefGreaterFrontAMD: ((_C.StencilExportEXT,), ('SPV_AMD_shader_early_and_late_fragment_tests', 'SPV_EXT_shader_stencil_export',), None),
-        ExecutionMode.StencilRefLessFrontAMD: ((_C.StencilExportEXT,), ('SPV_AMD_shader_early_and_late_fragment_tests', 'SPV_EXT_shader_stencil_export',), None),
-        ExecutionMode.StencilRefUnchangedBackAMD: ((_C.StencilExportEXT,), ('SPV_AMD_shader_early_and_late_fragment_tests', 'SPV_EXT_shader_stencil_export',), None),
-        ExecutionMode.StencilRefGreaterBackAMD: ((_C.StencilExportEXT,), ('SPV_AMD_shader_early_and_late_fragment_tests', 'SPV_EXT_shader_stencil_export',), None),
-        ExecutionMode.StencilRefLessBackAMD: ((_C.StencilExportEXT,), ('SPV_AMD_shader_early_and_late_fragment_tests', 'SPV_EXT_shader_stencil_export',), None),
-        ExecutionMode.QuadDerivativesKHR: ((_C.QuadControlKHR,), (), None),
-        ExecutionMode.RequireFullQuadsKHR: ((_C.QuadControlKHR,), (), None),
-        ExecutionMode.SharesInputWithAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        ExecutionMode.OutputLinesEXT: ((_C.MeshShadingNV, _C.MeshShadingEXT,), ('SPV_NV_mesh_shader', 'SPV_EXT_mesh_shader',), None),
-        ExecutionMode.OutputPrimitivesEXT: ((_C.MeshShadingNV, _C.MeshShadingEXT,), ('SPV_NV_mesh_shader', 'SPV_EXT_mesh_shader',), None),
-        ExecutionMode.DerivativeGroupQuadsKHR: ((_C.ComputeDerivativeGroupQuadsKHR,), ('SPV_NV_compute_shader_derivatives', 'SPV_KHR_compute_shader_derivatives',), None),
-        ExecutionMode.DerivativeGroupLinearKHR: ((_C.ComputeDerivativeGroupLinearKHR,), ('SPV_NV_compute_shader_derivatives', 'SPV_KHR_compute_shader_derivatives',), None),
-        ExecutionMode.OutputTrianglesEXT: ((_C.MeshShadingNV, _C.MeshShadingEXT,), ('SPV_NV_mesh_shader', 'SPV_EXT_mesh_shader',), None),
-        ExecutionMode.PixelInterlockOrderedEXT: ((_C.FragmentShaderPixelInterlockEXT,), ('SPV_EXT_fragment_shader_interlock',), None),
-        ExecutionMode.PixelInterlockUnorderedEXT: ((_C.FragmentShaderPixelInterlockEXT,), ('SPV_EXT_fragment_shader_interlock',), None),
-        ExecutionMode.SampleInterlockOrderedEXT: ((_C.FragmentShaderSampleInterlockEXT,), ('SPV_EXT_fragment_shader_interlock',), None),
-        ExecutionMode.SampleInterlockUnorderedEXT: ((_C.FragmentShaderSampleInterlockEXT,), ('SPV_EXT_fragment_shader_interlock',), None),
-        ExecutionMode.ShadingRateInterlockOrderedEXT: ((_C.FragmentShaderShadingRateInterlockEXT,), ('SPV_EXT_fragment_shader_interlock',), None),
-        ExecutionMode.ShadingRateInterlockUnorderedEXT: ((_C.FragmentShaderShadingRateInterlockEXT,), ('SPV_EXT_fragment_shader_interlock',), None),
-        ExecutionMode.Shader64BitIndexingEXT: ((_C.Shader64BitIndexingEXT,), (), None),
-        ExecutionMode.SharedLocalMemorySizeINTEL: ((_C.VectorComputeINTEL,), (), None),
-        ExecutionMode.RoundingModeRTPINTEL: ((_C.RoundToInfinityINTEL,), (), None),
-        ExecutionMode.RoundingModeRTNINTEL: ((_C.RoundToInfinityINTEL,), (), None),
-        ExecutionMode.FloatingPointModeALTINTEL: ((_C.RoundToInfinityINTEL,), (), None),
-        ExecutionMode.FloatingPointModeIEEEINTEL: ((_C.RoundToInfinityINTEL,), (), None),
-        ExecutionMode.MaxWorkgroupSizeINTEL: ((_C.KernelAttributesINTEL,), ('SPV_INTEL_kernel_attributes',), None),
-        ExecutionMode.MaxWorkDimINTEL: ((_C.KernelAttributesINTEL,), ('SPV_INTEL_kernel_attributes',), None),
-        ExecutionMode.NoGlobalOffsetINTEL: ((_C.KernelAttributesINTEL,), ('SPV_INTEL_kernel_attributes',), None),
-        ExecutionMode.NumSIMDWorkitemsINTEL: ((_C.FPGAKernelAttributesINTEL,), ('SPV_INTEL_kernel_attributes',), None),
-        ExecutionMode.SchedulerTargetFmaxMhzINTEL: ((_C.FPGAKernelAttributesINTEL,), (), None),
-        ExecutionMode.MaximallyReconvergesKHR: ((_C.Shader,), ('SPV_KHR_maximal_reconvergence',), None),
-        ExecutionMode.FPFastMathDefault: ((_C.FloatControls2,), (), None),
-        ExecutionMode.StreamingInterfaceINTEL: ((_C.FPGAKernelAttributesINTEL,), (), None),
-        ExecutionMode.RegisterMapInterfaceINTEL: ((_C.FPGAKernelAttributesv2INTEL,), (), None),
-        ExecutionMode.NamedBarrierCountINTEL: ((_C.VectorComputeINTEL,), (), None),
-        ExecutionMode.MaximumRegistersINTEL: ((_C.RegisterLimitsINTEL,), (), None),
-        ExecutionMode.MaximumRegistersIdINTEL: ((_C.RegisterLimitsINTEL,), (), None),
-        ExecutionMode.NamedMaximumRegistersINTEL: ((_C.RegisterLimitsINTEL,), (), None),
-    },
-    StorageClass: {
-        StorageClass.Uniform: ((_C.Shader,), (), (1, 0)),
-        StorageClass.Output: ((_C.Shader,), (), (1, 0)),
-        StorageClass.Private: ((_C.Shader, _C.VectorComputeINTEL,), (), (1, 0)),
-        StorageClass.Generic: ((_C.GenericPointer,), (), (1, 0)),
-        StorageClass.PushConstant: ((_C.Shader,), (), (1, 0)),
-        StorageClass.AtomicCounter: ((_C.AtomicStorage,), (), (1, 0)),
-        StorageClass.StorageBuffer: ((_C.Shader,), ('SPV_KHR_storage_buffer_storage_class', 'SPV_KHR_variable_pointers',), (1, 3)),
-        StorageClass.TileImageEXT: ((_C.TileImageColorReadAccessEXT,), (), None),
-        StorageClass.TileAttachmentQCOM: ((_C.TileShadingQCOM,), (), None),
-        StorageClass.NodePayloadAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        StorageClass.CallableDataKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        StorageClass.IncomingCallableDataKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        StorageClass.RayPayloadKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        StorageClass.HitAttributeKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        StorageClass.IncomingRayPayloadKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        StorageClass.ShaderRecordBufferKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        StorageClass.PhysicalStorageBuffer: ((_C.PhysicalStorageBufferAddresses,), ('SPV_EXT_physical_storage_buffer', 'SPV_KHR_physical_storage_buffer',), (1, 5)),
-        StorageClass.HitObjectAttributeNV: ((_C.ShaderInvocationReorderNV,), (), None),
-        StorageClass.TaskPayloadWorkgroupEXT: ((_C.MeshShadingEXT,), ('SPV_EXT_mesh_shader',), (1, 4)),
-        StorageClass.HitObjectAttributeEXT: ((_C.ShaderInvocationReorderEXT,), (), None),
-        StorageClass.CodeSectionINTEL: ((_C.FunctionPointersINTEL,), ('SPV_INTEL_function_pointers',), None),
-        StorageClass.DeviceOnlyALTERA: ((_C.USMStorageClassesALTERA,), (), None),
-        StorageClass.HostOnlyALTERA: ((_C.USMStorageClassesALTERA,), (), None),
-    },
-    Dim: {
-        Dim.Dim1D: ((_C.Sampled1D,), (), (1, 0)),
-        Dim.Cube: ((_C.Shader,), (), (1, 0)),
-        Dim.Rect: ((_C.SampledRect,), (), (1, 0)),
-        Dim.Buffer: ((_C.SampledBuffer,), (), (1, 0)),
-        Dim.SubpassData: ((_C.InputAttachment,), (), (1, 0)),
-        Dim.TileImageDataEXT: ((_C.TileImageColorReadAccessEXT,), (), None),
-    },
-    ImageFormat: {
-        ImageFormat.Rgba32f: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rgba16f: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.R32f: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rgba8: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rgba8Snorm: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rg32f: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg16f: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R11fG11fB10f: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R16f: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rgba16: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rgb10A2: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg16: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg8: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R16: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R8: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rgba16Snorm: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg16Snorm: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg8Snorm: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R16Snorm: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R8Snorm: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rgba32i: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rgba16i: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rgba8i: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.R32i: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rg32i: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg16i: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg8i: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R16i: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R8i: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rgba32ui: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rgba16ui: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rgba8ui: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.R32ui: ((_C.Shader,), (), (1, 0)),
-        ImageFormat.Rgb10a2ui: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg32ui: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg16ui: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.Rg8ui: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R16ui: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R8ui: ((_C.StorageImageExtendedFormats,), (), (1, 0)),
-        ImageFormat.R64ui: ((_C.Int64ImageEXT,), (), (1, 0)),
-        ImageFormat.R64i: ((_C.Int64ImageEXT,), (), (1, 0)),
-    },
-    FPDenormMode: {
-        FPDenormMode.Preserve: ((_C.FunctionFloatControlINTEL,), (), None),
-        FPDenormMode.FlushToZero: ((_C.FunctionFloatControlINTEL,), (), None),
-    },
-    QuantizationModes: {
-        QuantizationModes.TRN: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        QuantizationModes.TRN_ZERO: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        QuantizationModes.RND: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        QuantizationModes.RND_ZERO: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        QuantizationModes.RND_INF: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        QuantizationModes.RND_MIN_INF: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        QuantizationModes.RND_CONV: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        QuantizationModes.RND_CONV_ODD: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-    },
-    FPOperationMode: {
-        FPOperationMode.IEEE: ((_C.FunctionFloatControlINTEL,), (), None),
-        FPOperationMode.ALT: ((_C.FunctionFloatControlINTEL,), (), None),
-    },
-    OverflowModes: {
-        OverflowModes.WRAP: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        OverflowModes.SAT: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        OverflowModes.SAT_ZERO: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-        OverflowModes.SAT_SYM: ((_C.ArbitraryPrecisionFixedPointALTERA,), (), None),
-    },
-    LinkageType: {
-        LinkageType.Export: ((_C.Linkage,), (), (1, 0)),
-        LinkageType.Import: ((_C.Linkage,), (), (1, 0)),
-        LinkageType.LinkOnceODR: ((_C.Linkage,), ('SPV_KHR_linkonce_odr',), None),
-    },
-    AccessQualifier: {
-        AccessQualifier.ReadOnly: ((_C.Kernel,), (), (1, 0)),
-        AccessQualifier.WriteOnly: ((_C.Kernel,), (), (1, 0)),
-        AccessQualifier.ReadWrite: ((_C.Kernel,), (), (1, 0)),
-    },
-    HostAccessQualifier: {
-        HostAccessQualifier.NoneINTEL: ((_C.GlobalVariableHostAccessINTEL,), (), None),
-        HostAccessQualifier.ReadINTEL: ((_C.GlobalVariableHostAccessINTEL,), (), None),
-        HostAccessQualifier.WriteINTEL: ((_C.GlobalVariableHostAccessINTEL,), (), None),
-        HostAccessQualifier.ReadWriteINTEL: ((_C.GlobalVariableHostAccessINTEL,), (), None),
-    },
-    FunctionParameterAttribute: {
-        FunctionParameterAttribute.Zext: ((_C.Kernel,), (), (1, 0)),
-        FunctionParameterAttribute.Sext: ((_C.Kernel,), (), (1, 0)),
-        FunctionParameterAttribute.ByVal: ((_C.Kernel,), (), (1, 0)),
-        FunctionParameterAttribute.Sret: ((_C.Kernel,), (), (1, 0)),
-        FunctionParameterAttribute.NoAlias: ((_C.Kernel,), (), (1, 0)),
-        FunctionParameterAttribute.NoCapture: ((_C.Kernel,), (), (1, 0)),
-        FunctionParameterAttribute.NoWrite: ((_C.Kernel,), (), (1, 0)),
-        FunctionParameterAttribute.NoReadWrite: ((_C.Kernel,), (), (1, 0)),
-        FunctionParameterAttribute.RuntimeAlignedALTERA: ((_C.RuntimeAlignedAttributeALTERA,), (), (1, 0)),
-    },
-    Decoration: {
-        Decoration.RelaxedPrecision: ((_C.Shader,), (), (1, 0)),
-        Decoration.SpecId: ((_C.Shader, _C.Kernel,), (), (1, 0)),
-        Decoration.Block: ((_C.Shader,), (), (1, 0)),
-        Decoration.BufferBlock: ((_C.Shader,), (), (1, 0)),
-        Decoration.RowMajor: ((_C.Matrix,), (), (1, 0)),
-        Decoration.ColMajor: ((_C.Matrix,), (), (1, 0)),
-        Decoration.ArrayStride: ((_C.Shader,), (), (1, 0)),
-        Decoration.MatrixStride: ((_C.Matrix,), (), (1, 0)),
-        Decoration.GLSLShared: ((_C.Shader,), (), (1, 0)),
-        Decoration.GLSLPacked: ((_C.Shader,), (), (1, 0)),
-        Decoration.CPacked: ((_C.Kernel,), (), (1, 0)),
-        Decoration.NoPerspective: ((_C.Shader,), (), (1, 0)),
-        Decoration.Flat: ((_C.Shader,), (), (1, 0)),
-        Decoration.Patch: ((_C.Tessellation,), (), (1, 0)),
-        Decoration.Centroid: ((_C.Shader,), (), (1, 0)),
-        Decoration.Sample: ((_C.SampleRateShading,), (), (1, 0)),
-        Decoration.Invariant: ((_C.Shader,), (), (1, 0)),
-        Decoration.Constant: ((_C.Kernel,), (), (1, 0)),
-        Decoration.Uniform: ((_C.Shader, _C.UniformDecoration,), (), (1, 0)),
-        Decoration.UniformId: ((_C.Shader, _C.UniformDecoration,), (), (1, 4)),
-        Decoration.SaturatedConversion: ((_C.Kernel,), (), (1, 0)),
-        Decoration.Stream: ((_C.GeometryStreams,), (), (1, 0)),
-        Decoration.Location: ((_C.Shader,), (), (1, 0)),
-        Decoration.Component: ((_C.Shader,), (), (1, 0)),
-        Decoration.Index: ((_C.Shader,), (), (1, 0)),
-        Decoration.Binding: ((_C.Shader,), (), (1, 0)),
-        Decoration.DescriptorSet: ((_C.Shader,), (), (1, 0)),
-        Decoration.Offset: ((_C.Shader,), (), (1, 0)),
-        Decoration.XfbBuffer: ((_C.TransformFeedback,), (), (1, 0)),
-        Decoration.XfbStride: ((_C.TransformFeedback,), (), (1, 0)),
-        Decoration.FuncParamAttr: ((_C.Kernel,), (), (1, 0)),
-        Decoration.FPFastMathMode: ((_C.Kernel, _C.FloatControls2,), (), (1, 0)),
-        Decoration.LinkageAttributes: ((_C.Linkage,), (), (1, 0)),
-        Decoration.NoContraction: ((_C.Shader,), (), (1, 0)),
-        Decoration.InputAttachmentIndex: ((_C.InputAttachment,), (), (1, 0)),
-        Decoration.Alignment: ((_C.Kernel,), (), (1, 0)),
-        Decoration.MaxByteOffset: ((_C.Addresses,), (), (1, 1)),
-        Decoration.AlignmentId: ((_C.Kernel,), (), (1, 2)),
-        Decoration.MaxByteOffsetId: ((_C.Addresses,), (), (1, 2)),
-        Decoration.SaturatedToLargestFloat8NormalConversionEXT: ((_C.Float8EXT,), (), None),
-        Decoration.NoSignedWrap: ((), ('SPV_KHR_no_integer_wrap_decoration',), (1, 4)),
-        Decoration.NoUnsignedWrap: ((), ('SPV_KHR_no_integer_wrap_decoration',), (1, 4)),
-        Decoration.WeightTextureQCOM: ((), ('SPV_QCOM_image_processing',), None),
-        Decoration.BlockMatchTextureQCOM: ((), ('SPV_QCOM_image_processing',), None),
-        Decoration.BlockMatchSamplerQCOM: ((), ('SPV_QCOM_image_processing2',), None),
-        Decoration.ExplicitInterpAMD: ((), ('SPV_AMD_shader_explicit_vertex_parameter',), None),
-        Decoration.NodeSharesPayloadLimitsWithAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        Decoration.NodeMaxPayloadsAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        Decoration.TrackFinishWritingAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        Decoration.PayloadNodeNameAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        Decoration.PayloadNodeBaseIndexAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        Decoration.PayloadNodeSparseArrayAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        Decoration.PayloadNodeArraySizeAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        Decoration.PayloadDispatchIndirectAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        Decoration.OverrideCoverageNV: ((_C.SampleMaskOverrideCoverageNV,), ('SPV_NV_sample_mask_override_coverage',), None),
-        Decoration.PassthroughNV: ((_C.GeometryShaderPassthroughNV,), ('SPV_NV_geometry_shader_passthrough',), None),
-        Decoration.ViewportRelativeNV: ((_C.ShaderViewportMaskNV,), (), None),
-        Decoration.SecondaryViewportRelativeNV: ((_C.ShaderStereoViewNV,), ('SPV_NV_stereo_view_rendering',), None),
-        Decoration.PerPrimitiveEXT: ((_C.MeshShadingNV, _C.MeshShadingEXT,), ('SPV_NV_mesh_shader', 'SPV_EXT_mesh_shader',), None),
-        Decoration.PerViewNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        Decoration.PerTaskNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        Decoration.PerVertexKHR: ((_C.FragmentBarycentricKHR,), ('SPV_NV_fragment_shader_barycentric', 'SPV_KHR_fragment_shader_barycentric',), None),
-        Decoration.NonUniform: ((_C.ShaderNonUniform,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Decoration.RestrictPointer: ((_C.PhysicalStorageBufferAddresses,), ('SPV_EXT_physical_storage_buffer', 'SPV_KHR_physical_storage_buffer',), (1, 5)),
-        Decoration.AliasedPointer: ((_C.PhysicalStorageBufferAddresses,), ('SPV_EXT_physical_storage_buffer', 'SPV_KHR_physical_storage_buffer',), (1, 5)),
-        Decoration.HitObjectShaderRecordBufferNV: ((_C.ShaderInvocationReorderNV,), (), None),
-        Decoration.HitObjectShaderRecordBufferEXT: ((_C.ShaderInvocationReorderEXT,), (), None),
-        Decoration.BindlessSamplerNV: ((_C.BindlessTextureNV,), (), None),
-        Decoration.BindlessImageNV: ((_C.BindlessTextureNV,), (), None),
-        Decoration.BoundSamplerNV: ((_C.BindlessTextureNV,), (), None),
-        Decoration.BoundImageNV: ((_C.BindlessTextureNV,), (), None),
-        Decoration.SIMTCallINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.ReferencedIndirectlyINTEL: ((_C.IndirectReferencesINTEL,), ('SPV_INTEL_function_pointers',), None),
-        Decoration.ClobberINTEL: ((_C.AsmINTEL,), (), None),
-        Decoration.SideEffectsINTEL: ((_C.AsmINTEL,), (), None),
-        Decoration.VectorComputeVariableINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.FuncParamIOKindINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.VectorComputeFunctionINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.StackCallINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.GlobalVariableOffsetINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.CounterBuffer: ((), ('SPV_GOOGLE_hlsl_functionality1',), (1, 4)),
-        Decoration.UserSemantic: ((), ('SPV_GOOGLE_hlsl_functionality1',), (1, 4)),
-        Decoration.UserTypeGOOGLE: ((), ('SPV_GOOGLE_user_type',), None),
-        Decoration.FunctionRoundingModeINTEL: ((_C.FunctionFloatControlINTEL,), (), None),
-        Decoration.FunctionDenormModeINTEL: ((_C.FunctionFloatControlINTEL,), (), None),
-        Decoration.RegisterALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.MemoryALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.NumbanksALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.BankwidthALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.MaxPrivateCopiesALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.SinglepumpALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.DoublepumpALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.MaxReplicatesALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.SimpleDualPortALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.MergeALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.BankBitsALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.ForcePow2DepthALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.StridesizeALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.WordsizeALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.TrueDualPortALTERA: ((_C.FPGAMemoryAttributesALTERA,), (), None),
-        Decoration.BurstCoalesceALTERA: ((_C.FPGAMemoryAccessesALTERA,), (), None),
-        Decoration.CacheSizeALTERA: ((_C.FPGAMemoryAccessesALTERA,), (), None),
-        Decoration.DontStaticallyCoalesceALTERA: ((_C.FPGAMemoryAccessesALTERA,), (), None),
-        Decoration.PrefetchALTERA: ((_C.FPGAMemoryAccessesALTERA,), (), None),
-        Decoration.StallEnableALTERA: ((_C.FPGAClusterAttributesALTERA,), (), None),
-        Decoration.FuseLoopsInFunctionALTERA: ((_C.LoopFuseALTERA,), (), None),
-        Decoration.MathOpDSPModeALTERA: ((_C.FPGADSPControlALTERA,), (), None),
-        Decoration.AliasScopeINTEL: ((_C.MemoryAccessAliasingINTEL,), (), None),
-        Decoration.NoAliasINTEL: ((_C.MemoryAccessAliasingINTEL,), (), None),
-        Decoration.InitiationIntervalALTERA: ((_C.FPGAInvocationPipeliningAttributesALTERA,), (), None),
-        Decoration.MaxConcurrencyALTERA: ((_C.FPGAInvocationPipeliningAttributesALTERA,), (), None),
-        Decoration.PipelineEnableALTERA: ((_C.FPGAInvocationPipeliningAttributesALTERA,), (), None),
-        Decoration.BufferLocationALTERA: ((_C.FPGABufferLocationALTERA,), (), None),
-        Decoration.IOPipeStorageALTERA: ((_C.IOPipesALTERA,), (), None),
-        Decoration.FunctionFloatingPointModeINTEL: ((_C.FunctionFloatControlINTEL,), (), None),
-        Decoration.SingleElementVectorINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.VectorComputeCallableFunctionINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.MediaBlockIOINTEL: ((_C.VectorComputeINTEL,), (), None),
-        Decoration.StallFreeALTERA: ((_C.FPGAClusterAttributesV2ALTERA,), (), None),
-        Decoration.FPMaxErrorDecorationINTEL: ((_C.FPMaxErrorINTEL,), (), None),
-        Decoration.LatencyControlLabelALTERA: ((_C.FPGALatencyControlALTERA,), (), None),
-        Decoration.LatencyControlConstraintALTERA: ((_C.FPGALatencyControlALTERA,), (), None),
-        Decoration.ConduitKernelArgumentALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.RegisterMapKernelArgumentALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.MMHostInterfaceAddressWidthALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.MMHostInterfaceDataWidthALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.MMHostInterfaceLatencyALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.MMHostInterfaceReadWriteModeALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.MMHostInterfaceMaxBurstALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.MMHostInterfaceWaitRequestALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.StableKernelArgumentALTERA: ((_C.FPGAArgumentInterfacesALTERA,), (), None),
-        Decoration.HostAccessINTEL: ((_C.GlobalVariableHostAccessINTEL,), (), None),
-        Decoration.InitModeALTERA: ((_C.GlobalVariableFPGADecorationsALTERA,), (), None),
-        Decoration.ImplementInRegisterMapALTERA: ((_C.GlobalVariableFPGADecorationsALTERA,), (), None),
-        Decoration.ConditionalINTEL: ((_C.SpecConditionalINTEL,), (), None),
-        Decoration.CacheControlLoadINTEL: ((_C.CacheControlsINTEL,), (), None),
-        Decoration.CacheControlStoreINTEL: ((_C.CacheControlsINTEL,), (), None),
-    },
-    BuiltIn: {
-        BuiltIn.Position: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.PointSize: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.ClipDistance: ((_C.ClipDistance,), (), (1, 0)),
-        BuiltIn.CullDistance: ((_C.CullDistance,), (), (1, 0)),
-        BuiltIn.VertexId: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.InstanceId: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.PrimitiveId: ((_C.Geometry, _C.Tessellation, _C.RayTracingNV, _C.RayTracingKHR, _C.MeshShadingNV, _C.MeshShadingEXT,), (), (1, 0)),
-        BuiltIn.InvocationId: ((_C.Geometry, _C.Tessellation,), (), (1, 0)),
-        BuiltIn.Layer: ((_C.Geometry, _C.ShaderLayer, _C.ShaderViewportIndexLayerEXT, _C.MeshShadingNV, _C.MeshShadingEXT,), (), (1, 0)),
-        BuiltIn.ViewportIndex: ((_C.MultiViewport, _C.ShaderViewportIndex, _C.ShaderViewportIndexLayerEXT, _C.MeshShadingNV, _C.MeshShadingEXT,), (), (1, 0)),
-        BuiltIn.TessLevelOuter: ((_C.Tessellation,), (), (1, 0)),
-        BuiltIn.TessLevelInner: ((_C.Tessellation,), (), (1, 0)),
-        BuiltIn.TessCoord: ((_C.Tessellation,), (), (1, 0)),
-        BuiltIn.PatchVertices: ((_C.Tessellation,), (), (1, 0)),
-        BuiltIn.FragCoord: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.PointCoord: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.FrontFacing: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.SampleId: ((_C.SampleRateShading,), (), (1, 0)),
-        BuiltIn.SamplePosition: ((_C.SampleRateShading,), (), (1, 0)),
-        BuiltIn.SampleMask: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.FragDepth: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.HelperInvocation: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.WorkDim: ((_C.Kernel,), (), (1, 0)),
-        BuiltIn.GlobalSize: ((_C.Kernel,), (), (1, 0)),
-        BuiltIn.EnqueuedWorkgroupSize: ((_C.Kernel,), (), (1, 0)),
-        BuiltIn.GlobalOffset: ((_C.Kernel,), (), (1, 0)),
-        BuiltIn.GlobalLinearId: ((_C.Kernel,), (), (1, 0)),
-        BuiltIn.SubgroupSize: ((_C.Kernel, _C.GroupNonUniform, _C.SubgroupBallotKHR,), (), (1, 0)),
-        BuiltIn.SubgroupMaxSize: ((_C.Kernel,), (), (1, 0)),
-        BuiltIn.NumSubgroups: ((_C.Kernel, _C.GroupNonUniform,), (), (1, 0)),
-        BuiltIn.NumEnqueuedSubgroups: ((_C.Kernel,), (), (1, 0)),
-        BuiltIn.SubgroupId: ((_C.Kernel, _C.GroupNonUniform,), (), (1, 0)),
-        BuiltIn.SubgroupLocalInvocationId: ((_C.Kernel, _C.GroupNonUniform, _C.SubgroupBallotKHR,), (), (1, 0)),
-        BuiltIn.VertexIndex: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.InstanceIndex: ((_C.Shader,), (), (1, 0)),
-        BuiltIn.CoreIDARM: ((_C.CoreBuiltinsARM,), (), (1, 0)),
-        BuiltIn.CoreCountARM: ((_C.CoreBuiltinsARM,), (), (1, 0)),
-        BuiltIn.CoreMaxIDARM: ((_C.CoreBuiltinsARM,), (), (1, 0)),
-        BuiltIn.WarpIDARM: ((_C.CoreBuiltinsARM,), (), (1, 0)),
-        BuiltIn.WarpMaxIDARM: ((_C.CoreBuiltinsARM,), (), (1, 0)),
-        BuiltIn.SubgroupEqMask: ((_C.SubgroupBallotKHR, _C.GroupNonUniformBallot,), ('SPV_KHR_shader_ballot',), (1, 3)),
-        BuiltIn.SubgroupGeMask: ((_C.SubgroupBallotKHR, _C.GroupNonUniformBallot,), ('SPV_KHR_shader_ballot',), (1, 3)),
-        BuiltIn.SubgroupGtMask: ((_C.SubgroupBallotKHR, _C.GroupNonUniformBallot,), ('SPV_KHR_shader_ballot',), (1, 3)),
-        BuiltIn.SubgroupLeMask: ((_C.SubgroupBallotKHR, _C.GroupNonUniformBallot,), ('SPV_KHR_shader_ballot',), (1, 3)),
-        BuiltIn.SubgroupLtMask: ((_C.SubgroupBallotKHR, _C.GroupNonUniformBallot,), ('SPV_KHR_shader_ballot',), (1, 3)),
-        BuiltIn.BaseVertex: ((_C.DrawParameters,), ('SPV_KHR_shader_draw_parameters',), (1, 3)),
-        BuiltIn.BaseInstance: ((_C.DrawParameters,), ('SPV_KHR_shader_draw_parameters',), (1, 3)),
-        BuiltIn.DrawIndex: ((_C.DrawParameters, _C.MeshShadingNV, _C.MeshShadingEXT,), ('SPV_KHR_shader_draw_parameters', 'SPV_NV_mesh_shader', 'SPV_EXT_mesh_shader',), (1, 3)),
-        BuiltIn.PrimitiveShadingRateKHR: ((_C.FragmentShadingRateKHR,), ('SPV_KHR_fragment_shading_rate',), None),
-        BuiltIn.DeviceIndex: ((_C.DeviceGroup,), ('SPV_KHR_device_group',), (1, 3)),
-        BuiltIn.ViewIndex: ((_C.MultiView,), ('SPV_KHR_multiview',), (1, 3)),
-        BuiltIn.ShadingRateKHR: ((_C.FragmentShadingRateKHR,), ('SPV_KHR_fragment_shading_rate',), None),
-        BuiltIn.TileOffsetQCOM: ((_C.TileShadingQCOM,), (), None),
-        BuiltIn.TileDimensionQCOM: ((_C.TileShadingQCOM,), (), None),
-        BuiltIn.TileApronSizeQCOM: ((_C.TileShadingQCOM,), (), None),
-        BuiltIn.BaryCoordNoPerspAMD: ((), ('SPV_AMD_shader_explicit_vertex_parameter',), None),
-        BuiltIn.BaryCoordNoPerspCentroidAMD: ((), ('SPV_AMD_shader_explicit_vertex_parameter',), None),
-        BuiltIn.BaryCoordNoPerspSampleAMD: ((), ('SPV_AMD_shader_explicit_vertex_parameter',), None),
-        BuiltIn.BaryCoordSmoothAMD: ((), ('SPV_AMD_shader_explicit_vertex_parameter',), None),
-        BuiltIn.BaryCoordSmoothCentroidAMD: ((), ('SPV_AMD_shader_explicit_vertex_parameter',), None),
-        BuiltIn.BaryCoordSmoothSampleAMD: ((), ('SPV_AMD_shader_explicit_vertex_parameter',), None),
-        BuiltIn.BaryCoordPullModelAMD: ((), ('SPV_AMD_shader_explicit_vertex_parameter',), None),
-        BuiltIn.FragStencilRefEXT: ((_C.StencilExportEXT,), ('SPV_EXT_shader_stencil_export',), None),
-        BuiltIn.RemainingRecursionLevelsAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        BuiltIn.ShaderIndexAMDX: ((_C.ShaderEnqueueAMDX,), (), None),
-        BuiltIn.ViewportMaskNV: ((_C.ShaderViewportMaskNV, _C.MeshShadingNV,), ('SPV_NV_viewport_array2', 'SPV_NV_mesh_shader',), None),
-        BuiltIn.SecondaryPositionNV: ((_C.ShaderStereoViewNV,), ('SPV_NV_stereo_view_rendering',), None),
-        BuiltIn.SecondaryViewportMaskNV: ((_C.ShaderStereoViewNV,), ('SPV_NV_stereo_view_rendering',), None),
-        BuiltIn.PositionPerViewNV: ((_C.PerViewAttributesNV, _C.MeshShadingNV,), ('SPV_NVX_multiview_per_view_attributes', 'SPV_NV_mesh_shader',), None),
-        BuiltIn.ViewportMaskPerViewNV: ((_C.PerViewAttributesNV, _C.MeshShadingNV,), ('SPV_NVX_multiview_per_view_attributes', 'SPV_NV_mesh_shader',), None),
-        BuiltIn.FullyCoveredEXT: ((_C.FragmentFullyCoveredEXT,), ('SPV_EXT_fragment_fully_covered',), None),
-        BuiltIn.TaskCountNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        BuiltIn.PrimitiveCountNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        BuiltIn.PrimitiveIndicesNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        BuiltIn.ClipDistancePerViewNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        BuiltIn.CullDistancePerViewNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        BuiltIn.LayerPerViewNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        BuiltIn.MeshViewCountNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        BuiltIn.MeshViewIndicesNV: ((_C.MeshShadingNV,), ('SPV_NV_mesh_shader',), None),
-        BuiltIn.BaryCoordKHR: ((_C.FragmentBarycentricKHR,), ('SPV_NV_fragment_shader_barycentric', 'SPV_KHR_fragment_shader_barycentric',), None),
-        BuiltIn.BaryCoordNoPerspKHR: ((_C.FragmentBarycentricKHR,), ('SPV_NV_fragment_shader_barycentric', 'SPV_KHR_fragment_shader_barycentric',), None),
-        BuiltIn.FragSizeEXT: ((_C.FragmentDensityEXT,), ('SPV_EXT_fragment_invocation_density', 'SPV_NV_shading_rate',), None),
-        BuiltIn.FragInvocationCountEXT: ((_C.FragmentDensityEXT,), ('SPV_EXT_fragment_invocation_density', 'SPV_NV_shading_rate',), None),
-        BuiltIn.PrimitivePointIndicesEXT: ((_C.MeshShadingEXT,), ('SPV_EXT_mesh_shader',), None),
-        BuiltIn.PrimitiveLineIndicesEXT: ((_C.MeshShadingEXT,), ('SPV_EXT_mesh_shader',), None),
-        BuiltIn.PrimitiveTriangleIndicesEXT: ((_C.MeshShadingEXT,), ('SPV_EXT_mesh_shader',), None),
-        BuiltIn.CullPrimitiveEXT: ((_C.MeshShadingEXT,), ('SPV_EXT_mesh_shader',), None),
-        BuiltIn.LaunchIdKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.LaunchSizeKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.WorldRayOriginKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.WorldRayDirectionKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.ObjectRayOriginKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.ObjectRayDirectionKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.RayTminKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.RayTmaxKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.InstanceCustomIndexKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.ObjectToWorldKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.WorldToObjectKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.HitTNV: ((_C.RayTracingNV,), ('SPV_NV_ray_tracing',), None),
-        BuiltIn.HitKindKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.CurrentRayTimeNV: ((_C.RayTracingMotionBlurNV,), ('SPV_NV_ray_tracing_motion_blur',), None),
-        BuiltIn.HitTriangleVertexPositionsKHR: ((_C.RayTracingPositionFetchKHR,), (), None),
-        BuiltIn.HitMicroTriangleVertexPositionsNV: ((_C.RayTracingDisplacementMicromapNV,), (), None),
-        BuiltIn.HitMicroTriangleVertexBarycentricsNV: ((_C.RayTracingDisplacementMicromapNV,), (), None),
-        BuiltIn.IncomingRayFlagsKHR: ((_C.RayTracingNV, _C.RayTracingKHR,), ('SPV_NV_ray_tracing', 'SPV_KHR_ray_tracing',), None),
-        BuiltIn.RayGeometryIndexKHR: ((_C.RayTracingKHR,), ('SPV_KHR_ray_tracing',), None),
-        BuiltIn.HitIsSphereNV: ((_C.RayTracingSpheresGeometryNV,), ('SPV_NV_linear_swept_spheres',), None),
-        BuiltIn.HitIsLSSNV: ((_C.RayTracingLinearSweptSpheresGeometryNV,), ('SPV_NV_linear_swept_spheres',), None),
-        BuiltIn.HitSpherePositionNV: ((_C.RayTracingSpheresGeometryNV,), ('SPV_NV_linear_swept_spheres',), None),
-        BuiltIn.WarpsPerSMNV: ((_C.ShaderSMBuiltinsNV,), ('SPV_NV_shader_sm_builtins',), None),
-        BuiltIn.SMCountNV: ((_C.ShaderSMBuiltinsNV,), ('SPV_NV_shader_sm_builtins',), None),
-        BuiltIn.WarpIDNV: ((_C.ShaderSMBuiltinsNV,), ('SPV_NV_shader_sm_builtins',), None),
-        BuiltIn.SMIDNV: ((_C.ShaderSMBuiltinsNV,), ('SPV_NV_shader_sm_builtins',), None),
-        BuiltIn.HitLSSPositionsNV: ((_C.RayTracingLinearSweptSpheresGeometryNV,), ('SPV_NV_linear_swept_spheres',), None),
-        BuiltIn.HitKindFrontFacingMicroTriangleNV: ((_C.RayTracingDisplacementMicromapNV,), (), None),
-        BuiltIn.HitKindBackFacingMicroTriangleNV: ((_C.RayTracingDisplacementMicromapNV,), (), None),
-        BuiltIn.HitSphereRadiusNV: ((_C.RayTracingSpheresGeometryNV,), ('SPV_NV_linear_swept_spheres',), None),
-        BuiltIn.HitLSSRadiiNV: ((_C.RayTracingLinearSweptSpheresGeometryNV,), ('SPV_NV_linear_swept_spheres',), None),
-        BuiltIn.ClusterIDNV: ((_C.RayTracingClusterAccelerationStructureNV,), ('SPV_NV_cluster_acceleration_structure',), None),
-        BuiltIn.CullMaskKHR: ((_C.RayCullMaskKHR,), ('SPV_KHR_ray_cull_mask',), None),
-    },
-    Scope: {
-        Scope.QueueFamily: ((_C.VulkanMemoryModel,), (), (1, 5)),
-        Scope.ShaderCallKHR: ((_C.RayTracingKHR,), (), None),
-    },
-    GroupOperation: {
-        GroupOperation.Reduce: ((_C.Kernel, _C.GroupNonUniformArithmetic, _C.GroupNonUniformBallot,), (), (1, 0)),
-        GroupOperation.InclusiveScan: ((_C.Kernel, _C.GroupNonUniformArithmetic, _C.GroupNonUniformBallot,), (), (1, 0)),
-        GroupOperation.ExclusiveScan: ((_C.Kernel, _C.GroupNonUniformArithmetic, _C.GroupNonUniformBallot,), (), (1, 0)),
-        GroupOperation.ClusteredReduce: ((_C.GroupNonUniformClustered,), (), (1, 3)),
-        GroupOperation.PartitionedReduceNV: ((_C.GroupNonUniformPartitionedNV,), ('SPV_NV_shader_subgroup_partitioned',), None),
-        GroupOperation.PartitionedInclusiveScanNV: ((_C.GroupNonUniformPartitionedNV,), ('SPV_NV_shader_subgroup_partitioned',), None),
-        GroupOperation.PartitionedExclusiveScanNV: ((_C.GroupNonUniformPartitionedNV,), ('SPV_NV_shader_subgroup_partitioned',), None),
-    },
-    KernelEnqueueFlags: {
-        KernelEnqueueFlags.NoWait: ((_C.Kernel,), (), (1, 0)),
-        KernelEnqueueFlags.WaitKernel: ((_C.Kernel,), (), (1, 0)),
-        KernelEnqueueFlags.WaitWorkGroup: ((_C.Kernel,), (), (1, 0)),
-    },
-    Capability: {
-        Capability.Shader: ((_C.Matrix,), (), (1, 0)),
-        Capability.Geometry: ((_C.Shader,), (), (1, 0)),
-        Capability.Tessellation: ((_C.Shader,), (), (1, 0)),
-        Capability.Vector16: ((_C.Kernel,), (), (1, 0)),
-        Capability.Float16Buffer: ((_C.Kernel,), (), (1, 0)),
-        Capability.Int64Atomics: ((_C.Int64,), (), (1, 0)),
-        Capability.ImageBasic: ((_C.Kernel,), (), (1, 0)),
-        Capability.ImageReadWrite: ((_C.ImageBasic,), (), (1, 0)),
-        Capability.ImageMipmap: ((_C.ImageBasic,), (), (1, 0)),
-        Capability.Pipes: ((_C.Kernel,), (), (1, 0)),
-        Capability.Groups: ((), ('SPV_AMD_shader_ballot',), (1, 0)),
-        Capability.DeviceEnqueue: ((_C.Kernel,), (), (1, 0)),
-        Capability.LiteralSampler: ((_C.Kernel,), (), (1, 0)),
-        Capability.AtomicStorage: ((_C.Shader,), (), (1, 0)),
-        Capability.TessellationPointSize: ((_C.Tessellation,), (), (1, 0)),
-        Capability.GeometryPointSize: ((_C.Geometry,), (), (1, 0)),
-        Capability.ImageGatherExtended: ((_C.Shader,), (), (1, 0)),
-        Capability.StorageImageMultisample: ((_C.Shader,), (), (1, 0)),
-        Capability.UniformBufferArrayDynamicIndexing: ((_C.Shader,), (), (1, 0)),
-        Capability.SampledImageArrayDynamicIndexing: ((_C.Shader,), (), (1, 0)),
-        Capability.StorageBufferArrayDynamicIndexing: ((_C.Shader,), (), (1, 0)),
-        Capability.StorageImageArrayDynamicIndexing: ((_C.Shader,), (), (1, 0)),
-        Capability.ClipDistance: ((_C.Shader,), (), (1, 0)),
-        Capability.CullDistance: ((_C.Shader,), (), (1, 0)),
-        Capability.ImageCubeArray: ((_C.SampledCubeArray,), (), (1, 0)),
-        Capability.SampleRateShading: ((_C.Shader,), (), (1, 0)),
-        Capability.ImageRect: ((_C.SampledRect,), (), (1, 0)),
-        Capability.SampledRect: ((_C.Shader,), (), (1, 0)),
-        Capability.GenericPointer: ((_C.Addresses,), (), (1, 0)),
-        Capability.InputAttachment: ((_C.Shader,), (), (1, 0)),
-        Capability.SparseResidency: ((_C.Shader,), (), (1, 0)),
-        Capability.MinLod: ((_C.Shader,), (), (1, 0)),
-        Capability.Image1D: ((_C.Sampled1D,), (), (1, 0)),
-        Capability.SampledCubeArray: ((_C.Shader,), (), (1, 0)),
-        Capability.ImageBuffer: ((_C.SampledBuffer,), (), (1, 0)),
-        Capability.ImageMSArray: ((_C.Shader,), (), (1, 0)),
-        Capability.StorageImageExtendedFormats: ((_C.Shader,), (), (1, 0)),
-        Capability.ImageQuery: ((_C.Shader,), (), (1, 0)),
-        Capability.DerivativeControl: ((_C.Shader,), (), (1, 0)),
-        Capability.InterpolationFunction: ((_C.Shader,), (), (1, 0)),
-        Capability.TransformFeedback: ((_C.Shader,), (), (1, 0)),
-        Capability.GeometryStreams: ((_C.Geometry,), (), (1, 0)),
-        Capability.StorageImageReadWithoutFormat: ((_C.Shader,), (), (1, 0)),
-        Capability.StorageImageWriteWithoutFormat: ((_C.Shader,), (), (1, 0)),
-        Capability.MultiViewport: ((_C.Geometry,), (), (1, 0)),
-        Capability.SubgroupDispatch: ((_C.DeviceEnqueue,), (), (1, 1)),
-        Capability.NamedBarrier: ((_C.Kernel,), (), (1, 1)),
-        Capability.PipeStorage: ((_C.Pipes,), (), (1, 1)),
-        Capability.GroupNonUniform: ((), (), (1, 3)),
-        Capability.GroupNonUniformVote: ((_C.GroupNonUniform,), (), (1, 3)),
-        Capability.GroupNonUniformArithmetic: ((_C.GroupNonUniform,), (), (1, 3)),
-        Capability.GroupNonUniformBallot: ((_C.GroupNonUniform,), (), (1, 3)),
-        Capability.GroupNonUniformShuffle: ((_C.GroupNonUniform,), (), (1, 3)),
-        Capability.GroupNonUniformShuffleRelative: ((_C.GroupNonUniform,), (), (1, 3)),
-        Capability.GroupNonUniformClustered: ((_C.GroupNonUniform,), (), (1, 3)),
-        Capability.GroupNonUniformQuad: ((_C.GroupNonUniform,), (), (1, 3)),
-        Capability.ShaderLayer: ((), (), (1, 5)),
-        Capability.ShaderViewportIndex: ((), (), (1, 5)),
-        Capability.UniformDecoration: ((), (), (1, 6)),
-        Capability.CoreBuiltinsARM: ((), ('SPV_ARM_core_builtins',), None),
-        Capability.TileImageColorReadAccessEXT: ((), ('SPV_EXT_shader_tile_image',), None),
-        Capability.TileImageDepthReadAccessEXT: ((), ('SPV_EXT_shader_tile_image',), None),
-        Capability.TileImageStencilReadAccessEXT: ((), ('SPV_EXT_shader_tile_image',), None),
-        Capability.TensorsARM: ((), ('SPV_ARM_tensors',), None),
-        Capability.StorageTensorArrayDynamicIndexingARM: ((), ('SPV_ARM_tensors',), None),
-        Capability.StorageTensorArrayNonUniformIndexingARM: ((), ('SPV_ARM_tensors',), None),
-        Capability.GraphARM: ((), ('SPV_ARM_graph',), None),
-        Capability.CooperativeMatrixLayoutsARM: ((), ('SPV_ARM_cooperative_matrix_layouts',), None),
-        Capability.Float8EXT: ((), ('SPV_EXT_float8',), None),
-        Capability.Float8CooperativeMatrixEXT: ((_C.Float8EXT, _C.CooperativeMatrixKHR,), ('SPV_EXT_float8',), None),
-        Capability.FragmentShadingRateKHR: ((_C.Shader,), ('SPV_KHR_fragment_shading_rate',), None),
-        Capability.SubgroupBallotKHR: ((), ('SPV_KHR_shader_ballot',), None),
-        Capability.DrawParameters: ((_C.Shader,), ('SPV_KHR_shader_draw_parameters',), (1, 3)),
-        Capability.WorkgroupMemoryExplicitLayoutKHR: ((_C.Shader,), ('SPV_KHR_workgroup_memory_explicit_layout',), None),
-        Capability.WorkgroupMemoryExplicitLayout8BitAccessKHR: ((_C.WorkgroupMemoryExplicitLayoutKHR,), ('SPV_KHR_workgroup_memory_explicit_layout',), None),
-        Capability.WorkgroupMemoryExplicitLayout16BitAccessKHR: ((_C.WorkgroupMemoryExplicitLayoutKHR,), ('SPV_KHR_workgroup_memory_explicit_layout',), None),
-        Capability.SubgroupVoteKHR: ((), ('SPV_KHR_subgroup_vote',), None),
-        Capability.StorageBuffer16BitAccess: ((), ('SPV_KHR_16bit_storage',), (1, 3)),
-        Capability.UniformAndStorageBuffer16BitAccess: ((_C.StorageBuffer16BitAccess,), ('SPV_KHR_16bit_storage',), (1, 3)),
-        Capability.StoragePushConstant16: ((), ('SPV_KHR_16bit_storage',), (1, 3)),
-        Capability.StorageInputOutput16: ((), ('SPV_KHR_16bit_storage',), (1, 3)),
-        Capability.DeviceGroup: ((), ('SPV_KHR_device_group',), (1, 3)),
-        Capability.MultiView: ((_C.Shader,), ('SPV_KHR_multiview',), (1, 3)),
-        Capability.VariablePointersStorageBuffer: ((_C.Shader,), ('SPV_KHR_variable_pointers',), (1, 3)),
-        Capability.VariablePointers: ((_C.VariablePointersStorageBuffer,), ('SPV_KHR_variable_pointers',), (1, 3)),
-        Capability.AtomicStorageOps: ((_C.AtomicStorage,), ('SPV_KHR_shader_atomic_counter_ops',), None),
-        Capability.SampleMaskPostDepthCoverage: ((), ('SPV_KHR_post_depth_coverage',), None),
-        Capability.StorageBuffer8BitAccess: ((), ('SPV_KHR_8bit_storage',), (1, 5)),
-        Capability.UniformAndStorageBuffer8BitAccess: ((_C.StorageBuffer8BitAccess,), ('SPV_KHR_8bit_storage',), (1, 5)),
-        Capability.StoragePushConstant8: ((), ('SPV_KHR_8bit_storage',), (1, 5)),
-        Capability.DenormPreserve: ((), ('SPV_KHR_float_controls',), (1, 4)),
-        Capability.DenormFlushToZero: ((), ('SPV_KHR_float_controls',), (1, 4)),
-        Capability.SignedZeroInfNanPreserve: ((), ('SPV_KHR_float_controls',), (1, 4)),
-        Capability.RoundingModeRTE: ((), ('SPV_KHR_float_controls',), (1, 4)),
-        Capability.RoundingModeRTZ: ((), ('SPV_KHR_float_controls',), (1, 4)),
-        Capability.RayQueryProvisionalKHR: ((_C.Shader,), ('SPV_KHR_ray_query',), None),
-        Capability.RayQueryKHR: ((_C.Shader,), ('SPV_KHR_ray_query',), None),
-        Capability.UntypedPointersKHR: ((), ('SPV_KHR_untyped_pointers',), None),
-        Capability.RayTraversalPrimitiveCullingKHR: ((_C.RayQueryKHR, _C.RayTracingKHR,), ('SPV_KHR_ray_query', 'SPV_KHR_ray_tracing',), None),
-        Capability.RayTracingKHR: ((_C.Shader,), ('SPV_KHR_ray_tracing',), None),
-        Capability.TextureSampleWeightedQCOM: ((), ('SPV_QCOM_image_processing',), None),
-        Capability.TextureBoxFilterQCOM: ((), ('SPV_QCOM_image_processing',), None),
-        Capability.TextureBlockMatchQCOM: ((), ('SPV_QCOM_image_processing',), None),
-        Capability.TileShadingQCOM: ((_C.Shader,), ('SPV_QCOM_tile_shading',), None),
-        Capability.CooperativeMatrixConversionQCOM: ((_C.CooperativeMatrixKHR,), ('SPV_QCOM_cooperative_matrix_conversion',), None),
-        Capability.TextureBlockMatch2QCOM: ((), ('SPV_QCOM_image_processing2',), None),
-        Capability.Float16ImageAMD: ((_C.Shader,), ('SPV_AMD_gpu_shader_half_float_fetch',), None),
-        Capability.ImageGatherBiasLodAMD: ((_C.Shader,), ('SPV_AMD_texture_gather_bias_lod',), None),
-        Capability.FragmentMaskAMD: ((_C.Shader,), ('SPV_AMD_shader_fragment_mask',), None),
-        Capability.StencilExportEXT: ((_C.Shader,), ('SPV_EXT_shader_stencil_export',), None),
-        Capability.ImageReadWriteLodAMD: ((_C.Shader,), ('SPV_AMD_shader_image_load_store_lod',), None),
-        Capability.Int64ImageEXT: ((_C.Shader,), ('SPV_EXT_shader_image_int64',), None),
-        Capability.ShaderClockKHR: ((), ('SPV_KHR_shader_clock',), None),
-        Capability.ShaderEnqueueAMDX: ((_C.Shader,), ('SPV_AMDX_shader_enqueue',), None),
-        Capability.QuadControlKHR: ((), ('SPV_KHR_quad_control',), None),
-        Capability.Int4TypeINTEL: ((), ('SPV_INTEL_int4',), None),
-        Capability.Int4CooperativeMatrixINTEL: ((_C.Int4TypeINTEL, _C.CooperativeMatrixKHR,), ('SPV_INTEL_int4',), None),
-        Capability.BFloat16TypeKHR: ((), ('SPV_KHR_bfloat16',), None),
-        Capability.BFloat16DotProductKHR: ((_C.BFloat16TypeKHR,), ('SPV_KHR_bfloat16',), None),
-        Capability.BFloat16CooperativeMatrixKHR: ((_C.BFloat16TypeKHR, _C.CooperativeMatrixKHR,), ('SPV_KHR_bfloat16',), None),
-        Capability.SampleMaskOverrideCoverageNV: ((_C.SampleRateShading,), ('SPV_NV_sample_mask_override_coverage',), None),
-        Capability.GeometryShaderPassthroughNV: ((_C.Geometry,), ('SPV_NV_geometry_shader_passthrough',), None),
-        Capability.ShaderViewportIndexLayerEXT: ((_C.MultiViewport,), ('SPV_EXT_shader_viewport_index_layer', 'SPV_NV_viewport_array2',), None),
-        Capability.ShaderViewportMaskNV: ((_C.ShaderViewportIndexLayerEXT,), ('SPV_NV_viewport_array2',), None),
-        Capability.ShaderStereoViewNV: ((_C.ShaderViewportMaskNV,), ('SPV_NV_stereo_view_rendering',), None),
-        Capability.PerViewAttributesNV: ((_C.MultiView,), ('SPV_NVX_multiview_per_view_attributes',), None),
-        Capability.FragmentFullyCoveredEXT: ((_C.Shader,), ('SPV_EXT_fragment_fully_covered',), None),
-        Capability.MeshShadingNV: ((_C.Shader,), ('SPV_NV_mesh_shader',), None),
-        Capability.ImageFootprintNV: ((), ('SPV_NV_shader_image_footprint',), None),
-        Capability.MeshShadingEXT: ((_C.Shader,), ('SPV_EXT_mesh_shader',), None),
-        Capability.FragmentBarycentricKHR: ((), ('SPV_NV_fragment_shader_barycentric', 'SPV_KHR_fragment_shader_barycentric',), None),
-        Capability.ComputeDerivativeGroupQuadsKHR: ((_C.Shader,), ('SPV_NV_compute_shader_derivatives', 'SPV_KHR_compute_shader_derivatives',), None),
-        Capability.FragmentDensityEXT: ((_C.Shader,), ('SPV_EXT_fragment_invocation_density', 'SPV_NV_shading_rate',), None),
-        Capability.GroupNonUniformPartitionedNV: ((), ('SPV_NV_shader_subgroup_partitioned',), None),
-        Capability.ShaderNonUniform: ((_C.Shader,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.RuntimeDescriptorArray: ((_C.Shader,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.InputAttachmentArrayDynamicIndexing: ((_C.InputAttachment,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.UniformTexelBufferArrayDynamicIndexing: ((_C.SampledBuffer,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.StorageTexelBufferArrayDynamicIndexing: ((_C.ImageBuffer,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.UniformBufferArrayNonUniformIndexing: ((_C.ShaderNonUniform,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.SampledImageArrayNonUniformIndexing: ((_C.ShaderNonUniform,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.StorageBufferArrayNonUniformIndexing: ((_C.ShaderNonUniform,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.StorageImageArrayNonUniformIndexing: ((_C.ShaderNonUniform,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.InputAttachmentArrayNonUniformIndexing: ((_C.InputAttachment, _C.ShaderNonUniform,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.UniformTexelBufferArrayNonUniformIndexing: ((_C.SampledBuffer, _C.ShaderNonUniform,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.StorageTexelBufferArrayNonUniformIndexing: ((_C.ImageBuffer, _C.ShaderNonUniform,), ('SPV_EXT_descriptor_indexing',), (1, 5)),
-        Capability.RayTracingPositionFetchKHR: ((_C.Shader,), ('SPV_KHR_ray_tracing_position_fetch',), None),
-        Capability.RayTracingNV: ((_C.Shader,), ('SPV_NV_ray_tracing',), None),
-        Capability.RayTracingMotionBlurNV: ((_C.Shader,), ('SPV_NV_ray_tracing_motion_blur',), None),
-        Capability.VulkanMemoryModel: ((), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        Capability.VulkanMemoryModelDeviceScope: ((), ('SPV_KHR_vulkan_memory_model',), (1, 5)),
-        Capability.PhysicalStorageBufferAddresses: ((_C.Shader,), ('SPV_EXT_physical_storage_buffer', 'SPV_KHR_physical_storage_buffer',), (1, 5)),
-        Capability.ComputeDerivativeGroupLinearKHR: ((_C.Shader,), ('SPV_NV_compute_shader_derivatives', 'SPV_KHR_compute_shader_derivatives',), None),
-        Capability.RayTracingProvisionalKHR: ((_C.Shader,), ('SPV_KHR_ray_tracing',), None),
-        Capability.CooperativeMatrixNV: ((_C.Shader,), ('SPV_NV_cooperative_matrix',), None),
-        Capability.FragmentShaderSampleInterlockEXT: ((_C.Shader,), ('SPV_EXT_fragment_shader_interlock',), None),
-        Capability.FragmentShaderShadingRateInterlockEXT: ((_C.Shader,), ('SPV_EXT_fragment_shader_interlock',), None),
-        Capability.ShaderSMBuiltinsNV: ((_C.Shader,), ('SPV_NV_shader_sm_builtins',), None),
-        Capability.FragmentShaderPixelInterlockEXT: ((_C.Shader,), ('SPV_EXT_fragment_shader_interlock',), None),
-        Capability.DemoteToHelperInvocation: ((_C.Shader,), ('SPV_EXT_demote_to_helper_invocation',), (1, 6)),
-        Capability.DisplacementMicromapNV: ((_C.Shader,), ('SPV_NV_displacement_micromap',), None),
-        Capability.RayTracingOpacityMicromapEXT: ((_C.Shader,), ('SPV_EXT_opacity_micromap',), None),
-        Capability.ShaderInvocationReorderNV: ((_C.RayTracingKHR,), ('SPV_NV_shader_invocation_reorder',), None),
-        Capability.ShaderInvocationReorderEXT: ((_C.RayTracingKHR,), ('SPV_EXT_shader_invocation_reorder',), None),
-        Capability.BindlessTextureNV: ((), ('SPV_NV_bindless_texture',), None),
-        Capability.RayQueryPositionFetchKHR: ((_C.Shader,), ('SPV_KHR_ray_tracing_position_fetch',), None),
-        Capability.CooperativeVectorNV: ((), ('SPV_NV_cooperative_vector',), None),
-        Capability.AtomicFloat16VectorNV: ((), ('SPV_NV_shader_atomic_fp16_vector',), None),
-        Capability.RayTracingDisplacementMicromapNV: ((_C.RayTracingKHR,), ('SPV_NV_displacement_micromap',), None),
-        Capability.RawAccessChainsNV: ((), ('SPV_NV_raw_access_chains',), None),
-        Capability.RayTracingSpheresGeometryNV: ((), ('SPV_NV_linear_swept_spheres',), None),
-        Capability.RayTracingLinearSweptSpheresGeometryNV: ((), ('SPV_NV_linear_swept_spheres',), None),
-        Capability.Shader64BitIndexingEXT: ((), ('SPV_EXT_shader_64bit_indexing',), None),
-        Capability.CooperativeMatrixReductionsNV: ((), ('SPV_NV_cooperative_matrix2',), None),
-        Capability.CooperativeMatrixConversionsNV: ((), ('SPV_NV_cooperative_matrix2',), None),
-        Capability.CooperativeMatrixPerElementOperationsNV: ((), ('SPV_NV_cooperative_matrix2',), None),
-        Capability.CooperativeMatrixTensorAddressingNV: ((), ('SPV_NV_cooperative_matrix2',), None),
-        Capability.CooperativeMatrixBlockLoadsNV: ((), ('SPV_NV_cooperative_matrix2',), None),
-        Capability.CooperativeVectorTrainingNV: ((), ('SPV_NV_cooperative_vector',), None),
-        Capability.RayTracingClusterAccelerationStructureNV: ((_C.RayTracingKHR,), ('SPV_NV_cluster_acceleration_structure',), None),
-        Capability.TensorAddressingNV: ((), ('SPV_NV_tensor_addressing',), None),
-        Capability.SubgroupShuffleINTEL: ((), ('SPV_INTEL_subgroups',), None),
-        Capability.SubgroupBufferBlockIOINTEL: ((), ('SPV_INTEL_subgroups',), None),
-        Capability.SubgroupImageBlockIOINTEL: ((), ('SPV_INTEL_subgroups',), None),
-        Capability.SubgroupImageMediaBlockIOINTEL: ((), ('SPV_INTEL_media_block_io',), None),
-        Capability.RoundToInfinityINTEL: ((), ('SPV_INTEL_float_controls2',), None),
-        Capability.FloatingPointModeINTEL: ((), ('SPV_INTEL_float_controls2',), None),
-        Capability.IntegerFunctions2INTEL: ((), ('SPV_INTEL_shader_integer_functions2',), None),
-        Capability.FunctionPointersINTEL: ((), ('SPV_INTEL_function_pointers',), None),
-        Capability.IndirectReferencesINTEL: ((), ('SPV_INTEL_function_pointers',), None),
-        Capability.AsmINTEL: ((), ('SPV_INTEL_inline_assembly',), None),
-        Capability.AtomicFloat32MinMaxEXT: ((), ('SPV_EXT_shader_atomic_float_min_max',), None),
-        Capability.AtomicFloat64MinMaxEXT: ((), ('SPV_EXT_shader_atomic_float_min_max',), None),
-        Capability.AtomicFloat16MinMaxEXT: ((), ('SPV_EXT_shader_atomic_float_min_max',), None),
-        Capability.VectorComputeINTEL: ((_C.VectorAnyINTEL,), ('SPV_INTEL_vector_compute',), None),
-        Capability.VectorAnyINTEL: ((), ('SPV_INTEL_vector_compute',), None),
-        Capability.ExpectAssumeKHR: ((), ('SPV_KHR_expect_assume',), None),
-        Capability.SubgroupAvcMotionEstimationINTEL: ((), ('SPV_INTEL_device_side_avc_motion_estimation',), None),
-        Capability.SubgroupAvcMotionEstimationIntraINTEL: ((), ('SPV_INTEL_device_side_avc_motion_estimation',), None),
-        Capability.SubgroupAvcMotionEstimationChromaINTEL: ((), ('SPV_INTEL_device_side_avc_motion_estimation',), None),
-        Capability.VariableLengthArrayINTEL: ((), ('SPV_INTEL_variable_length_array',), None),
-        Capability.FunctionFloatControlINTEL: ((), ('SPV_INTEL_float_controls2',), None),
-        Capability.FPGAMemoryAttributesALTERA: ((), ('SPV_ALTERA_fpga_memory_attributes', 'SPV_INTEL_fpga_memory_attributes',), None),
-        Capability.FPFastMathModeINTEL: ((_C.Kernel,), ('SPV_INTEL_fp_fast_math_mode',), None),
-        Capability.ArbitraryPrecisionIntegersALTERA: ((), ('SPV_ALTERA_arbitrary_precision_integers', 'SPV_INTEL_arbitrary_precision_integers',), None),
-        Capability.ArbitraryPrecisionFloatingPointALTERA: ((), ('SPV_ALTERA_arbitrary_precision_floating_point', 'SPV_INTEL_arbitrary_precision_floating_point',), None),
-        Capability.UnstructuredLoopControlsINTEL: ((), ('SPV_INTEL_unstructured_loop_controls',), None),
-        Capability.FPGALoopControlsALTERA: ((), ('SPV_ALTERA_fpga_loop_controls', 'SPV_INTEL_fpga_loop_controls',), None),
-        Capability.KernelAttributesINTEL: ((), ('SPV_INTEL_kernel_attributes',), None),
-        Capability.FPGAKernelAttributesINTEL: ((), ('SPV_INTEL_kernel_attributes',), None),
-        Capability.FPGAMemoryAccessesALTERA: ((), ('SPV_ALTERA_fpga_memory_accesses', 'SPV_INTEL_fpga_memory_accesses',), None),
-        Capability.FPGAClusterAttributesALTERA: ((), ('SPV_ALTERA_fpga_cluster_attributes', 'SPV_INTEL_fpga_cluster_attributes',), None),
-        Capability.LoopFuseALTERA: ((), ('SPV_ALTERA_loop_fuse', 'SPV_INTEL_loop_fuse',), None),
-        Capability.FPGADSPControlALTERA: ((), ('SPV_ALTERA_fpga_dsp_control', 'SPV_INTEL_fpga_dsp_control',), None),
-        Capability.MemoryAccessAliasingINTEL: ((), ('SPV_INTEL_memory_access_aliasing',), None),
-        Capability.FPGAInvocationPipeliningAttributesALTERA: ((), ('SPV_ALTERA_fpga_invocation_pipelining_attributes', 'SPV_INTEL_fpga_invocation_pipelining_attributes',), None),
-        Capability.FPGABufferLocationALTERA: ((), ('SPV_ALTERA_fpga_buffer_location', 'SPV_INTEL_fpga_buffer_location',), None),
-        Capability.ArbitraryPrecisionFixedPointALTERA: ((), ('SPV_ALTERA_arbitrary_precision_fixed_point', 'SPV_INTEL_arbitrary_precision_fixed_point',), None),
-        Capability.USMStorageClassesALTERA: ((), ('SPV_ALTERA_usm_storage_classes', 'SPV_INTEL_usm_storage_classes',), None),
-        Capability.RuntimeAlignedAttributeALTERA: ((), ('SPV_ALTERA_runtime_aligned', 'SPV_INTEL_runtime_aligned',), None),
-        Capability.IOPipesALTERA: ((), ('SPV_ALTERA_io_pipes', 'SPV_INTEL_io_pipes',), None),
-        Capability.BlockingPipesALTERA: ((), ('SPV_ALTERA_blocking_pipes', 'SPV_INTEL_blocking_pipes',), None),
-        Capability.FPGARegALTERA: ((), ('SPV_ALTERA_fpga_reg', 'SPV_INTEL_fpga_reg',), None),
-        Capability.DotProductInputAll: ((), ('SPV_KHR_integer_dot_product',), (1, 6)),
-        Capability.DotProductInput4x8Bit: ((_C.Int8,), ('SPV_KHR_integer_dot_product',), (1, 6)),
-        Capability.DotProductInput4x8BitPacked: ((), ('SPV_KHR_integer_dot_product',), (1, 6)),
-        Capability.DotProduct: ((), ('SPV_KHR_integer_dot_product',), (1, 6)),
-        Capability.RayCullMaskKHR: ((), ('SPV_KHR_ray_cull_mask',), None),
-        Capability.CooperativeMatrixKHR: ((), ('SPV_KHR_cooperative_matrix',), None),
-        Capability.ReplicatedCompositesEXT: ((), ('SPV_EXT_replicated_composites',), None),
-        Capability.BitInstructions: ((), ('SPV_KHR_bit_instructions',), None),
-        Capability.GroupNonUniformRotateKHR: ((_C.GroupNonUniform,), ('SPV_KHR_subgroup_rotate',), None),
-        Capability.FloatControls2: ((), ('SPV_KHR_float_controls2',), None),
-        Capability.FMAKHR: ((), ('SPV_KHR_fma',), None),
-        Capability.AtomicFloat32AddEXT: ((), ('SPV_EXT_shader_atomic_float_add',), None),
-        Capability.AtomicFloat64AddEXT: ((), ('SPV_EXT_shader_atomic_float_add',), None),
-        Capability.LongCompositesINTEL: ((), ('SPV_INTEL_long_composites',), None),
-        Capability.OptNoneEXT: ((), ('SPV_EXT_optnone', 'SPV_INTEL_optnone',), None),
-        Capability.AtomicFloat16AddEXT: ((), ('SPV_EXT_shader_atomic_float16_add',), None),
-        Capability.DebugInfoModuleINTEL: ((), ('SPV_INTEL_debug_module',), None),
-        Capability.BFloat16ConversionINTEL: ((), ('SPV_INTEL_bfloat16_conversion',), None),
-        Capability.SplitBarrierINTEL: ((), ('SPV_INTEL_split_barrier',), None),
-        Capability.ArithmeticFenceEXT: ((), ('SPV_EXT_arithmetic_fence',), None),
-        Capability.FPGAClusterAttributesV2ALTERA: ((_C.FPGAClusterAttributesALTERA,), ('SPV_ALTERA_fpga_cluster_attributes', 'SPV_INTEL_fpga_cluster_attributes',), None),
-        Capability.FPGAKernelAttributesv2INTEL: ((_C.FPGAKernelAttributesINTEL,), ('SPV_INTEL_kernel_attributes',), None),
-        Capability.TaskSequenceALTERA: ((), ('SPV_ALTERA_task_sequence', 'SPV_INTEL_task_sequence',), None),
-        Capability.FPMaxErrorINTEL: ((), ('SPV_INTEL_fp_max_error',), None),
-        Capability.FPGALatencyControlALTERA: ((), ('SPV_ALTERA_fpga_latency_control', 'SPV_INTEL_fpga_latency_control',), None),
-        Capability.FPGAArgumentInterfacesALTERA: ((), ('SPV_ALTERA_fpga_argument_interfaces', 'SPV_INTEL_fpga_argument_interfaces',), None),
-        Capability.GlobalVariableHostAccessINTEL: ((), ('SPV_INTEL_global_variable_host_access',), None),
-        Capability.GlobalVariableFPGADecorationsALTERA: ((), ('SPV_ALTERA_global_variable_fpga_decorations', 'SPV_INTEL_global_variable_fpga_decorations',), None),
-        Capability.SubgroupBufferPrefetchINTEL: ((), ('SPV_INTEL_subgroup_buffer_prefetch',), None),
-        Capability.Subgroup2DBlockIOINTEL: ((), ('SPV_INTEL_2d_block_io',), None),
-        Capability.Subgroup2DBlockTransformINTEL: ((_C.Subgroup2DBlockIOINTEL,), ('SPV_INTEL_2d_block_io',), None),
-        Capability.Subgroup2DBlockTransposeINTEL: ((_C.Subgroup2DBlockIOINTEL,), ('SPV_INTEL_2d_block_io',), None),
-        Capability.SubgroupMatrixMultiplyAccumulateINTEL: ((), ('SPV_INTEL_subgroup_matrix_multiply_accumulate',), None),
-        Capability.TernaryBitwiseFunctionINTEL: ((), ('SPV_INTEL_ternary_bitwise_function',), None),
-        Capability.UntypedVariableLengthArrayINTEL: ((_C.VariableLengthArrayINTEL, _C.UntypedPointersKHR,), ('SPV_INTEL_variable_length_array',), None),
-        Capability.SpecConditionalINTEL: ((), ('SPV_INTEL_function_variants',), None),
-        Capability.FunctionVariantsINTEL: ((_C.SpecConditionalINTEL,), ('SPV_INTEL_function_variants',), None),
-        Capability.GroupUniformArithmeticKHR: ((), ('SPV_KHR_uniform_group_instructions',), None),
-        Capability.TensorFloat32RoundingINTEL: ((), ('SPV_INTEL_tensor_float32_conversion',), None),
-        Capability.MaskedGatherScatterINTEL: ((), ('SPV_INTEL_masked_gather_scatter',), None),
-        Capability.CacheControlsINTEL: ((), ('SPV_INTEL_cache_controls',), None),
-        Capability.RegisterLimitsINTEL: ((), ('SPV_INTEL_maximum_registers',), None),
-        Capability.BindlessImagesINTEL: ((), ('SPV_INTEL_bindless_images',), None),
-    },
-    RayQueryIntersection: {
-        RayQueryIntersection.RayQueryCandidateIntersectionKHR: ((_C.RayQueryKHR,), (), None),
-        RayQueryIntersection.RayQueryCommittedIntersectionKHR: ((_C.RayQueryKHR,), (), None),
-    },
-    RayQueryCommittedIntersectionType: {
-        RayQueryCommittedIntersectionType.RayQueryCommittedIntersectionNoneKHR: ((_C.RayQueryKHR,), (), None),
-        RayQueryCommittedIntersectionType.RayQueryCommittedIntersectionTriangleKHR: ((_C.RayQueryKHR,), (), None),
-        RayQueryCommittedIntersectionType.RayQueryCommittedIntersectionGeneratedKHR: ((_C.RayQueryKHR,), (), None),
-    },
-    RayQueryCandidateIntersectionType: {
-        RayQueryCandidateIntersectionType.RayQueryCandidateIntersectionTriangleKHR: ((_C.RayQueryKHR,), (), None),
-        RayQueryCandidateIntersectionType.RayQueryCandidateIntersectionAABBKHR: ((_C.RayQueryKHR,), (), None),
-    },
-    PackedVectorFormat: {
-        PackedVectorFormat.PackedVectorFormat4x8Bit: ((), ('SPV_KHR_integer_dot_product',), (1, 6)),
-    },
-    CooperativeMatrixOperands: {
-        CooperativeMatrixOperands.NoneKHR: ((), (), None),
-        CooperativeMatrixOperands.MatrixASignedComponentsKHR: ((), (), None),
-        CooperativeMatrixOperands.MatrixBSignedComponentsKHR: ((), (), None),
-        CooperativeMatrixOperands.MatrixCSignedComponentsKHR: ((), (), None),
-        CooperativeMatrixOperands.MatrixResultSignedComponentsKHR: ((), (), None),
-        CooperativeMatrixOperands.SaturatingAccumulationKHR: ((), (), None),
-    },
-    CooperativeMatrixLayout: {
-        CooperativeMatrixLayout.RowMajorKHR: ((), (), None),
-        CooperativeMatrixLayout.ColumnMajorKHR: ((), (), None),
-        CooperativeMatrixLayout.RowBlockedInterleavedARM: ((_C.CooperativeMatrixLayoutsARM,), (), None),
-        CooperativeMatrixLayout.ColumnBlockedInterleavedARM: ((_C.CooperativeMatrixLayoutsARM,), (), None),
-    },
-    CooperativeMatrixUse: {
-        CooperativeMatrixUse.MatrixAKHR: ((), (), None),
-        CooperativeMatrixUse.MatrixBKHR: ((), (), None),
-        CooperativeMatrixUse.MatrixAccumulatorKHR: ((), (), None),
-    },
-    CooperativeMatrixReduce: {
-        CooperativeMatrixReduce.Row: ((), (), None),
-        CooperativeMatrixReduce.Column: ((), (), None),
-        CooperativeMatrixReduce.CooperativeMatrixReduce2x2: ((), (), None),
-    },
-    TensorClampMode: {
-        TensorClampMode.Undefined: ((), (), None),
-        TensorClampMode.Constant: ((), (), None),
-        TensorClampMode.ClampToEdge: ((), (), None),
-        TensorClampMode.Repeat: ((), (), None),
-        TensorClampMode.RepeatMirrored: ((), (), None),
-    },
-    TensorAddressingOperands: {
-        TensorAddressingOperands.None_: ((), (), None),
-        TensorAddressingOperands.TensorView: ((_C.CooperativeMatrixTensorAddressingNV,), (), None),
-        TensorAddressingOperands.DecodeFunc: ((_C.CooperativeMatrixBlockLoadsNV,), (), None),
-    },
-    InitializationModeQualifier: {
-        InitializationModeQualifier.InitOnDeviceReprogramALTERA: ((_C.GlobalVariableFPGADecorationsALTERA,), (), None),
-        InitializationModeQualifier.InitOnDeviceResetALTERA: ((_C.GlobalVariableFPGADecorationsALTERA,), (), None),
-    },
-    LoadCacheControl: {
-        LoadCacheControl.UncachedINTEL: ((_C.CacheControlsINTEL,), (), None),
-        LoadCacheControl.CachedINTEL: ((_C.CacheControlsINTEL,), (), None),
-        LoadCacheControl.StreamingINTEL: ((_C.CacheControlsINTEL,), (), None),
-        LoadCacheControl.InvalidateAfterReadINTEL: ((_C.CacheControlsINTEL,), (), None),
-        LoadCacheControl.ConstCachedINTEL: ((_C.CacheControlsINTEL,), (), None),
-    },
-    StoreCacheControl: {
-        StoreCacheControl.UncachedINTEL: ((_C.CacheControlsINTEL,), (), None),
-        StoreCacheControl.WriteThroughINTEL: ((_C.CacheControlsINTEL,), (), None),
-        StoreCacheControl.WriteBackINTEL: ((_C.CacheControlsINTEL,), (), None),
-        StoreCacheControl.StreamingINTEL: ((_C.CacheControlsINTEL,), (), None),
-    },
-    NamedMaximumNumberOfRegisters: {
-        NamedMaximumNumberOfRegisters.AutoINTEL: ((_C.RegisterLimitsINTEL,), (), None),
-    },
-    MatrixMultiplyAccumulateOperands: {
-        MatrixMultiplyAccumulateOperands.None_: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixASignedComponentsINTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixBSignedComponentsINTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixCBFloat16INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixResultBFloat16INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixAPackedInt8INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixBPackedInt8INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixAPackedInt4INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixBPackedInt4INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixATF32INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixBTF32INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixAPackedFloat16INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixBPackedFloat16INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixAPackedBFloat16INTEL: ((), (), None),
-        MatrixMultiplyAccumulateOperands.MatrixBPackedBFloat16INTEL: ((), (), None),
-    },
-    FPEncoding: {
-        FPEncoding.BFloat16KHR: ((_C.BFloat16TypeKHR,), (), None),
-        FPEncoding.Float8E4M3EXT: ((_C.Float8EXT,), (), None),
-        FPEncoding.Float8E5M2EXT: ((_C.Float8EXT,), (), None),
-    },
-    CooperativeVectorMatrixLayout: {
-        CooperativeVectorMatrixLayout.RowMajorNV: ((), (), None),
-        CooperativeVectorMatrixLayout.ColumnMajorNV: ((), (), None),
-        CooperativeVectorMatrixLayout.InferencingOptimalNV: ((), (), None),
-        CooperativeVectorMatrixLayout.TrainingOptimalNV: ((), (), None),
-    },
-    ComponentType: {
-        ComponentType.Float16NV: ((), (), None),
-        ComponentType.Float32NV: ((), (), None),
-        ComponentType.Float64NV: ((), (), None),
-        ComponentType.SignedInt8NV: ((), (), None),
-        ComponentType.SignedInt16NV: ((), (), None),
-        ComponentType.SignedInt32NV: ((), (), None),
-        ComponentType.SignedInt64NV: ((), (), None),
-        ComponentType.UnsignedInt8NV: ((), (), None),
-        ComponentType.UnsignedInt16NV: ((), (), None),
-        ComponentType.UnsignedInt32NV: ((), (), None),
-        ComponentType.UnsignedInt64NV: ((), (), None),
-        ComponentType.SignedInt8PackedNV: ((), (), None),
-        ComponentType.UnsignedInt8PackedNV: ((), (), None),
-        ComponentType.FloatE4M3NV: ((), (), None),
-        ComponentType.FloatE5M2NV: ((), (), None),
-    },
-    TensorOperands: {
-        TensorOperands.NoneARM: ((_C.TensorsARM,), (), None),
-        TensorOperands.NontemporalARM: ((_C.TensorsARM,), (), None),
-        TensorOperands.OutOfBoundsValueARM: ((_C.TensorsARM,), (), None),
-        TensorOperands.MakeElementAvailableARM: ((_C.TensorsARM,), (), None),
-        TensorOperands.MakeElementVisibleARM: ((_C.TensorsARM,), (), None),
-        TensorOperands.NonPrivateElementARM: ((_C.TensorsARM,), (), None),
-    },
-}
+ENUM_REQUIREMENTS: dict[type[Enumerant], dict[int, Requirement]] = read_enum_requirements(KINDS, Capability, """\
+ImageOperands.Bias Shader
+ImageOperands.Offset ImageGatherExtended
+ImageOperands.ConstOffsets ImageGatherExtended
+ImageOperands.MinLod MinLod
+ImageOperands.MakeTexelAvailable VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+ImageOperands.MakeTexelVisible VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+ImageOperands.NonPrivateTexel VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+ImageOperands.VolatileTexel VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+ImageOperands.SignExtend v1.4
+ImageOperands.ZeroExtend v1.4
+ImageOperands.Nontemporal v1.6
+FPFastMathMode.AllowContract FloatControls2 FPFastMathModeINTEL v-
+FPFastMathMode.AllowReassoc FloatControls2 FPFastMathModeINTEL v-
+FPFastMathMode.AllowTransform FloatControls2 v-
+LoopControl.DependencyInfinite v1.1
+LoopControl.DependencyLength v1.1
+LoopControl.MinIterations v1.4
+LoopControl.MaxIterations v1.4
+LoopControl.IterationMultiple v1.4
+LoopControl.PeelCount v1.4
+LoopControl.PartialCount v1.4
+LoopControl.InitiationIntervalALTERA FPGALoopControlsALTERA v-
+LoopControl.MaxConcurrencyALTERA FPGALoopControlsALTERA v-
+LoopControl.DependencyArrayALTERA FPGALoopControlsALTERA v-
+LoopControl.PipelineEnableALTERA FPGALoopControlsALTERA v-
+LoopControl.LoopCoalesceALTERA FPGALoopControlsALTERA v-
+LoopControl.MaxInterleavingALTERA FPGALoopControlsALTERA v-
+LoopControl.SpeculatedIterationsALTERA FPGALoopControlsALTERA v-
+LoopControl.NoFusionALTERA FPGALoopControlsALTERA v-
+LoopControl.LoopCountALTERA FPGALoopControlsALTERA v-
+LoopControl.MaxReinvocationDelayALTERA FPGALoopControlsALTERA v-
+FunctionControl.OptNoneEXT OptNoneEXT v-
+MemorySemantics.UniformMemory Shader
+MemorySemantics.AtomicCounterMemory AtomicStorage
+MemorySemantics.OutputMemory VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+MemorySemantics.MakeAvailable VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+MemorySemantics.MakeVisible VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+MemorySemantics.Volatile VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+MemoryAccess.MakePointerAvailable VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+MemoryAccess.MakePointerVisible VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+MemoryAccess.NonPrivatePointer VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+MemoryAccess.AliasScopeINTELMask MemoryAccessAliasingINTEL SPV_INTEL_memory_access_aliasing v-
+MemoryAccess.NoAliasINTELMask MemoryAccessAliasingINTEL SPV_INTEL_memory_access_aliasing v-
+KernelProfilingInfo.CmdExecTime Kernel
+RayFlags.NoneKHR RayQueryKHR RayTracingKHR v-
+RayFlags.OpaqueKHR RayQueryKHR RayTracingKHR v-
+RayFlags.NoOpaqueKHR RayQueryKHR RayTracingKHR v-
+RayFlags.TerminateOnFirstHitKHR RayQueryKHR RayTracingKHR v-
+RayFlags.SkipClosestHitShaderKHR RayQueryKHR RayTracingKHR v-
+RayFlags.CullBackFacingTrianglesKHR RayQueryKHR RayTracingKHR v-
+RayFlags.CullFrontFacingTrianglesKHR RayQueryKHR RayTracingKHR v-
+RayFlags.CullOpaqueKHR RayQueryKHR RayTracingKHR v-
+RayFlags.CullNoOpaqueKHR RayQueryKHR RayTracingKHR v-
+RayFlags.SkipTrianglesKHR RayTraversalPrimitiveCullingKHR v-
+RayFlags.SkipAABBsKHR RayTraversalPrimitiveCullingKHR v-
+RayFlags.ForceOpacityMicromap2StateEXT RayTracingOpacityMicromapEXT v-
+FragmentShadingRate.Vertical2Pixels FragmentShadingRateKHR v-
+FragmentShadingRate.Vertical4Pixels FragmentShadingRateKHR v-
+FragmentShadingRate.Horizontal2Pixels FragmentShadingRateKHR v-
+FragmentShadingRate.Horizontal4Pixels FragmentShadingRateKHR v-
+RawAccessChainOperands.RobustnessPerComponentNV RawAccessChainsNV v-
+RawAccessChainOperands.RobustnessPerElementNV RawAccessChainsNV v-
+ExecutionModel.Vertex Shader
+ExecutionModel.TessellationControl Tessellation
+ExecutionModel.TessellationEvaluation Tessellation
+ExecutionModel.Geometry Geometry
+ExecutionModel.Fragment Shader
+ExecutionModel.GLCompute Shader
+ExecutionModel.Kernel Kernel
+ExecutionModel.TaskNV MeshShadingNV v-
+ExecutionModel.MeshNV MeshShadingNV v-
+ExecutionModel.RayGenerationKHR RayTracingNV RayTracingKHR v-
+ExecutionModel.IntersectionKHR RayTracingNV RayTracingKHR v-
+ExecutionModel.AnyHitKHR RayTracingNV RayTracingKHR v-
+ExecutionModel.ClosestHitKHR RayTracingNV RayTracingKHR v-
+ExecutionModel.MissKHR RayTracingNV RayTracingKHR v-
+ExecutionModel.CallableKHR RayTracingNV RayTracingKHR v-
+ExecutionModel.TaskEXT MeshShadingEXT v-
+ExecutionModel.MeshEXT MeshShadingEXT v-
+AddressingModel.Physical32 Addresses
+AddressingModel.Physical64 Addresses
+AddressingModel.PhysicalStorageBuffer64 PhysicalStorageBufferAddresses SPV_EXT_physical_storage_buffer SPV_KHR_physical_storage_buffer v1.5
+MemoryModel.Simple Shader
+MemoryModel.GLSL450 Shader
+MemoryModel.OpenCL Kernel
+MemoryModel.Vulkan VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+ExecutionMode.Invocations Geometry
+ExecutionMode.SpacingEqual Tessellation
+ExecutionMode.SpacingFractionalEven Tessellation
+ExecutionMode.SpacingFractionalOdd Tessellation
+ExecutionMode.VertexOrderCw Tessellation
+ExecutionMode.VertexOrderCcw Tessellation
+ExecutionMode.PixelCenterInteger Shader
+ExecutionMode.OriginUpperLeft Shader
+ExecutionMode.OriginLowerLeft Shader
+ExecutionMode.EarlyFragmentTests Shader
+ExecutionMode.PointMode Tessellation
+ExecutionMode.Xfb TransformFeedback
+ExecutionMode.DepthReplacing Shader
+ExecutionMode.DepthGreater Shader
+ExecutionMode.DepthLess Shader
+ExecutionMode.DepthUnchanged Shader
+ExecutionMode.LocalSizeHint Kernel
+ExecutionMode.InputPoints Geometry
+ExecutionMode.InputLines Geometry
+ExecutionMode.InputLinesAdjacency Geometry
+ExecutionMode.Triangles Geometry Tessellation
+ExecutionMode.InputTrianglesAdjacency Geometry
+ExecutionMode.Quads Tessellation
+ExecutionMode.Isolines Tessellation
+ExecutionMode.OutputVertices Geometry Tessellation MeshShadingNV MeshShadingEXT
+ExecutionMode.OutputPoints Geometry MeshShadingNV MeshShadingEXT
+ExecutionMode.OutputLineStrip Geometry
+ExecutionMode.OutputTriangleStrip Geometry
+ExecutionMode.VecTypeHint Kernel
+ExecutionMode.ContractionOff Kernel
+ExecutionMode.Initializer Kernel v1.1
+ExecutionMode.Finalizer Kernel v1.1
+ExecutionMode.SubgroupSize SubgroupDispatch v1.1
+ExecutionMode.SubgroupsPerWorkgroup SubgroupDispatch v1.1
+ExecutionMode.SubgroupsPerWorkgroupId SubgroupDispatch v1.2
+ExecutionMode.LocalSizeId v1.2
+ExecutionMode.LocalSizeHintId Kernel v1.2
+ExecutionMode.NonCoherentColorAttachmentReadEXT TileImageColorReadAccessEXT v-
+ExecutionMode.NonCoherentDepthAttachmentReadEXT TileImageDepthReadAccessEXT v-
+ExecutionMode.NonCoherentStencilAttachmentReadEXT TileImageStencilReadAccessEXT v-
+ExecutionMode.SubgroupUniformControlFlowKHR Shader SPV_KHR_subgroup_uniform_control_flow v-
+ExecutionMode.PostDepthCoverage SampleMaskPostDepthCoverage SPV_KHR_post_depth_coverage v-
+ExecutionMode.DenormPreserve DenormPreserve SPV_KHR_float_controls v1.4
+ExecutionMode.DenormFlushToZero DenormFlushToZero SPV_KHR_float_controls v1.4
+ExecutionMode.SignedZeroInfNanPreserve SignedZeroInfNanPreserve SPV_KHR_float_controls v1.4
+ExecutionMode.RoundingModeRTE RoundingModeRTE SPV_KHR_float_controls v1.4
+ExecutionMode.RoundingModeRTZ RoundingModeRTZ SPV_KHR_float_controls v1.4
+ExecutionMode.NonCoherentTileAttachmentReadQCOM TileShadingQCOM v-
+ExecutionMode.TileShadingRateQCOM TileShadingQCOM v-
+ExecutionMode.EarlyAndLateFragmentTestsAMD Shader SPV_AMD_shader_early_and_late_fragment_tests v-
+ExecutionMode.StencilRefReplacingEXT StencilExportEXT SPV_EXT_shader_stencil_export v-
+ExecutionMode.CoalescingAMDX ShaderEnqueueAMDX v-
+ExecutionMode.IsApiEntryAMDX ShaderEnqueueAMDX v-
+ExecutionMode.MaxNodeRecursionAMDX ShaderEnqueueAMDX v-
+ExecutionMode.StaticNumWorkgroupsAMDX ShaderEnqueueAMDX v-
+ExecutionMode.ShaderIndexAMDX ShaderEnqueueAMDX v-
+ExecutionMode.MaxNumWorkgroupsAMDX ShaderEnqueueAMDX v-
+ExecutionMode.StencilRefUnchangedFrontAMD StencilExportEXT SPV_AMD_shader_early_and_late_fragment_tests SPV_EXT_shader_stencil_export v-
+ExecutionMode.StencilRefGreaterFrontAMD StencilExportEXT SPV_AMD_shader_early_and_late_fragment_tests SPV_EXT_shader_stencil_export v-
+ExecutionMode.StencilRefLessFrontAMD StencilExportEXT SPV_AMD_shader_early_and_late_fragment_tests SPV_EXT_shader_stencil_export v-
+ExecutionMode.StencilRefUnchangedBackAMD StencilExportEXT SPV_AMD_shader_early_and_late_fragment_tests SPV_EXT_shader_stencil_export v-
+ExecutionMode.StencilRefGreaterBackAMD StencilExportEXT SPV_AMD_shader_early_and_late_fragment_tests SPV_EXT_shader_stencil_export v-
+ExecutionMode.StencilRefLessBackAMD StencilExportEXT SPV_AMD_shader_early_and_late_fragment_tests SPV_EXT_shader_stencil_export v-
+ExecutionMode.QuadDerivativesKHR QuadControlKHR v-
+ExecutionMode.RequireFullQuadsKHR QuadControlKHR v-
+ExecutionMode.SharesInputWithAMDX ShaderEnqueueAMDX v-
+ExecutionMode.OutputLinesEXT MeshShadingNV MeshShadingEXT SPV_NV_mesh_shader SPV_EXT_mesh_shader v-
+ExecutionMode.OutputPrimitivesEXT MeshShadingNV MeshShadingEXT SPV_NV_mesh_shader SPV_EXT_mesh_shader v-
+ExecutionMode.DerivativeGroupQuadsKHR ComputeDerivativeGroupQuadsKHR SPV_NV_compute_shader_derivatives SPV_KHR_compute_shader_derivatives v-
+ExecutionMode.DerivativeGroupLinearKHR ComputeDerivativeGroupLinearKHR SPV_NV_compute_shader_derivatives SPV_KHR_compute_shader_derivatives v-
+ExecutionMode.OutputTrianglesEXT MeshShadingNV MeshShadingEXT SPV_NV_mesh_shader SPV_EXT_mesh_shader v-
+ExecutionMode.PixelInterlockOrderedEXT FragmentShaderPixelInterlockEXT SPV_EXT_fragment_shader_interlock v-
+ExecutionMode.PixelInterlockUnorderedEXT FragmentShaderPixelInterlockEXT SPV_EXT_fragment_shader_interlock v-
+ExecutionMode.SampleInterlockOrderedEXT FragmentShaderSampleInterlockEXT SPV_EXT_fragment_shader_interlock v-
+ExecutionMode.SampleInterlockUnorderedEXT FragmentShaderSampleInterlockEXT SPV_EXT_fragment_shader_interlock v-
+ExecutionMode.ShadingRateInterlockOrderedEXT FragmentShaderShadingRateInterlockEXT SPV_EXT_fragment_shader_interlock v-
+ExecutionMode.ShadingRateInterlockUnorderedEXT FragmentShaderShadingRateInterlockEXT SPV_EXT_fragment_shader_interlock v-
+ExecutionMode.Shader64BitIndexingEXT Shader64BitIndexingEXT v-
+ExecutionMode.SharedLocalMemorySizeINTEL VectorComputeINTEL v-
+ExecutionMode.RoundingModeRTPINTEL RoundToInfinityINTEL v-
+ExecutionMode.RoundingModeRTNINTEL RoundToInfinityINTEL v-
+ExecutionMode.FloatingPointModeALTINTEL RoundToInfinityINTEL v-
+ExecutionMode.FloatingPointModeIEEEINTEL RoundToInfinityINTEL v-
+ExecutionMode.MaxWorkgroupSizeINTEL KernelAttributesINTEL SPV_INTEL_kernel_attributes v-
+ExecutionMode.MaxWorkDimINTEL KernelAttributesINTEL SPV_INTEL_kernel_attributes v-
+ExecutionMode.NoGlobalOffsetINTEL KernelAttributesINTEL SPV_INTEL_kernel_attributes v-
+ExecutionMode.NumSIMDWorkitemsINTEL FPGAKernelAttributesINTEL SPV_INTEL_kernel_attributes v-
+ExecutionMode.SchedulerTargetFmaxMhzINTEL FPGAKernelAttributesINTEL v-
+ExecutionMode.MaximallyReconvergesKHR Shader SPV_KHR_maximal_reconvergence v-
+ExecutionMode.FPFastMathDefault FloatControls2 v-
+ExecutionMode.StreamingInterfaceINTEL FPGAKernelAttributesINTEL v-
+ExecutionMode.RegisterMapInterfaceINTEL FPGAKernelAttributesv2INTEL v-
+ExecutionMode.NamedBarrierCountINTEL VectorComputeINTEL v-
+ExecutionMode.MaximumRegistersINTEL RegisterLimitsINTEL v-
+ExecutionMode.MaximumRegistersIdINTEL RegisterLimitsINTEL v-
+ExecutionMode.NamedMaximumRegistersINTEL RegisterLimitsINTEL v-
+StorageClass.Uniform Shader
+StorageClass.Output Shader
+StorageClass.Private Shader VectorComputeINTEL
+StorageClass.Generic GenericPointer
+StorageClass.PushConstant Shader
+StorageClass.AtomicCounter AtomicStorage
+StorageClass.StorageBuffer Shader SPV_KHR_storage_buffer_storage_class SPV_KHR_variable_pointers v1.3
+StorageClass.TileImageEXT TileImageColorReadAccessEXT v-
+StorageClass.TileAttachmentQCOM TileShadingQCOM v-
+StorageClass.NodePayloadAMDX ShaderEnqueueAMDX v-
+StorageClass.CallableDataKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+StorageClass.IncomingCallableDataKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+StorageClass.RayPayloadKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+StorageClass.HitAttributeKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+StorageClass.IncomingRayPayloadKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+StorageClass.ShaderRecordBufferKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+StorageClass.PhysicalStorageBuffer PhysicalStorageBufferAddresses SPV_EXT_physical_storage_buffer SPV_KHR_physical_storage_buffer v1.5
+StorageClass.HitObjectAttributeNV ShaderInvocationReorderNV v-
+StorageClass.TaskPayloadWorkgroupEXT MeshShadingEXT SPV_EXT_mesh_shader v1.4
+StorageClass.HitObjectAttributeEXT ShaderInvocationReorderEXT v-
+StorageClass.CodeSectionINTEL FunctionPointersINTEL SPV_INTEL_function_pointers v-
+StorageClass.DeviceOnlyALTERA USMStorageClassesALTERA v-
+StorageClass.HostOnlyALTERA USMStorageClassesALTERA v-
+Dim.Dim1D Sampled1D
+Dim.Cube Shader
+Dim.Rect SampledRect
+Dim.Buffer SampledBuffer
+Dim.SubpassData InputAttachment
+Dim.TileImageDataEXT TileImageColorReadAccessEXT v-
+ImageFormat.Rgba32f Shader
+ImageFormat.Rgba16f Shader
+ImageFormat.R32f Shader
+ImageFormat.Rgba8 Shader
+ImageFormat.Rgba8Snorm Shader
+ImageFormat.Rg32f StorageImageExtendedFormats
+ImageFormat.Rg16f StorageImageExtendedFormats
+ImageFormat.R11fG11fB10f StorageImageExtendedFormats
+ImageFormat.R16f StorageImageExtendedFormats
+ImageFormat.Rgba16 StorageImageExtendedFormats
+ImageFormat.Rgb10A2 StorageImageExtendedFormats
+ImageFormat.Rg16 StorageImageExtendedFormats
+ImageFormat.Rg8 StorageImageExtendedFormats
+ImageFormat.R16 StorageImageExtendedFormats
+ImageFormat.R8 StorageImageExtendedFormats
+ImageFormat.Rgba16Snorm StorageImageExtendedFormats
+ImageFormat.Rg16Snorm StorageImageExtendedFormats
+ImageFormat.Rg8Snorm StorageImageExtendedFormats
+ImageFormat.R16Snorm StorageImageExtendedFormats
+ImageFormat.R8Snorm StorageImageExtendedFormats
+ImageFormat.Rgba32i Shader
+ImageFormat.Rgba16i Shader
+ImageFormat.Rgba8i Shader
+ImageFormat.R32i Shader
+ImageFormat.Rg32i StorageImageExtendedFormats
+ImageFormat.Rg16i StorageImageExtendedFormats
+ImageFormat.Rg8i StorageImageExtendedFormats
+ImageFormat.R16i StorageImageExtendedFormats
+ImageFormat.R8i StorageImageExtendedFormats
+ImageFormat.Rgba32ui Shader
+ImageFormat.Rgba16ui Shader
+ImageFormat.Rgba8ui Shader
+ImageFormat.R32ui Shader
+ImageFormat.Rgb10a2ui StorageImageExtendedFormats
+ImageFormat.Rg32ui StorageImageExtendedFormats
+ImageFormat.Rg16ui StorageImageExtendedFormats
+ImageFormat.Rg8ui StorageImageExtendedFormats
+ImageFormat.R16ui StorageImageExtendedFormats
+ImageFormat.R8ui StorageImageExtendedFormats
+ImageFormat.R64ui Int64ImageEXT
+ImageFormat.R64i Int64ImageEXT
+FPDenormMode.Preserve FunctionFloatControlINTEL v-
+FPDenormMode.FlushToZero FunctionFloatControlINTEL v-
+QuantizationModes.TRN ArbitraryPrecisionFixedPointALTERA v-
+QuantizationModes.TRN_ZERO ArbitraryPrecisionFixedPointALTERA v-
+QuantizationModes.RND ArbitraryPrecisionFixedPointALTERA v-
+QuantizationModes.RND_ZERO ArbitraryPrecisionFixedPointALTERA v-
+QuantizationModes.RND_INF ArbitraryPrecisionFixedPointALTERA v-
+QuantizationModes.RND_MIN_INF ArbitraryPrecisionFixedPointALTERA v-
+QuantizationModes.RND_CONV ArbitraryPrecisionFixedPointALTERA v-
+QuantizationModes.RND_CONV_ODD ArbitraryPrecisionFixedPointALTERA v-
+FPOperationMode.IEEE FunctionFloatControlINTEL v-
+FPOperationMode.ALT FunctionFloatControlINTEL v-
+OverflowModes.WRAP ArbitraryPrecisionFixedPointALTERA v-
+OverflowModes.SAT ArbitraryPrecisionFixedPointALTERA v-
+OverflowModes.SAT_ZERO ArbitraryPrecisionFixedPointALTERA v-
+OverflowModes.SAT_SYM ArbitraryPrecisionFixedPointALTERA v-
+LinkageType.Export Linkage
+LinkageType.Import Linkage
+LinkageType.LinkOnceODR Linkage SPV_KHR_linkonce_odr v-
+AccessQualifier.ReadOnly Kernel
+AccessQualifier.WriteOnly Kernel
+AccessQualifier.ReadWrite Kernel
+HostAccessQualifier.NoneINTEL GlobalVariableHostAccessINTEL v-
+HostAccessQualifier.ReadINTEL GlobalVariableHostAccessINTEL v-
+HostAccessQualifier.WriteINTEL GlobalVariableHostAccessINTEL v-
+HostAccessQualifier.ReadWriteINTEL GlobalVariableHostAccessINTEL v-
+FunctionParameterAttribute.Zext Kernel
+FunctionParameterAttribute.Sext Kernel
+FunctionParameterAttribute.ByVal Kernel
+FunctionParameterAttribute.Sret Kernel
+FunctionParameterAttribute.NoAlias Kernel
+FunctionParameterAttribute.NoCapture Kernel
+FunctionParameterAttribute.NoWrite Kernel
+FunctionParameterAttribute.NoReadWrite Kernel
+FunctionParameterAttribute.RuntimeAlignedALTERA RuntimeAlignedAttributeALTERA
+Decoration.RelaxedPrecision Shader
+Decoration.SpecId Shader Kernel
+Decoration.Block Shader
+Decoration.BufferBlock Shader
+Decoration.RowMajor Matrix
+Decoration.ColMajor Matrix
+Decoration.ArrayStride Shader
+Decoration.MatrixStride Matrix
+Decoration.GLSLShared Shader
+Decoration.GLSLPacked Shader
+Decoration.CPacked Kernel
+Decoration.NoPerspective Shader
+Decoration.Flat Shader
+Decoration.Patch Tessellation
+Decoration.Centroid Shader
+Decoration.Sample SampleRateShading
+Decoration.Invariant Shader
+Decoration.Constant Kernel
+Decoration.Uniform Shader UniformDecoration
+Decoration.UniformId Shader UniformDecoration v1.4
+Decoration.SaturatedConversion Kernel
+Decoration.Stream GeometryStreams
+Decoration.Location Shader
+Decoration.Component Shader
+Decoration.Index Shader
+Decoration.Binding Shader
+Decoration.DescriptorSet Shader
+Decoration.Offset Shader
+Decoration.XfbBuffer TransformFeedback
+Decoration.XfbStride TransformFeedback
+Decoration.FuncParamAttr Kernel
+Decoration.FPFastMathMode Kernel FloatControls2
+Decoration.LinkageAttributes Linkage
+Decoration.NoContraction Shader
+Decoration.InputAttachmentIndex InputAttachment
+Decoration.Alignment Kernel
+Decoration.MaxByteOffset Addresses v1.1
+Decoration.AlignmentId Kernel v1.2
+Decoration.MaxByteOffsetId Addresses v1.2
+Decoration.SaturatedToLargestFloat8NormalConversionEXT Float8EXT v-
+Decoration.NoSignedWrap SPV_KHR_no_integer_wrap_decoration v1.4
+Decoration.NoUnsignedWrap SPV_KHR_no_integer_wrap_decoration v1.4
+Decoration.WeightTextureQCOM SPV_QCOM_image_processing v-
+Decoration.BlockMatchTextureQCOM SPV_QCOM_image_processing v-
+Decoration.BlockMatchSamplerQCOM SPV_QCOM_image_processing2 v-
+Decoration.ExplicitInterpAMD SPV_AMD_shader_explicit_vertex_parameter v-
+Decoration.NodeSharesPayloadLimitsWithAMDX ShaderEnqueueAMDX v-
+Decoration.NodeMaxPayloadsAMDX ShaderEnqueueAMDX v-
+Decoration.TrackFinishWritingAMDX ShaderEnqueueAMDX v-
+Decoration.PayloadNodeNameAMDX ShaderEnqueueAMDX v-
+Decoration.PayloadNodeBaseIndexAMDX ShaderEnqueueAMDX v-
+Decoration.PayloadNodeSparseArrayAMDX ShaderEnqueueAMDX v-
+Decoration.PayloadNodeArraySizeAMDX ShaderEnqueueAMDX v-
+Decoration.PayloadDispatchIndirectAMDX ShaderEnqueueAMDX v-
+Decoration.OverrideCoverageNV SampleMaskOverrideCoverageNV SPV_NV_sample_mask_override_coverage v-
+Decoration.PassthroughNV GeometryShaderPassthroughNV SPV_NV_geometry_shader_passthrough v-
+Decoration.ViewportRelativeNV ShaderViewportMaskNV v-
+Decoration.SecondaryViewportRelativeNV ShaderStereoViewNV SPV_NV_stereo_view_rendering v-
+Decoration.PerPrimitiveEXT MeshShadingNV MeshShadingEXT SPV_NV_mesh_shader SPV_EXT_mesh_shader v-
+Decoration.PerViewNV MeshShadingNV SPV_NV_mesh_shader v-
+Decoration.PerTaskNV MeshShadingNV SPV_NV_mesh_shader v-
+Decoration.PerVertexKHR FragmentBarycentricKHR SPV_NV_fragment_shader_barycentric SPV_KHR_fragment_shader_barycentric v-
+Decoration.NonUniform ShaderNonUniform SPV_EXT_descriptor_indexing v1.5
+Decoration.RestrictPointer PhysicalStorageBufferAddresses SPV_EXT_physical_storage_buffer SPV_KHR_physical_storage_buffer v1.5
+Decoration.AliasedPointer PhysicalStorageBufferAddresses SPV_EXT_physical_storage_buffer SPV_KHR_physical_storage_buffer v1.5
+Decoration.HitObjectShaderRecordBufferNV ShaderInvocationReorderNV v-
+Decoration.HitObjectShaderRecordBufferEXT ShaderInvocationReorderEXT v-
+Decoration.BindlessSamplerNV BindlessTextureNV v-
+Decoration.BindlessImageNV BindlessTextureNV v-
+Decoration.BoundSamplerNV BindlessTextureNV v-
+Decoration.BoundImageNV BindlessTextureNV v-
+Decoration.SIMTCallINTEL VectorComputeINTEL v-
+Decoration.ReferencedIndirectlyINTEL IndirectReferencesINTEL SPV_INTEL_function_pointers v-
+Decoration.ClobberINTEL AsmINTEL v-
+Decoration.SideEffectsINTEL AsmINTEL v-
+Decoration.VectorComputeVariableINTEL VectorComputeINTEL v-
+Decoration.FuncParamIOKindINTEL VectorComputeINTEL v-
+Decoration.VectorComputeFunctionINTEL VectorComputeINTEL v-
+Decoration.StackCallINTEL VectorComputeINTEL v-
+Decoration.GlobalVariableOffsetINTEL VectorComputeINTEL v-
+Decoration.CounterBuffer SPV_GOOGLE_hlsl_functionality1 v1.4
+Decoration.UserSemantic SPV_GOOGLE_hlsl_functionality1 v1.4
+Decoration.UserTypeGOOGLE SPV_GOOGLE_user_type v-
+Decoration.FunctionRoundingModeINTEL FunctionFloatControlINTEL v-
+Decoration.FunctionDenormModeINTEL FunctionFloatControlINTEL v-
+Decoration.RegisterALTERA FPGAMemoryAttributesALTERA v-
+Decoration.MemoryALTERA FPGAMemoryAttributesALTERA v-
+Decoration.NumbanksALTERA FPGAMemoryAttributesALTERA v-
+Decoration.BankwidthALTERA FPGAMemoryAttributesALTERA v-
+Decoration.MaxPrivateCopiesALTERA FPGAMemoryAttributesALTERA v-
+Decoration.SinglepumpALTERA FPGAMemoryAttributesALTERA v-
+Decoration.DoublepumpALTERA FPGAMemoryAttributesALTERA v-
+Decoration.MaxReplicatesALTERA FPGAMemoryAttributesALTERA v-
+Decoration.SimpleDualPortALTERA FPGAMemoryAttributesALTERA v-
+Decoration.MergeALTERA FPGAMemoryAttributesALTERA v-
+Decoration.BankBitsALTERA FPGAMemoryAttributesALTERA v-
+Decoration.ForcePow2DepthALTERA FPGAMemoryAttributesALTERA v-
+Decoration.StridesizeALTERA FPGAMemoryAttributesALTERA v-
+Decoration.WordsizeALTERA FPGAMemoryAttributesALTERA v-
+Decoration.TrueDualPortALTERA FPGAMemoryAttributesALTERA v-
+Decoration.BurstCoalesceALTERA FPGAMemoryAccessesALTERA v-
+Decoration.CacheSizeALTERA FPGAMemoryAccessesALTERA v-
+Decoration.DontStaticallyCoalesceALTERA FPGAMemoryAccessesALTERA v-
+Decoration.PrefetchALTERA FPGAMemoryAccessesALTERA v-
+Decoration.StallEnableALTERA FPGAClusterAttributesALTERA v-
+Decoration.FuseLoopsInFunctionALTERA LoopFuseALTERA v-
+Decoration.MathOpDSPModeALTERA FPGADSPControlALTERA v-
+Decoration.AliasScopeINTEL MemoryAccessAliasingINTEL v-
+Decoration.NoAliasINTEL MemoryAccessAliasingINTEL v-
+Decoration.InitiationIntervalALTERA FPGAInvocationPipeliningAttributesALTERA v-
+Decoration.MaxConcurrencyALTERA FPGAInvocationPipeliningAttributesALTERA v-
+Decoration.PipelineEnableALTERA FPGAInvocationPipeliningAttributesALTERA v-
+Decoration.BufferLocationALTERA FPGABufferLocationALTERA v-
+Decoration.IOPipeStorageALTERA IOPipesALTERA v-
+Decoration.FunctionFloatingPointModeINTEL FunctionFloatControlINTEL v-
+Decoration.SingleElementVectorINTEL VectorComputeINTEL v-
+Decoration.VectorComputeCallableFunctionINTEL VectorComputeINTEL v-
+Decoration.MediaBlockIOINTEL VectorComputeINTEL v-
+Decoration.StallFreeALTERA FPGAClusterAttributesV2ALTERA v-
+Decoration.FPMaxErrorDecorationINTEL FPMaxErrorINTEL v-
+Decoration.LatencyControlLabelALTERA FPGALatencyControlALTERA v-
+Decoration.LatencyControlConstraintALTERA FPGALatencyControlALTERA v-
+Decoration.ConduitKernelArgumentALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.RegisterMapKernelArgumentALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.MMHostInterfaceAddressWidthALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.MMHostInterfaceDataWidthALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.MMHostInterfaceLatencyALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.MMHostInterfaceReadWriteModeALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.MMHostInterfaceMaxBurstALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.MMHostInterfaceWaitRequestALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.StableKernelArgumentALTERA FPGAArgumentInterfacesALTERA v-
+Decoration.HostAccessINTEL GlobalVariableHostAccessINTEL v-
+Decoration.InitModeALTERA GlobalVariableFPGADecorationsALTERA v-
+Decoration.ImplementInRegisterMapALTERA GlobalVariableFPGADecorationsALTERA v-
+Decoration.ConditionalINTEL SpecConditionalINTEL v-
+Decoration.CacheControlLoadINTEL CacheControlsINTEL v-
+Decoration.CacheControlStoreINTEL CacheControlsINTEL v-
+BuiltIn.Position Shader
+BuiltIn.PointSize Shader
+BuiltIn.ClipDistance ClipDistance
+BuiltIn.CullDistance CullDistance
+BuiltIn.VertexId Shader
+BuiltIn.InstanceId Shader
+BuiltIn.PrimitiveId Geometry Tessellation RayTracingNV RayTracingKHR MeshShadingNV MeshShadingEXT
+BuiltIn.InvocationId Geometry Tessellation
+BuiltIn.Layer Geometry ShaderLayer ShaderViewportIndexLayerEXT MeshShadingNV MeshShadingEXT
+BuiltIn.ViewportIndex MultiViewport ShaderViewportIndex ShaderViewportIndexLayerEXT MeshShadingNV MeshShadingEXT
+BuiltIn.TessLevelOuter Tessellation
+BuiltIn.TessLevelInner Tessellation
+BuiltIn.TessCoord Tessellation
+BuiltIn.PatchVertices Tessellation
+BuiltIn.FragCoord Shader
+BuiltIn.PointCoord Shader
+BuiltIn.FrontFacing Shader
+BuiltIn.SampleId SampleRateShading
+BuiltIn.SamplePosition SampleRateShading
+BuiltIn.SampleMask Shader
+BuiltIn.FragDepth Shader
+BuiltIn.HelperInvocation Shader
+BuiltIn.WorkDim Kernel
+BuiltIn.GlobalSize Kernel
+BuiltIn.EnqueuedWorkgroupSize Kernel
+BuiltIn.GlobalOffset Kernel
+BuiltIn.GlobalLinearId Kernel
+BuiltIn.SubgroupSize Kernel GroupNonUniform SubgroupBallotKHR
+BuiltIn.SubgroupMaxSize Kernel
+BuiltIn.NumSubgroups Kernel GroupNonUniform
+BuiltIn.NumEnqueuedSubgroups Kernel
+BuiltIn.SubgroupId Kernel GroupNonUniform
+BuiltIn.SubgroupLocalInvocationId Kernel GroupNonUniform SubgroupBallotKHR
+BuiltIn.VertexIndex Shader
+BuiltIn.InstanceIndex Shader
+BuiltIn.CoreIDARM CoreBuiltinsARM
+BuiltIn.CoreCountARM CoreBuiltinsARM
+BuiltIn.CoreMaxIDARM CoreBuiltinsARM
+BuiltIn.WarpIDARM CoreBuiltinsARM
+BuiltIn.WarpMaxIDARM CoreBuiltinsARM
+BuiltIn.SubgroupEqMask SubgroupBallotKHR GroupNonUniformBallot SPV_KHR_shader_ballot v1.3
+BuiltIn.SubgroupGeMask SubgroupBallotKHR GroupNonUniformBallot SPV_KHR_shader_ballot v1.3
+BuiltIn.SubgroupGtMask SubgroupBallotKHR GroupNonUniformBallot SPV_KHR_shader_ballot v1.3
+BuiltIn.SubgroupLeMask SubgroupBallotKHR GroupNonUniformBallot SPV_KHR_shader_ballot v1.3
+BuiltIn.SubgroupLtMask SubgroupBallotKHR GroupNonUniformBallot SPV_KHR_shader_ballot v1.3
+BuiltIn.BaseVertex DrawParameters SPV_KHR_shader_draw_parameters v1.3
+BuiltIn.BaseInstance DrawParameters SPV_KHR_shader_draw_parameters v1.3
+BuiltIn.DrawIndex DrawParameters MeshShadingNV MeshShadingEXT SPV_KHR_shader_draw_parameters SPV_NV_mesh_shader SPV_EXT_mesh_shader v1.3
+BuiltIn.PrimitiveShadingRateKHR FragmentShadingRateKHR SPV_KHR_fragment_shading_rate v-
+BuiltIn.DeviceIndex DeviceGroup SPV_KHR_device_group v1.3
+BuiltIn.ViewIndex MultiView SPV_KHR_multiview v1.3
+BuiltIn.ShadingRateKHR FragmentShadingRateKHR SPV_KHR_fragment_shading_rate v-
+BuiltIn.TileOffsetQCOM TileShadingQCOM v-
+BuiltIn.TileDimensionQCOM TileShadingQCOM v-
+BuiltIn.TileApronSizeQCOM TileShadingQCOM v-
+BuiltIn.BaryCoordNoPerspAMD SPV_AMD_shader_explicit_vertex_parameter v-
+BuiltIn.BaryCoordNoPerspCentroidAMD SPV_AMD_shader_explicit_vertex_parameter v-
+BuiltIn.BaryCoordNoPerspSampleAMD SPV_AMD_shader_explicit_vertex_parameter v-
+BuiltIn.BaryCoordSmoothAMD SPV_AMD_shader_explicit_vertex_parameter v-
+BuiltIn.BaryCoordSmoothCentroidAMD SPV_AMD_shader_explicit_vertex_parameter v-
+BuiltIn.BaryCoordSmoothSampleAMD SPV_AMD_shader_explicit_vertex_parameter v-
+BuiltIn.BaryCoordPullModelAMD SPV_AMD_shader_explicit_vertex_parameter v-
+BuiltIn.FragStencilRefEXT StencilExportEXT SPV_EXT_shader_stencil_export v-
+BuiltIn.RemainingRecursionLevelsAMDX ShaderEnqueueAMDX v-
+BuiltIn.ShaderIndexAMDX ShaderEnqueueAMDX v-
+BuiltIn.ViewportMaskNV ShaderViewportMaskNV MeshShadingNV SPV_NV_viewport_array2 SPV_NV_mesh_shader v-
+BuiltIn.SecondaryPositionNV ShaderStereoViewNV SPV_NV_stereo_view_rendering v-
+BuiltIn.SecondaryViewportMaskNV ShaderStereoViewNV SPV_NV_stereo_view_rendering v-
+BuiltIn.PositionPerViewNV PerViewAttributesNV MeshShadingNV SPV_NVX_multiview_per_view_attributes SPV_NV_mesh_shader v-
+BuiltIn.ViewportMaskPerViewNV PerViewAttributesNV MeshShadingNV SPV_NVX_multiview_per_view_attributes SPV_NV_mesh_shader v-
+BuiltIn.FullyCoveredEXT FragmentFullyCoveredEXT SPV_EXT_fragment_fully_covered v-
+BuiltIn.TaskCountNV MeshShadingNV SPV_NV_mesh_shader v-
+BuiltIn.PrimitiveCountNV MeshShadingNV SPV_NV_mesh_shader v-
+BuiltIn.PrimitiveIndicesNV MeshShadingNV SPV_NV_mesh_shader v-
+BuiltIn.ClipDistancePerViewNV MeshShadingNV SPV_NV_mesh_shader v-
+BuiltIn.CullDistancePerViewNV MeshShadingNV SPV_NV_mesh_shader v-
+BuiltIn.LayerPerViewNV MeshShadingNV SPV_NV_mesh_shader v-
+BuiltIn.MeshViewCountNV MeshShadingNV SPV_NV_mesh_shader v-
+BuiltIn.MeshViewIndicesNV MeshShadingNV SPV_NV_mesh_shader v-
+BuiltIn.BaryCoordKHR FragmentBarycentricKHR SPV_NV_fragment_shader_barycentric SPV_KHR_fragment_shader_barycentric v-
+BuiltIn.BaryCoordNoPerspKHR FragmentBarycentricKHR SPV_NV_fragment_shader_barycentric SPV_KHR_fragment_shader_barycentric v-
+BuiltIn.FragSizeEXT FragmentDensityEXT SPV_EXT_fragment_invocation_density SPV_NV_shading_rate v-
+BuiltIn.FragInvocationCountEXT FragmentDensityEXT SPV_EXT_fragment_invocation_density SPV_NV_shading_rate v-
+BuiltIn.PrimitivePointIndicesEXT MeshShadingEXT SPV_EXT_mesh_shader v-
+BuiltIn.PrimitiveLineIndicesEXT MeshShadingEXT SPV_EXT_mesh_shader v-
+BuiltIn.PrimitiveTriangleIndicesEXT MeshShadingEXT SPV_EXT_mesh_shader v-
+BuiltIn.CullPrimitiveEXT MeshShadingEXT SPV_EXT_mesh_shader v-
+BuiltIn.LaunchIdKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.LaunchSizeKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.WorldRayOriginKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.WorldRayDirectionKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.ObjectRayOriginKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.ObjectRayDirectionKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.RayTminKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.RayTmaxKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.InstanceCustomIndexKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.ObjectToWorldKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.WorldToObjectKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.HitTNV RayTracingNV SPV_NV_ray_tracing v-
+BuiltIn.HitKindKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.CurrentRayTimeNV RayTracingMotionBlurNV SPV_NV_ray_tracing_motion_blur v-
+BuiltIn.HitTriangleVertexPositionsKHR RayTracingPositionFetchKHR v-
+BuiltIn.HitMicroTriangleVertexPositionsNV RayTracingDisplacementMicromapNV v-
+BuiltIn.HitMicroTriangleVertexBarycentricsNV RayTracingDisplacementMicromapNV v-
+BuiltIn.IncomingRayFlagsKHR RayTracingNV RayTracingKHR SPV_NV_ray_tracing SPV_KHR_ray_tracing v-
+BuiltIn.RayGeometryIndexKHR RayTracingKHR SPV_KHR_ray_tracing v-
+BuiltIn.HitIsSphereNV RayTracingSpheresGeometryNV SPV_NV_linear_swept_spheres v-
+BuiltIn.HitIsLSSNV RayTracingLinearSweptSpheresGeometryNV SPV_NV_linear_swept_spheres v-
+BuiltIn.HitSpherePositionNV RayTracingSpheresGeometryNV SPV_NV_linear_swept_spheres v-
+BuiltIn.WarpsPerSMNV ShaderSMBuiltinsNV SPV_NV_shader_sm_builtins v-
+BuiltIn.SMCountNV ShaderSMBuiltinsNV SPV_NV_shader_sm_builtins v-
+BuiltIn.WarpIDNV ShaderSMBuiltinsNV SPV_NV_shader_sm_builtins v-
+BuiltIn.SMIDNV ShaderSMBuiltinsNV SPV_NV_shader_sm_builtins v-
+BuiltIn.HitLSSPositionsNV RayTracingLinearSweptSpheresGeometryNV SPV_NV_linear_swept_spheres v-
+BuiltIn.HitKindFrontFacingMicroTriangleNV RayTracingDisplacementMicromapNV v-
+BuiltIn.HitKindBackFacingMicroTriangleNV RayTracingDisplacementMicromapNV v-
+BuiltIn.HitSphereRadiusNV RayTracingSpheresGeometryNV SPV_NV_linear_swept_spheres v-
+BuiltIn.HitLSSRadiiNV RayTracingLinearSweptSpheresGeometryNV SPV_NV_linear_swept_spheres v-
+BuiltIn.ClusterIDNV RayTracingClusterAccelerationStructureNV SPV_NV_cluster_acceleration_structure v-
+BuiltIn.CullMaskKHR RayCullMaskKHR SPV_KHR_ray_cull_mask v-
+Scope.QueueFamily VulkanMemoryModel v1.5
+Scope.ShaderCallKHR RayTracingKHR v-
+GroupOperation.Reduce Kernel GroupNonUniformArithmetic GroupNonUniformBallot
+GroupOperation.InclusiveScan Kernel GroupNonUniformArithmetic GroupNonUniformBallot
+GroupOperation.ExclusiveScan Kernel GroupNonUniformArithmetic GroupNonUniformBallot
+GroupOperation.ClusteredReduce GroupNonUniformClustered v1.3
+GroupOperation.PartitionedReduceNV GroupNonUniformPartitionedNV SPV_NV_shader_subgroup_partitioned v-
+GroupOperation.PartitionedInclusiveScanNV GroupNonUniformPartitionedNV SPV_NV_shader_subgroup_partitioned v-
+GroupOperation.PartitionedExclusiveScanNV GroupNonUniformPartitionedNV SPV_NV_shader_subgroup_partitioned v-
+KernelEnqueueFlags.NoWait Kernel
+KernelEnqueueFlags.WaitKernel Kernel
+KernelEnqueueFlags.WaitWorkGroup Kernel
+Capability.Shader Matrix
+Capability.Geometry Shader
+Capability.Tessellation Shader
+Capability.Vector16 Kernel
+Capability.Float16Buffer Kernel
+Capability.Int64Atomics Int64
+Capability.ImageBasic Kernel
+Capability.ImageReadWrite ImageBasic
+Capability.ImageMipmap ImageBasic
+Capability.Pipes Kernel
+Capability.Groups SPV_AMD_shader_ballot
+Capability.DeviceEnqueue Kernel
+Capability.LiteralSampler Kernel
+Capability.AtomicStorage Shader
+Capability.TessellationPointSize Tessellation
+Capability.GeometryPointSize Geometry
+Capability.ImageGatherExtended Shader
+Capability.StorageImageMultisample Shader
+Capability.UniformBufferArrayDynamicIndexing Shader
+Capability.SampledImageArrayDynamicIndexing Shader
+Capability.StorageBufferArrayDynamicIndexing Shader
+Capability.StorageImageArrayDynamicIndexing Shader
+Capability.ClipDistance Shader
+Capability.CullDistance Shader
+Capability.ImageCubeArray SampledCubeArray
+Capability.SampleRateShading Shader
+Capability.ImageRect SampledRect
+Capability.SampledRect Shader
+Capability.GenericPointer Addresses
+Capability.InputAttachment Shader
+Capability.SparseResidency Shader
+Capability.MinLod Shader
+Capability.Image1D Sampled1D
+Capability.SampledCubeArray Shader
+Capability.ImageBuffer SampledBuffer
+Capability.ImageMSArray Shader
+Capability.StorageImageExtendedFormats Shader
+Capability.ImageQuery Shader
+Capability.DerivativeControl Shader
+Capability.InterpolationFunction Shader
+Capability.TransformFeedback Shader
+Capability.GeometryStreams Geometry
+Capability.StorageImageReadWithoutFormat Shader
+Capability.StorageImageWriteWithoutFormat Shader
+Capability.MultiViewport Geometry
+Capability.SubgroupDispatch DeviceEnqueue v1.1
+Capability.NamedBarrier Kernel v1.1
+Capability.PipeStorage Pipes v1.1
+Capability.GroupNonUniform v1.3
+Capability.GroupNonUniformVote GroupNonUniform v1.3
+Capability.GroupNonUniformArithmetic GroupNonUniform v1.3
+Capability.GroupNonUniformBallot GroupNonUniform v1.3
+Capability.GroupNonUniformShuffle GroupNonUniform v1.3
+Capability.GroupNonUniformShuffleRelative GroupNonUniform v1.3
+Capability.GroupNonUniformClustered GroupNonUniform v1.3
+Capability.GroupNonUniformQuad GroupNonUniform v1.3
+Capability.ShaderLayer v1.5
+Capability.ShaderViewportIndex v1.5
+Capability.UniformDecoration v1.6
+Capability.CoreBuiltinsARM SPV_ARM_core_builtins v-
+Capability.TileImageColorReadAccessEXT SPV_EXT_shader_tile_image v-
+Capability.TileImageDepthReadAccessEXT SPV_EXT_shader_tile_image v-
+Capability.TileImageStencilReadAccessEXT SPV_EXT_shader_tile_image v-
+Capability.TensorsARM SPV_ARM_tensors v-
+Capability.StorageTensorArrayDynamicIndexingARM SPV_ARM_tensors v-
+Capability.StorageTensorArrayNonUniformIndexingARM SPV_ARM_tensors v-
+Capability.GraphARM SPV_ARM_graph v-
+Capability.CooperativeMatrixLayoutsARM SPV_ARM_cooperative_matrix_layouts v-
+Capability.Float8EXT SPV_EXT_float8 v-
+Capability.Float8CooperativeMatrixEXT Float8EXT CooperativeMatrixKHR SPV_EXT_float8 v-
+Capability.FragmentShadingRateKHR Shader SPV_KHR_fragment_shading_rate v-
+Capability.SubgroupBallotKHR SPV_KHR_shader_ballot v-
+Capability.DrawParameters Shader SPV_KHR_shader_draw_parameters v1.3
+Capability.WorkgroupMemoryExplicitLayoutKHR Shader SPV_KHR_workgroup_memory_explicit_layout v-
+Capability.WorkgroupMemoryExplicitLayout8BitAccessKHR WorkgroupMemoryExplicitLayoutKHR SPV_KHR_workgroup_memory_explicit_layout v-
+Capability.WorkgroupMemoryExplicitLayout16BitAccessKHR WorkgroupMemoryExplicitLayoutKHR SPV_KHR_workgroup_memory_explicit_layout v-
+Capability.SubgroupVoteKHR SPV_KHR_subgroup_vote v-
+Capability.StorageBuffer16BitAccess SPV_KHR_16bit_storage v1.3
+Capability.UniformAndStorageBuffer16BitAccess StorageBuffer16BitAccess SPV_KHR_16bit_storage v1.3
+Capability.StoragePushConstant16 SPV_KHR_16bit_storage v1.3
+Capability.StorageInputOutput16 SPV_KHR_16bit_storage v1.3
+Capability.DeviceGroup SPV_KHR_device_group v1.3
+Capability.MultiView Shader SPV_KHR_multiview v1.3
+Capability.VariablePointersStorageBuffer Shader SPV_KHR_variable_pointers v1.3
+Capability.VariablePointers VariablePointersStorageBuffer SPV_KHR_variable_pointers v1.3
+Capability.AtomicStorageOps AtomicStorage SPV_KHR_shader_atomic_counter_ops v-
+Capability.SampleMaskPostDepthCoverage SPV_KHR_post_depth_coverage v-
+Capability.StorageBuffer8BitAccess SPV_KHR_8bit_storage v1.5
+Capability.UniformAndStorageBuffer8BitAccess StorageBuffer8BitAccess SPV_KHR_8bit_storage v1.5
+Capability.StoragePushConstant8 SPV_KHR_8bit_storage v1.5
+Capability.DenormPreserve SPV_KHR_float_controls v1.4
+Capability.DenormFlushToZero SPV_KHR_float_controls v1.4
+Capability.SignedZeroInfNanPreserve SPV_KHR_float_controls v1.4
+Capability.RoundingModeRTE SPV_KHR_float_controls v1.4
+Capability.RoundingModeRTZ SPV_KHR_float_controls v1.4
+Capability.RayQueryProvisionalKHR Shader SPV_KHR_ray_query v-
+Capability.RayQueryKHR Shader SPV_KHR_ray_query v-
+Capability.UntypedPointersKHR SPV_KHR_untyped_pointers v-
+Capability.RayTraversalPrimitiveCullingKHR RayQueryKHR RayTracingKHR SPV_KHR_ray_query SPV_KHR_ray_tracing v-
+Capability.RayTracingKHR Shader SPV_KHR_ray_tracing v-
+Capability.TextureSampleWeightedQCOM SPV_QCOM_image_processing v-
+Capability.TextureBoxFilterQCOM SPV_QCOM_image_processing v-
+Capability.TextureBlockMatchQCOM SPV_QCOM_image_processing v-
+Capability.TileShadingQCOM Shader SPV_QCOM_tile_shading v-
+Capability.CooperativeMatrixConversionQCOM CooperativeMatrixKHR SPV_QCOM_cooperative_matrix_conversion v-
+Capability.TextureBlockMatch2QCOM SPV_QCOM_image_processing2 v-
+Capability.Float16ImageAMD Shader SPV_AMD_gpu_shader_half_float_fetch v-
+Capability.ImageGatherBiasLodAMD Shader SPV_AMD_texture_gather_bias_lod v-
+Capability.FragmentMaskAMD Shader SPV_AMD_shader_fragment_mask v-
+Capability.StencilExportEXT Shader SPV_EXT_shader_stencil_export v-
+Capability.ImageReadWriteLodAMD Shader SPV_AMD_shader_image_load_store_lod v-
+Capability.Int64ImageEXT Shader SPV_EXT_shader_image_int64 v-
+Capability.ShaderClockKHR SPV_KHR_shader_clock v-
+Capability.ShaderEnqueueAMDX Shader SPV_AMDX_shader_enqueue v-
+Capability.QuadControlKHR SPV_KHR_quad_control v-
+Capability.Int4TypeINTEL SPV_INTEL_int4 v-
+Capability.Int4CooperativeMatrixINTEL Int4TypeINTEL CooperativeMatrixKHR SPV_INTEL_int4 v-
+Capability.BFloat16TypeKHR SPV_KHR_bfloat16 v-
+Capability.BFloat16DotProductKHR BFloat16TypeKHR SPV_KHR_bfloat16 v-
+Capability.BFloat16CooperativeMatrixKHR BFloat16TypeKHR CooperativeMatrixKHR SPV_KHR_bfloat16 v-
+Capability.SampleMaskOverrideCoverageNV SampleRateShading SPV_NV_sample_mask_override_coverage v-
+Capability.GeometryShaderPassthroughNV Geometry SPV_NV_geometry_shader_passthrough v-
+Capability.ShaderViewportIndexLayerEXT MultiViewport SPV_EXT_shader_viewport_index_layer SPV_NV_viewport_array2 v-
+Capability.ShaderViewportMaskNV ShaderViewportIndexLayerEXT SPV_NV_viewport_array2 v-
+Capability.ShaderStereoViewNV ShaderViewportMaskNV SPV_NV_stereo_view_rendering v-
+Capability.PerViewAttributesNV MultiView SPV_NVX_multiview_per_view_attributes v-
+Capability.FragmentFullyCoveredEXT Shader SPV_EXT_fragment_fully_covered v-
+Capability.MeshShadingNV Shader SPV_NV_mesh_shader v-
+Capability.ImageFootprintNV SPV_NV_shader_image_footprint v-
+Capability.MeshShadingEXT Shader SPV_EXT_mesh_shader v-
+Capability.FragmentBarycentricKHR SPV_NV_fragment_shader_barycentric SPV_KHR_fragment_shader_barycentric v-
+Capability.ComputeDerivativeGroupQuadsKHR Shader SPV_NV_compute_shader_derivatives SPV_KHR_compute_shader_derivatives v-
+Capability.FragmentDensityEXT Shader SPV_EXT_fragment_invocation_density SPV_NV_shading_rate v-
+Capability.GroupNonUniformPartitionedNV SPV_NV_shader_subgroup_partitioned v-
+Capability.ShaderNonUniform Shader SPV_EXT_descriptor_indexing v1.5
+Capability.RuntimeDescriptorArray Shader SPV_EXT_descriptor_indexing v1.5
+Capability.InputAttachmentArrayDynamicIndexing InputAttachment SPV_EXT_descriptor_indexing v1.5
+Capability.UniformTexelBufferArrayDynamicIndexing SampledBuffer SPV_EXT_descriptor_indexing v1.5
+Capability.StorageTexelBufferArrayDynamicIndexing ImageBuffer SPV_EXT_descriptor_indexing v1.5
+Capability.UniformBufferArrayNonUniformIndexing ShaderNonUniform SPV_EXT_descriptor_indexing v1.5
+Capability.SampledImageArrayNonUniformIndexing ShaderNonUniform SPV_EXT_descriptor_indexing v1.5
+Capability.StorageBufferArrayNonUniformIndexing ShaderNonUniform SPV_EXT_descriptor_indexing v1.5
+Capability.StorageImageArrayNonUniformIndexing ShaderNonUniform SPV_EXT_descriptor_indexing v1.5
+Capability.InputAttachmentArrayNonUniformIndexing InputAttachment ShaderNonUniform SPV_EXT_descriptor_indexing v1.5
+Capability.UniformTexelBufferArrayNonUniformIndexing SampledBuffer ShaderNonUniform SPV_EXT_descriptor_indexing v1.5
+Capability.StorageTexelBufferArrayNonUniformIndexing ImageBuffer ShaderNonUniform SPV_EXT_descriptor_indexing v1.5
+Capability.RayTracingPositionFetchKHR Shader SPV_KHR_ray_tracing_position_fetch v-
+Capability.RayTracingNV Shader SPV_NV_ray_tracing v-
+Capability.RayTracingMotionBlurNV Shader SPV_NV_ray_tracing_motion_blur v-
+Capability.VulkanMemoryModel SPV_KHR_vulkan_memory_model v1.5
+Capability.VulkanMemoryModelDeviceScope SPV_KHR_vulkan_memory_model v1.5
+Capability.PhysicalStorageBufferAddresses Shader SPV_EXT_physical_storage_buffer SPV_KHR_physical_storage_buffer v1.5
+Capability.ComputeDerivativeGroupLinearKHR Shader SPV_NV_compute_shader_derivatives SPV_KHR_compute_shader_derivatives v-
+Capability.RayTracingProvisionalKHR Shader SPV_KHR_ray_tracing v-
+Capability.CooperativeMatrixNV Shader SPV_NV_cooperative_matrix v-
+Capability.FragmentShaderSampleInterlockEXT Shader SPV_EXT_fragment_shader_interlock v-
+Capability.FragmentShaderShadingRateInterlockEXT Shader SPV_EXT_fragment_shader_interlock v-
+Capability.ShaderSMBuiltinsNV Shader SPV_NV_shader_sm_builtins v-
+Capability.FragmentShaderPixelInterlockEXT Shader SPV_EXT_fragment_shader_interlock v-
+Capability.DemoteToHelperInvocation Shader SPV_EXT_demote_to_helper_invocation v1.6
+Capability.DisplacementMicromapNV Shader SPV_NV_displacement_micromap v-
+Capability.RayTracingOpacityMicromapEXT Shader SPV_EXT_opacity_micromap v-
+Capability.ShaderInvocationReorderNV RayTracingKHR SPV_NV_shader_invocation_reorder v-
+Capability.ShaderInvocationReorderEXT RayTracingKHR SPV_EXT_shader_invocation_reorder v-
+Capability.BindlessTextureNV SPV_NV_bindless_texture v-
+Capability.RayQueryPositionFetchKHR Shader SPV_KHR_ray_tracing_position_fetch v-
+Capability.CooperativeVectorNV SPV_NV_cooperative_vector v-
+Capability.AtomicFloat16VectorNV SPV_NV_shader_atomic_fp16_vector v-
+Capability.RayTracingDisplacementMicromapNV RayTracingKHR SPV_NV_displacement_micromap v-
+Capability.RawAccessChainsNV SPV_NV_raw_access_chains v-
+Capability.RayTracingSpheresGeometryNV SPV_NV_linear_swept_spheres v-
+Capability.RayTracingLinearSweptSpheresGeometryNV SPV_NV_linear_swept_spheres v-
+Capability.Shader64BitIndexingEXT SPV_EXT_shader_64bit_indexing v-
+Capability.CooperativeMatrixReductionsNV SPV_NV_cooperative_matrix2 v-
+Capability.CooperativeMatrixConversionsNV SPV_NV_cooperative_matrix2 v-
+Capability.CooperativeMatrixPerElementOperationsNV SPV_NV_cooperative_matrix2 v-
+Capability.CooperativeMatrixTensorAddressingNV SPV_NV_cooperative_matrix2 v-
+Capability.CooperativeMatrixBlockLoadsNV SPV_NV_cooperative_matrix2 v-
+Capability.CooperativeVectorTrainingNV SPV_NV_cooperative_vector v-
+Capability.RayTracingClusterAccelerationStructureNV RayTracingKHR SPV_NV_cluster_acceleration_structure v-
+Capability.TensorAddressingNV SPV_NV_tensor_addressing v-
+Capability.SubgroupShuffleINTEL SPV_INTEL_subgroups v-
+Capability.SubgroupBufferBlockIOINTEL SPV_INTEL_subgroups v-
+Capability.SubgroupImageBlockIOINTEL SPV_INTEL_subgroups v-
+Capability.SubgroupImageMediaBlockIOINTEL SPV_INTEL_media_block_io v-
+Capability.RoundToInfinityINTEL SPV_INTEL_float_controls2 v-
+Capability.FloatingPointModeINTEL SPV_INTEL_float_controls2 v-
+Capability.IntegerFunctions2INTEL SPV_INTEL_shader_integer_functions2 v-
+Capability.FunctionPointersINTEL SPV_INTEL_function_pointers v-
+Capability.IndirectReferencesINTEL SPV_INTEL_function_pointers v-
+Capability.AsmINTEL SPV_INTEL_inline_assembly v-
+Capability.AtomicFloat32MinMaxEXT SPV_EXT_shader_atomic_float_min_max v-
+Capability.AtomicFloat64MinMaxEXT SPV_EXT_shader_atomic_float_min_max v-
+Capability.AtomicFloat16MinMaxEXT SPV_EXT_shader_atomic_float_min_max v-
+Capability.VectorComputeINTEL VectorAnyINTEL SPV_INTEL_vector_compute v-
+Capability.VectorAnyINTEL SPV_INTEL_vector_compute v-
+Capability.ExpectAssumeKHR SPV_KHR_expect_assume v-
+Capability.SubgroupAvcMotionEstimationINTEL SPV_INTEL_device_side_avc_motion_estimation v-
+Capability.SubgroupAvcMotionEstimationIntraINTEL SPV_INTEL_device_side_avc_motion_estimation v-
+Capability.SubgroupAvcMotionEstimationChromaINTEL SPV_INTEL_device_side_avc_motion_estimation v-
+Capability.VariableLengthArrayINTEL SPV_INTEL_variable_length_array v-
+Capability.FunctionFloatControlINTEL SPV_INTEL_float_controls2 v-
+Capability.FPGAMemoryAttributesALTERA SPV_ALTERA_fpga_memory_attributes SPV_INTEL_fpga_memory_attributes v-
+Capability.FPFastMathModeINTEL Kernel SPV_INTEL_fp_fast_math_mode v-
+Capability.ArbitraryPrecisionIntegersALTERA SPV_ALTERA_arbitrary_precision_integers SPV_INTEL_arbitrary_precision_integers v-
+Capability.ArbitraryPrecisionFloatingPointALTERA SPV_ALTERA_arbitrary_precision_floating_point SPV_INTEL_arbitrary_precision_floating_point v-
+Capability.UnstructuredLoopControlsINTEL SPV_INTEL_unstructured_loop_controls v-
+Capability.FPGALoopControlsALTERA SPV_ALTERA_fpga_loop_controls SPV_INTEL_fpga_loop_controls v-
+Capability.KernelAttributesINTEL SPV_INTEL_kernel_attributes v-
+Capability.FPGAKernelAttributesINTEL SPV_INTEL_kernel_attributes v-
+Capability.FPGAMemoryAccessesALTERA SPV_ALTERA_fpga_memory_accesses SPV_INTEL_fpga_memory_accesses v-
+Capability.FPGAClusterAttributesALTERA SPV_ALTERA_fpga_cluster_attributes SPV_INTEL_fpga_cluster_attributes v-
+Capability.LoopFuseALTERA SPV_ALTERA_loop_fuse SPV_INTEL_loop_fuse v-
+Capability.FPGADSPControlALTERA SPV_ALTERA_fpga_dsp_control SPV_INTEL_fpga_dsp_control v-
+Capability.MemoryAccessAliasingINTEL SPV_INTEL_memory_access_aliasing v-
+Capability.FPGAInvocationPipeliningAttributesALTERA SPV_ALTERA_fpga_invocation_pipelining_attributes SPV_INTEL_fpga_invocation_pipelining_attributes v-
+Capability.FPGABufferLocationALTERA SPV_ALTERA_fpga_buffer_location SPV_INTEL_fpga_buffer_location v-
+Capability.ArbitraryPrecisionFixedPointALTERA SPV_ALTERA_arbitrary_precision_fixed_point SPV_INTEL_arbitrary_precision_fixed_point v-
+Capability.USMStorageClassesALTERA SPV_ALTERA_usm_storage_classes SPV_INTEL_usm_storage_classes v-
+Capability.RuntimeAlignedAttributeALTERA SPV_ALTERA_runtime_aligned SPV_INTEL_runtime_aligned v-
+Capability.IOPipesALTERA SPV_ALTERA_io_pipes SPV_INTEL_io_pipes v-
+Capability.BlockingPipesALTERA SPV_ALTERA_blocking_pipes SPV_INTEL_blocking_pipes v-
+Capability.FPGARegALTERA SPV_ALTERA_fpga_reg SPV_INTEL_fpga_reg v-
+Capability.DotProductInputAll SPV_KHR_integer_dot_product v1.6
+Capability.DotProductInput4x8Bit Int8 SPV_KHR_integer_dot_product v1.6
+Capability.DotProductInput4x8BitPacked SPV_KHR_integer_dot_product v1.6
+Capability.DotProduct SPV_KHR_integer_dot_product v1.6
+Capability.RayCullMaskKHR SPV_KHR_ray_cull_mask v-
+Capability.CooperativeMatrixKHR SPV_KHR_cooperative_matrix v-
+Capability.ReplicatedCompositesEXT SPV_EXT_replicated_composites v-
+Capability.BitInstructions SPV_KHR_bit_instructions v-
+Capability.GroupNonUniformRotateKHR GroupNonUniform SPV_KHR_subgroup_rotate v-
+Capability.FloatControls2 SPV_KHR_float_controls2 v-
+Capability.FMAKHR SPV_KHR_fma v-
+Capability.AtomicFloat32AddEXT SPV_EXT_shader_atomic_float_add v-
+Capability.AtomicFloat64AddEXT SPV_EXT_shader_atomic_float_add v-
+Capability.LongCompositesINTEL SPV_INTEL_long_composites v-
+Capability.OptNoneEXT SPV_EXT_optnone SPV_INTEL_optnone v-
+Capability.AtomicFloat16AddEXT SPV_EXT_shader_atomic_float16_add v-
+Capability.DebugInfoModuleINTEL SPV_INTEL_debug_module v-
+Capability.BFloat16ConversionINTEL SPV_INTEL_bfloat16_conversion v-
+Capability.SplitBarrierINTEL SPV_INTEL_split_barrier v-
+Capability.ArithmeticFenceEXT SPV_EXT_arithmetic_fence v-
+Capability.FPGAClusterAttributesV2ALTERA FPGAClusterAttributesALTERA SPV_ALTERA_fpga_cluster_attributes SPV_INTEL_fpga_cluster_attributes v-
+Capability.FPGAKernelAttributesv2INTEL FPGAKernelAttributesINTEL SPV_INTEL_kernel_attributes v-
+Capability.TaskSequenceALTERA SPV_ALTERA_task_sequence SPV_INTEL_task_sequence v-
+Capability.FPMaxErrorINTEL SPV_INTEL_fp_max_error v-
+Capability.FPGALatencyControlALTERA SPV_ALTERA_fpga_latency_control SPV_INTEL_fpga_latency_control v-
+Capability.FPGAArgumentInterfacesALTERA SPV_ALTERA_fpga_argument_interfaces SPV_INTEL_fpga_argument_interfaces v-
+Capability.GlobalVariableHostAccessINTEL SPV_INTEL_global_variable_host_access v-
+Capability.GlobalVariableFPGADecorationsALTERA SPV_ALTERA_global_variable_fpga_decorations SPV_INTEL_global_variable_fpga_decorations v-
+Capability.SubgroupBufferPrefetchINTEL SPV_INTEL_subgroup_buffer_prefetch v-
+Capability.Subgroup2DBlockIOINTEL SPV_INTEL_2d_block_io v-
+Capability.Subgroup2DBlockTransformINTEL Subgroup2DBlockIOINTEL SPV_INTEL_2d_block_io v-
+Capability.Subgroup2DBlockTransposeINTEL Subgroup2DBlockIOINTEL SPV_INTEL_2d_block_io v-
+Capability.SubgroupMatrixMultiplyAccumulateINTEL SPV_INTEL_subgroup_matrix_multiply_accumulate v-
+Capability.TernaryBitwiseFunctionINTEL SPV_INTEL_ternary_bitwise_function v-
+Capability.UntypedVariableLengthArrayINTEL VariableLengthArrayINTEL UntypedPointersKHR SPV_INTEL_variable_length_array v-
+Capability.SpecConditionalINTEL SPV_INTEL_function_variants v-
+Capability.FunctionVariantsINTEL SpecConditionalINTEL SPV_INTEL_function_variants v-
+Capability.GroupUniformArithmeticKHR SPV_KHR_uniform_group_instructions v-
+Capability.TensorFloat32RoundingINTEL SPV_INTEL_tensor_float32_conversion v-
+Capability.MaskedGatherScatterINTEL SPV_INTEL_masked_gather_scatter v-
+Capability.CacheControlsINTEL SPV_INTEL_cache_controls v-
+Capability.RegisterLimitsINTEL SPV_INTEL_maximum_registers v-
+Capability.BindlessImagesINTEL SPV_INTEL_bindless_images v-
+RayQueryIntersection.RayQueryCandidateIntersectionKHR RayQueryKHR v-
+RayQueryIntersection.RayQueryCommittedIntersectionKHR RayQueryKHR v-
+RayQueryCommittedIntersectionType.RayQueryCommittedIntersectionNoneKHR RayQueryKHR v-
+RayQueryCommittedIntersectionType.RayQueryCommittedIntersectionTriangleKHR RayQueryKHR v-
+RayQueryCommittedIntersectionType.RayQueryCommittedIntersectionGeneratedKHR RayQueryKHR v-
+RayQueryCandidateIntersectionType.RayQueryCandidateIntersectionTriangleKHR RayQueryKHR v-
+RayQueryCandidateIntersectionType.RayQueryCandidateIntersectionAABBKHR RayQueryKHR v-
+PackedVectorFormat.PackedVectorFormat4x8Bit SPV_KHR_integer_dot_product v1.6
+CooperativeMatrixOperands.NoneKHR v-
+CooperativeMatrixOperands.MatrixASignedComponentsKHR v-
+CooperativeMatrixOperands.MatrixBSignedComponentsKHR v-
+CooperativeMatrixOperands.MatrixCSignedComponentsKHR v-
+CooperativeMatrixOperands.MatrixResultSignedComponentsKHR v-
+CooperativeMatrixOperands.SaturatingAccumulationKHR v-
+CooperativeMatrixLayout.RowMajorKHR v-
+CooperativeMatrixLayout.ColumnMajorKHR v-
+CooperativeMatrixLayout.RowBlockedInterleavedARM CooperativeMatrixLayoutsARM v-
+CooperativeMatrixLayout.ColumnBlockedInterleavedARM CooperativeMatrixLayoutsARM v-
+CooperativeMatrixUse.MatrixAKHR v-
+CooperativeMatrixUse.MatrixBKHR v-
+CooperativeMatrixUse.MatrixAccumulatorKHR v-
+CooperativeMatrixReduce.Row v-
+CooperativeMatrixReduce.Column v-
+CooperativeMatrixReduce.CooperativeMatrixReduce2x2 v-
+TensorClampMode.Undefined v-
+TensorClampMode.Constant v-
+TensorClampMode.ClampToEdge v-
+TensorClampMode.Repeat v-
+TensorClampMode.RepeatMirrored v-
+TensorAddressingOperands.None_ v-
+TensorAddressingOperands.TensorView CooperativeMatrixTensorAddressingNV v-
+TensorAddressingOperands.DecodeFunc CooperativeMatrixBlockLoadsNV v-
+InitializationModeQualifier.InitOnDeviceReprogramALTERA GlobalVariableFPGADecorationsALTERA v-
+InitializationModeQualifier.InitOnDeviceResetALTERA GlobalVariableFPGADecorationsALTERA v-
+LoadCacheControl.UncachedINTEL CacheControlsINTEL v-
+LoadCacheControl.CachedINTEL CacheControlsINTEL v-
+LoadCacheControl.StreamingINTEL CacheControlsINTEL v-
+LoadCacheControl.InvalidateAfterReadINTEL CacheControlsINTEL v-
+LoadCacheControl.ConstCachedINTEL CacheControlsINTEL v-
+StoreCacheControl.UncachedINTEL CacheControlsINTEL v-
+StoreCacheControl.WriteThroughINTEL CacheControlsINTEL v-
+StoreCacheControl.WriteBackINTEL CacheControlsINTEL v-
+StoreCacheControl.StreamingINTEL CacheControlsINTEL v-
+NamedMaximumNumberOfRegisters.AutoINTEL RegisterLimitsINTEL v-
+MatrixMultiplyAccumulateOperands.None_ v-
+MatrixMultiplyAccumulateOperands.MatrixASignedComponentsINTEL v-
+MatrixMultiplyAccumulateOperands.MatrixBSignedComponentsINTEL v-
+MatrixMultiplyAccumulateOperands.MatrixCBFloat16INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixResultBFloat16INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixAPackedInt8INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixBPackedInt8INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixAPackedInt4INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixBPackedInt4INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixATF32INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixBTF32INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixAPackedFloat16INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixBPackedFloat16INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixAPackedBFloat16INTEL v-
+MatrixMultiplyAccumulateOperands.MatrixBPackedBFloat16INTEL v-
+FPEncoding.BFloat16KHR BFloat16TypeKHR v-
+FPEncoding.Float8E4M3EXT Float8EXT v-
+FPEncoding.Float8E5M2EXT Float8EXT v-
+CooperativeVectorMatrixLayout.RowMajorNV v-
+CooperativeVectorMatrixLayout.ColumnMajorNV v-
+CooperativeVectorMatrixLayout.InferencingOptimalNV v-
+CooperativeVectorMatrixLayout.TrainingOptimalNV v-
+ComponentType.Float16NV v-
+ComponentType.Float32NV v-
+ComponentType.Float64NV v-
+ComponentType.SignedInt8NV v-
+ComponentType.SignedInt16NV v-
+ComponentType.SignedInt32NV v-
+ComponentType.SignedInt64NV v-
+ComponentType.UnsignedInt8NV v-
+ComponentType.UnsignedInt16NV v-
+ComponentType.UnsignedInt32NV v-
+ComponentType.UnsignedInt64NV v-
+ComponentType.SignedInt8PackedNV v-
+ComponentType.UnsignedInt8PackedNV v-
+ComponentType.FloatE4M3NV v-
+ComponentType.FloatE5M2NV v-
+TensorOperands.NoneARM TensorsARM v-
+TensorOperands.NontemporalARM TensorsARM v-
+TensorOperands.OutOfBoundsValueARM TensorsARM v-
+TensorOperands.MakeElementAvailableARM TensorsARM v-
+TensorOperands.MakeElementVisibleARM TensorsARM v-
+TensorOperands.NonPrivateElementARM TensorsARM v-
+""")
 
 
 # Operand kinds of the extra operands an enumerant takes (e.g. Decoration.BuiltIn).
-ENUM_PARAMETERS: dict[type[enum.IntEnum], dict[int, tuple[str, ...]]] = {
-    ImageOperands: {
-        ImageOperands.Bias: ('IdRef',),
-        ImageOperands.Lod: ('IdRef',),
-        ImageOperands.Grad: ('IdRef', 'IdRef',),
-        ImageOperands.ConstOffset: ('IdRef',),
-        ImageOperands.Offset: ('IdRef',),
-        ImageOperands.ConstOffsets: ('IdRef',),
-        ImageOperands.Sample: ('IdRef',),
-        ImageOperands.MinLod: ('IdRef',),
-        ImageOperands.MakeTexelAvailable: ('IdScope',),
-        ImageOperands.MakeTexelVisible: ('IdScope',),
-        ImageOperands.Offsets: ('IdRef',),
-    },
-    LoopControl: {
-        LoopControl.DependencyLength: ('LiteralInteger',),
-        LoopControl.MinIterations: ('LiteralInteger',),
-        LoopControl.MaxIterations: ('LiteralInteger',),
-        LoopControl.IterationMultiple: ('LiteralInteger',),
-        LoopControl.PeelCount: ('LiteralInteger',),
-        LoopControl.PartialCount: ('LiteralInteger',),
-        LoopControl.InitiationIntervalALTERA: ('LiteralInteger',),
-        LoopControl.MaxConcurrencyALTERA: ('LiteralInteger',),
-        LoopControl.DependencyArrayALTERA: ('LiteralInteger',),
-        LoopControl.PipelineEnableALTERA: ('LiteralInteger',),
-        LoopControl.LoopCoalesceALTERA: ('LiteralInteger',),
-        LoopControl.MaxInterleavingALTERA: ('LiteralInteger',),
-        LoopControl.SpeculatedIterationsALTERA: ('LiteralInteger',),
-        LoopControl.LoopCountALTERA: ('LiteralInteger',),
-        LoopControl.MaxReinvocationDelayALTERA: ('LiteralInteger',),
-    },
-    MemoryAccess: {
-        MemoryAccess.Aligned: ('LiteralInteger',),
-        MemoryAccess.MakePointerAvailable: ('IdScope',),
-        MemoryAccess.MakePointerVisible: ('IdScope',),
-        MemoryAccess.AliasScopeINTELMask: ('IdRef',),
-        MemoryAccess.NoAliasINTELMask: ('IdRef',),
-    },
-    ExecutionMode: {
-        ExecutionMode.Invocations: ('LiteralInteger',),
-        ExecutionMode.LocalSize: ('LiteralInteger', 'LiteralInteger', 'LiteralInteger',),
-        ExecutionMode.LocalSizeHint: ('LiteralInteger', 'LiteralInteger', 'LiteralInteger',),
-        ExecutionMode.OutputVertices: ('LiteralInteger',),
-        ExecutionMode.VecTypeHint: ('LiteralInteger',),
-        ExecutionMode.SubgroupSize: ('LiteralInteger',),
-        ExecutionMode.SubgroupsPerWorkgroup: ('LiteralInteger',),
-        ExecutionMode.SubgroupsPerWorkgroupId: ('IdRef',),
-        ExecutionMode.LocalSizeId: ('IdRef', 'IdRef', 'IdRef',),
-        ExecutionMode.LocalSizeHintId: ('IdRef', 'IdRef', 'IdRef',),
-        ExecutionMode.DenormPreserve: ('LiteralInteger',),
-        ExecutionMode.DenormFlushToZero: ('LiteralInteger',),
-        ExecutionMode.SignedZeroInfNanPreserve: ('LiteralInteger',),
-        ExecutionMode.RoundingModeRTE: ('LiteralInteger',),
-        ExecutionMode.RoundingModeRTZ: ('LiteralInteger',),
-        ExecutionMode.TileShadingRateQCOM: ('LiteralInteger', 'LiteralInteger', 'LiteralInteger',),
-        ExecutionMode.IsApiEntryAMDX: ('IdRef',),
-        ExecutionMode.MaxNodeRecursionAMDX: ('IdRef',),
-        ExecutionMode.StaticNumWorkgroupsAMDX: ('IdRef', 'IdRef', 'IdRef',),
-        ExecutionMode.ShaderIndexAMDX: ('IdRef',),
-        ExecutionMode.MaxNumWorkgroupsAMDX: ('IdRef', 'IdRef', 'IdRef',),
-        ExecutionMode.SharesInputWithAMDX: ('IdRef', 'IdRef',),
-        ExecutionMode.OutputPrimitivesEXT: ('LiteralInteger',),
-        ExecutionMode.SharedLocalMemorySizeINTEL: ('LiteralInteger',),
-        ExecutionMode.RoundingModeRTPINTEL: ('LiteralInteger',),
-        ExecutionMode.RoundingModeRTNINTEL: ('LiteralInteger',),
-        ExecutionMode.FloatingPointModeALTINTEL: ('LiteralInteger',),
-        ExecutionMode.FloatingPointModeIEEEINTEL: ('LiteralInteger',),
-        ExecutionMode.MaxWorkgroupSizeINTEL: ('LiteralInteger', 'LiteralInteger', 'LiteralInteger',),
-        ExecutionMode.MaxWorkDimINTEL: ('LiteralInteger',),
-        ExecutionMode.NumSIMDWorkitemsINTEL: ('LiteralInteger',),
-        ExecutionMode.SchedulerTargetFmaxMhzINTEL: ('LiteralInteger',),
-        ExecutionMode.FPFastMathDefault: ('IdRef', 'IdRef',),
-        ExecutionMode.StreamingInterfaceINTEL: ('LiteralInteger',),
-        ExecutionMode.RegisterMapInterfaceINTEL: ('LiteralInteger',),
-        ExecutionMode.NamedBarrierCountINTEL: ('LiteralInteger',),
-        ExecutionMode.MaximumRegistersINTEL: ('LiteralInteger',),
-        ExecutionMode.MaximumRegistersIdINTEL: ('IdRef',),
-        ExecutionMode.NamedMaximumRegistersINTEL: ('NamedMaximumNumberOfRegisters',),
-    },
-    Decoration: {
-        Decoration.SpecId: ('LiteralInteger',),
-        Decoration.ArrayStride: ('LiteralInteger',),
-        Decoration.MatrixStride: ('LiteralInteger',),
-        Decoration.BuiltIn: ('BuiltIn',),
-        Decoration.UniformId: ('IdScope',),
-        Decoration.Stream: ('LiteralInteger',),
-        Decoration.Location: ('LiteralInteger',),
-        Decoration.Component: ('LiteralInteger',),
-        Decoration.Index: ('LiteralInteger',),
-        Decoration.Binding: ('LiteralInteger',),
-        Decoration.DescriptorSet: ('LiteralInteger',),
-        Decoration.Offset: ('LiteralInteger',),
-        Decoration.XfbBuffer: ('LiteralInteger',),
-        Decoration.XfbStride: ('LiteralInteger',),
-        Decoration.FuncParamAttr: ('FunctionParameterAttribute',),
-        Decoration.FPRoundingMode: ('FPRoundingMode',),
-        Decoration.FPFastMathMode: ('FPFastMathMode',),
-        Decoration.LinkageAttributes: ('LiteralString', 'LinkageType',),
-        Decoration.InputAttachmentIndex: ('LiteralInteger',),
-        Decoration.Alignment: ('LiteralInteger',),
-        Decoration.MaxByteOffset: ('LiteralInteger',),
-        Decoration.AlignmentId: ('IdRef',),
-        Decoration.MaxByteOffsetId: ('IdRef',),
-        Decoration.NodeSharesPayloadLimitsWithAMDX: ('IdRef',),
-        Decoration.NodeMaxPayloadsAMDX: ('IdRef',),
-        Decoration.PayloadNodeNameAMDX: ('IdRef',),
-        Decoration.PayloadNodeBaseIndexAMDX: ('IdRef',),
-        Decoration.PayloadNodeArraySizeAMDX: ('IdRef',),
-        Decoration.SecondaryViewportRelativeNV: ('LiteralInteger',),
-        Decoration.SIMTCallINTEL: ('LiteralInteger',),
-        Decoration.ClobberINTEL: ('LiteralString',),
-        Decoration.FuncParamIOKindINTEL: ('LiteralInteger',),
-        Decoration.GlobalVariableOffsetINTEL: ('LiteralInteger',),
-        Decoration.CounterBuffer: ('IdRef',),
-        Decoration.UserSemantic: ('LiteralString',),
-        Decoration.UserTypeGOOGLE: ('LiteralString',),
-        Decoration.FunctionRoundingModeINTEL: ('LiteralInteger', 'FPRoundingMode',),
-        Decoration.FunctionDenormModeINTEL: ('LiteralInteger', 'FPDenormMode',),
-        Decoration.MemoryALTERA: ('LiteralString',),
-        Decoration.NumbanksALTERA: ('LiteralInteger',),
-        Decoration.BankwidthALTERA: ('LiteralInteger',),
-        Decoration.MaxPrivateCopiesALTERA: ('LiteralInteger',),
-        Decoration.MaxReplicatesALTERA: ('LiteralInteger',),
-        Decoration.MergeALTERA: ('LiteralString', 'LiteralString',),
-        Decoration.BankBitsALTERA: ('LiteralInteger',),
-        Decoration.ForcePow2DepthALTERA: ('LiteralInteger',),
-        Decoration.StridesizeALTERA: ('LiteralInteger',),
-        Decoration.WordsizeALTERA: ('LiteralInteger',),
-        Decoration.CacheSizeALTERA: ('LiteralInteger',),
-        Decoration.PrefetchALTERA: ('LiteralInteger',),
-        Decoration.MathOpDSPModeALTERA: ('LiteralInteger', 'LiteralInteger',),
-        Decoration.AliasScopeINTEL: ('IdRef',),
-        Decoration.NoAliasINTEL: ('IdRef',),
-        Decoration.InitiationIntervalALTERA: ('LiteralInteger',),
-        Decoration.MaxConcurrencyALTERA: ('LiteralInteger',),
-        Decoration.PipelineEnableALTERA: ('LiteralInteger',),
-        Decoration.BufferLocationALTERA: ('LiteralInteger',),
-        Decoration.IOPipeStorageALTERA: ('LiteralInteger',),
-        Decoration.FunctionFloatingPointModeINTEL: ('LiteralInteger', 'FPOperationMode',),
-        Decoration.FPMaxErrorDecorationINTEL: ('LiteralFloat',),
-        Decoration.LatencyControlLabelALTERA: ('LiteralInteger',),
-        Decoration.LatencyControlConstraintALTERA: ('LiteralInteger', 'LiteralInteger', 'LiteralInteger',),
-        Decoration.MMHostInterfaceAddressWidthALTERA: ('LiteralInteger',),
-        Decoration.MMHostInterfaceDataWidthALTERA: ('LiteralInteger',),
-        Decoration.MMHostInterfaceLatencyALTERA: ('LiteralInteger',),
-        Decoration.MMHostInterfaceReadWriteModeALTERA: ('AccessQualifier',),
-        Decoration.MMHostInterfaceMaxBurstALTERA: ('LiteralInteger',),
-        Decoration.MMHostInterfaceWaitRequestALTERA: ('LiteralInteger',),
-        Decoration.HostAccessINTEL: ('HostAccessQualifier', 'LiteralString',),
-        Decoration.InitModeALTERA: ('InitializationModeQualifier',),
-        Decoration.ImplementInRegisterMapALTERA: ('LiteralInteger',),
-        Decoration.ConditionalINTEL: ('IdRef',),
-        Decoration.CacheControlLoadINTEL: ('LiteralInteger', 'LoadCacheControl',),
-        Decoration.CacheControlStoreINTEL: ('LiteralInteger', 'StoreCacheControl',),
-    },
-    TensorAddressingOperands: {
-        TensorAddressingOperands.TensorView: ('IdRef',),
-        TensorAddressingOperands.DecodeFunc: ('IdRef',),
-    },
-    TensorOperands: {
-        TensorOperands.OutOfBoundsValueARM: ('IdRef',),
-        TensorOperands.MakeElementAvailableARM: ('IdRef',),
-        TensorOperands.MakeElementVisibleARM: ('IdRef',),
-    },
-}
+ENUM_PARAMETERS: dict[type[Enumerant], dict[int, tuple[str, ...]]] = read_enum_parameters(KINDS, """\
+ImageOperands.Bias IdRef
+ImageOperands.Lod IdRef
+ImageOperands.Grad IdRef IdRef
+ImageOperands.ConstOffset IdRef
+ImageOperands.Offset IdRef
+ImageOperands.ConstOffsets IdRef
+ImageOperands.Sample IdRef
+ImageOperands.MinLod IdRef
+ImageOperands.MakeTexelAvailable IdScope
+ImageOperands.MakeTexelVisible IdScope
+ImageOperands.Offsets IdRef
+LoopControl.DependencyLength LiteralInteger
+LoopControl.MinIterations LiteralInteger
+LoopControl.MaxIterations LiteralInteger
+LoopControl.IterationMultiple LiteralInteger
+LoopControl.PeelCount LiteralInteger
+LoopControl.PartialCount LiteralInteger
+LoopControl.InitiationIntervalALTERA LiteralInteger
+LoopControl.MaxConcurrencyALTERA LiteralInteger
+LoopControl.DependencyArrayALTERA LiteralInteger
+LoopControl.PipelineEnableALTERA LiteralInteger
+LoopControl.LoopCoalesceALTERA LiteralInteger
+LoopControl.MaxInterleavingALTERA LiteralInteger
+LoopControl.SpeculatedIterationsALTERA LiteralInteger
+LoopControl.LoopCountALTERA LiteralInteger
+LoopControl.MaxReinvocationDelayALTERA LiteralInteger
+MemoryAccess.Aligned LiteralInteger
+MemoryAccess.MakePointerAvailable IdScope
+MemoryAccess.MakePointerVisible IdScope
+MemoryAccess.AliasScopeINTELMask IdRef
+MemoryAccess.NoAliasINTELMask IdRef
+ExecutionMode.Invocations LiteralInteger
+ExecutionMode.LocalSize LiteralInteger LiteralInteger LiteralInteger
+ExecutionMode.LocalSizeHint LiteralInteger LiteralInteger LiteralInteger
+ExecutionMode.OutputVertices LiteralInteger
+ExecutionMode.VecTypeHint LiteralInteger
+ExecutionMode.SubgroupSize LiteralInteger
+ExecutionMode.SubgroupsPerWorkgroup LiteralInteger
+ExecutionMode.SubgroupsPerWorkgroupId IdRef
+ExecutionMode.LocalSizeId IdRef IdRef IdRef
+ExecutionMode.LocalSizeHintId IdRef IdRef IdRef
+ExecutionMode.DenormPreserve LiteralInteger
+ExecutionMode.DenormFlushToZero LiteralInteger
+ExecutionMode.SignedZeroInfNanPreserve LiteralInteger
+ExecutionMode.RoundingModeRTE LiteralInteger
+ExecutionMode.RoundingModeRTZ LiteralInteger
+ExecutionMode.TileShadingRateQCOM LiteralInteger LiteralInteger LiteralInteger
+ExecutionMode.IsApiEntryAMDX IdRef
+ExecutionMode.MaxNodeRecursionAMDX IdRef
+ExecutionMode.StaticNumWorkgroupsAMDX IdRef IdRef IdRef
+ExecutionMode.ShaderIndexAMDX IdRef
+ExecutionMode.MaxNumWorkgroupsAMDX IdRef IdRef IdRef
+ExecutionMode.SharesInputWithAMDX IdRef IdRef
+ExecutionMode.OutputPrimitivesEXT LiteralInteger
+ExecutionMode.SharedLocalMemorySizeINTEL LiteralInteger
+ExecutionMode.RoundingModeRTPINTEL LiteralInteger
+ExecutionMode.RoundingModeRTNINTEL LiteralInteger
+ExecutionMode.FloatingPointModeALTINTEL LiteralInteger
+ExecutionMode.FloatingPointModeIEEEINTEL LiteralInteger
+ExecutionMode.MaxWorkgroupSizeINTEL LiteralInteger LiteralInteger LiteralInteger
+ExecutionMode.MaxWorkDimINTEL LiteralInteger
+ExecutionMode.NumSIMDWorkitemsINTEL LiteralInteger
+ExecutionMode.SchedulerTargetFmaxMhzINTEL LiteralInteger
+ExecutionMode.FPFastMathDefault IdRef IdRef
+ExecutionMode.StreamingInterfaceINTEL LiteralInteger
+ExecutionMode.RegisterMapInterfaceINTEL LiteralInteger
+ExecutionMode.NamedBarrierCountINTEL LiteralInteger
+ExecutionMode.MaximumRegistersINTEL LiteralInteger
+ExecutionMode.MaximumRegistersIdINTEL IdRef
+ExecutionMode.NamedMaximumRegistersINTEL NamedMaximumNumberOfRegisters
+Decoration.SpecId LiteralInteger
+Decoration.ArrayStride LiteralInteger
+Decoration.MatrixStride LiteralInteger
+Decoration.BuiltIn BuiltIn
+Decoration.UniformId IdScope
+Decoration.Stream LiteralInteger
+Decoration.Location LiteralInteger
+Decoration.Component LiteralInteger
+Decoration.Index LiteralInteger
+Decoration.Binding LiteralInteger
+Decoration.DescriptorSet LiteralInteger
+Decoration.Offset LiteralInteger
+Decoration.XfbBuffer LiteralInteger
+Decoration.XfbStride LiteralInteger
+Decoration.FuncParamAttr FunctionParameterAttribute
+Decoration.FPRoundingMode FPRoundingMode
+Decoration.FPFastMathMode FPFastMathMode
+Decoration.LinkageAttributes LiteralString LinkageType
+Decoration.InputAttachmentIndex LiteralInteger
+Decoration.Alignment LiteralInteger
+Decoration.MaxByteOffset LiteralInteger
+Decoration.AlignmentId IdRef
+Decoration.MaxByteOffsetId IdRef
+Decoration.NodeSharesPayloadLimitsWithAMDX IdRef
+Decoration.NodeMaxPayloadsAMDX IdRef
+Decoration.PayloadNodeNameAMDX IdRef
+Decoration.PayloadNodeBaseIndexAMDX IdRef
+Decoration.PayloadNodeArraySizeAMDX IdRef
+Decoration.SecondaryViewportRelativeNV LiteralInteger
+Decoration.SIMTCallINTEL LiteralInteger
+Decoration.ClobberINTEL LiteralString
+Decoration.FuncParamIOKindINTEL LiteralInteger
+Decoration.GlobalVariableOffsetINTEL LiteralInteger
+Decoration.CounterBuffer IdRef
+Decoration.UserSemantic LiteralString
+Decoration.UserTypeGOOGLE LiteralString
+Decoration.FunctionRoundingModeINTEL LiteralInteger FPRoundingMode
+Decoration.FunctionDenormModeINTEL LiteralInteger FPDenormMode
+Decoration.MemoryALTERA LiteralString
+Decoration.NumbanksALTERA LiteralInteger
+Decoration.BankwidthALTERA LiteralInteger
+Decoration.MaxPrivateCopiesALTERA LiteralInteger
+Decoration.MaxReplicatesALTERA LiteralInteger
+Decoration.MergeALTERA LiteralString LiteralString
+Decoration.BankBitsALTERA LiteralInteger
+Decoration.ForcePow2DepthALTERA LiteralInteger
+Decoration.StridesizeALTERA LiteralInteger
+Decoration.WordsizeALTERA LiteralInteger
+Decoration.CacheSizeALTERA LiteralInteger
+Decoration.PrefetchALTERA LiteralInteger
+Decoration.MathOpDSPModeALTERA LiteralInteger LiteralInteger
+Decoration.AliasScopeINTEL IdRef
+Decoration.NoAliasINTEL IdRef
+Decoration.InitiationIntervalALTERA LiteralInteger
+Decoration.MaxConcurrencyALTERA LiteralInteger
+Decoration.PipelineEnableALTERA LiteralInteger
+Decoration.BufferLocationALTERA LiteralInteger
+Decoration.IOPipeStorageALTERA LiteralInteger
+Decoration.FunctionFloatingPointModeINTEL LiteralInteger FPOperationMode
+Decoration.FPMaxErrorDecorationINTEL LiteralFloat
+Decoration.LatencyControlLabelALTERA LiteralInteger
+Decoration.LatencyControlConstraintALTERA LiteralInteger LiteralInteger LiteralInteger
+Decoration.MMHostInterfaceAddressWidthALTERA LiteralInteger
+Decoration.MMHostInterfaceDataWidthALTERA LiteralInteger
+Decoration.MMHostInterfaceLatencyALTERA LiteralInteger
+Decoration.MMHostInterfaceReadWriteModeALTERA AccessQualifier
+Decoration.MMHostInterfaceMaxBurstALTERA LiteralInteger
+Decoration.MMHostInterfaceWaitRequestALTERA LiteralInteger
+Decoration.HostAccessINTEL HostAccessQualifier LiteralString
+Decoration.InitModeALTERA InitializationModeQualifier
+Decoration.ImplementInRegisterMapALTERA LiteralInteger
+Decoration.ConditionalINTEL IdRef
+Decoration.CacheControlLoadINTEL LiteralInteger LoadCacheControl
+Decoration.CacheControlStoreINTEL LiteralInteger StoreCacheControl
+TensorAddressingOperands.TensorView IdRef
+TensorAddressingOperands.DecodeFunc IdRef
+TensorOperands.OutOfBoundsValueARM IdRef
+TensorOperands.MakeElementAvailableARM IdRef
+TensorOperands.MakeElementVisibleARM IdRef
+""")
