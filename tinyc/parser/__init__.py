@@ -1,5 +1,8 @@
 """Source text → IR: the LALR grammar in tensor.lark, a hand lexer, an IR builder.
 
+The grammar's LALR(1) tables are generated into `tables.py` (`gen_tables.py`,
+with lark) and driven by `lalr.py`, so parsing does not import lark.
+
     program = parse(text, "kernel.ir")
 
 Every user error is a `CompilationError` located in the text: syntax errors
@@ -28,43 +31,28 @@ Grammar decisions where the spec's ABNF is loose (documented for users):
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-
-from lark import Lark
-from lark.exceptions import UnexpectedInput
-
 from tinyc.diagnostics import CompilationError, Diagnostic, Source, Span
 from tinyc.ir.core import Program
+from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
 from tinyc.parser.errors import syntax_error
 from tinyc.parser.lexer import LexError, TensorLexer
 
 __all__ = ["parse"]
 
-GRAMMAR_PATH = Path(__file__).with_name("tensor.lark")
-
-
-@functools.lru_cache(maxsize=1)
-def _parser() -> Lark:
-    """The LALR parser, built once per process on first use.
-
-    `cache=True` keeps lark's grammar analysis in a temporary file (keyed by a
-    hash of grammar and options), which cuts a cold start from ~230 ms to ~30 ms.
-    """
-    return Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer=TensorLexer,
-                propagate_positions=True, maybe_placeholders=False, cache=True)
+_LEXER: list[TensorLexer] = []
 
 
 def parse(text: str, name: str = "<string>") -> Program:
     """Parse tensor-language source into a Program; raises CompilationError."""
     source = Source(text, name)
-    parser = _parser()
+    if not _LEXER:
+        _LEXER.append(TensorLexer())
     try:
-        tree = parser.parse(text)
+        tree = lalr.parse(_LEXER[0].lex(text))
     except LexError as err:
         span = Span(err.line, err.column, err.line, err.end_column, source)
         raise CompilationError(Diagnostic(err.message, span)) from None
-    except UnexpectedInput as err:
-        raise CompilationError(syntax_error(err, parser, source)) from None
+    except lalr.ParseError as err:
+        raise CompilationError(syntax_error(err, source)) from None
     return ProgramBuilder(source).program(tree)

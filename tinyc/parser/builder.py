@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from lark import Token, Tree
-
 from tinyc.diagnostics import Note, Source, Span
 from tinyc.ir.core import Function, Instruction, Program, Region, Value
 from tinyc.parser.context import MAX_NESTING, BuildContext
 from tinyc.parser.instructions import build_instruction
+from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, dictionary
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from lark import Token, Tree
-
 from tinyc.diagnostics import DiagnosticSink, Note, Source, Span
 from tinyc.ir.core import Value
 from tinyc.ir.types import void
 from tinyc.diagnostics import did_you_mean
+from tinyc.parser.lalr import Token, Tree
 
 MAX_NESTING = 64
 """Deepest nesting of regions or attributes; keeps the recursive builder, verifier

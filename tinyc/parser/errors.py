@@ -1,6 +1,6 @@
 """Syntax errors in the user's words.
 
-lark reports an unexpected token with the set of terminal names the parser
+The parser reports an unexpected token with the set of terminal names it
 could take; this module turns that into "unexpected 'x', expected ':' or
 ','", collapses the sixty instruction keywords into "an instruction", and
 recognises a misspelled instruction, type or modifier (a WORD or DOTWORD
@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from lark import Lark, Token
-from lark.exceptions import UnexpectedInput, UnexpectedToken
-
 from tinyc.diagnostics import Diagnostic, Source, Span, did_you_mean
 from tinyc.ir.types import SCALAR_TYPES
+from tinyc.parser.lalr import ParseError, Token
 from tinyc.parser.lexer import DOTWORD, WORD
+from tinyc.parser.tables import KEYWORDS
 
 _PLAIN_INSTRUCTIONS = frozenset({
     "alloca", "axpby", "barrier", "cast", "constant", "cooperative_matrix_load",
@@ -47,16 +46,15 @@ def is_instruction(word: str) -> bool:
     return word in _PLAIN_INSTRUCTIONS or ("." in word[1:] and not word.startswith("."))
 
 
-def syntax_error(err: UnexpectedInput, parser: Lark, source: Source) -> Diagnostic:
-    """The diagnostic for a lark parse error."""
-    if not isinstance(err, UnexpectedToken):  # not raised by LALR with our lexer; be safe
-        line, column = getattr(err, "line", 1), getattr(err, "column", 1)
-        return Diagnostic("syntax error", Span(line, column, line, column, source))
+_SPELLINGS = {terminal: text for text, terminal in KEYWORDS.items()}
+
+
+def syntax_error(err: ParseError, source: Source) -> Diagnostic:
+    """The diagnostic for a parse error."""
     token = err.token
     # `accepts()` replays each terminal, so it is exact where LALR merged
     # states would offer tokens from other contexts (`)` after a load's index).
-    names = err.interactive_parser.accepts() if err.interactive_parser else err.expected
-    expected = {_spelling(name, parser) for name in names}
+    expected = {_SPELLINGS.get(name, name) for name in err.accepts()}
     if token.type == "$END":
         span = _end_span(err, source)
         return Diagnostic(f"unexpected end of input, expected {describe(expected)}", span)
@@ -83,20 +81,9 @@ def _message(token: Token, expected: set[str]) -> str:
     return f"unexpected '{word}', expected {describe(expected)}"
 
 
-def _spelling(terminal: str, parser: Lark) -> str:
-    """A keyword's text, or the terminal name for tokens with a pattern."""
-    if terminal in _TERMINAL_WORDS:
-        return terminal
-    try:
-        pattern = parser.get_terminal(terminal).pattern
-    except KeyError:
-        return terminal
-    return pattern.value if pattern.type == "str" else terminal
-
-
-def _end_span(err: UnexpectedToken, source: Source) -> Span:
+def _end_span(err: ParseError, source: Source) -> Span:
     """Just after the last token, where more text was expected."""
-    last = err.token  # lark's $END token borrows the position of the last real token
+    last = err.token  # the $END token borrows the position of the last real token
     if getattr(last, "end_line", None) and getattr(last, "end_column", None):
         return Span(last.end_line, last.end_column, last.end_line, last.end_column, source)
     text = source.text.rstrip()

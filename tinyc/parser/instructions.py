@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from lark import Token, Tree
-
 from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Value
 from tinyc.ir.instructions import (
@@ -23,6 +21,7 @@ from tinyc.ir.instructions import (
     Subview, Sum, Yield,
 )
 from tinyc.ir.types import DYNAMIC, index
+from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, constant, dictionary, integer
 
 if TYPE_CHECKING:

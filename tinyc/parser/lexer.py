@@ -7,8 +7,9 @@ and since bare words are only ever keywords, an unknown word must reach the
 parser as a `WORD` token (so the error can say "unknown instruction 'gemn'
 (did you mean 'gemm'?)") instead of failing inside the lexer.
 
-Token shapes (identifiers, numbers, strings) come from the terminals of
-tensor.lark, so the grammar file stays the one description of the syntax.
+Token shapes (identifiers, numbers, strings) and keywords come from the
+terminals of tensor.lark (through the generated `tables.py`), so the grammar
+file stays the one description of the syntax.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from lark import Token
-from lark.lexer import Lexer
+from tinyc.parser import tables
+from tinyc.parser.lalr import Token
 
 WORD = "WORD"
 """A bare word that is no keyword (a misspelled instruction, type, ...)."""
@@ -44,19 +45,12 @@ class LexError(Exception):
         self.end_column = end_column
 
 
-class TensorLexer(Lexer):
-    """Turns text into lark Tokens whose types are the grammar's terminal names."""
+class TensorLexer:
+    """Turns text into Tokens whose types are the grammar's terminal names."""
 
-    __future_interface__ = 0  # lark calls lex(text)
-
-    def __init__(self, lexer_conf) -> None:
-        self.keywords: dict[str, str] = {}
-        patterns: dict[str, re.Pattern] = {}
-        for term in lexer_conf.terminals:
-            if term.pattern.type == "str":
-                self.keywords[term.pattern.value] = term.name
-            else:
-                patterns[term.name] = re.compile(term.pattern.to_regexp())
+    def __init__(self) -> None:
+        self.keywords: dict[str, str] = tables.KEYWORDS
+        patterns = {name: re.compile(regex) for name, regex in tables.PATTERNS.items()}
         self.local_id = patterns["LOCAL_ID"]
         self.global_id = patterns["GLOBAL_ID"]
         self.numbers = [(name, patterns[name]) for name in ("FLOAT", "INTEGER")]

@@ -11,14 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lark import Token, Tree
-
 from tinyc.diagnostics import Note
 from tinyc.ir.types import (
     DYNAMIC, SCALAR_TYPES, AddressSpace, MatrixUse, Type, bool_, canonical_stride,
     coopmatrix_type, group_type, index, memref_type, void,
 )
 from tinyc.parser.context import MAX_NESTING, BuildContext
+from tinyc.parser.lalr import Token, Tree
 
 _MAX_DIGITS = 4000
 """Python refuses to convert longer digit strings (sys.int_info.str_digits_check_threshold)."""

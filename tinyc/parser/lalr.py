@@ -1,0 +1,261 @@
+"""The LALR(1) driver: tokens → parse tree, shaped like lark's LALR trees.
+
+tensor.lark is analysed at development time by lark (`gen_tables.py`); the
+tables in `tables.py` drive the loop below, so parsing needs neither lark's
+import (~25 ms) nor its grammar cache (~30 ms) at run time. Trees come out
+as lark builds them with `propagate_positions=True, maybe_placeholders=False`:
+anonymous tokens dropped, `_rule`s spliced into their parent, `?rule`s with
+one child replaced by it, and every node's `meta` spanning its first to its
+last token (the tokens dropped from the tree included).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from tinyc.parser import tables
+
+
+class Token(str):
+    """A token: its text (the str value), terminal name and position (as lark's Token)."""
+
+    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+
+    def __new__(cls, type: str, value: str, start_pos: int | None = None, line: int | None = None,
+                column: int | None = None, end_line: int | None = None, end_column: int | None = None,
+                end_pos: int | None = None) -> Token:
+        token = str.__new__(cls, value)
+        token.type = type
+        token.value = value
+        token.start_pos = start_pos
+        token.line = line
+        token.column = column
+        token.end_line = end_line
+        token.end_column = end_column  # exclusive, like lark's
+        token.end_pos = end_pos
+        return token
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Token) and self.type != other.type:
+            return False
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {self.value!r})"
+
+
+class Meta:
+    """Where a tree is in the text; `empty` until a token below it gives a position.
+
+    `container_*` extend over the tokens of rules inlined into this node,
+    which is where a parent's span starts or ends.
+    """
+
+    __slots__ = ("empty", "line", "column", "start_pos", "end_line", "end_column", "end_pos",
+                 "container_line", "container_column", "container_start_pos",
+                 "container_end_line", "container_end_column", "container_end_pos")
+
+    def __init__(self) -> None:
+        self.empty = True
+
+
+class Tree:
+    """A parse-tree node: rule (or alias) name and children (trees and tokens)."""
+
+    __slots__ = ("data", "children", "meta")
+
+    def __init__(self, data: str, children: list, meta: Meta | None = None) -> None:
+        self.data = data
+        self.children = children
+        self.meta = meta if meta is not None else Meta()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tree):
+            return NotImplemented
+        return self.data == other.data and self.children == other.children
+
+    __hash__ = None  # mutable, like lark's trees compared by value
+
+    def __repr__(self) -> str:
+        return f"Tree({self.data!r}, {self.children!r})"
+
+
+class ParseError(Exception):
+    """`token` cannot come next; `accepts()` are the terminals that could."""
+
+    def __init__(self, token: Token, states: list[int]) -> None:
+        super().__init__(f"unexpected token {token!r}")
+        self.token = token
+        self.states = states
+
+    def accepts(self) -> set[str]:
+        """The terminals that would be shifted here (or end the input), after any reductions.
+
+        Replays each terminal of the state, so it is exact where LALR merged
+        states offer tokens from other contexts, like lark's
+        `InteractiveParser.accepts()`.
+        """
+        actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
+        accepted = set()
+        for terminal in actions[self.states[-1]]:
+            stack = list(self.states)
+            while True:
+                action = actions[stack[-1]].get(terminal)
+                if action is None:
+                    break
+                if action >= 0:
+                    accepted.add(terminal)
+                    break
+                origin, _, size, _, _ = rules[~action]
+                if size:
+                    del stack[-size:]
+                stack.append(gotos[stack[-1]][origin])
+                if terminal == "$END" and stack[-1] == tables.END_STATE:
+                    accepted.add(terminal)
+                    break
+        return accepted
+
+
+Rule = tuple[str, str, int, tuple[tuple[int, bool], ...], bool]
+"""(nonterminal, tree name, number of symbols, kept children (index, splice), ?rule)"""
+
+
+class _Rows(dict):
+    """Rows of a table, decoded from their line on first use (a parse visits few states)."""
+
+    def __init__(self, text: str, decode) -> None:
+        super().__init__()
+        self.lines = text.splitlines()
+        self.decode = decode
+
+    def __missing__(self, key: int):
+        row = self[key] = self.decode(self.lines[key])
+        return row
+
+
+def _rule(line: str) -> Rule:
+    head, shape = line.split(" => ")
+    origin, symbols = head.split(":")
+    name, *kept = shape.split()
+    expand1 = bool(kept) and kept[0] == "?"
+    children = tuple((int(k.rstrip("*")), k[-1] == "*") for k in kept[expand1:])
+    return origin, name, len(symbols.split()), children, expand1
+
+
+def _action_row(line: str) -> dict[str, int]:
+    """`sN @k rM @j ...` -> {terminal: N (shift) or ~M (reduce)}."""
+    row: dict[str, int] = {}
+    words = line.split()
+    for key, ref in zip(words[::2], words[1::2]):
+        action = int(key[1:]) if key[0] == "s" else ~int(key[1:])
+        row.update(dict.fromkeys(_SETS[int(ref[1:])], action))
+    return row
+
+
+def _goto_row(line: str) -> dict[str, int]:
+    """`nonterminal=N ...` -> {nonterminal: N}."""
+    return {sym: int(state) for sym, _, state in (word.partition("=") for word in line.split())}
+
+
+_SETS = [line.split() for line in tables.SETS.splitlines()]
+_ACTIONS: dict[int, dict[str, int]] = _Rows(tables.ACTIONS, _action_row)
+"""State -> {terminal: the next state (shift) or ~rule (reduce)}."""
+_GOTOS: dict[int, dict[str, int]] = _Rows(tables.GOTOS, _goto_row)
+_RULES: dict[int, Rule] = _Rows(tables.RULES, _rule)
+
+
+def parse(tokens: Iterable[Token]) -> Tree:
+    """The parse tree of a token stream; raises ParseError at the first token that cannot follow."""
+    actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
+    states = [tables.START_STATE]
+    values: list = []
+    last = None
+    for token in tokens:
+        last = token
+        kind = token.type
+        while True:
+            action = actions[states[-1]].get(kind)
+            if action is None:
+                raise ParseError(token, states)
+            if action >= 0:
+                states.append(action)
+                values.append(token)
+                break
+            _reduce(rules[~action], states, values, gotos)
+    if last is None:
+        end = Token("$END", "", 0, 1, 1)
+    else:
+        end = Token("$END", "", last.start_pos, last.line, last.column, last.end_line,
+                    last.end_column, last.end_pos)
+    while True:
+        action = actions[states[-1]].get("$END")
+        if action is None or action >= 0:  # the grammar never shifts $END
+            raise ParseError(end, states)
+        _reduce(rules[~action], states, values, gotos)
+        if states[-1] == tables.END_STATE:
+            return values[-1]
+
+
+def _reduce(rule: Rule, states: list[int], values: list, gotos: list[dict[str, int]]) -> None:
+    """Replace the rule's symbols on the stacks by its node."""
+    origin, name, size, kept, expand1 = rule
+    if size:
+        children = values[-size:]
+        del values[-size:]
+        del states[-size:]
+    else:
+        children = []
+    filtered: list = []
+    for index, splice in kept:
+        if splice:
+            filtered += children[index].children
+        else:
+            filtered.append(children[index])
+    if expand1 and len(filtered) == 1:
+        node = filtered[0]
+    else:
+        node = Tree(name, filtered)
+    if node.__class__ is Tree and children:
+        _locate(node.meta, children)
+    states.append(gotos[states[-1]][origin])
+    values.append(node)
+
+
+def _locate(meta: Meta, children: list) -> None:
+    """Positions from the first and last child that has one (lark's PropagatePositions)."""
+    first = None
+    for child in children:
+        if child.__class__ is Tree:
+            if not child.meta.empty:
+                first = child.meta
+                break
+        else:
+            first = child
+            break
+    if first is None:
+        return
+    for child in reversed(children):
+        if child.__class__ is Tree:
+            if not child.meta.empty:
+                last = child.meta
+                break
+        else:
+            last = child
+            break
+    if first.__class__ is Meta:
+        line, column, start = first.container_line, first.container_column, first.container_start_pos
+    else:
+        line, column, start = first.line, first.column, first.start_pos
+    if last.__class__ is Meta:
+        end_line, end_column, end = (last.container_end_line, last.container_end_column,
+                                     last.container_end_pos)
+    else:
+        end_line, end_column, end = last.end_line, last.end_column, last.end_pos
+    if meta.empty:  # else the node is a `?rule`'s child, which keeps its own span
+        meta.empty = False
+        meta.line, meta.column, meta.start_pos = line, column, start
+        meta.end_line, meta.end_column, meta.end_pos = end_line, end_column, end
+    meta.container_line, meta.container_column, meta.container_start_pos = line, column, start
+    meta.container_end_line, meta.container_end_column, meta.container_end_pos = end_line, end_column, end
