@@ -53,3 +53,45 @@ def test_target_env_is_passed():
 def test_assembler_errors():
     with pytest.raises(SpirvToolError, match="spirv-as failed"):
         assemble("OpNoSuchThing\n")
+
+
+def test_in_process_validator_says_what_spirv_val_says():
+    from tinyc.spirv import libtools, tools
+
+    library = libtools.load()
+    if library is None:
+        pytest.skip("libSPIRV-Tools-shared is not installed")
+    bad = assemble(MINIMAL.replace("OpCapability Addresses\n", ""))
+    proc = tools._run("spirv-val", ["--target-env", "spv1.4", "-"], bad)
+    assert proc.returncode != 0
+    assert library.validate(bad, "spv1.4") == tools._output(proc)
+    assert library.validate(assemble(MINIMAL), "spv1.4") is None
+
+
+def test_without_the_library_the_binary_validates(monkeypatch):
+    from tinyc.spirv import tools
+
+    monkeypatch.setattr(tools, "_library", lambda: None)
+    monkeypatch.setattr(tools, "_validated", {})
+    validate(assemble(MINIMAL))
+    with pytest.raises(SpirvValidationError, match="Addresses"):
+        validate(assemble(MINIMAL.replace("OpCapability Addresses\n", "")))
+
+
+def test_a_valid_module_is_validated_once(monkeypatch):
+    from tinyc.spirv import tools
+
+    class ValidatedAgain(Exception):
+        pass
+
+    def fail(*args):
+        raise ValidatedAgain
+
+    binary = assemble(MINIMAL)
+    monkeypatch.setattr(tools, "_validated", {})
+    validate(binary)
+    monkeypatch.setattr(tools, "_library", fail)
+    monkeypatch.setattr(tools, "_run", fail)
+    validate(binary)
+    with pytest.raises(ValidatedAgain):
+        validate(binary, "spv1.5")  # another target environment is another check
