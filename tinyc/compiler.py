@@ -26,7 +26,7 @@ class CompileResult:
     ir: IRProgram
     stages: dict[str, str]
     spirv: bytes
-    kernels: dict[str, Any]  # name -> tinyc.runtime.signature.KernelInfo
+    kernels: dict[str, Any]  # name -> tinyc.signature.KernelInfo
     timings: dict[str, float] = field(default_factory=dict)
     source: str = ""
     name: str = "<string>"

@@ -17,7 +17,7 @@ classes with `dispatch.emits` on import:
 from __future__ import annotations
 
 from tinyc.ir.core import Program
-from tinyc.runtime.signature import KernelInfo
+from tinyc.signature import KernelInfo
 from tinyc.spirv.codegen import arith, control, coopmatrix, memref, subgroup  # noqa: F401 (register emitters)
 from tinyc.spirv.codegen.context import CodegenError
 from tinyc.spirv.codegen.kernel import emit_kernel

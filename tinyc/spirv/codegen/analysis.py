@@ -18,7 +18,7 @@ from tinyc.ir.instructions import (
     Load, Store, Subview,
 )
 from tinyc.ir.types import GroupType, MemrefType, ScalarType
-from tinyc.runtime.signature import ParamInfo
+from tinyc.signature import ParamInfo
 
 
 def param_infos(fn: Function) -> tuple[ParamInfo, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from tinyc.ir.core import Function as IRFunction
 from tinyc.ir.core import Value
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
-from tinyc.runtime.signature import KernelInfo
+from tinyc.signature import KernelInfo
 from tinyc.spirv.codegen.analysis import param_infos
 from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, Lowered, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emit_region

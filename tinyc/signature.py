@@ -1,0 +1,34 @@
+"""What the compiler tells the runtime about each kernel it emitted.
+
+The runtime never parses IR: per kernel it receives the SPIR-V module bytes
+plus this metadata, which is everything needed to validate a Python call and
+pack it into the kernel ABI described in DESIGN.md. It lives outside
+`tinyc.runtime` so that codegen (and `tinyc compile`) does not import the
+runtime package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tinyc.ir.types import Type
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One kernel parameter as the source declared it."""
+
+    name: str  # source name without '%'
+    type: Type  # tinyc.ir.types: ScalarType, MemrefType or GroupType
+    written: bool = True  # kernel may write through it -> copy NumPy data back after the call
+    batch_mode: int | None = None  # memref: the mode indexed by group_id (its size must be >= batch); group: 0 if loaded with group_id (len >= batch)
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """One entry point: its name, parameters and launch shape."""
+
+    name: str
+    params: tuple[ParamInfo, ...]
+    work_group_size: tuple[int, int]  # (X, Y): OpenCL local size (X, Y, 1)
+    subgroup_size: int
