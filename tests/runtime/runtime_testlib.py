@@ -72,6 +72,11 @@ SIGNATURES = {
     "gscale2": ((ParamInfo("alpha", f32), ParamInfo("G", group_type(F32_MM, D, 0), batch_mode=0)), (16, 1)),
     "gadd": ((ParamInfo("G", group_type(memref_type(f32, (8,)), 4, 2), batch_mode=0),), (8, 1)),
     "geom": ((ParamInfo("O", memref_type(i64, (8, D)), batch_mode=1),), (4, 2)),
+    "gread": (
+        (ParamInfo("G", group_type(F32_MM, D, 0), written=False, batch_mode=0),
+         ParamInfo("O", F32_MM, batch_mode=1)),
+        (16, 1),
+    ),
 }
 
 

@@ -60,7 +60,15 @@ from tinyc.runtime.arrays import (
     fit_memref,
     layout,
 )
-from tinyc.runtime.members import TableCache, gather, member_ids, uniform_numpy, uniform_usm, upload_tables
+from tinyc.runtime.members import (
+    GatherPlan,
+    TableCache,
+    gather,
+    member_ids,
+    uniform_numpy,
+    uniform_usm,
+    upload_tables,
+)
 from tinyc.runtime.signature import ParamInfo
 
 Emit = Callable[[], list]
@@ -318,16 +326,21 @@ class GroupPacker:
     def _members(self, value: Any, arrays: Sequence[Any], count: int, setup: tuple, tail: list,
                  call: Any) -> Emit:
         config = setup[:3]
-        # a tuple or Group seen before: the same objects, checked then
-        if isinstance(value, (tuple, Group)):
+        known = None
+        if isinstance(value, (tuple, Group)):  # seen before: the same objects, checked then
             known = self.tables.find(("object", id(value), config))
-            if known is not None:
-                return lambda: [*known, *tail]
-        members = arrays if isinstance(arrays, tuple) else tuple(arrays)
-        ids = member_ids(members)
-        known = self.tables.find(("ids", ids, config))
-        if known is not None:
+        if known is None:
+            known = self.tables.find_members(arrays, config)
+            if known is not None and isinstance(value, (tuple, Group)):  # next time by identity
+                self.tables.add(("object", id(value), config), known, value)
+        if isinstance(known, GatherPlan):
+            emit = self._gathered(arrays, known, count, tail, call)
+            if emit is not None:
+                return emit
+        elif known is not None:
             return lambda: [*known, *tail]
+        members = tuple(arrays)  # a snapshot: the ids name exactly what it pins
+        ids = member_ids(members)
         pins = value if isinstance(value, (tuple, Group)) else members
         keys = [("ids", ids, config)] + ([("object", id(value), config)] if pins is value else [])
 
@@ -340,8 +353,12 @@ class GroupPacker:
             if call.same_context(view.owner):
                 return self._cached(keys, lambda: usm[0], tuple(fitted.dynamic), count, call, pins, tail)
         if not self.written and uniform_numpy(members):
-            emit = self._gathered(members, count, setup, tail, call)
+            view = array_view(members[0], self.name, f"{self.what} member 0")
+            plan = GatherPlan(tuple(self._fit(view, 0, setup).dynamic), members[0].nbytes)
+            emit = self._gathered(members, plan, count, tail, call)
             if emit is not None:
+                for key in keys:
+                    self.tables.add(key, plan, pins)
                 return emit
         return self._each(members, count, setup, tail, call, keys, pins)
 
@@ -357,17 +374,14 @@ class GroupPacker:
 
         return emit
 
-    def _gathered(self, members: tuple, count: int, setup: tuple, tail: list, call: Any) -> Emit | None:
-        """Read-only NumPy members of one layout: one host buffer, one transfer."""
-        first = members[0]
-        view = array_view(first, self.name, f"{self.what} member 0")
-        fitted = self._fit(view, 0, setup)
-        size = first.nbytes
+    def _gathered(self, members: Sequence[np.ndarray], plan: GatherPlan, count: int, tail: list,
+                  call: Any) -> Emit | None:
+        """Read-only NumPy members of one layout: one host buffer, one transfer; None on a mismatch."""
+        size, row = plan.nbytes, plan.row
         total = size * count
         host = call.staging.host_buffer(total)
         if not gather(members, host):
             return None  # a member differs: check them one by one
-        row = tuple(fitted.dynamic)
 
         def emit() -> list:
             device = call.staging.device_buffer(total)

@@ -3,7 +3,7 @@
 A group of 10^5 members cannot afford Python work per member on every call
 (~4 us each was 400 ms per call). What is done instead, all in C loops:
 
-* `member_ids`: the id() of every member of a tuple, read from the tuple's
+* `member_ids`: the id() of every member of a list or tuple, read from its
   item array in one copy (CPython layout, checked once at import; `map(id)`
   elsewhere). Comparing two such arrays tells whether a group holds the same
   objects as a cached one.
@@ -14,7 +14,10 @@ A group of 10^5 members cannot afford Python work per member on every call
 * `uniform_numpy`: all members exact `np.ndarray`s, Fortran-contiguous, of one
   size; `gather` then copies them into one host buffer with np.concatenate
   along the last mode (casting="no": a dtype, rank or leading-size mismatch
-  raises there, and with equal sizes fixes the last mode too).
+  raises there, and with equal sizes fixes the last mode too). Members that
+  passed are not probed again while the same objects come back (an array's
+  size cannot change in place while the cache holds it, so concatenate alone
+  still catches any reshape or dtype change).
 * `TableCache`: device pointer tables (and the `?` columns) of recent calls,
   reused when the same addresses come again: keyed by (base, step, count) for
   regular tables, or by the member ids of an all-USM group.
@@ -26,6 +29,7 @@ errors still name the member.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import sys
 import threading
 from itertools import repeat
@@ -35,29 +39,97 @@ from typing import Any, Sequence
 import numpy as np
 
 # -- identities ------------------------------------------------------------------
-_TUPLE_ITEMS = tuple.__basicsize__  # byte offset of a tuple's item pointers
+# CPython object layouts (Include/cpython/{listobject,tupleobject}.h): a tuple's
+# item pointers follow its header; a list's header is followed by a pointer to
+# its item array. Checked against map(id) once at import.
+_VAR_SIZE = 16  # PyVarObject.ob_size
+_TUPLE_ITEMS = tuple.__basicsize__
+_LIST_ITEMS = list.__basicsize__ - 16  # PyListObject.ob_item (then `allocated`)
+# memmove called without releasing the GIL (ctypes.memmove releases it): no
+# other thread can resize the list while its items are copied.
+_move = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)(
+    ctypes.cast(ctypes.memmove, ctypes.c_void_p).value
+)
 
 
-def _ids_by_map(members: tuple) -> np.ndarray:
+def _ids_by_map(members: Sequence[Any]) -> np.ndarray:
     return np.fromiter(map(id, members), dtype=np.uint64, count=len(members))
 
 
-def _ids_by_memory(members: tuple) -> np.ndarray:
-    out = np.empty(len(members), dtype=np.uint64)
-    if len(members):  # a tuple is immutable and referenced here: its items stay put
-        ctypes.memmove(out.ctypes.data, id(members) + _TUPLE_ITEMS, 8 * len(members))
+def _ids_by_memory(members: Sequence[Any]) -> np.ndarray:
+    kind = type(members)
+    if kind is not tuple and kind is not list:
+        return _ids_by_map(members)
+    n = len(members)
+    out = np.empty(n, dtype=np.uint64)
+    if not n:
+        return out
+    dst, nbytes, address = out.ctypes.data, 8 * n, id(members)
+    if kind is tuple:  # immutable, and referenced here: its items stay put
+        _move(dst, address + _TUPLE_ITEMS, nbytes)
+        return out
+    size = ctypes.c_ssize_t.from_address(address + _VAR_SIZE)
+    items = ctypes.c_void_p.from_address(address + _LIST_ITEMS)
+    if size.value != n:  # resized by another thread since len()
+        return _ids_by_map(tuple(members))
+    # No call between reading the item pointer and the copy, so no thread
+    # switch: the pointer is current when memmove reads through it.
+    _move(dst, items.value, nbytes)
     return out
+
+
+def _libc_memcmp() -> Any:
+    """memcmp, called without releasing the GIL (None if libc is not found)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        address = ctypes.cast(libc.memcmp, ctypes.c_void_p).value
+    except (OSError, AttributeError, TypeError):
+        return None
+    return ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)(address)
+
+
+_memcmp = _libc_memcmp()
+
+
+def _same_by_map(members: Sequence[Any], ids: np.ndarray) -> bool:
+    return len(members) == len(ids) and bool(np.array_equal(_ids_by_map(members), ids))
+
+
+def _same_by_memory(members: Sequence[Any], ids: np.ndarray) -> bool:
+    """Are these exactly the objects whose ids were taken? One memcmp, nothing allocated."""
+    kind, n = type(members), len(members)
+    if n != len(ids) or (kind is not tuple and kind is not list) or _memcmp is None:
+        return _same_by_map(members, ids)
+    if not n:
+        return True
+    theirs, nbytes, address = ids.ctypes.data, 8 * n, id(members)
+    if kind is tuple:
+        return _memcmp(address + _TUPLE_ITEMS, theirs, nbytes) == 0
+    size = ctypes.c_ssize_t.from_address(address + _VAR_SIZE)
+    items = ctypes.c_void_p.from_address(address + _LIST_ITEMS)
+    if size.value != n:
+        return False
+    return _memcmp(items.value, theirs, nbytes) == 0  # as in _ids_by_memory: no call in between
 
 
 def _memory_layout_ok() -> bool:
     if sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8:
         return False
-    probe = (object(), 1.5, "x", None, object())
-    return bool(np.array_equal(_ids_by_memory(probe), _ids_by_map(probe)))
+    items = [object(), 1.5, "x", None, object()]
+    for probe in (items, tuple(items)):
+        ids = _ids_by_map(probe)
+        if not np.array_equal(_ids_by_memory(probe), ids):
+            return False
+        if _memcmp is not None and not (_same_by_memory(probe, ids) and not _same_by_memory(probe, ids[::-1].copy())):
+            return False
+    return True
 
 
-member_ids = _ids_by_memory if _memory_layout_ok() else _ids_by_map
-member_ids.__doc__ = "id() of every member of a tuple, as uint64."
+_FAST = _memory_layout_ok()
+member_ids = _ids_by_memory if _FAST else _ids_by_map
+member_ids.__doc__ = "id() of every member of a list or tuple, as uint64."
+same_members = _same_by_memory if _FAST else _same_by_map
+same_members.__doc__ = "True if the list or tuple holds exactly the objects of these ids, in order."
 
 
 # -- USM members --------------------------------------------------------------------
@@ -93,19 +165,19 @@ def uniform_usm(members: Sequence[Any]) -> tuple[np.ndarray, bool] | None:
 
 
 # -- NumPy members --------------------------------------------------------------------
-_SIZE = attrgetter("size")
-_F_CONTIGUOUS = attrgetter("flags.f_contiguous")
+_PROBE = attrgetter("__class__", "size", "flags.f_contiguous")  # one pass over the members
 
 
 def uniform_numpy(members: Sequence[Any]) -> bool:
-    """All exact np.ndarray, Fortran-contiguous (host layout = packed layout), one size > 0."""
+    """All np.ndarray (exactly), Fortran-contiguous (host layout = packed layout), one size > 0."""
     first = members[0]
     if type(first) is not np.ndarray or first.ndim == 0 or first.size == 0:
         return False
-    types = list(map(type, members))
-    if types.count(np.ndarray) != len(types):
+    try:
+        probes = list(map(_PROBE, members))
+    except Exception:  # not an array at all: the member-by-member path says which
         return False
-    return _all_equal(list(map(_SIZE, members))) and all(map(_F_CONTIGUOUS, members))
+    return probes.count((np.ndarray, first.size, True)) == len(probes)
 
 
 def gather(members: Sequence[np.ndarray], out: np.ndarray) -> bool:
@@ -122,19 +194,21 @@ def gather(members: Sequence[np.ndarray], out: np.ndarray) -> bool:
 
 # -- device pointer tables ----------------------------------------------------------------
 class TableCache:
-    """Recent device pointer tables of one group parameter, with their `?` columns.
+    """What one group parameter learnt in recent calls, by key.
 
-    An entry owns its device arrays (not pooled), uploaded before it is
-    added and never written again, so calls in several threads may share it.
+    Mostly device pointer tables with their `?` columns: an entry owns its
+    device arrays (not pooled), uploaded before it is added and never
+    written again, so calls in several threads may share it. Also the
+    checked layout of NumPy members (a GatherPlan).
     """
 
-    SIZE = 4
+    SIZE = 8
 
     def __init__(self) -> None:
         self._entries: list[tuple[Any, list, Any]] = []  # (key, kernel arguments, pinned objects)
         self._lock = threading.Lock()
 
-    def find(self, key: Any) -> list | None:
+    def find(self, key: Any) -> Any:
         with self._lock:
             for i, (k, arguments, _) in enumerate(self._entries):
                 if _same_key(k, key):
@@ -143,7 +217,17 @@ class TableCache:
                     return arguments
         return None
 
-    def add(self, key: Any, arguments: list, pins: Any = None) -> None:
+    def find_members(self, members: Sequence[Any], config: Any) -> Any:
+        """The entry keyed ("ids", ids, config) whose ids are exactly these members'."""
+        with self._lock:
+            for i, (k, arguments, _) in enumerate(self._entries):
+                if k[0] == "ids" and len(k[1]) == len(members) and k[2] == config and same_members(members, k[1]):
+                    if i:
+                        self._entries.insert(0, self._entries.pop(i))
+                    return arguments
+        return None
+
+    def add(self, key: Any, arguments: Any, pins: Any = None) -> None:
         """`pins` keeps objects alive as long as the entry (the members a key names by id)."""
         with self._lock:
             self._entries.insert(0, (key, arguments, pins))
@@ -152,6 +236,15 @@ class TableCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+
+
+class GatherPlan:
+    """Checked NumPy members: the `?` values of their memref and their size in bytes."""
+
+    __slots__ = ("row", "nbytes")
+
+    def __init__(self, row: tuple, nbytes: int):
+        self.row, self.nbytes = row, nbytes
 
 
 def _same_key(a: Any, b: Any) -> bool:
