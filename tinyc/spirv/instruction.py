@@ -9,10 +9,9 @@ interfaces, type lookups for capability inference).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from tinyc.spirv.enums import Enumerant
-from tinyc.spirv.spv import OP_INFO, Op
+from tinyc.spirv.spv import KINDS, OP_INFO, Op, OpenCLStd
 
 
 class Id(int):
@@ -52,38 +51,51 @@ def operand_words(operand: Operand) -> list[int]:
     return [literal_word(operand)]
 
 
-@dataclass(eq=False)
 class Instruction:
     """One instruction; `operands` is a plain list so Phi nodes can be patched."""
 
-    opcode: Op
-    result_type: Id | None = None
-    result: Id | None = None
-    operands: list[Operand] = field(default_factory=list)
+    __slots__ = ("opcode", "result_type", "result", "operands")
+
+    def __init__(self, opcode: Op, result_type: Id | None = None, result: Id | None = None,
+                 operands: list[Operand] | None = None) -> None:
+        self.opcode = opcode
+        self.result_type = result_type
+        self.result = result
+        self.operands = [] if operands is None else operands
 
     def words(self) -> list[int]:
         """Binary encoding: (word count << 16 | opcode), type, result, operands."""
-        body: list[int] = []
+        body: list[int] = [0]
         if self.result_type is not None:
             body.append(self.result_type)
         if self.result is not None:
             body.append(self.result)
         for operand in self.operands:
-            body += operand_words(operand)
-        count = len(body) + 1
+            if operand.__class__ in _ONE_WORD:  # ids and enumerants: always in range
+                body.append(operand)
+            else:
+                body += operand_words(operand)
+        count = len(body)
         if count > 0xFFFF:
             raise ValueError(f"Op{self.opcode.name} has {count} words, more than 65535")
-        return [(count << 16) | int(self.opcode)] + [int(w) for w in body]
+        body[0] = (count << 16) | self.opcode
+        return body
 
     def ids(self) -> list[Id]:
         """All ids this instruction references (type, operands; not its result)."""
-        refs = [op for op in self.operands if isinstance(op, Id)]
+        refs = [op for op in self.operands if op.__class__ is Id]
         return ([self.result_type] if self.result_type is not None else []) + refs
 
     def __repr__(self) -> str:
         lhs = f"{self.result!r} = " if self.result is not None else ""
         args = " ".join(repr(a) for a in ([self.result_type] if self.result_type else []) + self.operands)
         return f"{lhs}Op{self.opcode.name} {args}".rstrip()
+
+
+_ONE_WORD = frozenset({Id, Op, OpenCLStd, *KINDS.values()})
+"""Operand classes that encode as themselves (ids, enumerants)."""
+_VALID = _ONE_WORD | {int, str}
+"""Operand classes that need no check when an instruction is made."""
 
 
 def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None,
@@ -95,17 +107,21 @@ def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None,
     `result` is given (for forward references such as Phi inputs).
     """
     has_type, has_result, _ = OP_INFO[opcode]
-    rest = list(args)
-    result_type = None
     if has_type:
-        if not rest or not isinstance(rest[0], Id):
+        if not args or args[0].__class__ is not Id:
             raise TypeError(f"Op{opcode.name} needs a result type id as first argument")
-        result_type = rest.pop(0)
+        result_type = args[0]
+        rest = list(args[1:])
+    else:
+        result_type = None
+        rest = list(args)
     if has_result:
-        result = result if result is not None else new_id()
+        if result is None:
+            result = new_id()
     elif result is not None:
         raise TypeError(f"Op{opcode.name} has no result id")
     for operand in rest:
-        if isinstance(operand, bool) or not isinstance(operand, (int, str)):
+        if operand.__class__ not in _VALID and (isinstance(operand, bool)
+                                                or not isinstance(operand, (int, str))):
             raise TypeError(f"bad operand {operand!r} for Op{opcode.name}")
     return Instruction(opcode, result_type, result, rest)

@@ -169,31 +169,31 @@ class Module(Uniquifier):
         self._annotations.setdefault(key, Instruction(opcode, None, None, operands))
 
     # -- assembly ----------------------------------------------------------------------
-    def _interface(self, func: Function) -> list[Id]:
+    def _interface(self, func: Function, bodies: dict[Id, list[Instruction]]) -> list[Id]:
         """Module-scope variables `func` and its callees reference (RUNTIME-NOTES §1)."""
-        by_id = {f.id: f for f in self.functions}
-        seen, todo, used = set(), [func], set()
+        seen, todo, used = set(), [func.id], set()
         while todo:
-            f = todo.pop()
-            if f.id in seen:
+            fid = todo.pop()
+            if fid in seen:
                 continue
-            seen.add(f.id)
-            for inst in f.instructions():
-                used.update(inst.ids())
-                if inst.opcode == Op.FunctionCall and inst.operands[0] in by_id:
-                    todo.append(by_id[inst.operands[0]])
+            seen.add(fid)
+            for inst in bodies[fid]:
+                used.update([op for op in inst.operands if op.__class__ is Id])  # not literals
+                if inst.opcode == Op.FunctionCall and inst.operands[0] in bodies:
+                    todo.append(inst.operands[0])
         return [v for v, sc in self._global_vars.items()
                 if v in used and (self.version >= (1, 4) or sc == StorageClass.Input)]
 
     def instructions(self) -> list[Instruction]:
         """The whole module in logical layout order, requirements inferred."""
-        entries = [Instruction(Op.EntryPoint, None, None, [model, f.id, name, *self._interface(f)])
+        bodies = {f.id: f.instructions() for f in self.functions}
+        entries = [Instruction(Op.EntryPoint, None, None, [model, f.id, name, *self._interface(f, bodies)])
                    for model, f, name in self._entry_points]
         memory_model = Instruction(Op.MemoryModel, None, None, [AddressingModel.Physical64, MemoryModel.OpenCL])
         body = (self._ext_import_insts + [memory_model] + entries + self._execution_modes
                 + self._debug + list(self._annotations.values()) + self._globals)
         for func in self.functions:
-            body += func.instructions()
+            body += bodies[func.id]
         inference = Inference(self.version, self.type_keys, self.value_types)
         for inst in body:
             inference.add(inst)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from tinyc.spirv.enums import Enumerant, Flags
 from tinyc.spirv.instruction import Id, Instruction
-from tinyc.spirv.spv import CORE, ENUM_REQUIREMENTS, OP_INFO, Capability, Op, Requirement
+from tinyc.spirv.spv import CORE, ENUM_REQUIREMENTS, KINDS, OP_INFO, Capability, Op, Requirement
 from tinyc.spirv.uniquify import TypeKey
 
 C = Capability
@@ -41,6 +41,12 @@ _FLOAT_WIDTH_CAPS = {16: C.Float16, 64: C.Float64}
 _FLOAT_ATOMICS = {Op.AtomicFAddEXT: "AtomicFloat{}AddEXT",
                   Op.AtomicFMinEXT: "AtomicFloat{}MinMaxEXT",
                   Op.AtomicFMaxEXT: "AtomicFloat{}MinMaxEXT"}
+_ATOMICS = frozenset(op for name, op in vars(Op).items() if name.startswith("Atomic") and op.__class__ is Op)
+_SPECIAL = _ATOMICS | {Op.TypeInt, Op.TypeFloat, Op.TypeVector}
+"""Opcodes whose operand types imply capabilities (see `Inference._special`)."""
+_ENUM_KINDS = frozenset(kind for kind in KINDS.values() if kind is not Capability)
+"""Operand kinds with requirements (Capability operands declare, they need nothing)."""
+_enum_cache: dict[tuple[type, int], list[Requirement]] = {}
 
 
 def enum_requirements(member: Enumerant) -> list[Requirement]:
@@ -53,14 +59,18 @@ def enum_requirements(member: Enumerant) -> list[Requirement]:
 
 
 class Inference:
-    """Collects requirements of instructions, then resolves them."""
+    """Collects requirements of instructions, then resolves them.
+
+    Each distinct requirement is kept once, with where it was first needed:
+    a repeated one cannot change the outcome, and CORE ones are dropped.
+    """
 
     def __init__(self, version: tuple[int, int], type_keys: dict[Id, TypeKey],
                  value_types: dict[Id, Id]) -> None:
         self.version = version
         self.type_keys = type_keys
         self.value_types = value_types
-        self.pending: list[tuple[Requirement, str]] = []
+        self.pending: dict[Requirement, str] = {}
 
     def _pointee(self, pointer: object) -> TypeKey | None:
         """Type key of what `pointer` points to, if the module knows it."""
@@ -92,18 +102,31 @@ class Inference:
 
     def add(self, inst: Instruction) -> None:
         """Record everything `inst` needs."""
-        where = f"Op{inst.opcode.name}"
-        special = self._special(inst)
-        for cap in special:
-            self.pending.append((((cap,), (), (1, 0)), where))
-        has_type, has_result, req = OP_INFO[inst.opcode]
-        if special and inst.opcode in _FLOAT_ATOMICS:
-            req = ((), req[1], req[2])  # the width-specific capability replaces the alternatives
-        self.pending.append((req, where))
+        opcode = inst.opcode
+        req = OP_INFO[opcode][2]
+        if opcode in _SPECIAL:
+            special = self._special(inst)
+            for cap in special:
+                self._need(((cap,), (), (1, 0)), opcode)
+            if special and opcode in _FLOAT_ATOMICS:
+                req = ((), req[1], req[2])  # the width-specific capability replaces the alternatives
+        if req is not CORE:
+            self._need(req, opcode)
         for operand in inst.operands:
-            if isinstance(operand, Enumerant) and not isinstance(operand, Capability):
-                for r in enum_requirements(operand):
-                    self.pending.append((r, f"{where} operand {type(operand).__name__}.{operand.name}"))
+            if operand.__class__ in _ENUM_KINDS:
+                key = (operand.__class__, int(operand))
+                reqs = _enum_cache.get(key)
+                if reqs is None:
+                    reqs = _enum_cache[key] = [r for r in enum_requirements(operand) if r is not CORE]
+                for r in reqs:
+                    self._need(r, opcode, operand)
+
+    def _need(self, req: Requirement, opcode: Op, operand: Enumerant | None = None) -> None:
+        if req not in self.pending:
+            where = f"Op{opcode.name}"
+            if operand is not None:
+                where += f" operand {type(operand).__name__}.{operand.name}"
+            self.pending[req] = where
 
     def resolve(self, explicit_caps: Iterable[Capability],
                 explicit_exts: Iterable[str]) -> tuple[list[Capability], list[str]]:
@@ -111,15 +134,15 @@ class Inference:
         caps: dict[Capability, None] = dict.fromkeys(explicit_caps)
         exts: dict[str, None] = dict.fromkeys(explicit_exts)
         closure = _closure(caps)
-        single = [(r, w) for r, w in self.pending if len(r[0]) == 1]
-        multi = [(r, w) for r, w in self.pending if len(r[0]) > 1]
-        for (cap_choices, _, _), _where in single + multi:
+        single = [r for r in self.pending if len(r[0]) == 1]
+        multi = [r for r in self.pending if len(r[0]) > 1]
+        for cap_choices, _, _ in single + multi:
             if cap_choices and not closure.intersection(cap_choices):
                 preferred = [c for c in cap_choices if c in RUNTIME_CAPABILITIES]
                 caps[(preferred or list(cap_choices))[0]] = None
                 closure = _closure(caps)
         cap_reqs = [(ENUM_REQUIREMENTS[Capability].get(c, CORE), f"Capability {c.name}") for c in caps]
-        for req, where in self.pending + cap_reqs:
+        for req, where in list(self.pending.items()) + cap_reqs:
             self._need_extension(req, where, exts)
         return sorted(caps), sorted(exts)
 

@@ -28,6 +28,8 @@ class Uniquifier:
         self._new_id = new_id
         self._emit = emit
         self._by_key: dict[tuple, Id] = {}
+        self._types: dict[TypeKey, Id] = {}
+        self._int_constants: dict[tuple[int, int], Id] = {}  # (width, value): const_int's shortcut
         self.type_keys: dict[Id, TypeKey] = {}
         self.constant_types: dict[Id, Id] = {}
 
@@ -42,8 +44,11 @@ class Uniquifier:
         return found
 
     def _type(self, key: TypeKey, opcode: Op, operands: list[Operand]) -> Id:
-        tid = self._unique(("type",) + key, opcode, None, operands)
-        self.type_keys[tid] = key
+        tid = self._types.get(key)
+        if tid is None:
+            tid = self._types[key] = self._new_id()
+            self.type_keys[tid] = key
+            self._emit(Instruction(opcode, None, tid, operands))
         return tid
 
     def type_key(self, type_id: Id) -> TypeKey:
@@ -124,7 +129,11 @@ class Uniquifier:
     # -- shorthands for the most common constants ----------------------------
     def const_int(self, value: int, width: int = 32) -> Id:
         """Integer constant of the (signless) int type of `width` bits."""
-        return self.constant(self.type_int(width), value)
+        key = (width, value)
+        cid = self._int_constants.get(key)
+        if cid is None:
+            cid = self._int_constants[key] = self.constant(self.type_int(width), value)
+        return cid
 
     def const_float(self, value: float, width: int = 32) -> Id:
         return self.constant(self.type_float(width), value)
