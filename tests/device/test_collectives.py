@@ -582,6 +582,10 @@ func @gemm_static_ld(%alpha: f32, %beta: f32, %A: memref<f32x13x19,strided<1,40>
                      %B: memref<f32x19x7,strided<1,40>>, %C: memref<f32x13x7,strided<1,40>>) {
   gemm.n.n %alpha, %A, %B, %beta, %C
 }
+func @gemm_tn_static_ld(%alpha: f32, %beta: f32, %A: memref<f32x19x33,strided<1,40>>,
+                        %B: memref<f32x19x20,strided<1,40>>, %C: memref<f32x33x20,strided<1,40>>) {
+  gemm.t.n %alpha, %A, %B, %beta, %C
+}
 func @gemv_t(%alpha: f32, %beta: f32, %A: memref<f32x?x?,strided<?,?>>,
              %x: memref<f32x?,strided<?>>, %y: memref<f32x?,strided<?>>) {
   gemv.t %alpha, %A, %x, %beta, %y
@@ -663,3 +667,23 @@ def test_static_leading_dimension(strided_program) -> None:
     want = 2.0 * A.astype(np.float64) @ B + 0.5 * C
     strided_program["gemm_static_ld"](2.0, 0.5, A, B, C, batch=1)
     np.testing.assert_allclose(C, want, rtol=1e-5, atol=1e-5)
+
+
+def test_staged_transpose_of_a_strided_view(strided_program) -> None:
+    """gemm.t.n with a leading dimension of 40: op(A) is staged in local memory, each lane
+    reading its contiguous column of A with vector loads."""
+    from tinyc.spirv.tools import disassemble
+
+    assert "vloadn" in disassemble(strided_program.spirv)
+    assert "memref<f32x33x19,local>" in strided_program.ir("lowered")
+    rng = np.random.default_rng(13)
+    _, A = _view(rng, 19, 33)
+    _, B = _view(rng, 19, 20)
+    bigC, C = _view(rng, 33, 20)
+    outside = bigC.copy(order="F")
+    want = 2.0 * A.T.astype(np.float64) @ B + 0.5 * C
+    strided_program["gemm_tn_static_ld"](2.0, 0.5, A, B, C, batch=1)
+    np.testing.assert_allclose(C, want, rtol=1e-5, atol=1e-5)
+    mask = np.ones(bigC.shape, bool)
+    mask[2:35, 1:21] = False
+    np.testing.assert_array_equal(bigC[mask], outside[mask])

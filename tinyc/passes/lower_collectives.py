@@ -61,7 +61,7 @@ def collective_region_instructions(region: Region) -> Iterator[Instruction]:
 
 def lower_collectives(fn: Function, options: PassOptions) -> None:
     """Replace each BLAS-like collective of `fn` by its SPMD lowering."""
-    ctx = LoweringContext.of(fn)
+    ctx = LoweringContext.of(fn, options)
     targets = [inst for inst in collective_region_instructions(fn.body)
                if type(inst) in LOWERINGS]
     for inst in targets:

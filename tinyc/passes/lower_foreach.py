@@ -45,7 +45,7 @@ contiguous accesses."""
 
 def lower_foreach(fn: Function, options: PassOptions) -> None:
     """Replace every foreach of the collective region by a `parallel` region."""
-    ctx = LoweringContext.of(fn)
+    ctx = LoweringContext.of(fn, options)
     targets = [inst for inst in collective_region_instructions(fn.body)
                if isinstance(inst, Foreach)]
     for inst in targets:

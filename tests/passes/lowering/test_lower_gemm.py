@@ -16,13 +16,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lowering_testlib import fortran, instructions, lower, lowered_text, same_results
 
+from tinyc.ir.core import Instruction
 from tinyc.ir.instructions import (
+    Alloca,
+    Barrier,
     CheckedFlag,
     CoopMatrixLoad,
     CoopMatrixMulAdd,
     CoopMatrixStore,
     For,
     If,
+    LifetimeStop,
     Parallel,
     StoreFlag,
 )
@@ -30,6 +34,10 @@ from tinyc.ir.types import MatrixUse, c64, f16, f32, f64
 from tinyc.passes.lowering.tiling import GemmTiles, choose_gemm_tiles
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+def instructions_in(inst: Instruction, cls: type) -> list[Instruction]:
+    return [i for region in inst.regions for i in region.walk() if isinstance(i, cls)]
 
 
 def gemm_kernel(ta: str, tb: str, a: str, b: str, c: str, alpha: str = "%alpha",
@@ -251,3 +259,87 @@ func @k(%alpha: f32, %beta: f32, %a: memref<f32x{d(m)}>, %b: memref<f32x{d(k)}>,
 """
     same_results(ger, [np.float32(0.5), np.float32(2.0), fortran(rng, (m,)), fortran(rng, (k,)),
                        fortran(rng, (m, k))], batch=1, outputs=[4], rtol=1e-4)
+
+
+# ------------------------------------------------------------------ staging of a transposed A
+
+def test_transposed_a_is_staged_through_local_memory() -> None:
+    """64x64 gemm.t.n: op(A) is copied to local memory once, then multiplied as `.n`."""
+    program = lower(gemm_kernel("t", "n", "memref<f32x64x64>", "memref<f32x64x64>",
+                                "memref<f32x64x64>"))
+    body = program.functions[0].body.instructions
+    (alloca,) = instructions(program, Alloca)
+    assert str(alloca.result.type) == "memref<f32x64x64,local>"
+    copy, barrier, matmul, stop = body[body.index(alloca) + 1: body.index(alloca) + 5]
+    assert isinstance(copy, Parallel) and isinstance(matmul, Parallel)
+    assert isinstance(barrier, Barrier) and barrier.local_fence
+    assert isinstance(stop, LifetimeStop) and stop.operands[0] is alloca.result
+    a = program.functions[0].args[2]
+    copy_loads = instructions_in(copy, CoopMatrixLoad)
+    assert all(ld.transpose and ld.operands[0] is a for ld in copy_loads)
+    assert all(st.operands[1] is alloca.result for st in instructions_in(copy, CoopMatrixStore))
+    a_loads = [ld for ld in instructions_in(matmul, CoopMatrixLoad)
+               if ld.result.type.use is MatrixUse.A]
+    assert a_loads and all(ld.operands[0] is alloca.result and not ld.transpose for ld in a_loads)
+
+
+def test_staging_copies_edge_tiles_checked() -> None:
+    text = lowered_text(gemm_kernel("t", "n", "memref<f32x17x33>", "memref<f32x17x20>",
+                                    "memref<f32x33x20>"))
+    assert "alloca : memref<f32x33x17,local>" in text
+    assert "cooperative_matrix_load.t.both_checked %A" in text
+    assert "cooperative_matrix_store.both_checked %a" in text
+
+
+@pytest.mark.parametrize("a, b, c, why", [
+    ("memref<f32x8x8>", "memref<f32x8x8>", "memref<f32x8x8>", "one tile column reads A once"),
+    ("memref<f32x?x?>", "memref<f32x?x?>", "memref<f32x?x?>", "no static size to allocate"),
+    ("memref<f32x128x128>", "memref<f32x128x128>", "memref<f32x128x128>", "copy too large"),
+])
+def test_transposed_a_read_directly(a: str, b: str, c: str, why: str) -> None:
+    program = lower(gemm_kernel("t", "n", a, b, c))
+    assert not instructions(program, Alloca), why
+
+
+def test_local_a_is_read_directly() -> None:
+    program = lower("""
+func @k(%B: memref<f32x64x64>, %C: memref<f32x64x64>) {
+  %A = alloca : memref<f32x64x64,local>
+  %one = constant 1.0 : f32
+  gemm.t.n %one, %A, %B, %one, %C
+}
+""")
+    assert len(instructions(program, Alloca)) == 1, "A is in local memory already"
+
+
+def test_gemv_t_reads_a_directly() -> None:
+    program = lower("""
+func @k(%A: memref<f32x64x64>, %x: memref<f32x64>, %y: memref<f32x64>) {
+  %one = constant 1.0 : f32
+  gemv.t %one, %A, %x, %one, %y
+}
+""")
+    assert not instructions(program, Alloca), "each element of A is used once"
+
+
+def test_staging_leaves_room_for_the_kernels_allocas() -> None:
+    """A 248 KB alloca of the kernel leaves no room for a 16 KiB copy (256 KiB device)."""
+    program = lower("""
+func @k(%A: memref<f32x64x64>, %B: memref<f32x64x64>, %C: memref<f32x64x64>) {
+  %big = alloca : memref<f32x62000,local>
+  %one = constant 1.0 : f32
+  gemm.t.n %one, %A, %B, %one, %C
+}
+""")
+    assert len(instructions(program, Alloca)) == 1
+
+
+@pytest.mark.parametrize("m, n, k", [(64, 64, 64), (33, 20, 17), (16, 40, 5)])
+def test_staged_gemm_matches_reference(m: int, n: int, k: int) -> None:
+    rng = np.random.default_rng(m + n + k)
+    for wg in ("", "{work_group_size=[32, 2]}"):
+        text = _gemm_source(True, False, False, "%beta", wg, False, m, n, k)
+        assert instructions(lower(text), Alloca)
+        same_results(text, [np.float32(0.5), np.float32(-1.5), fortran(rng, (k, m)),
+                            fortran(rng, (k, n)), fortran(rng, (m, n))],
+                     batch=2, outputs=[4], rtol=1e-4)

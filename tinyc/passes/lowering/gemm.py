@@ -15,12 +15,13 @@ vectors as n×1 matrices (`expand`). The lowering is
 
 Edge tiles of sizes that the tile does not divide use checked loads/stores,
 behind a uniform branch so full tiles stay unchecked; the K remainder runs
-with K_t = 1 (or the static remainder) so K never needs checks.
+with K_t = 1 (or the static remainder) so K never needs checks. A transposed
+A of static size is first copied to local memory (staging.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tinyc.ir.core import Value
 from tinyc.ir.instructions import CheckedFlag, Gemm, Gemv, Ger
@@ -28,6 +29,7 @@ from tinyc.ir.types import DYNAMIC, MatrixUse, MemrefType, coopmatrix_type
 from tinyc.passes.lowering.builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.scaling import Scaling, prepare_scaling
+from tinyc.passes.lowering.staging import end_staging, should_stage, stage_transposed
 from tinyc.passes.lowering.tiling import GemmTiles, choose_gemm_tiles, distribute
 
 
@@ -81,15 +83,36 @@ def checked_flag(rows: bool, cols: bool) -> CheckedFlag:
 
 
 def emit_matmul(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
-    """A `parallel` region computing the matmul tile by tile over the subgroups."""
+    """The matmul; a transposed A of static size goes through local memory first."""
+    if should_stage(ctx, mm.A, mm.transpose_a, _column_tiles(ctx, mm)):
+        copy = stage_transposed(ctx, b, mm.A)
+        _emit_tiles(ctx, b, replace(mm, A=copy, transpose_a=False))
+        end_staging(b, copy)
+    else:
+        _emit_tiles(ctx, b, mm)
+
+
+def _tiles(ctx: LoweringContext, mm: Matmul) -> GemmTiles:
     a_t, c_t = mm.A.type, mm.C.type
     assert isinstance(a_t, MemrefType) and isinstance(c_t, MemrefType)
+    return choose_gemm_tiles(_static_dim(c_t, 0), _static_dim(c_t, 1),
+                             _static_dim(a_t, 0 if mm.transpose_a else 1), ctx.subgroup_size,
+                             c_t.element, a_t.element, mm.transpose_a)
+
+
+def _column_tiles(ctx: LoweringContext, mm: Matmul) -> int | None:
+    """Tile columns of the matmul as is (None: a run-time count)."""
+    N = _static_dim(mm.C.type, 1)  # type: ignore[arg-type]
+    return None if N is None else -(-N // _tiles(ctx, mm).n)
+
+
+def _emit_tiles(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
+    """A `parallel` region computing the matmul tile by tile over the subgroups."""
     k_mode = 0 if mm.transpose_a else 1
-    tiles = choose_gemm_tiles(_static_dim(c_t, 0), _static_dim(c_t, 1),
-                              _static_dim(a_t, k_mode), ctx.subgroup_size, c_t.element,
-                              a_t.element, mm.transpose_a)
+    tiles = _tiles(ctx, mm)
     with b.parallel():
-        scaling = prepare_scaling(b, mm.alpha, mm.beta, c_t.element, mm.atomic)
+        scaling = prepare_scaling(b, mm.alpha, mm.beta, mm.C.type.element,  # type: ignore[attr-defined]
+                                  mm.atomic)
         M = b.named(b.dim(mm.C, 0), "M")
         N = b.named(b.dim(mm.C, 1), "N")
         K = b.named(b.dim(mm.A, k_mode), "K")
