@@ -92,11 +92,20 @@ class BarrierPlanner:
     def __init__(self, conflict: ConflictTest = conflicts, pre_check: PreCheck | None = None):
         self.conflict = conflict
         self.pre_check = pre_check
+        self._effects: dict[Instruction, list[MemoryEffect]] = {}
 
     def plan(self, fn: Function) -> Plan:
         plan: Plan = {}
+        self._effects.clear()
         self.region(fn.body, frozenset(), plan)
         return plan
+
+    def effects(self, inst: Instruction) -> list[MemoryEffect]:
+        """`effects(inst)`, computed once per plan (loops are walked until a fixed point)."""
+        found = self._effects.get(inst)
+        if found is None:
+            found = self._effects[inst] = effects(inst)
+        return found
 
     # -- collective regions ---------------------------------------------------
     def region(self, region: Region, state: State, plan: Plan) -> State:
@@ -118,7 +127,7 @@ class BarrierPlanner:
             needed, _ = self.spmd(inst.body, state, frozenset())
             state = _require(plan, inst, needed, state)
             return self.spmd(inst.body, state, frozenset())[1]
-        accesses = effects(inst)
+        accesses = self.effects(inst)
         state = _require(plan, inst, self.needed(state, accesses), state)
         return state | frozenset(accesses)
 
@@ -161,7 +170,7 @@ class BarrierPlanner:
                         break
                     outer, inner = outer | o, inner | i
             else:
-                accesses = effects(inst)
+                accesses = self.effects(inst)
                 needed |= self.needed(outer, accesses)
                 inner = inner | frozenset(accesses)
         return needed, outer, inner
