@@ -90,6 +90,11 @@ def validate(binary: bytes, target_env: str = "spv1.4") -> None:
         del _validated[next(iter(_validated))]
 
 
+def forget_validated() -> None:
+    """Validate every module again from now on (benchmarks time spirv-val itself)."""
+    _validated.clear()
+
+
 def disassemble(binary: bytes, raw_ids: bool = False) -> str:
     """Assembly text; ids use OpName names unless `raw_ids`."""
     args = ["--no-header", "--no-color", "-o", "-", "-"]
