@@ -298,3 +298,39 @@ def test_threads_calling_one_kernel(kernels, rng):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_written_member_aliased_by_another_argument(queue, spirv, rng):
+    """A written member that is also the output (or a view of it): one device region, as on the host.
+
+    gread with G marked written: O[k, 0] = 2 * G_0[k] over the 8 elements; O
+    is member 0 itself, so the update happens in place (copies of the
+    member would leave it unchanged).
+    """
+    from runtime_testlib import info
+    from tinyc.runtime.kernel import Kernel
+
+    k = Kernel(spirv, info("gread", G={"written": True}), queue)
+    for output in (lambda m: m, lambda m: m[:, :]):
+        member = rand(rng, (4, 2))
+        expect = member * 2
+        k([member], output(member), batch=1)
+        np.testing.assert_array_equal(member, expect)
+
+
+def test_written_views_of_one_block(kernels, rng):
+    """Written members that are adjacent views: staged as one region, copied back whole."""
+    block = rand(rng, (4, 3, 50))
+    expect = block * np.float32(-2)
+    kernels["gscale2"](-2.0, [block[:, :, g] for g in range(50)], batch=50)
+    np.testing.assert_array_equal(block, expect)
+
+
+def test_written_views_with_gaps_between(kernels, rng):
+    """Every other column block: the gaps between members are never written."""
+    block = rand(rng, (4, 3, 20))
+    before = block.copy()
+    kernels["gscale2"](3.0, [block[:, :, g] for g in range(0, 20, 2)], batch=10)
+    expect = before.copy()
+    expect[:, :, ::2] *= np.float32(3)
+    np.testing.assert_array_equal(block, expect)

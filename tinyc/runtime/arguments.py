@@ -52,6 +52,8 @@ class Call:
         self.batch = batch
         self.staging = Staging(queue, memory, pools)
         self.lone: set[int] = set()
+        self.gather_written = True  # may written group members be gathered (groups.py)?
+        self.gathered: list[tuple[bool, np.ndarray]] = []  # (written, member ids) of gathered groups
         self.contexts: dict[int, bool] = {}  # id(syclobj) -> shares the queue's context
         self.wrappers = wrappers if wrappers is not None else {}
 

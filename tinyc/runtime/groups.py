@@ -34,10 +34,17 @@ Fast paths (members.py), all falling back to the member-by-member check:
     again is recognised by identity, a list by its members' ids. USM members
     are taken to keep their pointer and layout while they live (as dpctl and
     dpnp arrays do).
-  * NumPy groups the kernel only reads, members of one Fortran-contiguous
-    layout: the data is copied on every call (it may change between calls),
-    gathered by np.concatenate into one buffer and sent in one transfer; the
-    pointer table (base + i * member size) is reused while the buffer is.
+  * NumPy members of one Fortran-contiguous layout (if the kernel writes
+    them: writeable arrays that own their data): the data is copied on every
+    call (it may change between calls), gathered by np.concatenate into one
+    buffer and sent in one transfer, and if written copied back in one
+    transfer and scattered; the pointer table (base + i * member size) is
+    reused while the buffer is. The device sees a copy of each member, so a
+    member shares no memory with the other arguments there: for written
+    members the kernel checks that none is aliased (else member by member).
+  * other NumPy members of one Fortran-contiguous layout (e.g. views of one
+    array, written): checked once, their addresses read in bulk and staged
+    as usual (a block of adjacent views is one region: one copy each way).
   * stacked arrays: one array, one copy; the table is base + g * stride.
 """
 
@@ -61,13 +68,17 @@ from tinyc.runtime.arrays import (
     layout,
 )
 from tinyc.runtime.members import (
+    OWNDATA,
+    WRITEABLE,
     GatherPlan,
     TableCache,
+    addresses,
     gather,
     member_ids,
     uniform_numpy,
     uniform_usm,
     upload_tables,
+    writeable,
 )
 from tinyc.runtime.signature import ParamInfo
 
@@ -334,9 +345,10 @@ class GroupPacker:
             if known is not None and isinstance(value, (tuple, Group)):  # next time by identity
                 self.tables.add(("object", id(value), config), known, value)
         if isinstance(known, GatherPlan):
-            emit = self._gathered(arrays, known, count, tail, call)
-            if emit is not None:
-                return emit
+            if self._may_gather(call) and (not self.written or writeable(arrays)):
+                emit = self._gathered(arrays, known, count, tail, call)
+                if emit is not None:
+                    return emit
         elif known is not None:
             return lambda: [*known, *tail]
         members = tuple(arrays)  # a snapshot: the ids name exactly what it pins
@@ -352,15 +364,32 @@ class GroupPacker:
             fitted = self._fit(view, 0, setup)
             if call.same_context(view.owner):
                 return self._cached(keys, lambda: usm[0], tuple(fitted.dynamic), count, call, pins, tail)
-        if not self.written and uniform_numpy(members):
-            view = array_view(members[0], self.name, f"{self.what} member 0")
-            plan = GatherPlan(tuple(self._fit(view, 0, setup).dynamic), members[0].nbytes)
-            emit = self._gathered(members, plan, count, tail, call)
-            if emit is not None:
-                for key in keys:
-                    self.tables.add(key, plan, pins)
-                return emit
+        flags = uniform_numpy(members)
+        if flags is not None and (not self.written or flags & WRITEABLE):
+            if self._may_gather(call) and (not self.written or flags & OWNDATA):
+                view = array_view(members[0], self.name, f"{self.what} member 0")
+                plan = GatherPlan(tuple(self._fit(view, 0, setup).dynamic), members[0].nbytes, ids)
+                emit = self._gathered(members, plan, count, tail, call)
+                if emit is not None:
+                    for key in keys:
+                        self.tables.add(key, plan, pins)
+                    return emit
+            else:
+                return self._staged(members, count, setup, tail, call)
         return self._each(members, count, setup, tail, call, keys, pins)
+
+    def _staged(self, members: tuple, count: int, setup: tuple, tail: list, call: Any) -> Emit:
+        """NumPy members of one layout, staged where they are (views of one buffer share a region)."""
+        view = array_view(members[0], self.name, f"{self.what} member 0")
+        row = tuple(self._fit(view, 0, setup).dynamic)
+        handles = call.staging.add_many(members, addresses(members), members[0].nbytes, self.written)
+
+        def emit() -> list:
+            table = call.staging.addresses(handles)
+            columns = (call.staging.upload(np.full(count, v, dtype=np.int64)) for v in row)
+            return [call.staging.upload(table), *columns, *tail]
+
+        return emit
 
     def _cached(self, keys: list, addresses: Callable[[], np.ndarray], row: tuple, count: int, call: Any,
                 pins: Any, tail: list) -> Emit:
@@ -374,18 +403,25 @@ class GroupPacker:
 
         return emit
 
+    def _may_gather(self, call: Any) -> bool:
+        """Members the kernel writes are gathered unless this call found them aliased (Kernel._bind)."""
+        return not self.written or call.gather_written
+
     def _gathered(self, members: Sequence[np.ndarray], plan: GatherPlan, count: int, tail: list,
                   call: Any) -> Emit | None:
-        """Read-only NumPy members of one layout: one host buffer, one transfer; None on a mismatch."""
+        """NumPy members of one layout: one host buffer, one transfer each way; None on a mismatch."""
         size, row = plan.nbytes, plan.row
         total = size * count
         host = call.staging.host_buffer(total)
         if not gather(members, host):
             return None  # a member differs: check them one by one
+        call.gathered.append((self.written, plan.ids))
 
         def emit() -> list:
             device = call.staging.device_buffer(total)
             call.staging.send(device, host, total)
+            if self.written:
+                call.staging.scatter_back(device, host, members)
             base = device.__sycl_usm_array_interface__["data"][0]
             key = ("gathered", base, size, count, row, self.slots)
             return [*self._tables(key, lambda: np.uint64(base) + np.uint64(size) * np.arange(count, dtype=np.uint64),

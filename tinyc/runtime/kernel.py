@@ -16,6 +16,8 @@ import numbers
 import time as _time
 from typing import Any
 
+import numpy as np
+
 from tinyc.diagnostics import LaunchError
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
 from tinyc.runtime.device import import_dpctl, profiling_queue, select_queue
@@ -103,6 +105,23 @@ class Kernel:
         """Check every argument; nothing is copied to the device yet."""
         return [pack(value, call) for pack, value in zip(self._packers, args)]
 
+    def _bound(self, args: tuple, batch: int, pools: Any) -> tuple[Call, list]:
+        """A checked call. Bound again without gathering written group members if
+        one of them is aliased by another argument (so the device shares memory
+        between them as the host does). Binding only fills host buffers."""
+        call = Call(self.queue, self._memory, batch, self._wrappers, pools)
+        try:
+            parts = self._bind(call, args)
+            if any(written for written, _ in call.gathered) and _aliased(call):
+                call.staging.release()
+                call = Call(self.queue, self._memory, batch, self._wrappers, pools)
+                call.gather_written = False
+                parts = self._bind(call, args)
+        except BaseException:
+            call.staging.release()
+            raise
+        return call, parts
+
     @staticmethod
     def _emit(call: Call, parts: list) -> list:
         call.staging.place(call.lone)
@@ -115,8 +134,7 @@ class Kernel:
         """Check and pack a call and copy its data in, without launching (benchmarks)."""
         batch = self._batch(kwargs)
         self._check_count(args)
-        call = Call(self.queue, self._memory, batch, self._wrappers)  # buffers of its own, not pooled
-        parts = self._bind(call, args)
+        call, parts = self._bound(args, batch, None)  # buffers of its own, not pooled
         return PreparedCall(self, call, self._emit(call, parts))
 
     # -- launching -------------------------------------------------------------
@@ -133,10 +151,9 @@ class Kernel:
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         batch = self._batch(kwargs)
         self._check_count(args)
-        call = Call(self.queue, self._memory, batch, self._wrappers, self._pools)
+        call, parts = self._bound(args, batch, self._pools)
         events = call.staging.events
         try:
-            parts = self._bind(call, args)
             packed = self._emit(call, parts)
             done = self.submit(packed, batch, None, events)
             events.append(done)
@@ -179,3 +196,27 @@ class Kernel:
             else:
                 times.append((event.profiling_info_end - event.profiling_info_start) * 1e-9)
         return times
+
+
+def _aliased(call: Call) -> bool:
+    """Does a gathered, written group share a member with another gathered group,
+    or is a NumPy argument (or a view's base) one of its members?
+
+    Written gathered members own their data (members.uniform_numpy), so only
+    an array derived from a member itself can alias one."""
+    gathered = call.gathered
+    roots = []
+    for array in call.staging.arrays:
+        while isinstance(array.base, np.ndarray):
+            array = array.base
+        roots.append(id(array))
+    found = np.array(roots, dtype=np.uint64)
+    for i, (written, ids) in enumerate(gathered):
+        if not written:
+            continue
+        if len(found) and np.isin(found, ids).any():
+            return True
+        for j, (_, other) in enumerate(gathered):
+            if j != i and np.intersect1d(ids, other).size:
+                return True
+    return False

@@ -12,7 +12,7 @@ A group of 10^5 members cannot afford Python work per member on every call
   shape, strides, offset and syclobj, the first member is checked in full and
   the others differ only in their pointers, read into one uint64 array.
 * `uniform_numpy`: all members exact `np.ndarray`s, Fortran-contiguous, of one
-  size; `gather` then copies them into one host buffer with np.concatenate
+  shape; `gather` then copies them into one host buffer with np.concatenate
   along the last mode (casting="no": a dtype, rank or leading-size mismatch
   raises there, and with equal sizes fixes the last mode too). Members that
   passed are not probed again while the same objects come back (an array's
@@ -145,39 +145,83 @@ def _all_equal(values: list) -> bool:
 def uniform_usm(members: Sequence[Any]) -> tuple[np.ndarray, bool] | None:
     """(element-0 addresses, any read-only) of USM members with one layout, else None.
 
-    "One layout": equal typestr, shape, strides, offset and syclobj in every
-    member's interface, so checking the first member checks them all.
+    "One layout": equal typestr, shape, strides and syclobj in every member's
+    interface, so checking the first member checks them all; the element
+    offsets may differ (views into one allocation).
     """
     try:
         faces = list(map(_IFACE, members))
         if type(faces[0]) is not dict:
             return None
-        for key in ("typestr", "shape", "strides", "offset", "syclobj"):
+        for key in ("typestr", "shape", "strides", "syclobj"):
             if not _all_equal(list(map(dict.get, faces, repeat(key)))):
                 return None
         datas = list(map(_DATA, faces))
         pointers = np.fromiter(map(_FIRST, datas), dtype=np.uint64, count=len(datas))
         readonly = any(map(_SECOND, datas))
-        offset = int(faces[0].get("offset") or 0) * np.dtype(faces[0]["typestr"]).itemsize
+        itemsize = np.dtype(faces[0]["typestr"]).itemsize
+        offsets = list(map(dict.get, faces, repeat("offset")))
+        if _all_equal(offsets):
+            return pointers + np.uint64(int(offsets[0] or 0) * itemsize), readonly
+        elements = np.fromiter(offsets, dtype=np.int64, count=len(offsets))  # a None fails: checked one by one
+        if elements.min() < 0:
+            return None
     except Exception:  # anything unusual: the member-by-member path says what
         return None
-    return pointers + np.uint64(offset), readonly
+    return pointers + elements.astype(np.uint64) * np.uint64(itemsize), readonly
 
 
 # -- NumPy members --------------------------------------------------------------------
-_PROBE = attrgetter("__class__", "size", "flags.f_contiguous")  # one pass over the members
+# NPY_ARRAY_* flag bits (numpy/ndarraytypes.h), as `ndarray.flags.num` gives them
+F_CONTIGUOUS, OWNDATA, ALIGNED, WRITEABLE = 0x0002, 0x0004, 0x0100, 0x0400
+_KIND = attrgetter("__class__", "dtype", "shape")
+_FLAGS = attrgetter("flags.num")
 
 
-def uniform_numpy(members: Sequence[Any]) -> bool:
-    """All np.ndarray (exactly), Fortran-contiguous (host layout = packed layout), one size > 0."""
+def uniform_numpy(members: Sequence[Any]) -> int | None:
+    """The flags all members share (NPY_ARRAY_* bits ANDed) if they are all
+    np.ndarray (exactly) of one dtype and shape, Fortran-contiguous (host
+    layout = packed layout), aligned and not empty; else None.
+
+    Two passes over the members, in C. Callers look at WRITEABLE (members
+    the kernel writes) and OWNDATA (then no two members share memory, and
+    only an argument derived from a member can alias one; see
+    `kernel._aliased`).
+    """
     first = members[0]
     if type(first) is not np.ndarray or first.ndim == 0 or first.size == 0:
-        return False
+        return None
     try:
-        probes = list(map(_PROBE, members))
+        kinds = list(map(_KIND, members))
+        if kinds.count((np.ndarray, first.dtype, first.shape)) != len(kinds):
+            return None
+        common = int(np.bitwise_and.reduce(np.fromiter(map(_FLAGS, members), dtype=np.int64, count=len(kinds))))
     except Exception:  # not an array at all: the member-by-member path says which
-        return False
-    return probes.count((np.ndarray, first.size, True)) == len(probes)
+        return None
+    return common if common & (F_CONTIGUOUS | ALIGNED) == F_CONTIGUOUS | ALIGNED else None
+
+
+def writeable(members: Sequence[np.ndarray]) -> bool:
+    """Are all (checked) members still writeable? (The one flag that changes in place.)"""
+    return all(map(_WRITEABLE, members))
+
+
+_WRITEABLE = attrgetter("flags.writeable")
+_ADDRESS = attrgetter("__array_interface__")
+
+
+def addresses(members: Sequence[np.ndarray]) -> np.ndarray:
+    """Host address of every member's first element (~1 us each: only when needed)."""
+    faces = map(_ADDRESS, members)
+    return np.fromiter(map(_FIRST, map(_DATA, faces)), dtype=np.int64, count=len(members))
+
+
+def scatter(out: np.ndarray, members: Sequence[np.ndarray]) -> None:
+    """The inverse of `gather`: copy each member's part of `out` back into it."""
+    first = members[0]
+    parts = np.ndarray(first.shape + (len(members),), dtype=first.dtype, buffer=out, order="F")
+    for member, part in zip(members, np.moveaxis(parts, -1, 0)):
+        np.copyto(member, part)
 
 
 def gather(members: Sequence[np.ndarray], out: np.ndarray) -> bool:
@@ -239,12 +283,12 @@ class TableCache:
 
 
 class GatherPlan:
-    """Checked NumPy members: the `?` values of their memref and their size in bytes."""
+    """Checked NumPy members: the `?` values of their memref, their size in bytes, their ids."""
 
-    __slots__ = ("row", "nbytes")
+    __slots__ = ("row", "nbytes", "ids")
 
-    def __init__(self, row: tuple, nbytes: int):
-        self.row, self.nbytes = row, nbytes
+    def __init__(self, row: tuple, nbytes: int, ids: np.ndarray):
+        self.row, self.nbytes, self.ids = row, nbytes, ids
 
 
 def _same_key(a: Any, b: Any) -> bool:

@@ -2,24 +2,31 @@
 
 Each array is copied as the byte span from its first to its last element, so
 strides are preserved (the kernel may have static strides). Arrays whose
-spans overlap (views of one buffer) share one device region, so aliasing
-behaves on the device as it does on the host. A lone memref argument gets an
-allocation of its own, which is passed as the kernel argument as is. Group
-members and overlapping arrays go to one "arena" allocation per call; every
-region there starts at the same address modulo 64 as on the host, so device
-pointers keep the host alignment (a region's copy may start up to 63 bytes
-before its first element: same 64-byte block, hence same page). The arena is
-filled through one host buffer and one copy, so a group of many small arrays
-costs one transfer; placement is vectorised for groups of 10^5 members.
+spans overlap or touch (views of one buffer) form one region, placed as one
+piece of device memory, so aliasing behaves on the device as it does on the
+host. Where a region goes:
+  * a lone memref argument alone in its region: an allocation of its own,
+    passed as the kernel argument as is;
+  * a large region (>= DIRECT_BYTES): an allocation of its own, copied
+    straight from host memory;
+  * the other (small) regions: one "arena" allocation per call, filled
+    through one host buffer and one copy, so a group of many small arrays
+    costs one transfer.
+Except for lone memrefs, a region keeps its host address modulo 64 on the
+device, so device pointers keep the host alignment (its copy may start up to
+63 bytes before its first element: same 64-byte block, hence same page).
+Placement is vectorised for groups of 10^5 members.
 
 Only the elements of written arrays are copied back (never the gaps of a
-strided view), so a view updates exactly what it shows.
+strided view), so a view updates exactly what it shows; a region whose
+arrays are all written and gapless (contiguous) goes back in one copy.
 
 Buffers come from the kernel's pools when the call has them (`pools`, see
 pool.py) and go back with `release()` once every event of the call completed.
-A group that the kernel only reads may also be gathered by its packer into a
-buffer of its own (`host_buffer` / `device_buffer` / `send`); its members then
-do not alias the other arguments on the device (nothing writes them there).
+A group may also be gathered by its packer into a buffer of its own
+(`host_buffer` / `device_buffer` / `send`, and `scatter_back` if written):
+its members then share no memory with other arguments on the device (see
+groups.py for when that is allowed).
 """
 
 from __future__ import annotations
@@ -29,7 +36,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from tinyc.runtime.members import scatter
+
 ALIGN = 64
+DIRECT_BYTES = 1 << 20
 EMPTY = -1  # allocation index of an array with no elements
 
 
@@ -52,6 +62,10 @@ class USMPointer:
         }
 
 
+def _gapless(array: np.ndarray) -> bool:
+    return array.flags.c_contiguous or array.flags.f_contiguous
+
+
 class Staging:
     """The NumPy arrays of one call and where they live on the device."""
 
@@ -64,15 +78,20 @@ class Staging:
         self._lo: list[int] = []  # host byte span of each array
         self._hi: list[int] = []
         self._written: list[bool] = []
+        self._gapless: list[bool] = []  # its span holds nothing but its elements
         self.events: list[Any] = []  # copies in flight; the kernel waits for them
         self.allocations: list[Any] = []  # own allocations, the arena, the dummy
         self.bases: np.ndarray | None = None  # their device addresses (set by place)
         self.where: np.ndarray | None = None  # per array: allocation index
         self.offset: np.ndarray | None = None  # per array: byte offset of element 0
+        self.region: np.ndarray | None = None  # per array: its region (EMPTY if no elements)
+        self._regions: tuple | None = None  # (lo, hi, allocation, offset) per region
         self.arena_index = -1
         self.arena_host: np.ndarray | None = None
         self.allocations_keep: list[Any] = []  # host sources of copies still in flight
+        self.scatters: list[tuple[Any, np.ndarray, Any]] = []  # gathered written groups
 
+    # -- arrays ------------------------------------------------------------------
     def add(self, array: np.ndarray, extent: int, written: bool) -> int:
         """Register an array spanning `extent` elements; returns its handle."""
         lo = array.__array_interface__["data"][0]
@@ -80,11 +99,19 @@ class Staging:
         self._lo.append(lo)
         self._hi.append(lo + extent * array.itemsize)
         self._written.append(written)
+        self._gapless.append(_gapless(array))
         return len(self.arrays) - 1
 
-    def _allocate(self, nbytes: int) -> int:
-        self.allocations.append(self.device_buffer(nbytes))
-        return len(self.allocations) - 1
+    def add_many(self, arrays: Iterable[np.ndarray], lo: np.ndarray, nbytes: int, written: bool) -> np.ndarray:
+        """Register gapless arrays of `nbytes` each starting at `lo`; returns their handles."""
+        first = len(self.arrays)
+        self.arrays.extend(arrays)
+        self._lo.extend(lo.tolist())
+        self._hi.extend((lo + nbytes).tolist())
+        count = len(self.arrays) - first
+        self._written.extend([written] * count)
+        self._gapless.extend([True] * count)
+        return np.arange(first, first + count)
 
     # -- buffers -----------------------------------------------------------------
     def device_buffer(self, nbytes: int) -> Any:
@@ -116,12 +143,29 @@ class Staging:
         self.allocations_keep.append(host)
         return device
 
+    def scatter_back(self, device: Any, host: np.ndarray, members: Any) -> None:
+        """After the kernel, copy `device` into `host` and scatter it over the members."""
+        self.scatters.append((device, host, members))
+
     def release(self) -> None:
         """Give pooled buffers back; only once every event of the call completed."""
         taken, self._taken = self._taken, []
         for pool, size, buffer in taken:
             pool.give(size, buffer)
 
+    def _allocate(self, nbytes: int) -> int:
+        self.allocations.append(self.device_buffer(nbytes))
+        return len(self.allocations) - 1
+
+    def _device_span(self, index: int, offset: int, nbytes: int) -> Any:
+        """A kernel/copy argument for bytes [offset, offset + nbytes) of an allocation."""
+        allocation = self.allocations[index]
+        if offset == 0:
+            return allocation
+        address = int(self.bases[index]) + offset
+        return self.memory.as_usm_memory(USMPointer(address, nbytes, self.queue))
+
+    # -- placement -----------------------------------------------------------------
     def place(self, lone: Iterable[int]) -> None:
         """Allocate device memory and start the copies in.
 
@@ -134,6 +178,7 @@ class Staging:
         lo, hi = np.array(self._lo, dtype=np.int64), np.array(self._hi, dtype=np.int64)
         self.where = np.full(count, EMPTY, dtype=np.int64)
         self.offset = np.zeros(count, dtype=np.int64)
+        self.region = np.full(count, EMPTY, dtype=np.int64)
         live = np.flatnonzero(hi > lo)
         if len(live):
             self._place_regions(live[np.argsort(lo[live], kind="stable")], lo, hi, lone)
@@ -144,46 +189,48 @@ class Staging:
         self.bases = np.array(bases or [0], dtype=np.int64)
 
     def _place_regions(self, order: np.ndarray, lo: np.ndarray, hi: np.ndarray, lone: Iterable[int]) -> None:
-        """Merge overlapping spans (sorted by start) into regions and place them."""
+        """Merge overlapping or touching spans (sorted by start) into regions and place them."""
         slo, shi = lo[order], hi[order]
         starts = np.ones(len(order), dtype=bool)
-        starts[1:] = slo[1:] >= np.maximum.accumulate(shi)[:-1]
+        starts[1:] = slo[1:] > np.maximum.accumulate(shi)[:-1]
         region = np.cumsum(starts) - 1  # region of each sorted array
         first = np.flatnonzero(starts)
         r_lo, r_hi = slo[first], np.maximum.reduceat(shi, first)
         members = np.diff(np.append(first, len(order)))
         is_lone = np.zeros(len(lo), dtype=bool)
         is_lone[list(lone)] = True
-        own = (members == 1) & is_lone[order[first]]
-        for r in np.flatnonzero(own):
-            entry, size = int(order[first[r]]), int(r_hi[r] - r_lo[r])
-            index = self._allocate(size)
-            self.where[entry] = index
-            self.events.append(
-                self.queue.memcpy_async(self.allocations[index], host_bytes(int(r_lo[r]), size), size)
-            )
-        if not own.all():
-            self._fill_arena(order, region, r_lo, r_hi, ~own, lo)
+        alone = (members == 1) & is_lone[order[first]]
+        r_alloc = np.zeros(len(r_lo), dtype=np.int64)
+        r_off = np.zeros(len(r_lo), dtype=np.int64)  # device offset of r_lo in its allocation
+        for r in np.flatnonzero(alone | (r_hi - r_lo >= DIRECT_BYTES)).tolist():
+            start = int(r_lo[r]) if alone[r] else int(r_lo[r]) - int(r_lo[r]) % ALIGN
+            size = int(r_hi[r]) - start
+            r_alloc[r] = self._allocate(size)
+            r_off[r] = int(r_lo[r]) - start
+            self.events.append(self.queue.memcpy_async(self.allocations[r_alloc[r]], host_bytes(start, size), size))
+        in_arena = ~alone & (r_hi - r_lo < DIRECT_BYTES)
+        if in_arena.any():
+            self._fill_arena(r_lo, r_hi, in_arena, r_alloc, r_off)
+        self._regions = (r_lo, r_hi, r_alloc, r_off)
+        self.region[order] = region
+        self.where[order] = r_alloc[region]
+        self.offset[order] = r_off[region] + slo - r_lo[region]
 
-    def _fill_arena(self, order, region, r_lo, r_hi, in_arena, lo) -> None:
+    def _fill_arena(self, r_lo, r_hi, in_arena, r_alloc, r_off) -> None:
         """One allocation for the given regions, filled through one host buffer."""
         chosen = np.flatnonzero(in_arena)
         base = r_lo[chosen] - r_lo[chosen] % ALIGN
         span = -(-(r_hi[chosen] - base) // ALIGN) * ALIGN
         start = np.cumsum(span) - span
-        region_offset = np.zeros(len(r_lo), dtype=np.int64)
-        region_offset[chosen] = start + r_lo[chosen] - base
+        r_off[chosen] = start + r_lo[chosen] - base
         host = self.host_buffer(int(span.sum()))
         for r in chosen.tolist():
-            at, size = int(region_offset[r]), int(r_hi[r] - r_lo[r])
+            at, size = int(r_off[r]), int(r_hi[r] - r_lo[r])
             host[at : at + size] = host_bytes(int(r_lo[r]), size)
         self.arena_index = self._allocate(len(host))
         self.arena_host = host
+        r_alloc[chosen] = self.arena_index
         self.events.append(self.queue.memcpy_async(self.allocations[self.arena_index], host, len(host)))
-        mask = in_arena[region]
-        entries, regions = order[mask], region[mask]
-        self.where[entries] = self.arena_index
-        self.offset[entries] = region_offset[regions] + lo[entries] - r_lo[regions]
 
     # -- addresses -------------------------------------------------------------
     def address(self, handle: int) -> int:
@@ -196,37 +243,56 @@ class Staging:
 
     def argument(self, handle: int) -> Any:
         """The kernel argument pointing at the array's element 0."""
-        index, offset = int(self.where[handle]), int(self.offset[handle])
-        if offset == 0 and index != self.arena_index:
-            return self.allocations[index]  # an own allocation (or the dummy)
         size = self._hi[handle] - self._lo[handle]
-        return self.memory.as_usm_memory(USMPointer(self.address(handle), size, self.queue))
+        return self._device_span(int(self.where[handle]), int(self.offset[handle]), size)
 
     # -- results ---------------------------------------------------------------
     def copy_back(self, after: Any) -> None:
         """Copy written arrays back once the event `after` completed; waits."""
-        pending: list[tuple[np.ndarray, np.ndarray, int]] = []
-        events = []
-        if self.arena_index >= 0 and any(
-            w and i == self.arena_index for w, i in zip(self._written, self.where.tolist())
-        ):
-            arena = self.allocations[self.arena_index]
-            events.append(self.queue.memcpy_async(self.arena_host, arena, len(self.arena_host), [after]))
-        for handle, written in enumerate(self._written):
-            size = self._hi[handle] - self._lo[handle]
-            if not written or size == 0:
-                continue
-            array, index = self.arrays[handle], int(self.where[handle])
-            if index == self.arena_index:
-                pending.append((array, self.arena_host, int(self.offset[handle])))
-            elif array.flags.c_contiguous or array.flags.f_contiguous:
-                target = host_bytes(self._lo[handle], size)
-                events.append(self.queue.memcpy_async(target, self.allocations[index], size, [after]))
-            else:
-                scratch = np.empty(size, dtype=np.uint8)
-                events.append(self.queue.memcpy_async(scratch, self.allocations[index], size, [after]))
-                pending.append((array, scratch, 0))
+        events = [self.queue.memcpy_async(host, device, len(host), [after]) for device, host, _ in self.scatters]
+        pending: list[tuple[np.ndarray, np.ndarray, int]] = []  # (array, host copy, its offset there)
+        regions: list[tuple[int, int, int]] = []  # whole regions back from the arena: (lo, size, offset)
+        if self._regions is not None:
+            self._regions_back(after, events, pending, regions)
         for event in events:
             event.wait()
+        for lo, size, offset in regions:
+            host_bytes(lo, size)[:] = self.arena_host[offset : offset + size]
         for array, buffer, offset in pending:
             array[...] = np.ndarray(array.shape, array.dtype, buffer=buffer, offset=offset, strides=array.strides)
+        for _, host, members in self.scatters:
+            scatter(host, members)
+
+    def _regions_back(self, after: Any, events: list, pending: list, regions: list) -> None:
+        r_lo, r_hi, r_alloc, r_off = self._regions
+        written = np.array(self._written, dtype=bool)
+        live = self.region >= 0
+        if not (written & live).any():
+            return
+        count, region = len(r_lo), self.region[live]
+        any_written = np.bincount(region, weights=written[live], minlength=count) > 0
+        plain = written & np.array(self._gapless, dtype=bool)  # a region of such arrays goes back whole
+        whole = any_written & (np.bincount(region, weights=~plain[live], minlength=count) == 0)
+        if self.arena_index >= 0 and (any_written & (r_alloc == self.arena_index)).any():
+            arena = self.allocations[self.arena_index]
+            events.append(self.queue.memcpy_async(self.arena_host, arena, len(self.arena_host), [after]))
+        scratch: dict[int, np.ndarray] = {}  # own-allocation region -> its bytes on the host
+        for r in np.flatnonzero(any_written).tolist():
+            size, index, offset = int(r_hi[r] - r_lo[r]), int(r_alloc[r]), int(r_off[r])
+            if index == self.arena_index:
+                if whole[r]:
+                    regions.append((int(r_lo[r]), size, offset))
+            elif whole[r]:
+                source = self._device_span(index, offset, size)
+                events.append(self.queue.memcpy_async(host_bytes(int(r_lo[r]), size), source, size, [after]))
+            else:
+                scratch[r] = np.empty(size, dtype=np.uint8)
+                source = self._device_span(index, offset, size)
+                events.append(self.queue.memcpy_async(scratch[r], source, size, [after]))
+        for handle in np.flatnonzero(written & live & ~whole[np.maximum(self.region, 0)]).tolist():
+            r = int(self.region[handle])
+            array = self.arrays[handle]
+            if int(r_alloc[r]) == self.arena_index:
+                pending.append((array, self.arena_host, int(self.offset[handle])))
+            else:
+                pending.append((array, scratch[r], int(self._lo[handle] - r_lo[r])))
