@@ -34,16 +34,19 @@ class Block:
         Arguments follow the assembly text: result type first iff the opcode
         has one, then the operands (Id, int literal, enum member, str).
         """
+        return self._append(opcode, args, result)
+
+    def op(self, opcode: Op, *args: Operand, result: Id | None = None) -> Id | None:
+        """Append an instruction; returns its result id (None if it has none)."""
+        return self._append(opcode, args, result).result
+
+    def _append(self, opcode: Op, args: tuple[Operand, ...], result: Id | None) -> Instruction:
         module = self.function.module
         inst = make_instruction(opcode, args, result, module.new_id)
         if inst.result is not None and inst.result_type is not None:
             module.value_types[inst.result] = inst.result_type
         self.instructions.append(inst)
         return inst
-
-    def op(self, opcode: Op, *args: Operand, result: Id | None = None) -> Id | None:
-        """Append an instruction; returns its result id (None if it has none)."""
-        return self.inst(opcode, *args, result=result).result
 
     def phi(self, result_type: Id, *incoming: tuple[Id, Id], result: Id | None = None) -> Instruction:
         """OpPhi placed after the block's other Phis; extend `.operands` later
