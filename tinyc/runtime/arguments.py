@@ -46,11 +46,12 @@ class Call:
     in that context.
     """
 
-    def __init__(self, queue: Any, memory: Any, batch: int, wrappers: dict | None = None, pools: Any = None):
+    def __init__(self, queue: Any, memory: Any, batch: int, wrappers: dict | None = None, pools: Any = None,
+                 in_order: bool = False):
         self.queue = queue
         self.memory = memory
         self.batch = batch
-        self.staging = Staging(queue, memory, pools)
+        self.staging = Staging(queue, memory, pools, in_order)
         self.lone: set[int] = set()
         self.gather_written = True  # may written group members be gathered (groups.py)?
         self.gathered: list[tuple[bool, np.ndarray]] = []  # (written, member ids) of gathered groups
@@ -119,7 +120,7 @@ def memref_packer(param: ParamInfo) -> Packer:
         tail = _int64s(fitted.dynamic)
         if view.host is None:
             return [call.usm_argument(view, name, what), *tail]
-        handle = call.staging.add(view.host, extent(view.shape, view.strides), written)
+        handle = call.staging.add(view.host, extent(view.shape, view.strides), written, view.address)
         call.lone.add(handle)
         return lambda: [call.staging.argument(handle), *tail]
 

@@ -329,7 +329,7 @@ class GroupPacker:
         if view.host is None:
             call.check_usm_context(view, self.name, self.what)
             return lambda: [*table(view.address), *tail]
-        handle = call.staging.add(view.host, extent(view.shape, view.strides), self.written)
+        handle = call.staging.add(view.host, extent(view.shape, view.strides), self.written, view.address)
         call.lone.add(handle)  # an allocation of its own unless it overlaps another argument
         return lambda: [*table(call.staging.address(handle)), *tail]
 

@@ -22,6 +22,7 @@ from tinyc.diagnostics import LaunchError
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
 from tinyc.runtime.device import import_dpctl, profiling_queue, select_queue
 from tinyc.runtime.pool import Pools
+from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
 from tinyc.runtime.signature import KernelInfo
 
@@ -75,6 +76,7 @@ class Kernel:
         self._packers = [make_packer(p, dpctl.RawKernelArg) for p in info.params]
         self._wrappers: dict = {}  # USM pointer wrappers reused across calls
         self._pools = Pools(self.queue, self._memory)  # staging buffers reused across calls
+        self._in_order = bool(self.queue.is_in_order)
         x, y = info.work_group_size
         self._x, self._y = x, y
         self._names = ", ".join(p.name for p in info.params)
@@ -109,12 +111,12 @@ class Kernel:
         """A checked call. Bound again without gathering written group members if
         one of them is aliased by another argument (so the device shares memory
         between them as the host does). Binding only fills host buffers."""
-        call = Call(self.queue, self._memory, batch, self._wrappers, pools)
+        call = Call(self.queue, self._memory, batch, self._wrappers, pools, self._in_order)
         try:
             parts = self._bind(call, args)
             if any(written for written, _ in call.gathered) and _aliased(call):
                 call.staging.release()
-                call = Call(self.queue, self._memory, batch, self._wrappers, pools)
+                call = Call(self.queue, self._memory, batch, self._wrappers, pools, self._in_order)
                 call.gather_written = False
                 parts = self._bind(call, args)
         except BaseException:
@@ -159,8 +161,7 @@ class Kernel:
             events.append(done)
             call.staging.copy_back(done)
         finally:
-            for event in events:  # never free or reuse memory a copy or kernel still uses
-                event.wait()
+            wait_all(events, self._in_order)  # never free or reuse memory a copy or kernel still uses
             call.staging.release()
 
     def release_buffers(self) -> None:

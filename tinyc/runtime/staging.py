@@ -40,6 +40,7 @@ from tinyc.runtime.members import scatter
 
 ALIGN = 64
 DIRECT_BYTES = 1 << 20
+SMALL = 16  # up to this many arrays, the lone-memref case is placed without NumPy
 EMPTY = -1  # allocation index of an array with no elements
 
 
@@ -62,6 +63,12 @@ class USMPointer:
         }
 
 
+def wait_all(events: list, in_order: bool) -> None:
+    """Wait for events submitted in this order; on an in-order queue the last one implies the rest."""
+    for event in events[-1:] if in_order else events:
+        event.wait()
+
+
 def _gapless(array: np.ndarray) -> bool:
     return array.flags.c_contiguous or array.flags.f_contiguous
 
@@ -69,10 +76,11 @@ def _gapless(array: np.ndarray) -> bool:
 class Staging:
     """The NumPy arrays of one call and where they live on the device."""
 
-    def __init__(self, queue: Any, memory: Any, pools: Any = None):
+    def __init__(self, queue: Any, memory: Any, pools: Any = None, in_order: bool = False):
         self.queue = queue
         self.memory = memory  # the dpctl.memory module
         self.pools = pools  # a Pools (reuse buffers across calls) or None
+        self.in_order = in_order  # the queue runs commands in submission order
         self._taken: list[tuple[Any, int, Any]] = []  # (pool, size, buffer) to give back
         self.arrays: list[np.ndarray] = []
         self._lo: list[int] = []  # host byte span of each array
@@ -88,13 +96,15 @@ class Staging:
         self._regions: tuple | None = None  # (lo, hi, allocation, offset) per region
         self.arena_index = -1
         self.arena_host: np.ndarray | None = None
+        self._apart = False  # placed by _place_apart: array i in allocation i
         self.allocations_keep: list[Any] = []  # host sources of copies still in flight
         self.scatters: list[tuple[Any, np.ndarray, Any]] = []  # gathered written groups
 
     # -- arrays ------------------------------------------------------------------
-    def add(self, array: np.ndarray, extent: int, written: bool) -> int:
-        """Register an array spanning `extent` elements; returns its handle."""
-        lo = array.__array_interface__["data"][0]
+    def add(self, array: np.ndarray, extent: int, written: bool, lo: int | None = None) -> int:
+        """Register an array spanning `extent` elements (element 0 at `lo`); returns its handle."""
+        if lo is None:
+            lo = array.__array_interface__["data"][0]
         self.arrays.append(array)
         self._lo.append(lo)
         self._hi.append(lo + extent * array.itemsize)
@@ -175,6 +185,8 @@ class Staging:
         count = len(self.arrays)
         if not count:  # only USM arrays and scalars: nothing to copy
             return
+        if count <= SMALL and self._place_apart(lone):
+            return
         lo, hi = np.array(self._lo, dtype=np.int64), np.array(self._hi, dtype=np.int64)
         self.where = np.full(count, EMPTY, dtype=np.int64)
         self.offset = np.zeros(count, dtype=np.int64)
@@ -187,6 +199,28 @@ class Staging:
             bases.append(self.allocations[self._allocate(ALIGN)].__sycl_usm_array_interface__["data"][0])
             self.where[self.where == EMPTY] = len(self.allocations) - 1
         self.bases = np.array(bases or [0], dtype=np.int64)
+
+    def _place_apart(self, lone: Iterable[int]) -> bool:
+        """The common case in plain Python: a few lone memrefs, no two sharing bytes,
+        each with elements. Each gets an allocation of its own; False if not that case."""
+        lone = set(lone)
+        spans = sorted(zip(self._lo, self._hi, range(len(self._lo))))
+        if len(lone) != len(spans) or any(lo >= hi for lo, hi, _ in spans):
+            return False
+        if any(spans[i + 1][0] <= spans[i][1] for i in range(len(spans) - 1)) or not lone.issuperset(
+            handle for _, _, handle in spans
+        ):
+            return False
+        count = len(spans)
+        for lo, hi, handle in sorted(spans, key=lambda span: span[2]):
+            index = self._allocate(hi - lo)
+            self.events.append(self.queue.memcpy_async(self.allocations[index], host_bytes(lo, hi - lo), hi - lo))
+        self.where = np.arange(count, dtype=np.int64)
+        self.offset = np.zeros(count, dtype=np.int64)
+        self.region = np.arange(count, dtype=np.int64)
+        self._apart = True
+        self.bases = np.array([a.__sycl_usm_array_interface__["data"][0] for a in self.allocations], dtype=np.int64)
+        return True
 
     def _place_regions(self, order: np.ndarray, lo: np.ndarray, hi: np.ndarray, lone: Iterable[int]) -> None:
         """Merge overlapping or touching spans (sorted by start) into regions and place them."""
@@ -249,19 +283,33 @@ class Staging:
     # -- results ---------------------------------------------------------------
     def copy_back(self, after: Any) -> None:
         """Copy written arrays back once the event `after` completed; waits."""
-        events = [self.queue.memcpy_async(host, device, len(host), [after]) for device, host, _ in self.scatters]
+        events = self.events  # the caller waits for all of them even if this raises
+        events.extend(self.queue.memcpy_async(host, device, len(host), [after]) for device, host, _ in self.scatters)
         pending: list[tuple[np.ndarray, np.ndarray, int]] = []  # (array, host copy, its offset there)
         regions: list[tuple[int, int, int]] = []  # whole regions back from the arena: (lo, size, offset)
-        if self._regions is not None:
+        if self._apart:
+            self._apart_back(after, events, pending)
+        elif self._regions is not None:
             self._regions_back(after, events, pending, regions)
-        for event in events:
-            event.wait()
+        wait_all(events, self.in_order)
         for lo, size, offset in regions:
             host_bytes(lo, size)[:] = self.arena_host[offset : offset + size]
         for array, buffer, offset in pending:
             array[...] = np.ndarray(array.shape, array.dtype, buffer=buffer, offset=offset, strides=array.strides)
         for _, host, members in self.scatters:
             scatter(host, members)
+
+    def _apart_back(self, after: Any, events: list, pending: list) -> None:
+        for handle, written in enumerate(self._written):
+            if not written:
+                continue
+            lo, size, source = self._lo[handle], self._hi[handle] - self._lo[handle], self.allocations[handle]
+            if self._gapless[handle]:
+                events.append(self.queue.memcpy_async(host_bytes(lo, size), source, size, [after]))
+            else:
+                scratch = np.empty(size, dtype=np.uint8)
+                events.append(self.queue.memcpy_async(scratch, source, size, [after]))
+                pending.append((self.arrays[handle], scratch, 0))
 
     def _regions_back(self, after: Any, events: list, pending: list, regions: list) -> None:
         r_lo, r_hi, r_alloc, r_off = self._regions
