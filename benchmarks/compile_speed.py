@@ -235,8 +235,8 @@ def markdown(doc: dict[str, Any], baseline: dict[str, Any] | None = None,
             lines += ["", f"Largest imports of a {COLD_MODES[mode]} `tinyc compile {IMPORT_SAMPLE}` "
                           f"(ms, cumulative, `python -X importtime`): {listed}."]
     if baseline is not None:
-        lines += ["", f"### Before and after", "",
-                  f"The same measurement of {baseline_label} (`{baseline['tree']}`), in the same run:", "",
+        lines += ["", "### Before and after", "",
+                  f"The same measurement of {baseline_label}, in the same run:", "",
                   "| sample | source → SPIR-V ms before → now | spirv-val ms before → now | "
                   + " | ".join(f"{label} ms before → now" for label in COLD_MODES.values()) + " |",
                   "|---|---|---|" + "---|" * len(COLD_MODES)]
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=5, help="warm runs per file (median)")
     p.add_argument("--cold-repeat", type=int, default=5, help="cold processes per file and mode (median)")
     p.add_argument("--baseline", type=Path, help="another checkout to measure the same way (before/after)")
-    p.add_argument("--baseline-label", default=None, help="how to call the baseline (default: its path)")
+    p.add_argument("--baseline-label", default=None, help="what to call the baseline (default: its path)")
     p.add_argument("--readme", type=Path, default=HERE / "README.md", help="README whose section to replace")
     p.add_argument("--no-readme", action="store_true", help="print only")
     p.add_argument("--json", type=Path, help="also write every measurement as JSON")

@@ -100,10 +100,18 @@ def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_s
     else:
         Path(output).write_bytes(data if isinstance(data, bytes) else data.encode())
     if show_time:
-        total = sum(result.timings.values())
-        for stage, seconds in result.timings.items():
-            click.echo(f"{stage:>12}: {seconds * 1e3:8.2f} ms", err=True)
-        click.echo(f"{'total':>12}: {total * 1e3:8.2f} ms", err=True)
+        _print_times(result.timings)
+
+
+def _print_times(timings: dict[str, float]) -> None:
+    """Each stage, source -> SPIR-V (every stage before spirv-val), spirv-val and the total."""
+    rows = [(stage, t) for stage, t in timings.items() if stage != "spirv-val"]
+    rows.append(("source → SPIR-V", sum(t for _, t in rows)))
+    if "spirv-val" in timings:
+        rows.append(("spirv-val", timings["spirv-val"]))
+    rows.append(("total", sum(timings.values())))
+    for stage, seconds in rows:
+        click.echo(f"{stage:>15}: {seconds * 1e3:8.2f} ms", err=True)
 
 
 def _launch_options(default_batch: int, default_repeat: int):
