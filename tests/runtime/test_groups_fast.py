@@ -334,3 +334,16 @@ def test_written_views_with_gaps_between(kernels, rng):
     expect = before.copy()
     expect[:, :, ::2] *= np.float32(3)
     np.testing.assert_array_equal(block, expect)
+
+
+def test_table_cache_keeps_few_pinned_entries():
+    """Entries that keep members alive are limited (they may hold much memory)."""
+    from tinyc.runtime.members import TableCache
+
+    cache = TableCache()
+    for i in range(6):
+        cache.add(("object", i, None), [i], pins=object())
+    cache.add(("stacked", 1), ["t"])
+    assert cache.find(("stacked", 1)) == ["t"]
+    found = [i for i in range(6) if cache.find(("object", i, None)) is not None]
+    assert found == [3, 4, 5]

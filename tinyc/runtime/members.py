@@ -247,6 +247,7 @@ class TableCache:
     """
 
     SIZE = 8
+    PINNED = 3  # entries that keep members alive (identity keys): few, they may hold much memory
 
     def __init__(self) -> None:
         self._entries: list[tuple[Any, list, Any]] = []  # (key, kernel arguments, pinned objects)
@@ -276,6 +277,9 @@ class TableCache:
         with self._lock:
             self._entries.insert(0, (key, arguments, pins))
             del self._entries[self.SIZE:]
+            pinned = [i for i, entry in enumerate(self._entries) if entry[2] is not None]
+            for i in reversed(pinned[self.PINNED:]):
+                del self._entries[i]
 
     def clear(self) -> None:
         with self._lock:
