@@ -15,6 +15,7 @@ from tinyc.passes.barriers import insert_barriers
 from tinyc.passes.local_memory import assign_local_memory
 from tinyc.passes.lower_collectives import lower_collectives
 from tinyc.passes.lower_foreach import lower_foreach
+from tinyc.passes.lowering.private_memory import elide_private_barriers
 from tinyc.passes.work_group_size import choose_work_group_size
 
 
@@ -33,6 +34,7 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("insert-barriers", insert_barriers),
     ("lower-collectives", lower_collectives),
     ("lower-foreach", lower_foreach),
+    ("elide-barriers", elide_private_barriers),
     ("local-memory", assign_local_memory),
 ]
 

@@ -1,6 +1,6 @@
 """Helpers for lowering tests: lower .ir text, inspect it, and run it on the reference.
 
-`lower` runs the real pipeline up to and including lower-foreach, re-verifies
+`lower` runs the real pipeline up to and including elide-barriers, re-verifies
 the result, and checks that its printed text parses and verifies again, so
 every test also exercises the printer and the verifier on lowered IR.
 `same_results` runs a kernel before and after lowering on the reference
@@ -23,7 +23,8 @@ from tinyc.ir.verifier import verify
 from tinyc.parser import parse
 from tinyc.passes import PIPELINE, PassOptions
 
-LOWERING_STAGES = ("work-group-size", "insert-barriers", "lower-collectives", "lower-foreach")
+LOWERING_STAGES = (
+    "work-group-size", "insert-barriers", "lower-collectives", "lower-foreach", "elide-barriers")
 
 
 def checked(text: str) -> Program:
@@ -33,7 +34,7 @@ def checked(text: str) -> Program:
 
 
 def lower(text: str, subgroup_size: int | None = None) -> Program:
-    """Checked IR of `text` after the passes up to lower-foreach, re-verified."""
+    """Checked IR of `text` after the passes up to elide-barriers, re-verified."""
     program = checked(text)
     options = PassOptions(subgroup_size)
     for name, run_pass in PIPELINE:

@@ -264,9 +264,10 @@ func @k(%alpha: f32, %beta: f32, %a: memref<f32x{d(m)}>, %b: memref<f32x{d(k)}>,
 # ------------------------------------------------------------------ staging of a transposed A
 
 def test_transposed_a_is_staged_through_local_memory() -> None:
-    """64x64 gemm.t.n: op(A) is copied to local memory once, then multiplied as `.n`."""
+    """64x64 gemm.t.n: op(A) is copied to local memory once, then multiplied as `.n`;
+    with 4 subgroups, they share the copy after a barrier."""
     program = lower(gemm_kernel("t", "n", "memref<f32x64x64>", "memref<f32x64x64>",
-                                "memref<f32x64x64>"))
+                                "memref<f32x64x64>", attrs="{work_group_size=[32, 2]}"))
     body = program.functions[0].body.instructions
     (alloca,) = instructions(program, Alloca)
     assert str(alloca.result.type) == "memref<f32x64x64,local>"
@@ -343,3 +344,10 @@ def test_staged_gemm_matches_reference(m: int, n: int, k: int) -> None:
         same_results(text, [np.float32(0.5), np.float32(-1.5), fortran(rng, (k, m)),
                             fortran(rng, (k, n)), fortran(rng, (m, n))],
                      batch=2, outputs=[4], rtol=1e-4)
+
+
+def test_staged_copy_of_one_subgroup_needs_no_barrier() -> None:
+    """Lane l copies the rows of op(A) it multiplies later: program order suffices."""
+    program = lower(gemm_kernel("t", "n", "memref<f32x64x64>", "memref<f32x64x64>",
+                                "memref<f32x64x64>"))
+    assert instructions(program, Alloca) and not instructions(program, Barrier)
