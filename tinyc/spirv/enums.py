@@ -70,6 +70,10 @@ class Enumerant(int):
     def name(self) -> str:
         return self._names[self]
 
+    @property
+    def value(self) -> int:
+        return int(self)
+
     __str__ = int.__repr__  # like IntEnum: str() and format() give the number
 
     def __repr__(self) -> str:
