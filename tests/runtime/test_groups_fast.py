@@ -347,3 +347,19 @@ def test_table_cache_keeps_few_pinned_entries():
     assert cache.find(("stacked", 1)) == ["t"]
     found = [i for i in range(6) if cache.find(("object", i, None)) is not None]
     assert found == [3, 4, 5]
+
+
+class Tagged(np.ndarray):
+    """An ndarray subclass (like np.memmap): checked and copied like an ndarray."""
+
+
+@pytest.mark.parametrize("written", [False, True])
+def test_ndarray_subclass_members(kernels, rng, written):
+    members = [rand(rng, (4, 2)).view(Tagged) for _ in range(3)]
+    if written:
+        expect = [np.asarray(m) * 2 for m in members]
+        kernels["gscale2"](2.0, members, batch=3)
+        for got, want in zip(members, expect):
+            np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_array_equal(read(kernels["gread"], members, 3, 8), flat_columns(members, 8))

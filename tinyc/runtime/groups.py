@@ -445,19 +445,21 @@ class GroupPacker:
             if known is not None:  # same layout as an earlier member: only per-array flags
                 if not member.flags.aligned or (written and not member.flags.writeable):
                     known = None  # let the full check report it
+            host = member
             if known is None:
                 label = f"{self.what} member {i}"
                 view = array_view(member, name, label)
                 known = (self._fit(view, i, setup), extent(view.shape, view.strides))
-                if view.host is None:
+                host = view.host  # also an ndarray subclass; None for USM
+                if host is None:
                     call.check_usm_context(view, name, label)
                     addresses[i] = view.address
-                elif not explicit:
+                elif type(member) is np.ndarray and not explicit:
                     seen[(member.dtype, member.shape, member.strides)] = known
             dynamic[i] = known[0].dynamic
-            if type(member) is np.ndarray:
+            if host is not None:
                 staged.append(i)
-                handles.append(call.staging.add(member, known[1], written))
+                handles.append(call.staging.add(host, known[1], written))
         slots = self.slots
 
         if not staged:  # all USM: the tables can be kept for these members
