@@ -7,7 +7,6 @@ dpctl, so they start fast.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -54,6 +53,8 @@ def check(files: tuple[str, ...], fmt: str) -> None:
             else:
                 click.echo(str(err), err=True)
     if fmt == "json":
+        import json
+
         click.echo(json.dumps(collected, indent=2))
     sys.exit(1 if failed else 0)
 

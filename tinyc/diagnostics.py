@@ -7,8 +7,6 @@ the user's text. All user errors (syntax, types, regions, attributes) become
 
 from __future__ import annotations
 
-import difflib
-import json
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -135,6 +133,8 @@ class CompilationError(Exception):
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
     def to_json(self) -> str:
+        import json
+
         return json.dumps([d.to_json() for d in self.diagnostics], indent=2)
 
 
@@ -169,6 +169,8 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     Candidates as similar as difflib's cutoff allows are ranked by a typo
     distance, so ties go to the likelier slip: `gemn` suggests `gemm`, not `gemv`.
     """
+    import difflib  # only on errors: keeps `tinyc compile` start-up lean
+
     close = difflib.get_close_matches(word, list(candidates), n=8, cutoff=0.6)
     if not close:
         return ""
