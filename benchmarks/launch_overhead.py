@@ -10,7 +10,9 @@ A a group of 16×8 matrices) and a batched 8×8 gemm
 for the 32×32 sample). For each, in one process, on tinyc's queue:
 
   (a) raw     `queue.submit_async(kernel, packed, ...).wait()` of the same SPIR-V
-              (built separately) with USM arguments packed once by hand
+              (built separately) with USM arguments packed once by hand; also
+              (a') the same with the kernel object of tinyc's own build, which
+              separates the launch path from differences between two builds
   (b) usm     `kernel(*args, batch=N)` with USM (device-resident) arguments; for
               the group, a list of N USM views (and a tuple, and the stacked
               (16, 8, N) USM array)
@@ -41,8 +43,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, warmup: int = 2) -> dict[str, float]:
-    """Median seconds of each function, run round-robin with a rotating order."""
+def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, warmup: int = 2) -> dict[str, tuple[float, float]]:
+    """(median, minimum) seconds of each function, run round-robin with a rotating order."""
     names = list(fns)
     for _ in range(warmup):
         for name in names:
@@ -54,7 +56,7 @@ def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, warmup: int = 2)
             start = time.perf_counter()
             fns[name]()
             samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(v) for name, v in samples.items()}
+    return {name: (statistics.median(v), min(v)) for name, v in samples.items()}
 
 
 def fortran(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -77,9 +79,9 @@ class Setup:
         x, y = self.kernel.info.work_group_size
         self.local = [1, y, x]
 
-    def submit(self, args: list, batch: int, after: list | None = None) -> Any:
+    def submit(self, args: list, batch: int, after: list | None = None, kernel: Any = None) -> Any:
         _, y, x = self.local
-        return self.queue.submit_async(self.raw, args, [batch, y, x], self.local, after)
+        return self.queue.submit_async(kernel or self.raw, args, [batch, y, x], self.local, after)
 
     def device(self, nbytes: int) -> Any:
         import dpctl.memory
@@ -121,6 +123,7 @@ def fused(batch: int, repeat: int, rng: np.random.Generator) -> list[tuple[str, 
     rows = []
     usm = {
         "(a) raw submit": lambda: s.submit(packed, batch).wait(),
+        "(a') raw submit, tinyc's kernel object": lambda: s.submit(packed, batch, kernel=k.sycl_kernel).wait(),
         "(b) usm, group as list": lambda: k(alpha, usm_list, uB, uC, uD, batch=batch),
         "(b) usm, group as tuple": lambda: k(alpha, usm_tuple, uB, uC, uD, batch=batch),
     }
@@ -182,20 +185,22 @@ def gemm(batch: int, repeat: int, rng: np.random.Generator, source: Path) -> lis
     m = min(64, batch)
     np.testing.assert_allclose(C[:, :, :m], np.einsum("ikb,kjb->ijb", A[:, :, :m], B[:, :, :m]), rtol=1e-4, atol=1e-4)
     usm = {"(a) raw submit": lambda: s.submit(packed, batch).wait(),
+           "(a') raw submit, tinyc's kernel object": lambda: s.submit(packed, batch, kernel=k.sycl_kernel).wait(),
            "(b) usm": lambda: k(uA, uB, uC, batch=batch)}
     host = {"(d) by hand, copies": by_hand, "(c) numpy": lambda: k(A, B, C, batch=batch)}
     return [("usm", interleaved(usm, repeat)), ("numpy", interleaved(host, max(5, repeat // 3)))]
 
 
-def report(title: str, rows: list[tuple[str, dict[str, float]]]) -> list[str]:
-    """Markdown lines: every variant with its ratio to (a) or to the first (d)."""
-    out = [f"**{title}**", "", "| variant | median ms | ratio |", "|---|---|---|"]
+def report(title: str, rows: list[tuple[str, dict[str, tuple[float, float]]]]) -> list[str]:
+    """Markdown lines: every variant with its ratios to (a) or to the first (d)."""
+    out = [f"**{title}**", "", "| variant | median ms | min ms | ratio of medians | ratio of minima |",
+           "|---|---|---|---|---|"]
     for kind, times in rows:
         base_name = next(n for n in times if n.startswith("(a)" if kind == "usm" else "(d)"))
-        base = times[base_name]
-        for name, t in times.items():
-            ratio = f"{t / base:.3f} vs {base_name[:3]}" if name != base_name else "1"
-            out.append(f"| {name} | {t * 1e3:.2f} | {ratio} |")
+        (base, base_min), tag = times[base_name], base_name.split()[0]
+        for name, (t, t_min) in times.items():
+            ratios = f"{t / base:.3f} vs {tag} | {t_min / base_min:.3f} vs {tag}" if name != base_name else "1 | 1"
+            out.append(f"| {name} | {t * 1e3:.2f} | {t_min * 1e3:.2f} | {ratios} |")
     return out + [""]
 
 

@@ -9,18 +9,21 @@ A group of 10^5 members cannot afford Python work per member on every call
   objects as a cached one.
 * `uniform_usm`: every member's `__sycl_usm_array_interface__` fetched with
   `map`, then one `list.count` per field: when all members agree on dtype,
-  shape, strides, offset and syclobj, the first member is checked in full and
-  the others differ only in their pointers, read into one uint64 array.
-* `uniform_numpy`: all members exact `np.ndarray`s, Fortran-contiguous, of one
-  shape; `gather` then copies them into one host buffer with np.concatenate
-  along the last mode (casting="no": a dtype, rank or leading-size mismatch
-  raises there, and with equal sizes fixes the last mode too). Members that
-  passed are not probed again while the same objects come back (an array's
-  size cannot change in place while the cache holds it, so concatenate alone
-  still catches any reshape or dtype change).
+  shape, strides and syclobj, the first member is checked in full and the
+  others differ only in their pointers and offsets, read into uint64 arrays.
+* `uniform_numpy`: all members exact `np.ndarray`s of one dtype and shape,
+  Fortran-contiguous and aligned (their flags ANDed tell whether all are
+  writeable and own their data); `gather` then copies them into one host
+  buffer with np.concatenate along the last mode (casting="no"), `scatter`
+  copies results back. Members that passed are not probed again while the
+  same objects come back: concatenate still refuses a dtype or rank changed
+  in place, and a reshape in place keeps the size, so changes some leading
+  mode, which it refuses too (only `resize(refcheck=False)` could change a
+  size; that can misplace data in the staging copy, never write outside it).
 * `TableCache`: device pointer tables (and the `?` columns) of recent calls,
   reused when the same addresses come again: keyed by (base, step, count) for
-  regular tables, or by the member ids of an all-USM group.
+  regular tables, or by the member ids of a group (all-USM: its tables;
+  NumPy: its GatherPlan).
 
 Whenever a fast check fails, the group packer checks member by member, so
 errors still name the member.
@@ -309,13 +312,13 @@ def _same_key(a: Any, b: Any) -> bool:
 
 def upload_tables(queue: Any, memory: Any, addresses: np.ndarray, columns: list[np.ndarray]) -> list:
     """Device copies of a pointer table and its `?` columns (owned by the caller), uploaded."""
-    arguments, events, hosts = [], [], []
+    arguments, events, sources = [], [], []  # sources: alive until their copies finished
     for host in (addresses, *columns):
         host = np.ascontiguousarray(host)
         device = memory.MemoryUSMDevice(max(host.nbytes, 8), queue=queue)
         events.append(queue.memcpy_async(device, host, host.nbytes))
         arguments.append(device)
-        hosts.append(host)
+        sources.append(host)
     for event in events:
         event.wait()
     return arguments
