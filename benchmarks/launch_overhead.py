@@ -23,10 +23,15 @@ for the 32×32 sample). For each, in one process, on tinyc's queue:
               host->device into allocations made once, submit, copy the
               written array back, wait
 
-Each line is the median over `--repeat` rounds; inside a group of variants the
-order rotates every round, so load on this shared machine hits them alike.
-Ratios are (b)/(a) (target < 1.05) and (c)/(d) (the overhead over the
-transfers a NumPy caller needs anyway).
+Each line is the median (and the minimum) over `--repeat` rounds; inside a
+group of variants the order rotates every round, so load on this shared
+machine hits them alike. Ratios are (b)/(a) (target < 1.05) and (c)/(d) (the
+overhead over the transfers a NumPy caller needs anyway).
+
+Because wall-clock ratios move by several percent with the load of this
+2-core machine, the (b) variants are also timed with the submission
+replaced by a no-op (`python us`): the launch path's own work per call,
+which is what (b) - (a) measures when the machine is quiet.
 """
 
 from __future__ import annotations
@@ -57,6 +62,29 @@ def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, warmup: int = 2)
             fns[name]()
             samples[name].append(time.perf_counter() - start)
     return {name: (statistics.median(v), min(v)) for name, v in samples.items()}
+
+
+class _Done:
+    def wait(self) -> None:
+        pass
+
+
+def python_time(k: Any, fns: dict[str, Callable[[], Any]], rounds: int = 300) -> dict[str, float]:
+    """Median seconds per call of the (b) variants with `k.submit` a no-op (no device work)."""
+    out = {}
+    k.submit = lambda *args, **kwargs: _Done()  # an instance attribute shadows the method
+    try:
+        for name, fn in fns.items():
+            fn()
+            samples = []
+            for _ in range(rounds):
+                start = time.perf_counter()
+                fn()
+                samples.append(time.perf_counter() - start)
+            out[name] = statistics.median(samples)
+    finally:
+        del k.submit
+    return out
 
 
 def fortran(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -130,6 +158,7 @@ def fused(batch: int, repeat: int, rng: np.random.Generator) -> list[tuple[str, 
     if stacked_supported(k, uA):
         usm["(b) usm, group as stacked array"] = lambda: k(alpha, uA, uB, uC, uD, batch=batch)
     rows.append(("usm", interleaved(usm, repeat)))
+    rows.append(("python", python_time(k, {n: f for n, f in usm.items() if n.startswith("(b)")})))
     host = {
         "(d) by hand, gather + copies": by_hand(True),
         "(c) numpy, group as list": lambda: k(alpha, members, B, C, D, batch=batch),
@@ -188,19 +217,25 @@ def gemm(batch: int, repeat: int, rng: np.random.Generator, source: Path) -> lis
            "(a') raw submit, tinyc's kernel object": lambda: s.submit(packed, batch, kernel=k.sycl_kernel).wait(),
            "(b) usm": lambda: k(uA, uB, uC, batch=batch)}
     host = {"(d) by hand, copies": by_hand, "(c) numpy": lambda: k(A, B, C, batch=batch)}
-    return [("usm", interleaved(usm, repeat)), ("numpy", interleaved(host, max(5, repeat // 3)))]
+    return [("usm", interleaved(usm, repeat)), ("numpy", interleaved(host, max(5, repeat // 3))),
+            ("python", python_time(k, {"(b) usm": usm["(b) usm"]}))]
 
 
 def report(title: str, rows: list[tuple[str, dict[str, tuple[float, float]]]]) -> list[str]:
     """Markdown lines: every variant with its ratios to (a) or to the first (d)."""
     out = [f"**{title}**", "", "| variant | median ms | min ms | ratio of medians | ratio of minima |",
            "|---|---|---|---|---|"]
+    python = [(name, t) for kind, times in rows if kind == "python" for name, t in times.items()]
+    rows = [row for row in rows if row[0] != "python"]
     for kind, times in rows:
         base_name = next(n for n in times if n.startswith("(a)" if kind == "usm" else "(d)"))
         (base, base_min), tag = times[base_name], base_name.split()[0]
         for name, (t, t_min) in times.items():
             ratios = f"{t / base:.3f} vs {tag} | {t_min / base_min:.3f} vs {tag}" if name != base_name else "1 | 1"
             out.append(f"| {name} | {t * 1e3:.2f} | {t_min * 1e3:.2f} | {ratios} |")
+    if python:
+        out += ["", "| launch path alone (submit replaced by a no-op) | python us per call |", "|---|---|"]
+        out += [f"| {name} | {t * 1e6:.1f} |" for name, t in python]
     return out + [""]
 
 
