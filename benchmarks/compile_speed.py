@@ -54,53 +54,80 @@ def _median(values: list[float]) -> float:
 
 # ---------------------------------------------------------------- warm
 
+def warm_run(path: Path) -> dict[str, Any]:
+    """One compile of `path` in this interpreter: its stage times, then spirv-val on the binary."""
+    from tinyc.compiler import compile_to_spirv
+    from tinyc.spirv import tools
+
+    result = compile_to_spirv(path.read_text(), str(path), validate=False)
+    if hasattr(tools, "forget_validated"):  # older tinyc validated every time anyway
+        tools.forget_validated()
+    start = time.perf_counter()
+    tools.validate(result.spirv)
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    tools.validate(result.spirv)
+    again = time.perf_counter() - start
+    return {"stages": dict(result.timings), "spirv_val": first, "spirv_val_again": again,
+            "bytes": len(result.spirv)}
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over the timed runs of one file."""
+    stages = [run["stages"] for run in runs]
+    return {"status": "ok",
+            "stages_s": {s: _median([r.get(s, 0.0) for r in stages]) for s in STAGES},
+            "source_to_spirv_s": _median([sum(r.get(s, 0.0) for s in STAGES) for r in stages]),
+            "spirv_val_s": _median([run["spirv_val"] for run in runs]),
+            "spirv_val_again_s": _median([run["spirv_val_again"] for run in runs]),
+            "spirv_bytes": runs[-1]["bytes"]}
+
+
 def warm_timings(path: Path, repeat: int) -> dict[str, Any]:
     """Median seconds per stage of compile_to_spirv and of spirv-val, or the error."""
     try:
-        from tinyc.compiler import compile_to_spirv
-        from tinyc.spirv import tools
-
-        source, name = path.read_text(), str(path)
-        result = compile_to_spirv(source, name, validate=False)  # warm-up
-        tools.validate(result.spirv)
-        runs: list[dict[str, float]] = []
-        validations: list[float] = []
-        again: list[float] = []
-        for _ in range(repeat):
-            result = compile_to_spirv(source, name, validate=False)
-            runs.append(dict(result.timings))
-            if hasattr(tools, "forget_validated"):  # older tinyc validated every time anyway
-                tools.forget_validated()
-            start = time.perf_counter()
-            tools.validate(result.spirv)
-            validations.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            tools.validate(result.spirv)
-            again.append(time.perf_counter() - start)
+        warm_run(path)  # imports, tables, first-use caches
+        return _summary([warm_run(path) for _ in range(repeat)])
     except Exception as exc:
         return {"status": f"not available ({_short(exc)})"}
-    return {"status": "ok",
-            "stages_s": {s: _median([r.get(s, 0.0) for r in runs]) for s in STAGES},
-            "source_to_spirv_s": _median([sum(r.get(s, 0.0) for s in STAGES) for r in runs]),
-            "spirv_val_s": _median(validations), "spirv_val_again_s": _median(again),
-            "spirv_bytes": len(result.spirv)}
 
 
-def _warm_in_subprocess(tree: Path, files: list[Path], repeat: int) -> list[dict[str, Any]]:
-    """warm_timings of the tinyc in `tree` (this script, run with that tree first on sys.path)."""
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--tree", str(tree), "--warm-json",
-                           "--repeat", str(repeat), *map(str, files)],
-                          capture_output=True, text=True, cwd=tree)
-    if proc.returncode != 0:
-        message = _short(RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"))
-        return [{"status": f"not available ({message})"} for _ in files]
-    return json.loads(proc.stdout)
+class WarmServer:
+    """A warm interpreter running another checkout's tinyc: one `warm_run` per request."""
+
+    def __init__(self, tree: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--tree", str(tree), "--serve"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tree)
+
+    def run(self, path: Path) -> dict[str, Any]:
+        """One warm run, or {"error": ...}."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{path}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else {"error": "the server died"}
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+def serve() -> None:
+    """`--serve`: answer one warm run per path read from stdin, as a JSON line."""
+    for line in sys.stdin:
+        try:
+            answer = warm_run(Path(line.strip()))
+        except Exception as exc:
+            answer = {"error": _short(exc)}
+        print(json.dumps(answer), flush=True)
 
 
 # ---------------------------------------------------------------- cold
 
 def _package_copy(tree: Path, dest: Path, bytecode: bool) -> Path:
     """A copy of tree/tinyc in dest, compiled to bytecode or not; returns dest."""
+    dest.mkdir(parents=True)
     shutil.copytree(tree / "tinyc", dest / "tinyc", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     if bytecode and not compileall.compile_dir(dest / "tinyc", quiet=1):
         raise RuntimeError(f"compileall failed in {dest}")
@@ -118,19 +145,37 @@ def _env(package_dir: Path, bytecode: bool) -> dict[str, str]:
     return env
 
 
-def cold_time(path: Path, repeat: int, package_dir: Path, bytecode: bool) -> dict[str, Any]:
-    """Median wall time of a fresh `tinyc compile` process."""
-    times = []
-    out = package_dir / "k.spv"
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "tinyc.cli", "compile", str(path), "-o", str(out)],
-                              cwd=package_dir, env=_env(package_dir, bytecode), capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
-        if proc.returncode != 0:
-            message = (proc.stderr.strip().splitlines() or ["?"])[-1]
-            return {"status": f"failed (exit {proc.returncode}: {message[:200]})"}
-    return {"status": "ok", "median_s": _median(times)}
+def _cold_once(path: Path, package_dir: Path, bytecode: bool) -> float | str:
+    """Wall time of one fresh `tinyc compile` process, or why it failed."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "tinyc.cli", "compile", str(path), "-o", str(package_dir / "k.spv")],
+                          cwd=package_dir, env=_env(package_dir, bytecode), capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        message = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return f"failed (exit {proc.returncode}: {message[:200]})"
+    return elapsed
+
+
+def cold_times(path: Path, repeat: int, package_dirs: list[Path], bytecode: bool) -> list[dict[str, Any]]:
+    """Median wall time of fresh `tinyc compile` processes for each package copy.
+
+    The copies take turns (the order rotating every round), so a busy phase
+    of the machine hits them alike, as in the device benchmarks.
+    """
+    times: list[list[float]] = [[] for _ in package_dirs]
+    failed: dict[int, str] = {}
+    for round_ in range(repeat):
+        for k in [(round_ + i) % len(package_dirs) for i in range(len(package_dirs))]:
+            if k in failed:
+                continue
+            result = _cold_once(path, package_dirs[k], bytecode)
+            if isinstance(result, str):
+                failed[k] = result
+            else:
+                times[k].append(result)
+    return [{"status": failed[k]} if k in failed else {"status": "ok", "median_s": _median(times[k])}
+            for k in range(len(package_dirs))]
 
 
 def python_startup(repeat: int) -> float:
@@ -159,28 +204,74 @@ def import_profile(package_dir: Path, sample: Path, bytecode: bool, top: int = 1
 
 # ---------------------------------------------------------------- the measurement
 
-def measure(files: list[Path], repeat: int = 5, cold_repeat: int = 5, tree: Path = REPO,
-            imports: bool = False) -> dict[str, Any]:
-    """Warm per-stage and cold process timings of every file, for the tinyc in `tree`."""
-    if tree.resolve() == REPO:
-        warm = [warm_timings(path, repeat) for path in files]
-    else:
-        warm = _warm_in_subprocess(tree, files, repeat)
-    rows = [{"file": str(path.relative_to(REPO) if path.is_relative_to(REPO) else path), "warm": w,
-             "cold": {}} for path, w in zip(files, warm)]
-    profile: dict[str, list[tuple[str, float]]] = {}
+def measure(files: list[Path], repeat: int = 5, cold_repeat: int = 5, imports: bool = False) -> dict[str, Any]:
+    """Warm per-stage and cold process timings of every file, for this repository's tinyc."""
+    return measure_trees([REPO], files, repeat, cold_repeat, imports)[0]
+
+
+def measure_trees(trees: list[Path], files: list[Path], repeat: int = 5, cold_repeat: int = 5,
+                  imports: bool = False) -> list[dict[str, Any]]:
+    """`measure` for the tinyc of each checkout in `trees`, interleaved file by file and run by run."""
+    trees = [tree.resolve() for tree in trees]
+    names = [str(path.relative_to(REPO) if path.is_relative_to(REPO) else path) for path in files]
+    docs = [{"method": " ".join(__doc__.split("\n\n")[2].split()), "tree": str(tree),
+             "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+             "machine": f"{_cpu_name()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+             "load_average": list(os.getloadavg()), "imports": {},
+             "files": [{"file": name, "warm": {}, "cold": {}} for name in names]} for tree in trees]
+    servers = {k: WarmServer(tree) for k, tree in enumerate(trees) if tree != REPO}
+    try:
+        for i, path in enumerate(files):
+            for k, warm in enumerate(_warm_interleaved(path, repeat, len(trees), servers)):
+                docs[k]["files"][i]["warm"] = warm
+    finally:
+        for server in servers.values():
+            server.close()
     with tempfile.TemporaryDirectory() as tmp:
         for mode in COLD_MODES:
-            package_dir = _package_copy(tree, Path(tmp) / mode, bytecode=mode == "bytecode")
-            for path, row in zip(files, rows):
-                row["cold"][mode] = cold_time(path.resolve(), cold_repeat, package_dir, mode == "bytecode")
+            bytecode = mode == "bytecode"
+            copies = [_package_copy(tree, Path(tmp) / mode / str(k), bytecode) for k, tree in enumerate(trees)]
+            for i, path in enumerate(files):
+                for doc, cold in zip(docs, cold_times(path.resolve(), cold_repeat, copies, bytecode)):
+                    doc["files"][i]["cold"][mode] = cold
             if imports:
-                profile[mode] = import_profile(package_dir, REPO / IMPORT_SAMPLE, mode == "bytecode")
-    return {"method": " ".join(__doc__.split("\n\n")[2].split()),
-            "tree": str(tree), "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-            "machine": f"{_cpu_name()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-            "load_average": list(os.getloadavg()),
-            "python_startup_s": python_startup(cold_repeat), "files": rows, "imports": profile}
+                for doc, copy in zip(docs, copies):
+                    doc["imports"][mode] = import_profile(copy, REPO / IMPORT_SAMPLE, bytecode)
+    startup = python_startup(cold_repeat)
+    for doc in docs:
+        doc["python_startup_s"] = startup
+    return docs
+
+
+def _warm_interleaved(path: Path, repeat: int, count: int, servers: dict[int, WarmServer]) -> list[dict[str, Any]]:
+    """Warm timings of `path` for `count` trees (k in `servers`: another interpreter, else this one).
+
+    After a warm-up each, the trees take turns run by run, the order rotating.
+    """
+    def one(k: int) -> dict[str, Any]:
+        if k in servers:
+            return servers[k].run(path)
+        try:
+            return warm_run(path)
+        except Exception as exc:
+            return {"error": _short(exc)}
+
+    runs: list[list[dict[str, Any]]] = [[] for _ in range(count)]
+    errors: dict[int, str] = {}
+    for k in range(count):  # warm-up
+        first = one(k)
+        if "error" in first:
+            errors[k] = first["error"]
+    for round_ in range(repeat):
+        for k in [(round_ + i) % count for i in range(count)]:
+            if k not in errors:
+                run = one(k)
+                if "error" in run:
+                    errors[k] = run["error"]
+                else:
+                    runs[k].append(run)
+    return [{"status": f"not available ({errors[k]})"} if k in errors else _summary(runs[k])
+            for k in range(count)]
 
 
 def _cpu_name() -> str:
@@ -236,7 +327,8 @@ def markdown(doc: dict[str, Any], baseline: dict[str, Any] | None = None,
                           f"(ms, cumulative, `python -X importtime`): {listed}."]
     if baseline is not None:
         lines += ["", "### Before and after", "",
-                  f"The same measurement of {baseline_label}, in the same run:", "",
+                  f"{baseline_label} measured the same way, interleaved with the numbers above (sample by "
+                  "sample; cold processes of both take turns):", "",
                   "| sample | source → SPIR-V ms before → now | spirv-val ms before → now | "
                   + " | ".join(f"{label} ms before → now" for label in COLD_MODES.values()) + " |",
                   "|---|---|---|" + "---|" * len(COLD_MODES)]
@@ -286,17 +378,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-readme", action="store_true", help="print only")
     p.add_argument("--json", type=Path, help="also write every measurement as JSON")
     p.add_argument("--tree", type=Path, default=REPO, help=argparse.SUPPRESS)
-    p.add_argument("--warm-json", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     files = [f.resolve() for f in args.files] or _samples()
     sys.path.insert(0, str(args.tree.resolve()))  # measure that tree's tinyc, not an installed one
-    if args.warm_json:
-        print(json.dumps([warm_timings(path, args.repeat) for path in files]))
+    if args.serve:
+        serve()
         return 0
-    doc = measure(files, args.repeat, args.cold_repeat, imports=True)
-    baseline = None
-    if args.baseline is not None:
-        baseline = measure(files, args.repeat, args.cold_repeat, tree=args.baseline.resolve())
+    trees = [REPO] if args.baseline is None else [REPO, args.baseline]
+    doc, *others = measure_trees(trees, files, args.repeat, args.cold_repeat, imports=True)
+    baseline = others[0] if others else None
     section = markdown(doc, baseline, args.baseline_label or str(args.baseline))
     print(section)
     if args.json is not None:
