@@ -363,3 +363,28 @@ def test_ndarray_subclass_members(kernels, rng, written):
             np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_array_equal(read(kernels["gread"], members, 3, 8), flat_columns(members, 8))
+
+
+# -- USM memrefs seen before ------------------------------------------------------------
+def test_usm_memref_checked_again_when_it_changes(kernels, queue, rng):
+    """A USM memref's checks are reused only while its interface's fields stay the same."""
+    host = rand(rng, (16, 6))
+    usm = UsmArray.from_host(queue, host)
+    kernels["scale"](2.0, usm, batch=6)
+    kernels["scale"](2.0, usm, batch=6)  # the same fields: the checked arguments again
+    np.testing.assert_array_equal(usm.to_host(), host * 4)
+    with raises("A", "mode 1 has size 6, too small for batch=7"):
+        kernels["scale"](2.0, usm, batch=7)  # the batch is still checked
+    usm.dtype = np.dtype(np.int32)  # the same object, another dtype
+    with raises("A", "expected dtype float32, got int32"):
+        kernels["scale"](2.0, usm, batch=6)
+    usm.dtype = np.dtype(np.float32)
+    usm.shape, usm.strides = (6, 16), (16, 1)  # now a transposed view: refused
+    with raises("A", "expected element strides (1, ?)"):
+        kernels["scale"](2.0, usm, batch=6)
+    usm.shape, usm.strides = (16, 3), (1, 32)  # every other column
+    kernels["scale"](0.5, usm, batch=3)
+    usm.shape, usm.strides = (16, 6), (1, 16)
+    expect = host * 4
+    expect[:, ::2] *= np.float32(0.5)
+    np.testing.assert_array_equal(usm.to_host(), expect)

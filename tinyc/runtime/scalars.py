@@ -71,9 +71,12 @@ def _int_packer(t: ScalarType, name: str) -> ScalarPacker:
     return pack
 
 
+_FLOATS = (float, np.float32, np.float64)  # the common cases, without ABC checks
+
+
 def _real(value: Any, t: ScalarType, name: str) -> float:
-    if type(value) is float:  # the common case, without ABC checks
-        return value
+    if type(value) in _FLOATS:
+        return float(value)
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise LaunchError(f"expected a real number for {t}, got {_kind_name(value)}", argument=name)
     try:
