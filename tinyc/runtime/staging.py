@@ -211,13 +211,13 @@ class Staging:
             handle for _, _, handle in spans
         ):
             return False
-        count = len(spans)
-        for lo, hi, handle in sorted(spans, key=lambda span: span[2]):
-            index = self._allocate(hi - lo)
-            self.events.append(self.queue.memcpy_async(self.allocations[index], host_bytes(lo, hi - lo), hi - lo))
-        self.where = np.arange(count, dtype=np.int64)
-        self.offset = np.zeros(count, dtype=np.int64)
-        self.region = np.arange(count, dtype=np.int64)
+        where = []
+        for lo, hi in zip(self._lo, self._hi):
+            where.append(self._allocate(hi - lo))
+            self.events.append(self.queue.memcpy_async(self.allocations[where[-1]], host_bytes(lo, hi - lo), hi - lo))
+        self.where = np.array(where, dtype=np.int64)
+        self.offset = np.zeros(len(where), dtype=np.int64)
+        self.region = np.arange(len(where), dtype=np.int64)
         self._apart = True
         self.bases = np.array([a.__sycl_usm_array_interface__["data"][0] for a in self.allocations], dtype=np.int64)
         return True
@@ -303,7 +303,8 @@ class Staging:
         for handle, written in enumerate(self._written):
             if not written:
                 continue
-            lo, size, source = self._lo[handle], self._hi[handle] - self._lo[handle], self.allocations[handle]
+            lo, size = self._lo[handle], self._hi[handle] - self._lo[handle]
+            source = self.allocations[int(self.where[handle])]
             if self._gapless[handle]:
                 events.append(self.queue.memcpy_async(host_bytes(lo, size), source, size, [after]))
             else:
