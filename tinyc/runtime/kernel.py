@@ -90,9 +90,10 @@ class Kernel:
         if kwargs:
             unknown = ", ".join(sorted(kwargs))
             raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; only batch= is accepted")
-        if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
-            raise LaunchError(f"batch must be a positive integer, got {batch!r}", argument="batch")
-        batch = int(batch)
+        if type(batch) is not int:  # the common case without ABC checks
+            if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
+                raise LaunchError(f"batch must be a positive integer, got {batch!r}", argument="batch")
+            batch = int(batch)
         if not 1 <= batch <= MAX_BATCH:
             raise LaunchError(f"batch must be between 1 and {MAX_BATCH}, got {batch}", argument="batch")
         return batch
