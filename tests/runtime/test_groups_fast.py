@@ -388,3 +388,27 @@ def test_usm_memref_checked_again_when_it_changes(kernels, queue, rng):
     expect = host * 4
     expect[:, ::2] *= np.float32(0.5)
     np.testing.assert_array_equal(usm.to_host(), expect)
+
+
+@pytest.mark.parametrize("written", [False, True])
+def test_prepared_call_keeps_gathered_buffers(queue, spirv, rng, written):
+    """prepare() (no pools): the gathered host and device buffers live as long as the call.
+
+    Junk of the same size is allocated between prepare and launch, so a freed
+    buffer would be reused and the kernel would read it."""
+    import gc
+
+    from runtime_testlib import info
+    from tinyc.runtime.kernel import Kernel
+
+    k = Kernel(spirv, info("gread", G={"written": written}), queue)
+    members = [rand(rng, (4, 3)) for _ in range(20000)]
+    out = np.zeros((12, len(members)), np.float32, order="F")
+    prepared = k.prepare(members, out, batch=len(members))
+    gc.collect()
+    junk = [np.full(12 * 4 * len(members), 7, np.uint8) for _ in range(4)]
+    prepared.finish(prepared.launch())
+    del junk
+    np.testing.assert_array_equal(out, flat_columns(members, 12))
+    times = k.time(members, out, batch=len(members), repeat=2)
+    assert len(times) == 2

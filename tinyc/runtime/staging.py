@@ -97,7 +97,7 @@ class Staging:
         self.arena_index = -1
         self.arena_host: np.ndarray | None = None
         self._apart = False  # placed by _place_apart: array i in allocation i
-        self.allocations_keep: list[Any] = []  # host sources of copies still in flight
+        self.allocations_keep: list[Any] = []  # unpooled buffers and copy sources: alive with the staging
         self.scatters: list[tuple[Any, np.ndarray, Any]] = []  # gathered written groups
 
     # -- arrays ------------------------------------------------------------------
@@ -125,18 +125,22 @@ class Staging:
 
     # -- buffers -----------------------------------------------------------------
     def device_buffer(self, nbytes: int) -> Any:
-        """A USM device allocation of at least `nbytes` for this call."""
+        """A USM device allocation of at least `nbytes`, alive as long as this staging."""
         nbytes = max(nbytes, ALIGN)
         if self.pools is None:
-            return self.memory.MemoryUSMDevice(nbytes, queue=self.queue)
+            buffer = self.memory.MemoryUSMDevice(nbytes, queue=self.queue)
+            self.allocations_keep.append(buffer)
+            return buffer
         buffer = self.pools.device.take(nbytes)
         self._taken.append((self.pools.device, nbytes, buffer))
         return buffer
 
     def host_buffer(self, nbytes: int) -> np.ndarray:
-        """A uint8 host array of `nbytes` for this call (contents undefined)."""
+        """A uint8 host array of `nbytes` (contents undefined), alive as long as this staging."""
         if self.pools is None:
-            return np.empty(nbytes, dtype=np.uint8)
+            buffer = np.empty(nbytes, dtype=np.uint8)
+            self.allocations_keep.append(buffer)
+            return buffer
         buffer = self.pools.host.take(nbytes)
         self._taken.append((self.pools.host, nbytes, buffer))
         return buffer[:nbytes]
