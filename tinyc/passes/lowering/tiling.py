@@ -26,10 +26,11 @@ with few columns win: each A vector load feeds n FMAs, each B component is a
 broadcast, and spills set in early."""
 
 ACC_REGISTERS_GATHERED = 16
-"""The accumulator budget when A is read transposed: each lane then gathers
-its row with a stride, the dominant cost, so a tile spans as many columns as
-fit (16x16 beat 64x2 by 3x at 64³ gemm.t.n f32) to gather each element once
-per N_t columns."""
+"""The accumulator budget when A is read transposed (not staged, see
+staging.py): each lane then reads its row of op(A) along a column of A
+(vloadn plus register shuffles; before those, a gather per component), the
+dominant cost, so a tile spans as many columns as fit (16x16 beat 64x2 by 3x
+at 64³ gemm.t.n f32 with gathers) to read each element once per N_t columns."""
 
 MAX_ROW_BLOCKS = 8
 """Row blocks of S rows in one tile, counted in registers per block."""
