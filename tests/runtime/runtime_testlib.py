@@ -19,7 +19,7 @@ from tinyc.ir.types import (
     DYNAMIC as D,
     bf16, c32, c64, f16, f32, f64, group_type, i8, i16, i32, i64, memref_type,
 )
-from tinyc.runtime.signature import KernelInfo, ParamInfo
+from tinyc.signature import KernelInfo, ParamInfo
 
 HERE = Path(__file__).parent
 

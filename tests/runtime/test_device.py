@@ -131,7 +131,7 @@ def test_invalid_module_error(queue):
 def test_kernel_name_missing(queue, spirv):
     from runtime_testlib import info
     from tinyc.runtime.kernel import Kernel
-    from tinyc.runtime.signature import KernelInfo
+    from tinyc.signature import KernelInfo
 
     good = info("scale")
     with pytest.raises(KeyError, match="no kernel named 'nope'"):
@@ -141,7 +141,7 @@ def test_kernel_name_missing(queue, spirv):
 def test_signature_must_match_module(queue, spirv):
     from runtime_testlib import info
     from tinyc.runtime.kernel import Kernel
-    from tinyc.runtime.signature import KernelInfo
+    from tinyc.signature import KernelInfo
 
     good = info("scale")
     with pytest.raises(ValueError, match="takes 5 OpenCL arguments but its signature packs 2"):

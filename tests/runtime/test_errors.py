@@ -12,7 +12,7 @@ from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import DYNAMIC as D
 from tinyc.ir.types import bf16, f16, f32, group_type, i32, index, memref_type
 from tinyc.runtime.arguments import Call, Group, make_packer
-from tinyc.runtime.signature import ParamInfo
+from tinyc.signature import ParamInfo
 
 
 def raises(argument: str | None, *words: str):

@@ -11,7 +11,7 @@ from importlib import import_module
 from typing import Any
 
 from tinyc.runtime.device import ensure_opencl_icd
-from tinyc.runtime.signature import KernelInfo, ParamInfo
+from tinyc.signature import KernelInfo, ParamInfo
 
 ensure_opencl_icd()
 

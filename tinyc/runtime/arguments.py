@@ -26,7 +26,7 @@ from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
 from tinyc.runtime.arrays import ArrayView, array_view, check_batch, check_dtype, check_writable, extent, fitter
 from tinyc.runtime.groups import Group, GroupPacker  # noqa: F401 (Group: re-exported)
 from tinyc.runtime.scalars import scalar_packer
-from tinyc.runtime.signature import ParamInfo
+from tinyc.signature import ParamInfo
 from tinyc.runtime.staging import Staging, USMPointer
 
 Emit = Callable[[], list]  # produces the kernel arguments after placement

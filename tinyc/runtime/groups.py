@@ -80,7 +80,7 @@ from tinyc.runtime.members import (
     upload_tables,
     writeable,
 )
-from tinyc.runtime.signature import ParamInfo
+from tinyc.signature import ParamInfo
 
 Emit = Callable[[], list]
 

@@ -24,7 +24,7 @@ from tinyc.runtime.device import import_dpctl, profiling_queue, select_queue
 from tinyc.runtime.pool import Pools
 from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
-from tinyc.runtime.signature import KernelInfo
+from tinyc.signature import KernelInfo
 
 MAX_BATCH = 2**31 - 1
 
