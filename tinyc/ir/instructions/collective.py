@@ -93,10 +93,8 @@ class BlasInstruction(Instruction):
         return f"{self.opname}{self.modifiers()} " + ", ".join(p.v(v) for v in self.operands)
 
 
-class Axpby(BlasInstruction):
-    """B := alpha op(A) + beta B."""
-
-    opname = "axpby"
+class TransposedUpdate(BlasInstruction):
+    """alpha, op(A), beta, B with a `.n`/`.t` modifier: the shape of axpby and sum."""
 
     def __init__(self, transpose: bool, alpha: Value, A: Value, beta: Value, B: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -105,6 +103,12 @@ class Axpby(BlasInstruction):
 
     def modifiers(self) -> str:
         return _transpose_suffix(self.transpose) + super().modifiers()
+
+
+class Axpby(TransposedUpdate):
+    """B := alpha op(A) + beta B."""
+
+    opname = "axpby"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """B := alpha op(A) + beta B with shape(B) = shape(op(A)), order(B) <= 2."""
@@ -255,18 +259,10 @@ class HadamardProduct(BlasInstruction):
         check_shapes_equal(ctx, self, "c", c.shape, "a", a.shape, vals)
 
 
-class Sum(BlasInstruction):
+class Sum(TransposedUpdate):
     """b := alpha op(A) 1 + beta b (row sums, or the sum of a vector)."""
 
     opname = "sum"
-
-    def __init__(self, transpose: bool, alpha: Value, A: Value, beta: Value, B: Value,
-                 atomic: bool = False, span: Span | None = None):
-        super().__init__(alpha, [A], beta, B, atomic, span)
-        self.transpose = transpose
-
-    def modifiers(self) -> str:
-        return _transpose_suffix(self.transpose) + super().modifiers()
 
     def verify(self, ctx: "VerifyContext") -> None:
         """b of order 0 or 1, A of order(b) + 1, rows(b) = rows(op(A))."""
