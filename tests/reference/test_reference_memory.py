@@ -180,6 +180,21 @@ def test_group_load_per_work_group():
     np.testing.assert_array_equal(out, np.stack(members, axis=-1))
 
 
+def test_group_as_one_stacked_array_stores_into_its_members():
+    """The runtime's extension: members stacked along the last mode of one array."""
+    batch = 4
+    stacked = np.asfortranarray(np.zeros((4, 3, batch), dtype=np.float32))
+    source = fortran((4, 3, batch), seed=3)
+    run_text(f"""
+    func @k(%G: group<memref<f32x4x3>x?>, %src: memref<f32x4x3x?>) {{
+      %gid = builtin.group_id : index
+      %m = load %G[%gid] : memref<f32x4x3>
+      %s = subview %src[:, :, %gid] : memref<f32x4x3>
+      {copy("%s", "%m")}
+    }}""", [stacked, source], batch=batch)
+    np.testing.assert_array_equal(stacked, source)
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_group_with_offset_starts_offset_elements_after_each_member(dynamic):
     batch, offset = 3, 2

@@ -109,10 +109,26 @@ def _memref(t: MemrefType, value: Any, name: str, what: str) -> Memref:
     return Memref(t.element, _flat_buffer(array, extent), 0, tuple(array.shape), tuple(strides))
 
 
+class _StackedMembers:
+    """The members of a stacked-array group: views along its last mode, made on demand."""
+
+    def __init__(self, stacked: np.ndarray):
+        self.stacked = stacked
+
+    def __len__(self) -> int:
+        return self.stacked.shape[-1] if self.stacked.ndim else 0
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return self.stacked[..., i]
+
+
 def _group(t: GroupType, value: Any, name: str) -> GroupValue:
-    """A list/tuple of arrays, or tinyc.Group(arrays, offset=, shape=, stride=) (duck-typed)."""
+    """A list/tuple of arrays, one array with the members stacked along its last mode,
+    or tinyc.Group(arrays, offset=, shape=, stride=) (duck-typed)."""
     arrays = getattr(value, "arrays", value)
-    if not isinstance(arrays, (list, tuple)):
+    if isinstance(arrays, np.ndarray) and arrays.ndim >= 1:
+        arrays = _StackedMembers(arrays)
+    if not isinstance(arrays, (list, tuple, _StackedMembers)):
         raise LaunchError(f"expected a list of arrays or tinyc.Group for {t}, got "
                           f"{type(value).__name__}", argument=name)
     offset = getattr(value, "offset", None)
@@ -125,8 +141,9 @@ def _group(t: GroupType, value: Any, name: str) -> GroupValue:
         raise LaunchError(f"the group offset must be non-negative, got {offset}", argument=name)
     if t.size != DYNAMIC and len(arrays) < t.size:
         raise LaunchError(f"the group has {t.size} members, got {len(arrays)} arrays", argument=name)
-    shapes = _per_member(getattr(value, "shape", None), len(arrays), name, "shape")
-    strides = _per_member(getattr(value, "stride", None), len(arrays), name, "stride")
+    group = value if hasattr(value, "arrays") else None  # tinyc.Group; not a bare array's .shape
+    shapes = _per_member(getattr(group, "shape", None), len(arrays), name, "shape")
+    strides = _per_member(getattr(group, "stride", None), len(arrays), name, "stride")
     flat = offset != 0 or shapes is not None or strides is not None
 
     def bind(i: int) -> Memref:
