@@ -45,6 +45,11 @@ class ClVariant:
 _programs: dict[tuple[Any, str, str], Any] = {}
 
 
+def with_common(source: str) -> str:
+    """Paste `common.h` over its `#include` line: the runtime compiles one source text."""
+    return source.replace('#include "common.h"', (OPENCL_DIR / "common.h").read_text())
+
+
 def build(queue: Any, variant: ClVariant) -> tuple[Any, float]:
     """The SYCL kernel of a variant (cached per process) and its build time in s."""
     key = (queue.sycl_context, variant.file, variant.options)
@@ -52,7 +57,7 @@ def build(queue: Any, variant: ClVariant) -> tuple[Any, float]:
     program = _programs.get(key)
     if program is None:
         dpctl = import_dpctl()
-        source = (OPENCL_DIR / variant.file).read_text()
+        source = with_common((OPENCL_DIR / variant.file).read_text())
         program = dpctl.program.create_program_from_source(queue, source, variant.options)
         _programs[key] = program
     return program.get_sycl_kernel(variant.kernel), time.perf_counter() - start

@@ -9,31 +9,9 @@
 // sub-group (broadcast loads). OpenCL C forbids pointer-to-pointer kernel
 // arguments, so the table is passed as ulong addresses and cast.
 
-#ifndef SG
-#define SG 16
-#endif
+#include "common.h"
 #define WGX 16
 
-// LX, LY: the work-item's position in the work-group. With -DSGID=1 they
-// are computed from the sub-group ids (sub-groups run along x, then y).
-// That made the fused kernel's local-memory variant ~1.7x faster, but every
-// other variant tried 3-10x slower, so the suite tries it only for 16×1
-// work-groups (see benchmarks/README.md).
-#ifndef SGID
-#define SGID 0
-#endif
-#if SGID
-#define SUBGROUPS_X (WGX > SG ? WGX / SG : 1)
-#define LX ((int)((get_sub_group_id() % SUBGROUPS_X) * SG + get_sub_group_local_id()))
-#define LY ((int)(get_sub_group_id() / SUBGROUPS_X))
-#else
-#define LX ((int)get_local_id(0))
-#define LY ((int)get_local_id(1))
-#endif
-
-#ifndef WGY
-#define WGY 1
-#endif
 #define NC (16 / WGY)
 
 __attribute__((intel_reqd_sub_group_size(16)))
