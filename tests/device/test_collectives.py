@@ -71,6 +71,15 @@ def runs_for(shapes: list[dict], alpha_t: str, beta_t: str, beta: str) -> list[R
             for i in range(n)]
 
 
+def atomic_update(atomic: str, out_type: str, beta: str, via: str) -> tuple[str, str]:
+    """beta and the output's placement of a case: `.atomic` needs beta 0 or 1, and the
+    "shared" variant accumulates every work-group into one output."""
+    if not atomic:
+        return beta, via
+    return (literal(out_type, 0 if atomic == "beta0" else 1),
+            "shared" if atomic == "shared" else via)
+
+
 def op(x: np.ndarray, transpose: bool) -> np.ndarray:
     return x.T if transpose and x.ndim == 2 else x
 
@@ -89,10 +98,7 @@ def gemm_case(program: str, ta: bool, tb: bool, M: int, N: int, K: int,
     TA, TB, TC = types
     alpha_t = promoted(TA, TB)
     alpha, beta = constant_pattern(pattern, alpha_t, TC)
-    out_via = via
-    if atomic:
-        beta = literal(TC, 0 if atomic == "beta0" else 1)
-        out_via = "shared" if atomic == "shared" else via
+    beta, out_via = atomic_update(atomic, TC, beta, via)
     shapes_of = lambda m, n, k: {"A": (k, m) if ta else (m, k), "B": (n, k) if tb else (k, n),
                                  "C": (m, n)}
     shapes = shapes_of(M, N, K)
@@ -116,10 +122,7 @@ def gemv_case(program: str, ta: bool, M: int, K: int, types=("f32", "f32", "f32"
     TA, TB, TC = types
     alpha_t = promoted(TA, TB)
     alpha, beta = constant_pattern(pattern, alpha_t, TC)
-    out_via = via
-    if atomic:
-        beta = literal(TC, 0 if atomic == "beta0" else 1)
-        out_via = "shared" if atomic == "shared" else via
+    beta, out_via = atomic_update(atomic, TC, beta, via)
     shapes_of = lambda m, k: {"A": (k, m) if ta else (m, k), "b": (k,), "c": (m,)}
     name = (f"gemv_{'t' if ta else 'n'}_{M}x{K}_{TA}{TB}{TC}_p{pattern}{'_dyn' if dynamic else ''}"
             f"{'_' + via if via != 'view' else ''}{'_atomic_' + atomic if atomic else ''}{tag}")
@@ -141,10 +144,7 @@ def ger_case(program: str, M: int, N: int, types=("f32", "f32", "f32"), pattern=
     TA, TB, TC = types
     alpha_t = promoted(TA, TB)
     alpha, beta = constant_pattern(pattern, alpha_t, TC)
-    out_via = via
-    if atomic:
-        beta = literal(TC, 0 if atomic == "beta0" else 1)
-        out_via = "shared" if atomic == "shared" else via
+    beta, out_via = atomic_update(atomic, TC, beta, via)
     shapes_of = lambda m, n: {"a": (m,), "b": (n,), "C": (m, n)}
     name = (f"ger_{M}x{N}_{TA}{TB}{TC}_p{pattern}{'_dyn' if dynamic else ''}"
             f"{'_' + via if via != 'view' else ''}{'_atomic_' + atomic if atomic else ''}{tag}")
@@ -230,10 +230,7 @@ def axpby_case(program: str, transpose: bool, shape: tuple[int, ...], types=("f3
                tag="") -> Case:
     TA, TB = types
     alpha, beta = constant_pattern(pattern, TA, TB)
-    out_via = via
-    if atomic:
-        beta = literal(TB, 0 if atomic == "beta0" else 1)
-        out_via = "shared" if atomic == "shared" else via
+    beta, out_via = atomic_update(atomic, TB, beta, via)
     shapes_of = lambda s: {"A": tuple(reversed(s)) if transpose and len(s) == 2 else s, "B": s}
     s = shapes_of(shape)
     dims = "x".join(map(str, shape)) or "scalar"
@@ -255,10 +252,7 @@ def hadamard_case(program: str, shape: tuple[int, ...], types=("f32", "f32", "f3
     TA, TB, TC = types
     alpha_t = promoted(TA, TB)
     alpha, beta = constant_pattern(pattern, alpha_t, TC)
-    out_via = via
-    if atomic:
-        beta = literal(TC, 0 if atomic == "beta0" else 1)
-        out_via = "shared" if atomic == "shared" else via
+    beta, out_via = atomic_update(atomic, TC, beta, via)
     dims = "x".join(map(str, shape))
     name = (f"hadamard_{dims}_{TA}{TB}{TC}_p{pattern}{'_dyn' if dynamic else ''}"
             f"{'_' + via if via != 'view' else ''}{'_atomic_' + atomic if atomic else ''}{tag}")
@@ -312,10 +306,7 @@ def sum_case(program: str, transpose: bool, shape: tuple[int, ...], types=("f32"
              dynamic=False, via="view", atomic="", attributes="", sizes=None, tag="") -> Case:
     TA, TB = types
     alpha, beta = constant_pattern(pattern, TA, TB)
-    out_via = via
-    if atomic:
-        beta = literal(TB, 0 if atomic == "beta0" else 1)
-        out_via = "shared" if atomic == "shared" else via
+    beta, out_via = atomic_update(atomic, TB, beta, via)
 
     def shapes_of(s: tuple[int, ...]) -> dict:
         out = () if len(s) == 1 else ((s[1],) if transpose else (s[0],))
@@ -341,10 +332,7 @@ def cumsum_case(program: str, shape: tuple[int, ...], mode: int, types=("f32", "
                 dynamic=False, via="view", atomic="", attributes="", sizes=None, tag="") -> Case:
     TA, TB = types
     alpha, beta = constant_pattern(pattern, TA, TB)
-    out_via = via
-    if atomic:
-        beta = literal(TB, 0 if atomic == "beta0" else 1)
-        out_via = "shared" if atomic == "shared" else via
+    beta, out_via = atomic_update(atomic, TB, beta, via)
     dims = "x".join(map(str, shape))
     name = (f"cumsum_{dims}_m{mode}_{TA}{TB}_p{pattern}{'_dyn' if dynamic else ''}"
             f"{'_' + via if via != 'view' else ''}{'_atomic_' + atomic if atomic else ''}{tag}")
