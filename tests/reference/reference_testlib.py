@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -13,22 +14,7 @@ from tinyc.reference import run
 
 
 # The spec's sample: D := alpha·A·Bᵀ·C + D over a group of A (grammar-conforming spelling).
-FUSED = """
-func @fused_kernel(%alpha: f32,
-                   %A: group<memref<f32x16x8>x?>,
-                   %B: memref<f32x8x8>,
-                   %C: memref<f32x8x16>,
-                   %D: memref<f32x16x16x?>) {
-  %0 = builtin.group_id : index
-  %1 = load %A[%0]        : memref<f32x16x8>
-  %2 = subview %D[:,:,%0] : memref<f32x16x16>
-  %tmp0 = alloca : memref<f32x16x8,local>
-  %zero = constant 0.0 : f32
-  %one = constant 1.0 : f32
-  gemm.n.t %one, %1, %B, %zero, %tmp0
-  gemm.n.n %alpha, %tmp0, %C, %one, %2
-}
-"""
+FUSED = (Path(__file__).resolve().parents[2] / "samples" / "fused_kernel.ir").read_text()
 
 
 def kernel(text: str, name: str | None = None) -> Function:
