@@ -1,8 +1,8 @@
 """`tinyc bench`: kernel time, GFLOP/s, GB/s and the share of the device's bandwidth.
 
 Work is counted from the kernel's collective instructions with the sizes
-they really have: the reference interpreter runs one work-group with its
-collective evaluators wrapped to count flops (gemm 2·M·N·K, gemv and ger
+they really have: the reference interpreter runs one work-group and shows
+each collective to a flop counter first (gemm 2·M·N·K, gemv and ger
 2·M·N, axpby and hadamard_product 2 per element, sum and cumsum 1 per
 element; complex counts 4 real flops per operation). Memory traffic is the
 minimum: every byte of every memref or group argument the kernel reads is
@@ -12,9 +12,8 @@ measured in the same run by a tinyc copy kernel over 2 × 64 MiB.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -65,29 +64,6 @@ def _flops(inst: BlasInstruction, st: Any) -> float:
     return 0.0
 
 
-@contextmanager
-def _counting(total: list[float]) -> Iterator[None]:
-    """Wrap the reference's collective evaluators to add up their flops."""
-    from tinyc.reference.state import EVALUATORS
-
-    saved = dict(EVALUATORS)
-
-    def wrap(evaluate: Callable) -> Callable:
-        def counted(inst: BlasInstruction, st: Any) -> None:
-            total[0] += _flops(inst, st)
-            evaluate(inst, st)
-        return counted
-
-    for cls in (Gemm, Gemv, Ger, Axpby, HadamardProduct, Sum, Cumsum):
-        if cls in EVALUATORS:
-            EVALUATORS[cls] = wrap(EVALUATORS[cls])
-    try:
-        yield
-    finally:
-        EVALUATORS.clear()
-        EVALUATORS.update(saved)
-
-
 def _nbytes(arg: Any) -> float:
     if isinstance(arg, np.ndarray):
         return float(arg.nbytes)
@@ -105,9 +81,12 @@ def count_work(fn: Function, info: Any, args: Sequence[Any], batch: int) -> Work
     copies = [a.copy(order="A") if isinstance(a, np.ndarray) else
               [m.copy(order="A") for m in a] if isinstance(a, list) else a for a in args]
     total = [0.0]
-    with _counting(total):
-        run_reference(fn, copies, batch, [0], work_group_size=info.work_group_size,
-                      subgroup_size=info.subgroup_size)
+
+    def count(inst: BlasInstruction, st: Any) -> None:
+        total[0] += _flops(inst, st)
+
+    run_reference(fn, copies, batch, [0], work_group_size=info.work_group_size,
+                  subgroup_size=info.subgroup_size, on_collective=count)
     read: set[int] = set()
     written: set[int] = set()
     positions = {id(a): i for i, a in enumerate(fn.args)}

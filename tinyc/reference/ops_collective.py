@@ -23,6 +23,8 @@ from tinyc.reference.state import State, evaluates
 
 def _update(inst: BlasInstruction, st: State, compute: Callable[[np.dtype, Callable], np.ndarray]) -> None:
     """out := alpha·compute(...) + beta·out, beta = 0 not reading out."""
+    if st.on_collective is not None:
+        st.on_collective(inst, st)
     out: Memref = st.get(inst.output)
     dtype = compute_dtype(out.element)
     what = inst.opname

@@ -66,6 +66,7 @@ class State:
     lanes: Lanes | None = None        # None: collective (uniform) execution
     mask: np.ndarray | None = None    # active lanes; None: all lanes of `lanes`
     yielded: list[Any] | None = None  # set by `yield`, read by the enclosing for/if
+    on_collective: Callable[[Any, "State"], None] | None = None  # sees each collective first
 
     def get(self, value: Value) -> Any:
         return self.env[value]
