@@ -32,7 +32,6 @@ errors still name the member.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 import threading
 from itertools import repeat
@@ -84,8 +83,8 @@ def _ids_by_memory(members: Sequence[Any]) -> np.ndarray:
 def _libc_memcmp() -> Any:
     """memcmp, called without releasing the GIL (None if libc is not found)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        address = ctypes.cast(libc.memcmp, ctypes.c_void_p).value
+        process = ctypes.CDLL(None)  # the symbols already loaded, libc's among them
+        address = ctypes.cast(process.memcmp, ctypes.c_void_p).value
     except (OSError, AttributeError, TypeError):
         return None
     return ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)(address)
