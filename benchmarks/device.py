@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from tinyc.runtime.staging import USMPointer
+
 DEFAULT_DEVICE = "opencl:cpu:0"
 
 
@@ -94,7 +96,7 @@ class UsmArray:
         """The dpctl USM memory object (made on demand for views: groups have many)."""
         if self._memory is None:
             dpctl = import_dpctl()
-            self._memory = dpctl.memory.MemoryUSMDevice(_Pointer(self.address, self.nbytes, self.queue))
+            self._memory = dpctl.memory.MemoryUSMDevice(USMPointer(self.address, self.nbytes, self.queue))
         return self._memory
 
     @property
@@ -130,20 +132,6 @@ class UsmArray:
     def view(self, offset: int, shape: tuple[int, ...]) -> "UsmArray":
         """A column-major sub-array starting `offset` elements in."""
         return UsmArray(self.queue, np.empty(0, self.dtype), base=self, offset=offset, shape=shape)
-
-
-class _Pointer:
-    """A USM address range in the form dpctl.memory wraps without copying."""
-
-    def __init__(self, address: int, nbytes: int, queue: Any):
-        self.__sycl_usm_array_interface__ = {
-            "data": (address, False),
-            "shape": (max(nbytes, 1),),
-            "strides": None,
-            "typestr": "|u1",
-            "version": 1,
-            "syclobj": queue,
-        }
 
 
 def _fortran_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
