@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tinyc.bench_command import count_work
+from tinyc.cli.bench import count_work
 from tinyc.compiler import compile_to_spirv
 from tinyc.parser import parse
 

@@ -158,7 +158,7 @@ def _launching(action) -> None:
 def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
         repeat: int, seed: int, device: str | None) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
-    from tinyc.run_command import run_kernel
+    from tinyc.cli.run import run_kernel
 
     _launching(lambda: run_kernel(_read(file), file, kernel_name, batch, sizes, do_check, repeat,
                                   seed, device, echo=click.echo))
@@ -171,7 +171,7 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
 def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
           warmup: int, seed: int, device: str | None) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, share of bandwidth."""
-    from tinyc.bench_command import bench_kernel
+    from tinyc.cli.bench import bench_kernel
 
     _launching(lambda: bench_kernel(_read(file), file, kernel_name, batch, sizes, repeat, warmup,
                                     seed, device, echo=click.echo))
@@ -194,6 +194,3 @@ def main() -> None:
     """Console entry point."""
     cli(prog_name="tinyc")
 
-
-if __name__ == "__main__":
-    main()

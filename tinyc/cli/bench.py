@@ -120,7 +120,7 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
     """Time a kernel on random inputs and report its rates; returns the numbers."""
     import tinyc
     from tinyc.reference import ReferenceUnsupported
-    from tinyc.run_command import make_arguments, parse_sizes
+    from tinyc.cli.run import make_arguments, parse_sizes
 
     program = tinyc.compile(source, name=file, device=device)
     name = kernel_name or program.kernel_names[0]
