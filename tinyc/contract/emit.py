@@ -1,0 +1,169 @@
+"""A plan → one tensor-language kernel, built with `tinyc.builder`.
+
+    func @einsum(%alpha: T, %beta: T, %A: group<memref<...>x1>, ..., %out: group<memref<...>x1>) {
+      %A0 = load %A[%c0]                 ; each tensor as one memref (see launch.py for why
+      ...                                 ;  operands come in groups of one)
+      %g = builtin.group_id               ; batch labels from the group id (div/rem)
+      %a = subview %A0[:, :, %g]          ; this work-group's slices
+      %t0 = alloca : memref<T x..., local>   ; intermediates, in local memory when they fit
+      gemm.n.t ...                        ; the steps (collectives.py, direct.py)
+      gemm.n.n %alpha, ..., %beta, %o     ; the last step writes the output
+      foreach ... max(x, 0)               ; the relu epilogue, if asked for
+    }
+
+Intermediates that do not fit in local memory get slices of a global
+scratch argument instead (`%scratch`, one slice per work-group).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from tinyc.builder import FunctionBuilder, Program, group, index, memref
+from tinyc.contract.collectives import emit_pair, emit_unary
+from tinyc.contract.direct import emit_direct, emit_relu
+from tinyc.contract.layout import Layout
+from tinyc.contract.plan import Plan
+from tinyc.contract.tensors import Tensor, view
+from tinyc.ir.types import ScalarType
+
+LOCAL_BUDGET = 96 * 1024
+"""Bytes of intermediates per work-group kept in local memory; more go to global scratch."""
+
+
+@dataclass
+class KernelSpec:
+    """Everything the kernel depends on (and nothing it does not)."""
+
+    inputs: list[Layout]
+    output: Layout
+    plan: Plan
+    compute: ScalarType       # element type of the operands and intermediates
+    result: ScalarType        # element type of the output
+    relu: bool = False
+    name: str = "einsum"
+
+
+def operand_names(n: int) -> list[str]:
+    return [chr(ord("A") + k) for k in range(n)] if n <= 26 else [f"in{k}" for k in range(n)]
+
+
+def _memref(element: ScalarType, t: Layout):
+    return memref(element, *t.shape, stride=t.strides)
+
+
+def intermediate_order(labels: frozenset[str], inputs: Sequence[Tensor], output: Layout) -> list[str]:
+    """Labels of an intermediate: the output's first (in its order), then as the inputs hold them."""
+    ordered = [label for label in output.labels if label in labels]
+    for t in inputs:
+        ordered += [label for label in t.labels if label in labels and label not in ordered]
+    return ordered
+
+
+def scratch_layout(spec: KernelSpec) -> tuple[int, dict[int, int]]:
+    """Elements of global scratch per work-group and the offset of each intermediate in it;
+    (0, {}) when all intermediates fit the local-memory budget."""
+    plan = spec.plan
+    counts = {s.output: math.prod(plan.sizes[label] for label in s.labels)
+              for s in plan.steps if s.output != plan.output_id}
+    if sum(counts.values()) * spec.compute.size <= LOCAL_BUDGET:
+        return 0, {}
+    offsets, total = {}, 0
+    for tid, count in counts.items():
+        offsets[tid] = total
+        total += count
+    return total, offsets
+
+
+def build_kernel(spec: KernelSpec) -> Program:
+    """The kernel of `spec` as a built program with one function."""
+    plan, sizes = spec.plan, spec.plan.sizes
+    prog = Program("<einsum>")
+    names = operand_names(len(spec.inputs))
+    params = {"alpha": spec.compute, "beta": spec.result}
+    for name, t in zip(names, spec.inputs):
+        params[name] = group(_memref(spec.compute, t), 1)
+    params["out"] = group(_memref(spec.result, spec.output), 1)
+    scratch_elements, offsets = scratch_layout(spec)
+    if scratch_elements:
+        params["scratch"] = group(memref(spec.compute, scratch_elements, plan.n_groups), 1)
+    fn = prog.function(spec.name, params)
+    zero = fn.constant(0, index, name="c0")
+    whole = {name: Tensor(fn.load(fn[name], [zero], name=name + "0"), t.labels)
+             for name, t in zip(names + ["out"], spec.inputs + [spec.output])}
+    gid, env = _group_labels(fn, plan)
+    tensors: dict[int, Tensor] = {}
+    for k, name in enumerate(names):
+        tensors[k] = view(fn, whole[name], env, name=name.lower() if len(name) == 1 else None)
+    tensors[plan.output_id] = view(fn, whole["out"], env, name="o")
+    scratch = None
+    if scratch_elements:
+        all_scratch = fn.load(fn["scratch"], [zero], name="scratch0")
+        scratch = fn.subview(all_scratch, (slice(None), gid if gid is not None else 0), name="s")
+    _emit_steps(fn, spec, tensors, scratch, offsets)
+    return prog
+
+
+def _group_labels(fn: FunctionBuilder, plan: Plan) -> tuple[object, dict]:
+    """The group id and its split into the batch labels, fastest first."""
+    if not plan.groups:
+        return None, {}
+    gid = fn.group_id(name="g")
+    env, rest = {}, gid
+    for label in plan.groups[:-1]:
+        env[label] = fn.rem(rest, plan.sizes[label])
+        rest = fn.div(rest, plan.sizes[label])
+    env[plan.groups[-1]] = rest
+    return gid, env
+
+
+def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor], scratch,
+                offsets: dict[int, int]) -> None:
+    plan, sizes = spec.plan, spec.plan.sizes
+    last_use = {}
+    for pos, step in enumerate(plan.steps):
+        for tid in step.inputs:
+            last_use[tid] = pos
+    for pos, step in enumerate(plan.steps):
+        inputs = [tensors[t] for t in step.inputs]
+        final = step.output == plan.output_id
+        if not final:
+            labels = intermediate_order(step.labels, inputs, spec.output)
+            tensors[step.output] = _intermediate(fn, spec, labels, scratch, offsets.get(step.output),
+                                                 f"t{step.output - len(spec.inputs)}")
+        out = tensors[step.output]
+        alpha = fn["alpha"] if final else 1
+        beta = fn["beta"] if final else 0
+        relu = final and spec.relu
+        if len(inputs) == 2 and emit_pair(fn, inputs[0], inputs[1], out, sizes, alpha, beta):
+            pass
+        elif len(inputs) == 1 and emit_unary(fn, inputs[0], out, sizes, alpha, beta):
+            pass
+        else:
+            emit_direct(fn, inputs, out, sizes, spec.compute, fn["alpha"] if final else None,
+                        fn["beta"] if final else None, relu)
+            relu = False
+        if relu:
+            emit_relu(fn, out, sizes)
+        for tid in step.inputs:
+            if last_use.get(tid) == pos and tid >= len(spec.inputs) and offsets.get(tid) is None \
+                    and tid != plan.output_id:
+                fn.lifetime_stop(tensors[tid].value)
+
+
+def _intermediate(fn: FunctionBuilder, spec: KernelSpec, labels: list[str], scratch, offset: int | None,
+                  name: str) -> Tensor:
+    sizes = spec.plan.sizes
+    shape = [sizes[label] for label in labels]
+    if offset is None:
+        value = fn.alloca(memref(spec.compute, *shape, local=True), name=name)
+        return Tensor(value, tuple(labels))
+    count = math.prod(shape)
+    if not shape:
+        return Tensor(fn.subview(scratch, [offset], name=name), ())
+    flat = fn.subview(scratch, [(offset, count)], name=name if len(shape) == 1 else None)
+    if len(shape) == 1:
+        return Tensor(flat, tuple(labels))
+    return Tensor(fn.expand(flat, 0, shape, name=name), tuple(labels))

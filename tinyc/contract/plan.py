@@ -1,0 +1,150 @@
+"""What the kernel of a contraction does, decided on labels alone.
+
+1. **Batch modes → group id.** Output labels present in every operand are
+   batch modes; each work-group takes one value of them (several are fused
+   into one group-id range by div/rem). Output labels no operand holds (the
+   result is constant along them) go there too. When that leaves few
+   work-groups for a large amount of work, the largest remaining output
+   labels join them, so single big contractions still spread over the
+   device.
+2. **Pre-reductions.** A label held by one operand only and not by the
+   output is summed out of that operand first (`sum`, or a loop of them).
+3. **Pairwise steps** in the order `path.py` chooses by flop count; the last
+   writes the output with alpha and beta, the others an intermediate.
+4. A single operand is permuted and/or reduced into the output (axpby/sum).
+
+How a step becomes instructions is `emit.py`'s business.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from tinyc.contract.layout import Layout
+from tinyc.contract.path import contraction_path, step_labels
+
+MIN_GROUPS = 64
+"""Below this many work-groups, large work is spread further over output labels."""
+MIN_WORK_PER_GROUP = 1 << 15
+"""...but only while each work-group keeps at least this many multiply-adds."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """inputs (tensor ids) → output tensor id; `labels` of the result (unordered set)."""
+
+    inputs: tuple[int, ...]
+    output: int
+    labels: frozenset[str]
+
+
+@dataclass
+class Plan:
+    """The kernel on labels: group-id labels (fastest first) and the steps per work-group."""
+
+    groups: list[str]
+    steps: list[Step]
+    tensors: list[frozenset[str]]  # labels per tensor id (operands first, then results)
+    output_id: int
+    sizes: dict[str, int]
+    scale: int = 1  # product of summed labels that no operand holds (all broadcast)
+    flops: int = 0  # multiply-adds of the whole batch
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_groups(self) -> int:
+        return math.prod(self.sizes[g] for g in self.groups)
+
+
+def _per_group_cost(tensors: Sequence[frozenset[str]], keep: frozenset[str],
+                    sizes: dict[str, int]) -> int:
+    """Multiply-adds of one work-group along the chosen path (pre-reductions included)."""
+    current = list(tensors)
+    cost = 0
+    if len(current) == 1:
+        return math.prod(sizes[label] for label in current[0]) or 1
+    for i, j in contraction_path(current, keep, sizes):
+        x, y = current[i], current[j]
+        others = current[:i] + current[i + 1:j] + current[j + 1:]
+        cost += math.prod(sizes[label] for label in x | y)
+        current = others + [step_labels(x, y, others, keep)]
+    return cost
+
+
+def _pre_reduced(tensors: list[frozenset[str]], keep: frozenset[str]) -> list[frozenset[str]]:
+    out = []
+    for k, t in enumerate(tensors):
+        others: set[str] = set(keep)
+        for j, o in enumerate(tensors):
+            if j != k:
+                others |= o
+        out.append(frozenset(t & others) if len(tensors) > 1 else t)
+    return out
+
+
+def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int]) -> list[str]:
+    """The labels on the group id, fastest (smallest output stride) first."""
+    held = [frozenset(t.labels) for t in inputs]
+    out = frozenset(output.labels)
+    groups = {label for label in out if all(label in h for h in held) or
+              not any(label in h for h in held)}
+
+    def cost(gs: set[str]) -> tuple[int, int]:
+        n = math.prod(sizes[g] for g in gs)
+        local = [h - gs for h in held]
+        return n, _per_group_cost(_pre_reduced(local, out - gs), out - gs, sizes)
+
+    n, work = cost(groups)
+    while n < MIN_GROUPS and work > MIN_WORK_PER_GROUP:
+        candidates = sorted(out - groups, key=lambda g: (-sizes[g], -output.stride_of(g)))
+        if not candidates:
+            break
+        groups.add(candidates[0])
+        n, work = cost(groups)
+    return sorted(groups, key=output.stride_of)
+
+
+def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
+              summed_elsewhere: int = 1) -> Plan:
+    """The plan for operands `inputs` (memref layouts) into `output`."""
+    groups = choose_groups(inputs, output, sizes)
+    gset = frozenset(groups)
+    keep = frozenset(output.labels) - gset
+    tensors = [frozenset(t.labels) - gset for t in inputs]
+    steps: list[Step] = []
+    live = list(range(len(tensors)))
+
+    def new_tensor(labels: frozenset[str]) -> int:
+        tensors.append(labels)
+        return len(tensors) - 1
+
+    if len(live) > 1:  # sum out labels only one operand holds
+        for pos, tid in enumerate(list(live)):
+            needed = set(keep)
+            for other in live:
+                if other != tid:
+                    needed |= tensors[other]
+            reduced = tensors[tid] & needed
+            if reduced != tensors[tid]:
+                rid = new_tensor(frozenset(reduced))
+                steps.append(Step((tid,), rid, frozenset(reduced)))
+                live[pos] = rid
+    path = contraction_path([tensors[t] for t in live], keep, sizes)
+    for i, j in path:
+        x, y = live[i], live[j]
+        others = live[:i] + live[i + 1:j] + live[j + 1:]
+        labels = step_labels(tensors[x], tensors[y], [tensors[o] for o in others], keep)
+        rid = new_tensor(labels)
+        steps.append(Step((x, y), rid, labels))
+        live = others + [rid]
+    output_id = new_tensor(keep)
+    if steps and len(steps[-1].inputs) == 2 and live == [steps[-1].output]:
+        steps[-1] = Step(steps[-1].inputs, output_id, keep)  # the last pair writes the output
+    else:
+        steps.append(Step((live[0],), output_id, keep))
+    plan = Plan(groups, steps, tensors, output_id, dict(sizes), summed_elsewhere)
+    plan.flops = plan.n_groups * _per_group_cost(
+        _pre_reduced([frozenset(t.labels) - gset for t in inputs], keep), keep, sizes)
+    return plan

@@ -1,0 +1,78 @@
+"""Tensors of a kernel being emitted: an IR memref value and the label of each mode.
+
+Shared by the emitters: views that fix some labels (subview with single
+indices), loop nests over labels, and the accumulation loop of a
+batch-reduce (first iteration with beta, the others with beta = 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from tinyc.builder import FunctionBuilder, Value
+
+Env = dict  # label -> index Value (or int)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A memref value whose mode d holds label `labels[d]`."""
+
+    value: Value
+    labels: tuple[str, ...]
+
+    def has(self, label: str) -> bool:
+        return label in self.labels
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return self.value.type.shape  # type: ignore[attr-defined]
+
+    def size_of(self, label: str) -> int:
+        return self.sizes[self.labels.index(label)]
+
+    def stride_of(self, label: str) -> int:
+        return self.value.type.stride[self.labels.index(label)]  # type: ignore[attr-defined]
+
+
+def view(fn: FunctionBuilder, t: Tensor, env: Env, name: str | None = None) -> Tensor:
+    """`t` with the labels fixed by `env` dropped (a subview at those indices)."""
+    fixed = [label for label in t.labels if label in env]
+    if not fixed:
+        return t
+    entries = [env[label] if label in env else slice(None) for label in t.labels]
+    value = fn.subview(t.value, entries, name=name)
+    return Tensor(value, tuple(label for label in t.labels if label not in env))
+
+
+def nest(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int], env: Env,
+         body: Callable[[Env], None]) -> None:
+    """Sequential `for` loops over `labels` (outermost first) around `body(env)`."""
+    if not labels:
+        body(env)
+        return
+    label, rest = labels[0], labels[1:]
+    with fn.for_(0, sizes[label]) as loop:
+        nest(fn, rest, sizes, {**env, label: loop.var}, body)
+
+
+def accumulate(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int], env: Env,
+               beta: Any, body: Callable[[Env, Any], None]) -> None:
+    """`body(env, beta)` once with every label at 0, then over the rest of their range
+    with beta = 1: the update `out := alpha Σ ... + beta out` as a loop of updates."""
+    if not labels:
+        body(env, beta)
+        return
+    body({**env, **{label: 0 for label in labels}}, beta)
+    total = math.prod(sizes[label] for label in labels)
+    if total == 1:
+        return
+    with fn.for_(1, total) as loop:
+        rest, inner = loop.var, dict(env)
+        for label in labels[:-1]:
+            inner[label] = fn.rem(rest, sizes[label])
+            rest = fn.div(rest, sizes[label])
+        inner[labels[-1]] = rest
+        body(inner, 1)
