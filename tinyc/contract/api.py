@@ -21,7 +21,7 @@ import numpy as np
 
 from tinyc.contract import subscripts as subs
 from tinyc.contract.compiled import (
-    Compiled, Signature, analyse, compile_contraction, compute_dtype, _dtype_alias,
+    Compiled, Signature, analyse, compile_contraction, compute_dtype, materialize, _dtype_alias,
 )
 
 CACHE_SIZE = 512
@@ -127,8 +127,8 @@ def _run(c: Compiled, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
         return _finish(result, out)
     staged = None
     launcher = c.launcher
-    inputs = [np.asarray(x, dtype=a.compute, order="C") if conv else x
-              for x, conv in zip(arrays, a.convert)]
+    inputs = [materialize(x, labels, a.compute) if conv else x
+              for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
     temp = None
     if out is not None and (not a.out_direct or _overlaps(out, inputs)):
         if _usm_interface(out) is not None:

@@ -84,7 +84,7 @@ class Analysis:
     compute: np.dtype
     result: np.dtype
     inputs: list[Layout]
-    convert: list[bool]          # operand k is copied (dtype or layout) before the call
+    convert: list[bool]          # operand k is copied before the call (materialize())
     output: Layout
     out_shape: tuple[int, ...]
     out_order: str               # "C" or "F" for a new output or a temporary one
@@ -128,8 +128,10 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
                 raise ValueError(
                     f"operand {k} ({dtype_name(o.dtype)}, strides {o.strides}) cannot be read in "
                     f"place; pass a {compute} array with non-negative strides")
-            needs_copy = True
-            found = layout(labels, o.shape, c_order_strides(o.shape))
+            needs_copy = True  # copied as a C-order array of its distinct labels (the diagonal)
+            distinct = list(dict.fromkeys(labels))
+            shape = [o.shape[labels.index(label)] for label in distinct]
+            found = layout(distinct, shape, c_order_strides(shape))
             assert found is not None
         inputs.append(found)
         convert.append(needs_copy)
@@ -152,6 +154,17 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     zero = not empty and any(sizes[label] == 0 for label in summed)
     return Analysis(sub, compute, result, inputs, convert, output_layout, out_shape, out_order,
                     direct, sizes, scale, empty, zero)
+
+
+def materialize(x: np.ndarray, labels: Sequence[str], dtype: np.dtype) -> np.ndarray:
+    """A C-order copy of `x` in `dtype` with one dimension per distinct label (the diagonal
+    of repeated labels): the operand as analyse() laid it out for a copied operand."""
+    distinct = list(dict.fromkeys(labels))
+    if len(distinct) < len(labels):
+        strides = [sum(s for l2, s in zip(labels, x.strides) if l2 == label) for label in distinct]
+        shape = [x.shape[labels.index(label)] for label in distinct]
+        x = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+    return np.array(x, dtype=dtype, order="C", copy=True)
 
 
 def _is_f_only(o: Signature) -> bool:

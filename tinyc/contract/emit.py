@@ -54,11 +54,12 @@ def _memref(element: ScalarType, t: Layout):
     return memref(element, *t.shape, stride=t.strides)
 
 
-def intermediate_order(labels: frozenset[str], inputs: Sequence[Tensor], output: Layout) -> list[str]:
+def intermediate_order(labels: frozenset[str], inputs: Sequence[Sequence[str]],
+                       output: Layout) -> list[str]:
     """Labels of an intermediate: the output's first (in its order), then as the inputs hold them."""
     ordered = [label for label in output.labels if label in labels]
-    for t in inputs:
-        ordered += [label for label in t.labels if label in labels and label not in ordered]
+    for held in inputs:
+        ordered += [label for label in held if label in labels and label not in ordered]
     return ordered
 
 
@@ -79,7 +80,7 @@ def scratch_layout(spec: KernelSpec) -> tuple[int, dict[int, int]]:
 
 def build_kernel(spec: KernelSpec) -> Program:
     """The kernel of `spec` as a built program with one function."""
-    plan, sizes = spec.plan, spec.plan.sizes
+    plan = spec.plan
     prog = Program("<einsum>")
     names = operand_names(len(spec.inputs))
     params = {"alpha": spec.compute, "beta": spec.result}
@@ -93,46 +94,72 @@ def build_kernel(spec: KernelSpec) -> Program:
     zero = fn.constant(0, index, name="c0")
     whole = {name: Tensor(fn.load(fn[name], [zero], name=name + "0"), t.labels)
              for name, t in zip(names + ["out"], spec.inputs + [spec.output])}
-    gid, env = _group_labels(fn, plan)
-    tensors: dict[int, Tensor] = {}
-    for k, name in enumerate(names):
-        tensors[k] = view(fn, whole[name], env, name=name.lower() if len(name) == 1 else None)
-    tensors[plan.output_id] = view(fn, whole["out"], env, name="o")
+    gid = fn.group_id(name="g") if plan.groups or scratch_elements else None
     scratch = None
     if scratch_elements:
         all_scratch = fn.load(fn["scratch"], [zero], name="scratch0")
-        scratch = fn.subview(all_scratch, (slice(None), gid if gid is not None else 0), name="s")
-    _emit_steps(fn, spec, tensors, scratch, offsets)
+        scratch = fn.subview(all_scratch, (slice(None), gid), name="s")
+    gset = set(plan.groups)
+    local = {k: tuple(label for label in whole[name].labels if label not in gset)
+             for k, name in enumerate(names)}
+    intermediates = _intermediates(fn, spec, local, scratch, offsets)
+
+    def body(env: dict) -> None:
+        tensors = {k: view(fn, whole[name], env, name=name.lower() if len(name) == 1 else None)
+                   for k, name in enumerate(names)}
+        tensors[plan.output_id] = view(fn, whole["out"], env, name="o")
+        tensors.update(intermediates)
+        _emit_steps(fn, spec, tensors)
+
+    if plan.block == 1:
+        body(_split(fn, plan, gid))
+    else:  # several batch entries per work-group: a loop over this group's block
+        total = plan.n_entries
+        first = fn.mul(gid, plan.block, name="first")
+        count = fn.min(fn.sub(total, first), plan.block, name="count") \
+            if total % plan.block else plan.block
+        with fn.for_(0, count) as loop:
+            body(_split(fn, plan, fn.add(first, loop.var)))
+    if plan.block == 1:
+        for value in intermediates.values():
+            if value.value.type.space.value == "local":  # type: ignore[attr-defined]
+                fn.lifetime_stop(value.value)
     return prog
 
 
-def _group_labels(fn: FunctionBuilder, plan: Plan) -> tuple[object, dict]:
-    """The group id and its split into the batch labels, fastest first."""
+def _split(fn: FunctionBuilder, plan: Plan, entry) -> dict:
+    """A batch entry's number split into the batch labels (fastest first)."""
     if not plan.groups:
-        return None, {}
-    gid = fn.group_id(name="g")
-    env, rest = {}, gid
+        return {}
+    env, rest = {}, entry
     for label in plan.groups[:-1]:
         env[label] = fn.rem(rest, plan.sizes[label])
         rest = fn.div(rest, plan.sizes[label])
     env[plan.groups[-1]] = rest
-    return gid, env
+    return env
 
 
-def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor], scratch,
-                offsets: dict[int, int]) -> None:
+def _intermediates(fn: FunctionBuilder, spec: KernelSpec, local: dict[int, tuple[str, ...]], scratch,
+                   offsets: dict[int, int]) -> dict[int, Tensor]:
+    """Memory for every intermediate (local alloca or a scratch slice), made once up front."""
+    plan = spec.plan
+    labels_of = dict(local)
+    found: dict[int, Tensor] = {}
+    for step in plan.steps:
+        if step.output == plan.output_id:
+            continue
+        labels = intermediate_order(step.labels, [labels_of[t] for t in step.inputs], spec.output)
+        labels_of[step.output] = tuple(labels)
+        found[step.output] = _intermediate(fn, spec, labels, scratch, offsets.get(step.output),
+                                           f"t{step.output - len(spec.inputs)}")
+    return found
+
+
+def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor]) -> None:
     plan, sizes = spec.plan, spec.plan.sizes
-    last_use = {}
-    for pos, step in enumerate(plan.steps):
-        for tid in step.inputs:
-            last_use[tid] = pos
-    for pos, step in enumerate(plan.steps):
+    for step in plan.steps:
         inputs = [tensors[t] for t in step.inputs]
         final = step.output == plan.output_id
-        if not final:
-            labels = intermediate_order(step.labels, inputs, spec.output)
-            tensors[step.output] = _intermediate(fn, spec, labels, scratch, offsets.get(step.output),
-                                                 f"t{step.output - len(spec.inputs)}")
         out = tensors[step.output]
         alpha = fn["alpha"] if final else 1
         beta = fn["beta"] if final else 0
@@ -147,10 +174,6 @@ def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor
             relu = False
         if relu:
             emit_relu(fn, out, sizes)
-        for tid in step.inputs:
-            if last_use.get(tid) == pos and tid >= len(spec.inputs) and offsets.get(tid) is None \
-                    and tid != plan.output_id:
-                fn.lifetime_stop(tensors[tid].value)
 
 
 def _intermediate(fn: FunctionBuilder, spec: KernelSpec, labels: list[str], scratch, offset: int | None,

@@ -19,7 +19,7 @@ How a step becomes instructions is `emit.py`'s business.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 from tinyc.contract.layout import Layout
@@ -29,6 +29,10 @@ MIN_GROUPS = 64
 """Below this many work-groups, large work is spread further over output labels."""
 MIN_WORK_PER_GROUP = 1 << 15
 """...but only while each work-group keeps at least this many multiply-adds."""
+BLOCK_WORK = 2048
+"""Batch entries with less work than this share a work-group (a loop over a block of
+entries), up to MAX_BLOCK of them, so the per-work-group cost of the runtime is spread."""
+MAX_BLOCK = 16
 
 
 @dataclass(frozen=True)
@@ -51,11 +55,17 @@ class Plan:
     sizes: dict[str, int]
     scale: int = 1  # product of summed labels that no operand holds (all broadcast)
     flops: int = 0  # multiply-adds of the whole batch
-    notes: list[str] = field(default_factory=list)
+    block: int = 1  # batch entries per work-group
+
+    @property
+    def n_entries(self) -> int:
+        """Batch entries: the product of the group labels' sizes."""
+        return math.prod(self.sizes[g] for g in self.groups)
 
     @property
     def n_groups(self) -> int:
-        return math.prod(self.sizes[g] for g in self.groups)
+        """Work-groups launched: the entries in blocks of `block`."""
+        return -(-self.n_entries // self.block)
 
 
 def _per_group_cost(tensors: Sequence[frozenset[str]], keep: frozenset[str],
@@ -145,6 +155,15 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
     else:
         steps.append(Step((live[0],), output_id, keep))
     plan = Plan(groups, steps, tensors, output_id, dict(sizes), summed_elsewhere)
-    plan.flops = plan.n_groups * _per_group_cost(
-        _pre_reduced([frozenset(t.labels) - gset for t in inputs], keep), keep, sizes)
+    work = _per_group_cost(_pre_reduced([frozenset(t.labels) - gset for t in inputs], keep), keep, sizes)
+    plan.flops = plan.n_entries * work
+    plan.block = choose_block(work, plan.n_entries)
     return plan
+
+
+def choose_block(work: int, entries: int) -> int:
+    """Batch entries per work-group: enough for BLOCK_WORK multiply-adds, keeping
+    MIN_GROUPS work-groups."""
+    if work >= BLOCK_WORK or entries < 2 * MIN_GROUPS:
+        return 1
+    return max(1, min(MAX_BLOCK, -(-BLOCK_WORK // max(work, 1)), entries // MIN_GROUPS))
