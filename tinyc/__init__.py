@@ -14,9 +14,9 @@ __all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group", "ei
 
 _LAZY = {
     "Group": ("tinyc.runtime.arguments", "Group"),
-    "einsum": ("tinyc.contract", "einsum"),
-    "contract": ("tinyc.contract", "contract"),
-    "Contraction": ("tinyc.contract", "Contraction"),
+    "einsum": ("tinyc.contractions", "einsum"),
+    "contract": ("tinyc.contractions", "contract"),
+    "Contraction": ("tinyc.contractions", "Contraction"),
     "builder": ("tinyc.builder", None),
     "recipes": ("tinyc.recipes", None),
 }

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from tinyc.builder import FunctionBuilder
-from tinyc.contract.tensors import Env, Tensor, accumulate, nest, view
+from tinyc.contractions.tensors import Env, Tensor, accumulate, fuse_neighbours, nest, view
 
 
 def _pick(labels: Sequence[str], tensor: Tensor) -> str:
@@ -38,6 +38,7 @@ def _pick(labels: Sequence[str], tensor: Tensor) -> str:
 def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[str, int],
               alpha: Any, beta: Any) -> bool:
     """Z := alpha X·Y + beta Z with collectives; False if the shape needs the general step."""
+    (X, Y, Z), sizes = fuse_neighbours(fn, [X, Y, Z], sizes)
     L = [label for label in Z.labels if X.has(label) and Y.has(label)]
     M = [label for label in Z.labels if X.has(label) and not Y.has(label)]
     N = [label for label in Z.labels if Y.has(label) and not X.has(label)]
@@ -109,6 +110,7 @@ def _hadamard_dims(X: Tensor, Y: Tensor, Z: Tensor) -> tuple[str, ...]:
 def emit_unary(fn: FunctionBuilder, X: Tensor, Z: Tensor, sizes: dict[str, int],
                alpha: Any, beta: Any) -> bool:
     """Z := alpha (X permuted / summed over the labels Z lacks) + beta Z."""
+    (X, Z), sizes = fuse_neighbours(fn, [X, Z], sizes)
     summed = [label for label in X.labels if not Z.has(label)]
     if not summed:
         dims = Z.labels[:2]

@@ -76,3 +76,42 @@ def accumulate(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int]
             rest = fn.div(rest, sizes[label])
         inner[labels[-1]] = rest
         body(inner, 1)
+
+
+def fuse_neighbours(fn: FunctionBuilder, tensors: Sequence[Tensor],
+                    sizes: dict[str, int]) -> tuple[list[Tensor], dict[str, int]]:
+    """Merge labels a, b that every tensor holding either holds as neighbouring modes (b right
+    after a, stride(b) = stride(a)·size(a)) into one mode: a `fuse` in each such tensor, so
+    a step sees one mode of size(a)·size(b) instead of a loop."""
+    tensors, sizes = list(tensors), dict(sizes)
+    while True:
+        pair = _fusable(tensors)
+        if pair is None:
+            return tensors, sizes
+        a, b = pair
+        merged = f"{a}+{b}"
+        sizes[merged] = sizes[a] * sizes[b]
+        for k, t in enumerate(tensors):
+            if t.has(a):
+                pos = t.labels.index(a)
+                value = fn.fuse(t.value, pos, pos + 1)
+                tensors[k] = Tensor(value, t.labels[:pos] + (merged,) + t.labels[pos + 2:])
+
+
+def _fusable(tensors: Sequence[Tensor]) -> tuple[str, str] | None:
+    for first in tensors:
+        for pos in range(len(first.labels) - 1):
+            a, b = first.labels[pos], first.labels[pos + 1]
+            if all(_neighbours(t, a, b) for t in tensors if t.has(a) or t.has(b)):
+                return a, b
+    return None
+
+
+def _neighbours(t: Tensor, a: str, b: str) -> bool:
+    if not (t.has(a) and t.has(b)):
+        return False
+    pos = t.labels.index(a)
+    if pos + 1 >= len(t.labels) or t.labels[pos + 1] != b:
+        return False
+    stride = t.value.type.stride  # type: ignore[attr-defined]
+    return stride[pos] * t.sizes[pos] == stride[pos + 1]

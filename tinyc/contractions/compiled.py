@@ -17,12 +17,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tinyc.contract import subscripts as subs
-from tinyc.contract.emit import KernelSpec, build_kernel, scratch_layout
-from tinyc.contract.layout import (
+from tinyc.contractions import subscripts as subs
+from tinyc.contractions.emit import KernelSpec, build_kernel, scratch_layout
+from tinyc.contractions.layout import (
     Layout, byte_strides_to_elements, c_order_strides, f_order_strides, layout,
 )
-from tinyc.contract.plan import Plan, Step, make_plan
+from tinyc.contractions.plan import Plan, Step, make_plan
 from tinyc.ir.types import SCALAR_TYPES, ScalarType, promotable
 
 DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
@@ -204,14 +204,17 @@ class Compiled:
 
     @property
     def batch(self) -> int:
+        """Work-groups per launch."""
         return self.spec.plan.n_groups
 
 
 def compile_contraction(a: Analysis, epilogue: Any, device: Any) -> Compiled:
     """Build the kernel of an analysis with tinyc.builder and load it on the device."""
     import tinyc
-    from tinyc.contract.launch import Launcher
+    from tinyc.contractions.launch import Launcher
 
+    if a.empty:  # nothing to compute: no kernel
+        return Compiled(a, None, "; the result has no elements: no kernel\n", None, None)  # type: ignore[arg-type]
     spec = kernel_spec(a, epilogue)
     prog = build_kernel(spec)
     source = prog.checked_source()

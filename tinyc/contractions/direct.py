@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tinyc.builder import FunctionBuilder, Value
-from tinyc.contract.tensors import Env, Tensor
+from tinyc.contractions.tensors import Env, Tensor
 from tinyc.ir.types import ScalarType
 
 

@@ -7,6 +7,6 @@
     compiled.py    analysis and compilation of one case      api.py     einsum, contract, cache
 """
 
-from tinyc.contract.api import Contraction, cache_info, clear_cache, contract, einsum
+from tinyc.contractions.api import Contraction, cache_info, clear_cache, contract, einsum
 
 __all__ = ["Contraction", "contract", "einsum", "cache_info", "clear_cache"]

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from tinyc.builder import FunctionBuilder, Program, group, index, memref
-from tinyc.contract.collectives import emit_pair, emit_unary
-from tinyc.contract.direct import emit_direct, emit_relu
-from tinyc.contract.layout import Layout
-from tinyc.contract.plan import Plan
-from tinyc.contract.tensors import Tensor, view
+from tinyc.contractions.collectives import emit_pair, emit_unary
+from tinyc.contractions.direct import emit_direct, emit_relu
+from tinyc.contractions.layout import Layout
+from tinyc.contractions.plan import Plan
+from tinyc.contractions.tensors import Tensor, view
 from tinyc.ir.types import ScalarType
 
 LOCAL_BUDGET = 96 * 1024

@@ -19,8 +19,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tinyc.contract import subscripts as subs
-from tinyc.contract.compiled import (
+from tinyc.contractions import subscripts as subs
+from tinyc.contractions.compiled import (
     Compiled, Signature, analyse, compile_contraction, compute_dtype, materialize, _dtype_alias,
 )
 
@@ -147,7 +147,7 @@ def _run(c: Compiled, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
     scratch = np.empty(c.scratch_elements, a.compute) if c.scratch_elements else None
     everything = arrays_used + [target] + ([scratch] if scratch is not None else [])
     if not launcher.host_pointers and any(isinstance(x, np.ndarray) for x in everything):
-        from tinyc.contract.launch import Staged
+        from tinyc.contractions.launch import Staged
 
         staged = Staged(launcher.queue, launcher._memory)
         addresses = [_staged_address(staged, x, x is target or x is scratch) for x in everything]
@@ -248,7 +248,7 @@ class Contraction:
     def __init__(self, subscripts: Any, shapes_or_arrays: Sequence[Any], dtype: Any = None,
                  device: Any = None, epilogue: str | None = None):
         if not isinstance(subscripts, str):
-            subscripts, shapes_or_arrays = subs.from_sublists([subscripts, *shapes_or_arrays])
+            raise TypeError(f"subscripts must be a string, got {type(subscripts).__name__}")
         self.subscripts = subscripts
         self.device = device
         self.epilogue = epilogue

@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from tinyc.contract.layout import Layout
-from tinyc.contract.path import contraction_path, step_labels
+from tinyc.contractions.layout import Layout
+from tinyc.contractions.path import contraction_path, step_labels
 
 MIN_GROUPS = 64
 """Below this many work-groups, large work is spread further over output labels."""
