@@ -2,11 +2,13 @@
 
 1. **Batch modes → group id.** Output labels present in every operand are
    batch modes; each work-group takes one value of them (several are fused
-   into one group-id range by div/rem). Output labels no operand holds (the
-   result is constant along them) go there too. When that leaves few
-   work-groups for a large amount of work, the largest remaining output
-   labels join them, so single big contractions still spread over the
-   device.
+   into one group-id range by div/rem), outermost first, as long as an entry
+   keeps some work (an elementwise product keeps its innermost mode as a
+   vector). Output labels no operand holds (the result is constant along
+   them) go there too. When that leaves few work-groups for a large amount
+   of work, the largest remaining output labels join them, so single big
+   contractions still spread over the device. Entries with little work
+   share a work-group (a loop over a block of entries).
 2. **Pre-reductions.** A label held by one operand only and not by the
    output is summed out of that operand first (`sum`, or a loop of them).
 3. **Pairwise steps** in the order `path.py` chooses by flop count; the last
@@ -33,6 +35,10 @@ BLOCK_WORK = 2048
 """Batch entries with less work than this share a work-group (a loop over a block of
 entries), up to MAX_BLOCK of them, so the per-work-group cost of the runtime is spread."""
 MAX_BLOCK = 16
+MIN_ENTRY_RESULTS = 16
+"""A batch label shared by all operands joins the group id while a work-group entry keeps
+at least this many results (or BLOCK_WORK multiply-adds): an elementwise or transposing
+contraction keeps its inner modes inside the work-group, as vectors and matrices."""
 
 
 @dataclass(frozen=True)
@@ -98,14 +104,23 @@ def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int
     """The labels on the group id, fastest (smallest output stride) first."""
     held = [frozenset(t.labels) for t in inputs]
     out = frozenset(output.labels)
-    groups = {label for label in out if all(label in h for h in held) or
-              not any(label in h for h in held)}
 
     def cost(gs: set[str]) -> tuple[int, int]:
         n = math.prod(sizes[g] for g in gs)
         local = [h - gs for h in held]
         return n, _per_group_cost(_pre_reduced(local, out - gs), out - gs, sizes)
 
+    def volume(gs: set[str]) -> int:
+        return math.prod(sizes[label] for label in out - gs)
+
+    groups = {label for label in out if not any(label in h for h in held)}  # constant along it
+    batch = sorted((label for label in out if held and all(label in h for h in held)),
+                   key=lambda g: -output.stride_of(g))
+    for label in batch:  # outermost first, while an entry keeps a vector of results or real work
+        wider = groups | {label}
+        if volume(wider) < MIN_ENTRY_RESULTS and cost(wider)[1] < BLOCK_WORK:
+            break
+        groups = wider
     n, work = cost(groups)
     while n < MIN_GROUPS and work > MIN_WORK_PER_GROUP:
         candidates = sorted(out - groups, key=lambda g: (-sizes[g], -output.stride_of(g)))
