@@ -190,6 +190,11 @@ def devices() -> None:
         click.echo(str(d))
 
 
+from tinyc.cli.einsum import einsum  # noqa: E402  (its body loads NumPy only when it runs)
+
+cli.add_command(einsum)
+
+
 def main() -> None:
     """Console entry point."""
     cli(prog_name="tinyc")
