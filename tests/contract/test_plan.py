@@ -82,9 +82,9 @@ def test_path_greedy_beyond_six_operands():
 
 # -- plan and generated IR ---------------------------------------------------------------------
 def test_spec_fused_kernel_is_one_kernel_with_local_intermediate():
-    """D_b += alpha A_b B^T C as the spec writes it (column-major arrays): one kernel,
-    A_b B^T into local memory, then the second gemm into D_b."""
-    source = kernel_source("ikb,jk,jl->ilb", (16, 8, 1000), (8, 8), (8, 16), order="F")
+    """D_b += alpha A_b B^T C as the spec writes it (column-major arrays, 100 entries): one
+    kernel, A_b B^T into local memory, then the second gemm into D_b — the spec's sample."""
+    source = kernel_source("ikb,jk,jl->ilb", (16, 8, 100), (8, 8), (8, 16), order="F")
     check_source(source)
     assert source.count("func @") == 1
     assert "%t0 = alloca : memref<f32x16x8,local>" in source
@@ -92,6 +92,20 @@ def test_spec_fused_kernel_is_one_kernel_with_local_intermediate():
     assert ops == ["gemm.n.t", "gemm.n.n"]
     assert "gemm.n.n %alpha, %t0, %C0, %beta, %o" in source
     assert "builtin.group_id" in source
+
+
+def test_shared_operands_are_multiplied_once_per_work_group():
+    """With a large batch the product of the shared B^T C is made once per work-group, in
+    local memory, before the loop over the work-group's entries: still one kernel."""
+    source = kernel_source("ikb,jk,jl->ilb", (16, 8, 1000), (8, 8), (8, 16), order="F")
+    check_source(source)
+    assert source.count("func @") == 1 and "alloca : memref<f32x8x16,local>" in source
+    before, loop = source.split("for %", 1)
+    assert "gemm.t.n %0, %B0, %C0, %1, %t0" in before
+    assert "gemm.n.n %alpha, %a, %t0, %beta, %o" in loop
+    chain = kernel_source("ij,jk,kl,blm->bim", (32, 24), (24, 16), (16, 12), (20000, 12, 8))
+    before, loop = chain.split("for %", 1)
+    assert before.count("gemm") == 2 and loop.count("gemm") == 1
 
 
 @pytest.mark.parametrize("subscripts, shapes, instruction", [

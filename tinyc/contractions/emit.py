@@ -25,6 +25,7 @@ from tinyc.builder import FunctionBuilder, Program, group, index, memref
 from tinyc.contractions.collectives import emit_pair, emit_unary
 from tinyc.contractions.direct import emit_direct, emit_relu
 from tinyc.contractions.layout import Layout
+from tinyc.contractions.orders import choose_order
 from tinyc.contractions.plan import Plan
 from tinyc.contractions.tensors import Tensor, view
 from tinyc.ir.types import ScalarType
@@ -52,15 +53,6 @@ def operand_names(n: int) -> list[str]:
 
 def _memref(element: ScalarType, t: Layout):
     return memref(element, *t.shape, stride=t.strides)
-
-
-def intermediate_order(labels: frozenset[str], inputs: Sequence[Sequence[str]],
-                       output: Layout) -> list[str]:
-    """Labels of an intermediate: the output's first (in its order), then as the inputs hold them."""
-    ordered = [label for label in output.labels if label in labels]
-    for held in inputs:
-        ordered += [label for label in held if label in labels and label not in ordered]
-    return ordered
 
 
 def scratch_layout(spec: KernelSpec) -> tuple[int, dict[int, int]]:
@@ -103,13 +95,16 @@ def build_kernel(spec: KernelSpec) -> Program:
     local = {k: tuple(label for label in whole[name].labels if label not in gset)
              for k, name in enumerate(names)}
     intermediates = _intermediates(fn, spec, local, scratch, offsets)
+    shared = {k: whole[name] for k, name in enumerate(names) if not set(whole[name].labels) & gset}
+    shared.update(intermediates)
+    _emit_steps(fn, spec, shared, [s for s in plan.steps if s.invariant])
 
     def body(env: dict) -> None:
         tensors = {k: view(fn, whole[name], env, name=name.lower() if len(name) == 1 else None)
                    for k, name in enumerate(names)}
         tensors[plan.output_id] = view(fn, whole["out"], env, name="o")
         tensors.update(intermediates)
-        _emit_steps(fn, spec, tensors)
+        _emit_steps(fn, spec, tensors, [s for s in plan.steps if not s.invariant])
 
     if plan.block == 1:
         body(_split(fn, plan, gid))
@@ -141,23 +136,32 @@ def _split(fn: FunctionBuilder, plan: Plan, entry) -> dict:
 
 def _intermediates(fn: FunctionBuilder, spec: KernelSpec, local: dict[int, tuple[str, ...]], scratch,
                    offsets: dict[int, int]) -> dict[int, Tensor]:
-    """Memory for every intermediate (local alloca or a scratch slice), made once up front."""
+    """Memory for every intermediate (local alloca or a scratch slice), made once up front,
+    in the mode order that needs the fewest transposes (orders.py)."""
     plan = spec.plan
     labels_of = dict(local)
+    labels_of[plan.output_id] = tuple(label for label in spec.output.labels if label not in plan.groups)
+    consumer = {t: step for step in plan.steps for t in step.inputs}
     found: dict[int, Tensor] = {}
     for step in plan.steps:
         if step.output == plan.output_id:
             continue
-        labels = intermediate_order(step.labels, [labels_of[t] for t in step.inputs], spec.output)
-        labels_of[step.output] = tuple(labels)
-        found[step.output] = _intermediate(fn, spec, labels, scratch, offsets.get(step.output),
+        reader = consumer.get(step.output)
+        other, out = None, None
+        if reader is not None and len(reader.inputs) == 2:
+            partner = [t for t in reader.inputs if t != step.output][0]
+            other = labels_of.get(partner, tuple(sorted(plan.tensors[partner])))
+            out = labels_of.get(reader.output) if reader.output == plan.output_id else None
+        labels = choose_order(step.labels, [labels_of[t] for t in step.inputs], other, out, plan.sizes)
+        labels_of[step.output] = labels
+        found[step.output] = _intermediate(fn, spec, list(labels), scratch, offsets.get(step.output),
                                            f"t{step.output - len(spec.inputs)}")
     return found
 
 
-def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor]) -> None:
+def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor], steps) -> None:
     plan, sizes = spec.plan, spec.plan.sizes
-    for step in plan.steps:
+    for step in steps:
         inputs = [tensors[t] for t in step.inputs]
         final = step.output == plan.output_id
         out = tensors[step.output]

@@ -12,7 +12,10 @@
 2. **Pre-reductions.** A label held by one operand only and not by the
    output is summed out of that operand first (`sum`, or a loop of them).
 3. **Pairwise steps** in the order `path.py` chooses by flop count; the last
-   writes the output with alpha and beta, the others an intermediate.
+   writes the output with alpha and beta, the others an intermediate. Steps
+   over operands the batch does not index (shared matrices) are *invariant*:
+   the kernel does them once per work-group, before the loop over its
+   entries, and the path counts them once per block of entries.
 4. A single operand is permuted and/or reduced into the output (axpby/sum).
 
 How a step becomes instructions is `emit.py`'s business.
@@ -35,6 +38,9 @@ BLOCK_WORK = 2048
 """Batch entries with less work than this share a work-group (a loop over a block of
 entries), up to MAX_BLOCK of them, so the per-work-group cost of the runtime is spread."""
 MAX_BLOCK = 16
+MAX_SHARED_BLOCK = 64
+"""Entries per work-group when a batch-invariant product (of shared operands) is computed
+once per work-group and reused by each entry."""
 MIN_ENTRY_RESULTS = 16
 """A batch label shared by all operands joins the group id while a work-group entry keeps
 at least this many results (or BLOCK_WORK multiply-adds): an elementwise or transposing
@@ -48,6 +54,7 @@ class Step:
     inputs: tuple[int, ...]
     output: int
     labels: frozenset[str]
+    invariant: bool = False  # no input depends on the batch: done once per work-group
 
 
 @dataclass
@@ -138,11 +145,14 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
     gset = frozenset(groups)
     keep = frozenset(output.labels) - gset
     tensors = [frozenset(t.labels) - gset for t in inputs]
+    invariant = [not (frozenset(t.labels) & gset) for t in inputs]
+    entries = math.prod(sizes[g] for g in groups)
     steps: list[Step] = []
     live = list(range(len(tensors)))
 
-    def new_tensor(labels: frozenset[str]) -> int:
+    def new_tensor(labels: frozenset[str], fixed: bool) -> int:
         tensors.append(labels)
+        invariant.append(fixed)
         return len(tensors) - 1
 
     if len(live) > 1:  # sum out labels only one operand holds
@@ -153,27 +163,40 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
                     needed |= tensors[other]
             reduced = tensors[tid] & needed
             if reduced != tensors[tid]:
-                rid = new_tensor(frozenset(reduced))
-                steps.append(Step((tid,), rid, frozenset(reduced)))
+                rid = new_tensor(frozenset(reduced), invariant[tid])
+                steps.append(Step((tid,), rid, frozenset(reduced), invariant[tid]))
                 live[pos] = rid
-    path = contraction_path([tensors[t] for t in live], keep, sizes)
+    shared_block = _shared_block(entries) if any(invariant[t] for t in live) and groups else 1
+    path = contraction_path([tensors[t] for t in live], keep, sizes, [invariant[t] for t in live],
+                            shared_block)
     for i, j in path:
         x, y = live[i], live[j]
         others = live[:i] + live[i + 1:j] + live[j + 1:]
         labels = step_labels(tensors[x], tensors[y], [tensors[o] for o in others], keep)
-        rid = new_tensor(labels)
-        steps.append(Step((x, y), rid, labels))
+        fixed = invariant[x] and invariant[y]
+        rid = new_tensor(labels, fixed)
+        steps.append(Step((x, y), rid, labels, fixed))
         live = others + [rid]
-    output_id = new_tensor(keep)
+    output_id = new_tensor(keep, False)
     if steps and len(steps[-1].inputs) == 2 and live == [steps[-1].output]:
         steps[-1] = Step(steps[-1].inputs, output_id, keep)  # the last pair writes the output
     else:
         steps.append(Step((live[0],), output_id, keep))
     plan = Plan(groups, steps, tensors, output_id, dict(sizes), summed_elsewhere)
-    work = _per_group_cost(_pre_reduced([frozenset(t.labels) - gset for t in inputs], keep), keep, sizes)
-    plan.flops = plan.n_entries * work
-    plan.block = choose_block(work, plan.n_entries)
+    shares = any(step.invariant for step in steps) and groups
+    work = sum(math.prod(sizes[label] for label in set().union(*(tensors[t] for t in step.inputs)))
+               for step in steps if step.inputs and not step.invariant)
+    plan.block = shared_block if shares else choose_block(work, plan.n_entries)
+    plan.flops = sum(math.prod(sizes[label] for label in set().union(*(tensors[t] for t in step.inputs)))
+                     * (plan.n_groups if step.invariant else plan.n_entries)
+                     for step in steps if step.inputs)
     return plan
+
+
+def _shared_block(entries: int) -> int:
+    """Entries per work-group when batch-invariant work is shared: as many as MIN_GROUPS
+    work-groups allow, up to MAX_SHARED_BLOCK."""
+    return max(1, min(MAX_SHARED_BLOCK, entries // MIN_GROUPS))
 
 
 def choose_block(work: int, entries: int) -> int:
