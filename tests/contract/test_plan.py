@@ -96,16 +96,21 @@ def test_spec_fused_kernel_is_one_kernel_with_local_intermediate():
 
 def test_shared_operands_are_multiplied_once_per_work_group():
     """With a large batch the product of the shared B^T C is made once per work-group, in
-    local memory, before the loop over the work-group's entries: still one kernel."""
+    local memory, and each work-group takes a tile of the batch: still one kernel."""
     source = kernel_source("ikb,jk,jl->ilb", (16, 8, 1000), (8, 8), (8, 16), order="F")
     check_source(source)
     assert source.count("func @") == 1 and "alloca : memref<f32x8x16,local>" in source
-    before, loop = source.split("for %", 1)
+    before, tile = source.split("%first =", 1)
     assert "gemm.t.n %0, %B0, %C0, %1, %t0" in before
-    assert "gemm.n.n %alpha, %a, %t0, %beta, %o" in loop
+    assert "%t0, %beta," in tile and "gemm" not in tile.split("gemm", 1)[1]   # one gemm per entry
+    # C-order: the tile of the batch joins the gemm's columns: one gemm, no loop.
+    c_order = kernel_source("bik,jk,jl->bil", (1000, 16, 8), (8, 8), (8, 16))
+    before, tile = c_order.split("%first =", 1)
+    assert before.count("gemm") == 1 and tile.count("gemm") == 1 and "for %" not in tile
+    assert "fuse %a[1, 2] : memref<f32x8x160>" in tile
     chain = kernel_source("ij,jk,kl,blm->bim", (32, 24), (24, 16), (16, 12), (20000, 12, 8))
-    before, loop = chain.split("for %", 1)
-    assert before.count("gemm") == 2 and loop.count("gemm") == 1
+    before, tile = chain.split("%first =", 1)
+    assert before.count("gemm") == 2 and tile.count("gemm") == 1
 
 
 @pytest.mark.parametrize("subscripts, shapes, instruction", [

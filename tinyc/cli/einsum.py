@@ -84,13 +84,24 @@ def _program_text(subscripts: str, parsed: list, dtype: str, relu: str | None, e
     source = build_kernel(spec).checked_source()
     names = [name or chr(ord("A") + k) for k, (name, _) in enumerate(parsed)]
     shapes = ", ".join(f"{n}={'x'.join(map(str, s)) or '()'}" for n, (_, s) in zip(names, parsed))
+    plan = spec.plan
+    if plan.tile:
+        per_group = f"tiles of {plan.tile} along {plan.groups[0]}"
+    else:
+        per_group = f"{plan.block} entr{'y' if plan.block == 1 else 'ies'} each"
     head = (f"; einsum '{subscripts}' with {shapes} ({dtype}, C order)\n"
-            f"; batch labels on the group id: {', '.join(spec.plan.groups) or 'none'}; "
-            f"{spec.plan.n_groups} work-groups of {spec.plan.block} entr{'y' if spec.plan.block == 1 else 'ies'}\n")
+            f"; batch labels on the group id: {', '.join(plan.groups) or 'none'}; "
+            f"{plan.n_groups} work-groups, {per_group}; path: {'; '.join(_path(plan))}\n")
     if emit == "ir":
         return head + source
     result = compile_to_spirv(source, "<einsum>", validate=False)
     return head + result.stages["lowered"]
+
+
+def _path(plan) -> list[str]:
+    from tinyc.contractions.api import describe_plan
+
+    return describe_plan(plan)
 
 
 def _bench(subscripts: str, shapes: list[tuple[int, ...]], dtype: str, relu: str | None, repeat: int,

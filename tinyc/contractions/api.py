@@ -322,10 +322,16 @@ def contract(subscripts: Any, *shapes_or_arrays: Any, dtype: Any = None, device:
 
 def describe_path(c: Compiled) -> list[str]:
     """Each step as `labels,labels->labels` in the kernel's per-work-group view."""
-    plan = c.spec.plan
-    show = lambda labels: "".join(sorted(labels, key=lambda s: (not subs.is_letter(s), s)))  # noqa: E731
+    return describe_plan(c.spec.plan) if c.spec is not None else []
+
+
+def describe_plan(plan: Any) -> list[str]:
+    """The steps of a plan as subscripts; `(shared)` marks steps done once per work-group."""
+    def show(labels: Any) -> str:
+        return "".join(sorted(labels, key=lambda s: (not subs.is_letter(s), s)))
+
     steps = []
     for step in plan.steps:
-        ins = ",".join(show(plan.tensors[t]) if t < len(plan.tensors) else "" for t in step.inputs)
-        steps.append(f"{ins}->{show(step.labels)}")
+        ins = ",".join(show(plan.tensors[t]) for t in step.inputs)
+        steps.append(f"{ins}->{show(step.labels)}" + (" (shared)" if step.invariant else ""))
     return steps

@@ -59,7 +59,7 @@ def scratch_layout(spec: KernelSpec) -> tuple[int, dict[int, int]]:
     """Elements of global scratch per work-group and the offset of each intermediate in it;
     (0, {}) when all intermediates fit the local-memory budget."""
     plan = spec.plan
-    counts = {s.output: math.prod(plan.sizes[label] for label in s.labels)
+    counts = {s.output: math.prod(plan.step_sizes[label] for label in s.labels)
               for s in plan.steps if s.output != plan.output_id}
     if sum(counts.values()) * spec.compute.size <= LOCAL_BUDGET:
         return 0, {}
@@ -91,76 +91,114 @@ def build_kernel(spec: KernelSpec) -> Program:
     if scratch_elements:
         all_scratch = fn.load(fn["scratch"], [zero], name="scratch0")
         scratch = fn.subview(all_scratch, (slice(None), gid), name="s")
-    gset = set(plan.groups)
-    local = {k: tuple(label for label in whole[name].labels if label not in gset)
-             for k, name in enumerate(names)}
-    intermediates = _intermediates(fn, spec, local, scratch, offsets)
-    shared = {k: whole[name] for k, name in enumerate(names) if not set(whole[name].labels) & gset}
-    shared.update(intermediates)
-    _emit_steps(fn, spec, shared, [s for s in plan.steps if s.invariant])
+    fixed = set(plan.groups[1:] if plan.tile else plan.groups)   # labels a work-group fixes
+    labels_of = {k: tuple(label for label in whole[name].labels if label not in fixed)
+                 for k, name in enumerate(names)}
+    labels_of[plan.output_id] = tuple(label for label in spec.output.labels if label not in fixed)
+    memory = _Memory(fn, spec, labels_of, scratch, offsets)
+    shared = {k: whole[name] for k, name in enumerate(names) if not set(whole[name].labels) & set(plan.groups)}
+    invariant = [s for s in plan.steps if s.invariant]
+    shared.update(memory.make(invariant, plan.step_sizes))
+    _emit_steps(fn, spec, shared, invariant, plan.step_sizes)
+    variant = [s for s in plan.steps if not s.invariant]
 
-    def body(env: dict) -> None:
+    def body(env: dict, sizes: dict[str, int]) -> None:
         tensors = {k: view(fn, whole[name], env, name=name.lower() if len(name) == 1 else None)
                    for k, name in enumerate(names)}
         tensors[plan.output_id] = view(fn, whole["out"], env, name="o")
-        tensors.update(intermediates)
-        _emit_steps(fn, spec, tensors, [s for s in plan.steps if not s.invariant])
+        tensors.update(shared)
+        made = memory.make(variant, sizes)
+        tensors.update(made)
+        _emit_steps(fn, spec, tensors, variant, sizes)
+        if plan.block == 1:
+            memory.release(made)
 
-    if plan.block == 1:
-        body(_split(fn, plan, gid))
+    if plan.tile:
+        _tiled(fn, plan, gid, body)
+    elif plan.block == 1:
+        body(_split(fn, plan, gid), plan.sizes)
     else:  # several batch entries per work-group: a loop over this group's block
         total = plan.n_entries
         first = fn.mul(gid, plan.block, name="first")
         count = fn.min(fn.sub(total, first), plan.block, name="count") \
             if total % plan.block else plan.block
         with fn.for_(0, count) as loop:
-            body(_split(fn, plan, fn.add(first, loop.var)))
-    if plan.block == 1:
-        for value in intermediates.values():
-            if value.value.type.space.value == "local":  # type: ignore[attr-defined]
-                fn.lifetime_stop(value.value)
+            body(_split(fn, plan, fn.add(first, loop.var)), plan.sizes)
+    memory.release(shared)
     return prog
 
 
-def _split(fn: FunctionBuilder, plan: Plan, entry) -> dict:
+def _split(fn: FunctionBuilder, plan: Plan, entry, groups: Sequence[str] | None = None) -> dict:
     """A batch entry's number split into the batch labels (fastest first)."""
-    if not plan.groups:
+    groups = plan.groups if groups is None else groups
+    if not groups:
         return {}
     env, rest = {}, entry
-    for label in plan.groups[:-1]:
+    for label in groups[:-1]:
         env[label] = fn.rem(rest, plan.sizes[label])
         rest = fn.div(rest, plan.sizes[label])
-    env[plan.groups[-1]] = rest
+    env[groups[-1]] = rest
     return env
 
 
-def _intermediates(fn: FunctionBuilder, spec: KernelSpec, local: dict[int, tuple[str, ...]], scratch,
-                   offsets: dict[int, int]) -> dict[int, Tensor]:
-    """Memory for every intermediate (local alloca or a scratch slice), made once up front,
-    in the mode order that needs the fewest transposes (orders.py)."""
+def _tiled(fn: FunctionBuilder, plan: Plan, gid, body) -> None:
+    """The first group label in tiles: this work-group's tile is a mode of size `tile`
+    (the last tile, if short, its own static size: a second copy of the body)."""
+    label = plan.groups[0]
+    if plan.groups[1:]:
+        tile = fn.rem(gid, plan.tiles, name="tile")
+        env = _split(fn, plan, fn.div(gid, plan.tiles), plan.groups[1:])
+    else:
+        tile, env = gid, {}
+    first = fn.mul(tile, plan.tile, name="first")
+    if not plan.remainder:
+        body({**env, label: (first, plan.tile)}, plan.step_sizes)
+        return
+    short = {**plan.step_sizes, label: plan.remainder}
+    with fn.if_(fn.eq(tile, plan.tiles - 1)) as branch:
+        with branch.then():
+            body({**env, label: (first, plan.remainder)}, short)
+        with branch.otherwise():
+            body({**env, label: (first, plan.tile)}, plan.step_sizes)
+
+
+class _Memory:
+    """Intermediates: local allocas (or global scratch slices) in the order orders.py picks."""
+
+    def __init__(self, fn: FunctionBuilder, spec: KernelSpec, labels_of: dict[int, tuple[str, ...]],
+                 scratch, offsets: dict[int, int]):
+        self.fn, self.spec, self.labels_of = fn, spec, dict(labels_of)
+        self.scratch, self.offsets = scratch, offsets
+        self.consumer = {t: step for step in spec.plan.steps for t in step.inputs}
+
+    def make(self, steps, sizes: dict[str, int]) -> dict[int, Tensor]:
+        plan, found = self.spec.plan, {}
+        for step in steps:
+            if step.output == plan.output_id:
+                continue
+            reader = self.consumer.get(step.output)
+            other, out = None, None
+            if reader is not None and len(reader.inputs) == 2:
+                partner = [t for t in reader.inputs if t != step.output][0]
+                other = self.labels_of.get(partner, tuple(sorted(plan.tensors[partner])))
+                out = self.labels_of.get(reader.output) if reader.output == plan.output_id else None
+            labels = choose_order(step.labels, [self.labels_of[t] for t in step.inputs], other, out, sizes)
+            self.labels_of[step.output] = labels
+            found[step.output] = _intermediate(self.fn, self.spec, list(labels), sizes, self.scratch,
+                                               self.offsets.get(step.output),
+                                               f"t{step.output - len(self.spec.inputs)}")
+        return found
+
+    def release(self, made: dict[int, Tensor]) -> None:
+        """lifetime_stop for the local intermediates, so the next ones may reuse the memory."""
+        for t in made.values():
+            if t.value.type.space.value == "local":  # type: ignore[attr-defined]
+                self.fn.lifetime_stop(t.value)
+
+
+def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor], steps,
+                sizes: dict[str, int]) -> None:
     plan = spec.plan
-    labels_of = dict(local)
-    labels_of[plan.output_id] = tuple(label for label in spec.output.labels if label not in plan.groups)
-    consumer = {t: step for step in plan.steps for t in step.inputs}
-    found: dict[int, Tensor] = {}
-    for step in plan.steps:
-        if step.output == plan.output_id:
-            continue
-        reader = consumer.get(step.output)
-        other, out = None, None
-        if reader is not None and len(reader.inputs) == 2:
-            partner = [t for t in reader.inputs if t != step.output][0]
-            other = labels_of.get(partner, tuple(sorted(plan.tensors[partner])))
-            out = labels_of.get(reader.output) if reader.output == plan.output_id else None
-        labels = choose_order(step.labels, [labels_of[t] for t in step.inputs], other, out, plan.sizes)
-        labels_of[step.output] = labels
-        found[step.output] = _intermediate(fn, spec, list(labels), scratch, offsets.get(step.output),
-                                           f"t{step.output - len(spec.inputs)}")
-    return found
-
-
-def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor], steps) -> None:
-    plan, sizes = spec.plan, spec.plan.sizes
     for step in steps:
         inputs = [tensors[t] for t in step.inputs]
         final = step.output == plan.output_id
@@ -180,9 +218,8 @@ def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor
             emit_relu(fn, out, sizes)
 
 
-def _intermediate(fn: FunctionBuilder, spec: KernelSpec, labels: list[str], scratch, offset: int | None,
-                  name: str) -> Tensor:
-    sizes = spec.plan.sizes
+def _intermediate(fn: FunctionBuilder, spec: KernelSpec, labels: list[str], sizes: dict[str, int],
+                  scratch, offset: int | None, name: str) -> Tensor:
     shape = [sizes[label] for label in labels]
     if offset is None:
         value = fn.alloca(memref(spec.compute, *shape, local=True), name=name)

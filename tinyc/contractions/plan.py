@@ -68,7 +68,8 @@ class Plan:
     sizes: dict[str, int]
     scale: int = 1  # product of summed labels that no operand holds (all broadcast)
     flops: int = 0  # multiply-adds of the whole batch
-    block: int = 1  # batch entries per work-group
+    block: int = 1  # batch entries per work-group, run by a loop
+    tile: int = 0   # or: the first group label in tiles of this size, a mode of the steps
 
     @property
     def n_entries(self) -> int:
@@ -76,9 +77,26 @@ class Plan:
         return math.prod(self.sizes[g] for g in self.groups)
 
     @property
+    def tiles(self) -> int:
+        """Tiles of the first group label (when tiled)."""
+        return -(-self.sizes[self.groups[0]] // self.tile) if self.tile else 0
+
+    @property
+    def remainder(self) -> int:
+        """Size of the last tile when it is short (0 when the tile divides the label)."""
+        return self.sizes[self.groups[0]] % self.tile if self.tile else 0
+
+    @property
     def n_groups(self) -> int:
-        """Work-groups launched: the entries in blocks of `block`."""
+        """Work-groups launched: entries in blocks of `block`, or tiles times the other labels."""
+        if self.tile:
+            return self.tiles * math.prod(self.sizes[g] for g in self.groups[1:])
         return -(-self.n_entries // self.block)
+
+    @property
+    def step_sizes(self) -> dict[str, int]:
+        """Label sizes the steps of a work-group see (a tiled label: the tile)."""
+        return {**self.sizes, self.groups[0]: self.tile} if self.tile else self.sizes
 
 
 def _per_group_cost(tensors: Sequence[frozenset[str]], keep: frozenset[str],
@@ -142,11 +160,12 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
               summed_elsewhere: int = 1) -> Plan:
     """The plan for operands `inputs` (memref layouts) into `output`."""
     groups = choose_groups(inputs, output, sizes)
-    gset = frozenset(groups)
+    tile = _tile(groups, inputs, sizes)
+    gset = frozenset(groups[1:] if tile else groups)        # labels each work-group fixes
+    step_sizes = {**sizes, groups[0]: tile} if tile else sizes
     keep = frozenset(output.labels) - gset
     tensors = [frozenset(t.labels) - gset for t in inputs]
-    invariant = [not (frozenset(t.labels) & gset) for t in inputs]
-    entries = math.prod(sizes[g] for g in groups)
+    invariant = [not (frozenset(t.labels) & frozenset(groups)) for t in inputs]
     steps: list[Step] = []
     live = list(range(len(tensors)))
 
@@ -166,9 +185,7 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
                 rid = new_tensor(frozenset(reduced), invariant[tid])
                 steps.append(Step((tid,), rid, frozenset(reduced), invariant[tid]))
                 live[pos] = rid
-    shared_block = _shared_block(entries) if any(invariant[t] for t in live) and groups else 1
-    path = contraction_path([tensors[t] for t in live], keep, sizes, [invariant[t] for t in live],
-                            shared_block)
+    path = contraction_path([tensors[t] for t in live], keep, step_sizes)
     for i, j in path:
         x, y = live[i], live[j]
         others = live[:i] + live[i + 1:j] + live[j + 1:]
@@ -182,21 +199,35 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
         steps[-1] = Step(steps[-1].inputs, output_id, keep)  # the last pair writes the output
     else:
         steps.append(Step((live[0],), output_id, keep))
-    plan = Plan(groups, steps, tensors, output_id, dict(sizes), summed_elsewhere)
-    shares = any(step.invariant for step in steps) and groups
-    work = sum(math.prod(sizes[label] for label in set().union(*(tensors[t] for t in step.inputs)))
-               for step in steps if step.inputs and not step.invariant)
-    plan.block = shared_block if shares else choose_block(work, plan.n_entries)
-    plan.flops = sum(math.prod(sizes[label] for label in set().union(*(tensors[t] for t in step.inputs)))
-                     * (plan.n_groups if step.invariant else plan.n_entries)
-                     for step in steps if step.inputs)
+    plan = Plan(groups, steps, tensors, output_id, dict(sizes), summed_elsewhere, tile=tile)
+
+    def volume(step: Step) -> int:
+        return math.prod(step_sizes[label] for label in set().union(*(tensors[t] for t in step.inputs)))
+
+    if not tile:
+        plan.block = choose_block(sum(volume(s) for s in steps if s.inputs), plan.n_entries)
+    per_entry = 1 / tile if tile else 1     # a variant step of a tile covers `tile` entries
+    plan.flops = round(sum(volume(s) * (plan.n_groups if s.invariant else plan.n_entries * per_entry)
+                           for s in steps if s.inputs))
     return plan
 
 
-def _shared_block(entries: int) -> int:
-    """Entries per work-group when batch-invariant work is shared: as many as MIN_GROUPS
-    work-groups allow, up to MAX_SHARED_BLOCK."""
-    return max(1, min(MAX_SHARED_BLOCK, entries // MIN_GROUPS))
+def _tile(groups: Sequence[str], inputs: Sequence[Layout], sizes: dict[str, int]) -> int:
+    """Tile size of the first group label when some operand is shared across it (0: no tiling).
+
+    Then each work-group takes a tile of that label as one more mode of its steps: a shared
+    operand's product is made once per tile, and the label can join a gemm dimension (fuse)
+    instead of a loop over entries."""
+    if not groups or all(groups[0] in t.labels for t in inputs):
+        return 0
+    n = sizes[groups[0]]
+    most = min(MAX_SHARED_BLOCK, n // MIN_GROUPS)
+    if most < 2:
+        return 0
+    for size in range(most, most // 2, -1):   # a tile that divides the label: no short tile
+        if n % size == 0:
+            return size
+    return most
 
 
 def choose_block(work: int, entries: int) -> int:

@@ -38,13 +38,15 @@ class Tensor:
 
 
 def view(fn: FunctionBuilder, t: Tensor, env: Env, name: str | None = None) -> Tensor:
-    """`t` with the labels fixed by `env` dropped (a subview at those indices)."""
+    """`t` with the labels fixed by `env` dropped (a subview at those indices); an
+    (offset, size) pair in `env` keeps the label as a mode of that size."""
     fixed = [label for label in t.labels if label in env]
     if not fixed:
         return t
     entries = [env[label] if label in env else slice(None) for label in t.labels]
     value = fn.subview(t.value, entries, name=name)
-    return Tensor(value, tuple(label for label in t.labels if label not in env))
+    return Tensor(value, tuple(label for label in t.labels
+                               if label not in env or isinstance(env[label], tuple)))
 
 
 def nest(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int], env: Env,
