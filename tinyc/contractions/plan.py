@@ -161,6 +161,50 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
     """The plan for operands `inputs` (memref layouts) into `output`."""
     groups = choose_groups(inputs, output, sizes)
     tile = _tile(groups, inputs, sizes)
+    if tile:
+        plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, tile)
+        if _tiling_pays(plan, inputs, output):
+            return plan
+    return _make_plan(inputs, output, sizes, summed_elsewhere, groups, 0)
+
+
+def _tiling_pays(plan: Plan, inputs: Sequence[Layout], output: Layout) -> bool:
+    """A tile helps when a shared product is made once per tile, or when the tiled label joins
+    a neighbouring gemm mode (fuse) in every step that reads it, instead of a loop."""
+    if any(step.invariant for step in plan.steps):
+        return True
+    label = plan.groups[0]
+    layouts = {k: t for k, t in enumerate(inputs)}
+    layouts[plan.output_id] = output
+    for step in plan.steps:
+        held = [t for t in (*step.inputs, step.output) if label in plan.tensors[t]]
+        if not held:
+            continue
+        if len(step.inputs) == 2 and all(label in plan.tensors[t] for t in step.inputs):
+            return False                                 # a batch of the pair: a loop anyway
+        peer = None
+        for t in held:
+            if t not in layouts:
+                return False                             # an intermediate: no fixed layout
+            modes = [m for m in layouts[t].labels if m not in plan.groups[1:]]
+            pos = modes.index(label)
+            if pos == 0:
+                return False
+            before = modes[pos - 1]
+            lay = layouts[t]
+            if lay.stride_of(before) * lay.size_of(before) != lay.stride_of(label):
+                return False
+            if peer not in (None, before):
+                return False
+            peer = before
+        if peer is None or any((peer in plan.tensors[t]) != (label in plan.tensors[t])
+                               for t in (*step.inputs, step.output)):
+            return False
+    return True
+
+
+def _make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], summed_elsewhere: int,
+               groups: list[str], tile: int) -> Plan:
     gset = frozenset(groups[1:] if tile else groups)        # labels each work-group fixes
     step_sizes = {**sizes, groups[0]: tile} if tile else sizes
     keep = frozenset(output.labels) - gset
