@@ -341,3 +341,22 @@ def test_dpnp_arrays_in_and_out(device):
     got = tinyc.einsum("bij,bjk->bik", dpnp.asarray(a), dpnp.asarray(b))
     assert isinstance(got, dpnp.ndarray)
     close(dpnp.asnumpy(got), np.einsum("bij,bjk->bik", a, b))
+
+
+def test_misaligned_arrays_are_copied_not_misread(device):
+    raw = np.zeros(4 * 12 + 1, np.uint8)
+    a = np.frombuffer(raw.data, dtype=np.float32, count=12, offset=1).reshape(3, 4)  # not aligned
+    assert not a.flags.aligned
+    b = rand(4, 2)
+    close(tinyc.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b))
+    out_raw = np.zeros(4 * 6 + 1, np.uint8)
+    out = np.frombuffer(out_raw.data, dtype=np.float32, count=6, offset=1).reshape(3, 2)
+    tinyc.einsum("ij,jk->ik", a, b, out=out)
+    close(out, np.einsum("ij,jk->ik", a, b))
+
+
+def test_large_single_contraction_spreads_over_work_groups(device):
+    a, b = rand(256, 96), rand(96, 80)
+    c = tinyc.contract("ij,jk->ik", a, b)
+    assert c._main.batch > 1
+    close(c(a, b), a @ b, 1e-3)

@@ -56,7 +56,7 @@ def _as_operand(x: Any, k: int) -> Any:
 
 def _signature(x: Any) -> Signature:
     if isinstance(x, np.ndarray):
-        return Signature("numpy", x.dtype, x.shape, x.strides)
+        return Signature("numpy", x.dtype, x.shape, x.strides, x.flags.aligned)
     iface = x.__sycl_usm_array_interface__
     dtype = np.dtype(iface["typestr"])
     shape = tuple(int(n) for n in iface["shape"])

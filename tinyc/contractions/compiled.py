@@ -40,6 +40,7 @@ class Signature:
     dtype: np.dtype
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    aligned: bool = True  # element 0 sits at a multiple of the element size
 
 
 def dtype_name(dtype: Any) -> str:
@@ -120,7 +121,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     sizes = dict(sub.sizes)
     inputs, convert = [], []
     for k, (labels, o) in enumerate(zip(sub.inputs, operands)):
-        needs_copy = o.dtype != compute
+        needs_copy = o.dtype != compute or not o.aligned
         strides = byte_strides_to_elements(o.strides, o.dtype.itemsize) if not needs_copy else None
         found = layout(labels, o.shape, strides) if strides is not None else None
         if found is None:
@@ -139,10 +140,9 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     out_order = "F" if all_f else "C"
     output_layout, direct = None, False
     if out is not None:
-        strides = byte_strides_to_elements(out.strides, out.dtype.itemsize)
-        output_layout = layout(sub.output, out.shape, strides, write=True) if strides else None
-        if out.strides == () or (strides is not None and output_layout is not None):
-            direct = output_layout is not None
+        strides = byte_strides_to_elements(out.strides, out.dtype.itemsize) if out.aligned else None
+        output_layout = layout(sub.output, out.shape, strides, write=True) if strides is not None else None
+        direct = output_layout is not None
     if output_layout is None:
         new_strides = (f_order_strides if out_order == "F" else c_order_strides)(out_shape)
         output_layout = layout(sub.output, out_shape, new_strides, write=True)

@@ -169,36 +169,45 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
 
 
 def _tiling_pays(plan: Plan, inputs: Sequence[Layout], output: Layout) -> bool:
-    """A tile helps when a shared product is made once per tile, or when the tiled label joins
-    a neighbouring gemm mode (fuse) in every step that reads it, instead of a loop."""
+    """A tile helps when a shared product is made once per tile, or when the tiled label is a
+    matrix mode of every step that reads it — alone in its class, or joined (fuse) to a
+    neighbour of its class — instead of a loop over entries."""
     if any(step.invariant for step in plan.steps):
         return True
     label = plan.groups[0]
     layouts = {k: t for k, t in enumerate(inputs)}
     layouts[plan.output_id] = output
     for step in plan.steps:
-        held = [t for t in (*step.inputs, step.output) if label in plan.tensors[t]]
-        if not held:
+        members = (*step.inputs, step.output)
+        if not any(label in plan.tensors[t] for t in members):
             continue
         if len(step.inputs) == 2 and all(label in plan.tensors[t] for t in step.inputs):
             return False                                 # a batch of the pair: a loop anyway
-        peer = None
-        for t in held:
-            if t not in layouts:
-                return False                             # an intermediate: no fixed layout
-            modes = [m for m in layouts[t].labels if m not in plan.groups[1:]]
-            pos = modes.index(label)
-            if pos == 0:
-                return False
-            before = modes[pos - 1]
-            lay = layouts[t]
-            if lay.stride_of(before) * lay.size_of(before) != lay.stride_of(label):
-                return False
-            if peer not in (None, before):
-                return False
-            peer = before
-        if peer is None or any((peer in plan.tensors[t]) != (label in plan.tensors[t])
-                               for t in (*step.inputs, step.output)):
+
+        def pattern(x: str) -> tuple[bool, ...]:
+            return tuple(x in plan.tensors[t] for t in members)
+
+        peers = {x for t in members for x in plan.tensors[t] if x != label and pattern(x) == pattern(label)}
+        if peers and not _fusable_to_peer(plan, label, peers, [t for t in members if label in plan.tensors[t]],
+                                          layouts):
+            return False
+    return True
+
+
+def _fusable_to_peer(plan: Plan, label: str, peers: set[str], held: Sequence[int],
+                     layouts: dict[int, Layout]) -> bool:
+    """The tiled label comes right after one same peer, with matching strides, everywhere."""
+    peer = None
+    for t in held:
+        if t not in layouts:
+            return False                                 # an intermediate: no fixed layout
+        lay = layouts[t]
+        modes = [m for m in lay.labels if m not in plan.groups[1:]]
+        pos = modes.index(label)
+        if pos == 0 or modes[pos - 1] not in peers or peer not in (None, modes[pos - 1]):
+            return False
+        peer = modes[pos - 1]
+        if lay.stride_of(peer) * lay.size_of(peer) != lay.stride_of(label):
             return False
     return True
 
