@@ -4,7 +4,9 @@
          ─codegen─▶ SPIR-V ─spirv-val─▶ bytes ─runtime─▶ kernels
 
 The IR after each stage is kept as text for `Program.ir(stage)` and
-`tinyc compile --emit`.
+`tinyc compile --emit`. `check_source` is the front half alone (parse,
+verify), what `tinyc check` runs; nothing here imports dpctl or the SPIR-V
+layer before it is needed.
 """
 
 from __future__ import annotations
@@ -39,21 +41,29 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
     return result
 
 
+def check_source(source: str, name: str = "<string>",
+                 timings: dict[str, float] | None = None) -> IRProgram:
+    """Parse and verify; raises CompilationError with every independent error."""
+    from tinyc.ir.verifier import verify
+    from tinyc.parser import parse
+
+    timings = {} if timings is None else timings
+    program = _timed(timings, "parse", lambda: parse(source, name))
+    _timed(timings, "verify", lambda: verify(program))
+    return program
+
+
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
                      device_info: Any = None, validate: bool = True) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input."""
-    from tinyc.ir.verifier import verify
-    from tinyc.parser import parse
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
 
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
-    program = _timed(timings, "parse", lambda: parse(source, name))
-    stages["parsed"] = print_program(program)
-    _timed(timings, "verify", lambda: verify(program))
-    stages["checked"] = stages["parsed"]
+    program = check_source(source, name, timings)
+    stages["parsed"] = stages["checked"] = print_program(program)
     _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
                                                    device_info=device_info))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
@@ -86,7 +96,7 @@ def device_limits(device: Any) -> Any:
     An explicitly requested device that cannot be used is an error; without a
     request, compiling still works on a machine without SPIR-V devices.
     """
-    from tinyc.passes.device_info import CPU_DEVICE, DeviceInfo
+    from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
 
     try:
         from tinyc.runtime.device import select_device

@@ -39,7 +39,7 @@ def cli() -> None:
               help="Diagnostics as text (default) or as a JSON list for editors.")
 def check(files: tuple[str, ...], fmt: str) -> None:
     """Check FILES for syntax, type and region errors."""
-    from tinyc.frontend import check_source
+    from tinyc.compiler import check_source
 
     failed = False
     collected: list[dict] = []
