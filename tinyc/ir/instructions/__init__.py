@@ -17,8 +17,8 @@ from tinyc.ir.instructions.views import (
     WHOLE_MODE, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
 )
 from tinyc.ir.instructions.spmd import (
-    CheckedFlag, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, SpmdBuiltin,
-    SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
+    CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
+    CoopMatrixStore, SpmdBuiltin, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
 )
 
 

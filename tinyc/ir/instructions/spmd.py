@@ -100,6 +100,37 @@ class CoopMatrixLoad(Instruction):
                                     f"({M.element})", self.operands[:1])
 
 
+class CoopMatrixConstruct(Instruction):
+    """A coopmatrix with every entry equal to a dynamically uniform number (newest language)."""
+
+    opname = "cooperative_matrix_construct"
+    kind = Kind.SPMD
+    keywords = ("cooperative_matrix_construct",)
+    syntax = 'LOCAL_ID ":" coopmatrix_type'
+    memory_accesses = no_memory_access
+
+    def __init__(self, number: Value, type: Type, span: Span | None = None, name: str | None = None):
+        super().__init__([number], [type], span=span, result_names=[name])
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "CoopMatrixConstruct":
+        return cls(*s.operands, s.type)
+
+    def format(self, p: "Printer") -> str:
+        return f"cooperative_matrix_construct {p.v(self.operands[0])} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A coopmatrix result; a number of its component type (uniformity is not checked)."""
+        t = self.result.type
+        if not isinstance(t, CoopMatrixType):
+            result_error(ctx, self, f"result type must be a coopmatrix, got {t}")
+            return
+        number = expect_scalar(ctx, self, 0, "number")
+        if number is not None and number is not t.component:
+            operand_error(ctx, self, 0, f"number must have type {t.component} (the component "
+                                        f"type of {t}), got {number}")
+
+
 class CoopMatrixMulAdd(Instruction):
     """D := A B + C on coopmatrices."""
 
