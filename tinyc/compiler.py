@@ -54,8 +54,12 @@ def check_source(source: str, name: str = "<string>",
 
 
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
-                     device_info: Any = None, validate: bool = True) -> CompileResult:
-    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input."""
+                     device_info: Any = None, validate: bool = True,
+                     print_after: Callable[[str, IRProgram], None] | None = None) -> CompileResult:
+    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
+
+    `print_after(pass_name, program)` is called after each pass (`--print-after`).
+    """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
@@ -65,7 +69,7 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     program = check_source(source, name, timings)
     stages["parsed"] = stages["checked"] = print_program(program)
     _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                   device_info=device_info))
+                                                   device_info=device_info, print_after=print_after))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_program(program)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
