@@ -71,11 +71,10 @@ def _int_rem(a: Any, b: Any, st: Any, inst: Instruction) -> Any:
 
 
 def _shift(op: Callable[[Any, Any], Any]) -> Binary:
+    """Shift counts modulo the bit width, as OpenCL C and tinyc's codegen (docs/decisions.md)."""
     def shift(a: Any, b: Any, st: Any, inst: Instruction) -> Any:
         bits = np.dtype(np.result_type(a)).itemsize * 8
-        if st.any_active((b < 0) | (b >= bits)):
-            raise ReferenceFault(f"{inst.title}: shift amount outside 0..{bits - 1} is undefined")
-        return op(a, np.clip(b, 0, bits - 1).astype(np.result_type(a)))
+        return op(a, np.bitwise_and(b, bits - 1).astype(np.result_type(a)))
     return shift
 
 
