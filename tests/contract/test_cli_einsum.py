@@ -8,7 +8,7 @@ import sys
 from click.testing import CliRunner
 
 from tinyc.cli import cli
-from tinyc.frontend import check_source
+from tinyc.compiler import check_source
 
 
 def run(*args: str):

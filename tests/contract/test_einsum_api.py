@@ -8,7 +8,7 @@ import pytest
 
 import tinyc
 from tinyc.contractions import api
-from tinyc.frontend import check_source
+from tinyc.compiler import check_source
 
 rng = np.random.default_rng(7)
 

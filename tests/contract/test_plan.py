@@ -10,7 +10,7 @@ from tinyc.contractions.emit import build_kernel
 from tinyc.contractions.layout import Layout, layout
 from tinyc.contractions.path import contraction_path
 from tinyc.contractions.subscripts import parse
-from tinyc.frontend import check_source
+from tinyc.compiler import check_source
 
 
 def signature(shape, order="C", dtype=np.float32) -> Signature:

@@ -180,13 +180,17 @@ class FunctionBuilder:
         return _results(inst)
 
     def __getattr__(self, keyword: str):
-        """`fn.<keyword>(...)` for an instruction class without a method of its own."""
-        cls = instruction_classes().get(keyword)
-        if cls is None:
+        """`fn.<keyword>(...)` for an instruction without a method of its own: the class's
+        constructor arguments (after those the keyword fixes), e.g. a new instruction."""
+        if keyword.startswith("_"):
+            raise AttributeError(keyword)
+        found = instruction_classes().get(keyword)
+        if found is None:
             raise AttributeError(f"the builder has no instruction '{keyword}'")
+        cls, preset = found
 
         def build(*args: Any, name: str | None = None, **kwargs: Any):
-            return self.emit(cls, *args, name=name, **kwargs)
+            return self.emit(cls, *preset, *args, name=name, **kwargs)
 
         return build
 
@@ -409,6 +413,12 @@ class FunctionBuilder:
                                 self._index(x), self._index(y), type)
         return self._add(inst, name).result
 
+    def cooperative_matrix_construct(self, number: Any, type: CoopMatrixType,
+                                     name: str | None = None) -> Value:
+        """A coopmatrix with every entry `number` (newest language)."""
+        value = self._value(number, type.component, "number")
+        return self._add(I.CoopMatrixConstruct(value, type), name).result
+
     def cooperative_matrix_mul_add(self, a: Value, b: Value, c: Value, type: CoopMatrixType | None = None,
                                    name: str | None = None) -> Value:
         return self._add(I.CoopMatrixMulAdd(a, b, c, type or c.type), name).result
@@ -512,23 +522,24 @@ def _results(inst: Instruction):
     return inst.results[0] if len(inst.results) == 1 else list(inst.results)
 
 
-_CLASSES: dict[str, type] = {}
+_CLASSES: dict[str, tuple[type, tuple]] = {}
 
 
-def instruction_classes() -> dict[str, type]:
-    """Every concrete instruction class by the keyword it is spelled with ('.' as '_')."""
+def instruction_classes() -> dict[str, tuple[type, tuple]]:
+    """Every instruction by its keyword ('.' as '_'): its class and the leading constructor
+    arguments the keyword fixes (the operation of `arith.add`, the builtin of `builtin.group_id`)."""
     if not _CLASSES:
-        stack = list(Instruction.__subclasses__())
-        seen: dict[str, list[type]] = {}
-        while stack:
-            cls = stack.pop()
-            stack.extend(cls.__subclasses__())
-            name = getattr(cls, "opname", "").replace(".", "_")
-            if name and not name.startswith("<"):
-                seen.setdefault(name, []).append(cls)
-        for name, classes in seen.items():
-            if len(classes) == 1:
-                _CLASSES[name] = classes[0]
+        from tinyc.ir.instructions import instruction_classes as all_classes
+
+        for cls in all_classes():
+            keywords = vars(cls).get("keywords") or getattr(cls, "keywords", ())
+            if isinstance(keywords, dict):
+                for keyword, value in keywords.items():
+                    preset = value if isinstance(value, tuple) else (value,)
+                    _CLASSES.setdefault(keyword.replace(".", "_"), (cls, preset))
+            else:
+                for keyword in keywords:
+                    _CLASSES.setdefault(keyword.replace(".", "_"), (cls, ()))
     return _CLASSES
 
 
