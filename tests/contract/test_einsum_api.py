@@ -360,3 +360,23 @@ def test_large_single_contraction_spreads_over_work_groups(device):
     c = tinyc.contract("ij,jk->ik", a, b)
     assert c._main.batch > 1
     close(c(a, b), a @ b, 1e-3)
+
+
+def test_intermediate_in_local_memory_read_in_a_loop(device):
+    """A c32 gemv into local memory read by a ger in a loop with a run-time beta branch
+    (found by random testing: the kernel read stale local memory before the explicit barrier)."""
+    ops = [rand(5, dtype="complex64"), rand(1000, dtype="complex64"),
+           np.asfortranarray(rand(8, 2, 1000, dtype="complex64"))]
+    for beta in (0.0, 1.0):
+        out = rand(8, 2, 5, dtype="complex64")
+        want = np.einsum("g,e,afe", *ops) + beta * out
+        tinyc.einsum("g,e,afe", *ops, out=out, beta=beta)
+        close(out, want)
+
+
+def test_short_last_tile(device):
+    a, c = rand(1, 2049), rand(17)       # 2049 output rows in tiles, the last one short
+    close(tinyc.einsum("da,c->ac", a, c), np.einsum("da,c->ac", a, c))
+    b = rand(8, 8)
+    x = rand(1000, 8, 3)
+    close(tinyc.einsum("ij,bjk->bik", b, x), np.einsum("ij,bjk->bik", b, x))
