@@ -140,10 +140,7 @@ def _run(c: Compiled, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
         target = temp
     if isinstance(target, np.ndarray) and not target.flags.writeable:
         raise ValueError("out is read-only")
-    if c.spec.inputs:
-        arrays_used = inputs
-    else:
-        arrays_used = []
+    arrays_used = inputs if c.spec.inputs else []   # a zero-size sum reads no operand
     scratch = np.empty(c.scratch_elements, a.compute) if c.scratch_elements else None
     everything = arrays_used + [target] + ([scratch] if scratch is not None else [])
     if not launcher.host_pointers and any(isinstance(x, np.ndarray) for x in everything):

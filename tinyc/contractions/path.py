@@ -10,11 +10,11 @@ beyond that a greedy choice takes the cheapest step each time.
 The path is in opt_einsum's format: a list of (i, j) positions in the
 current list of tensors; the result goes to the end of the list.
 
-Batch-invariant tensors (`invariant`: operands without a batch label, and
-results of invariant ones) are computed once per work-group and shared by
-the `block` batch entries it runs, so their steps cost 1/block per entry:
-a chain of shared matrices is then multiplied together first, as NumPy's
-optimizer does with a BLAS call before the batched product.
+The sizes are those a work-group sees: with a tiled batch label (plan.py)
+a product of shared operands is counted once per tile while the batched
+steps count the whole tile, so a chain of shared matrices is multiplied
+together first, as NumPy's optimizer does with one BLAS call before the
+batched product.
 """
 
 from __future__ import annotations
@@ -40,45 +40,28 @@ def _volume(labels: frozenset[str], sizes: dict[str, int]) -> int:
 
 
 def contraction_path(tensors: Sequence[frozenset[str]], keep: frozenset[str],
-                     sizes: dict[str, int], invariant: Sequence[bool] | None = None,
-                     block: int = 1) -> list[tuple[int, int]]:
+                     sizes: dict[str, int]) -> list[tuple[int, int]]:
     """The pairwise order for `tensors` (label sets) producing `keep`."""
     if len(tensors) < 2:
         return []
-    flags = tuple(invariant) if invariant is not None else (False,) * len(tensors)
     if len(tensors) <= OPTIMAL_UP_TO:
-        return _optimal(tuple(zip(tensors, flags)), keep, sizes, block)
+        return _optimal(tuple(tensors), keep, sizes)
     return _greedy(list(tensors), keep, sizes)
 
 
-def path_cost(tensors: Sequence[frozenset[str]], keep: frozenset[str], sizes: dict[str, int],
-              path: Sequence[tuple[int, int]], invariant: Sequence[bool] | None = None,
-              block: int = 1) -> float:
-    """Multiply-adds per batch entry along `path` (invariant steps shared by `block` entries)."""
-    current = list(zip(tensors, invariant if invariant is not None else [False] * len(tensors)))
-    cost = 0.0
-    for i, j in path:
-        (x, xi), (y, yi) = current[i], current[j]
-        others = current[:i] + current[i + 1:j] + current[j + 1:]
-        cost += _volume(x | y, sizes) / (block if xi and yi else 1)
-        current = others + [(step_labels(x, y, [o for o, _ in others], keep), xi and yi)]
-    return cost
-
-
-def _optimal(tensors: tuple[tuple[frozenset[str], bool], ...], keep: frozenset[str],
-             sizes: dict[str, int], block: int) -> list[tuple[int, int]]:
+def _optimal(tensors: tuple[frozenset[str], ...], keep: frozenset[str],
+             sizes: dict[str, int]) -> list[tuple[int, int]]:
     @lru_cache(maxsize=None)
-    def best(current: tuple[tuple[frozenset[str], bool], ...]) -> tuple[float, int, tuple[tuple[int, int], ...]]:
+    def best(current: tuple[frozenset[str], ...]) -> tuple[int, int, tuple[tuple[int, int], ...]]:
         if len(current) == 1:
             return 0, 0, ()
         found = None
         for i in range(len(current)):
             for j in range(i + 1, len(current)):
-                (x, xi), (y, yi) = current[i], current[j]
                 others = current[:i] + current[i + 1:j] + current[j + 1:]
-                result = step_labels(x, y, [o for o, _ in others], keep)
-                cost = _volume(x | y, sizes) / (block if xi and yi else 1)
-                rest_cost, rest_peak, rest_path = best(others + ((result, xi and yi),))
+                result = step_labels(current[i], current[j], others, keep)
+                cost = _volume(current[i] | current[j], sizes)
+                rest_cost, rest_peak, rest_path = best(others + (result,))
                 total = (cost + rest_cost, max(_volume(result, sizes), rest_peak))
                 if found is None or total < found[:2]:
                     found = (*total, ((i, j),) + rest_path)

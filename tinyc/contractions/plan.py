@@ -7,15 +7,19 @@
    vector). Output labels no operand holds (the result is constant along
    them) go there too. When that leaves few work-groups for a large amount
    of work, the largest remaining output labels join them, so single big
-   contractions still spread over the device. Entries with little work
-   share a work-group (a loop over a block of entries).
+   contractions still spread over the device.
+   Work per work-group: when an operand lacks the first batch label (a
+   matrix the batch shares), a work-group may take a *tile* of that label as
+   one more mode of its steps — where that pays: a product of shared
+   operands is then made once per tile, or the tile joins a gemm dimension.
+   Otherwise entries with little work share a work-group (a loop over a
+   block of entries).
 2. **Pre-reductions.** A label held by one operand only and not by the
    output is summed out of that operand first (`sum`, or a loop of them).
 3. **Pairwise steps** in the order `path.py` chooses by flop count; the last
    writes the output with alpha and beta, the others an intermediate. Steps
    over operands the batch does not index (shared matrices) are *invariant*:
-   the kernel does them once per work-group, before the loop over its
-   entries, and the path counts them once per block of entries.
+   the kernel does them once per work-group, before its entries or tile.
 4. A single operand is permuted and/or reduced into the output (axpby/sum).
 
 How a step becomes instructions is `emit.py`'s business.
@@ -39,8 +43,7 @@ BLOCK_WORK = 2048
 entries), up to MAX_BLOCK of them, so the per-work-group cost of the runtime is spread."""
 MAX_BLOCK = 16
 MAX_SHARED_BLOCK = 64
-"""Entries per work-group when a batch-invariant product (of shared operands) is computed
-once per work-group and reused by each entry."""
+"""The largest tile of a batch label (entries per work-group sharing its operands' products)."""
 MIN_ENTRY_RESULTS = 16
 """A batch label shared by all operands joins the group id while a work-group entry keeps
 at least this many results (or BLOCK_WORK multiply-adds): an elementwise or transposing
