@@ -380,3 +380,5 @@ def test_short_last_tile(device):
     b = rand(8, 8)
     x = rand(1000, 8, 3)
     close(tinyc.einsum("ij,bjk->bik", b, x), np.einsum("ij,bjk->bik", b, x))
+    ops = [rand(17), rand(5, 2049), rand(5), rand(2049, 8)]   # intermediates in both tile bodies
+    close(tinyc.einsum("d,bg,b,gf->gbfd", *ops), np.einsum("d,bg,b,gf->gbfd", *ops))

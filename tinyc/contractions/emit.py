@@ -95,21 +95,21 @@ def build_kernel(spec: KernelSpec) -> Program:
     labels_of = {k: tuple(label for label in whole[name].labels if label not in fixed)
                  for k, name in enumerate(names)}
     labels_of[plan.output_id] = tuple(label for label in spec.output.labels if label not in fixed)
-    memory = _Memory(fn, spec, labels_of, scratch, offsets)
+    named: set[str] = set()
+
+    def once(name: str | None) -> str | None:
+        """A name the first time only (a short last tile repeats the body)."""
+        if name is None or name in named:
+            return None
+        named.add(name)
+        return name
+
+    memory = _Memory(fn, spec, labels_of, scratch, offsets, once)
     shared = {k: whole[name] for k, name in enumerate(names) if not set(whole[name].labels) & set(plan.groups)}
     invariant = [s for s in plan.steps if s.invariant]
     shared.update(memory.make(invariant, plan.step_sizes))
     _emit_steps(fn, spec, shared, invariant, plan.step_sizes)
     variant = [s for s in plan.steps if not s.invariant]
-
-    named: set[str] = set()
-
-    def once(name: str | None) -> str | None:
-        """A view's name the first time only (a short last tile repeats the body)."""
-        if name is None or name in named:
-            return None
-        named.add(name)
-        return name
 
     def body(env: dict, sizes: dict[str, int]) -> None:
         tensors = {k: view(fn, whole[name], env, name=once(name.lower() if len(name) == 1 else None))
@@ -172,8 +172,8 @@ class _Memory:
     """Intermediates: local allocas (or global scratch slices) in the order orders.py picks."""
 
     def __init__(self, fn: FunctionBuilder, spec: KernelSpec, labels_of: dict[int, tuple[str, ...]],
-                 scratch, offsets: dict[int, int]):
-        self.fn, self.spec, self.labels_of = fn, spec, dict(labels_of)
+                 scratch, offsets: dict[int, int], once):
+        self.fn, self.spec, self.labels_of, self.once = fn, spec, dict(labels_of), once
         self.scratch, self.offsets = scratch, offsets
         self.consumer = {t: step for step in spec.plan.steps for t in step.inputs}
 
@@ -192,7 +192,7 @@ class _Memory:
             self.labels_of[step.output] = labels
             found[step.output] = _intermediate(self.fn, self.spec, list(labels), sizes, self.scratch,
                                                self.offsets.get(step.output),
-                                               f"t{step.output - len(self.spec.inputs)}")
+                                               self.once(f"t{step.output - len(self.spec.inputs)}"))
         return found
 
 
