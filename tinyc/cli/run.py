@@ -150,6 +150,10 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
                echo: Callable[[str], None] = print) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
+    from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
+
+    if launched_by_mpi():  # under mpiexec: the batch split over the ranks
+        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device, echo)
 
     program = tinyc.compile(source, name=file, device=device)
     names = program.kernel_names

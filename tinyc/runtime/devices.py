@@ -46,7 +46,7 @@ class Devices(Sequence):
             given = devices[0]
             if isinstance(given, Devices):
                 self._queues = given._queues
-                self._weights = given._weights if weights is None else _check_weights(weights, len(given))
+                self._weights = given._weights if weights is None else check_weights(weights, len(given))
                 return
             devices = tuple(given)
         if not devices:
@@ -55,7 +55,7 @@ class Devices(Sequence):
         if weights is None:
             self._weights = tuple(float(q.sycl_device.max_compute_units or 1) for q in self._queues)
         else:
-            self._weights = _check_weights(weights, len(self._queues))
+            self._weights = check_weights(weights, len(self._queues))
 
     @property
     def queues(self) -> tuple[Any, ...]:
@@ -87,7 +87,7 @@ class Devices(Sequence):
         return f"Devices({parts})"
 
 
-def _check_weights(weights: Any, count: int) -> tuple[float, ...]:
+def check_weights(weights: Any, count: int) -> tuple[float, ...]:
     try:
         values = [w for w in weights]
     except TypeError:

@@ -1,0 +1,99 @@
+"""`tinyc run` under `mpiexec -n P`: the batch split over the ranks.
+
+Every rank compiles the file for its own device (`local_device`); root makes
+the random inputs, `tinyc.distributed.run` scatters them, launches every
+slice and gathers the results. Root prints each rank's part and time and
+the total per launch (scatter, launches and gather, wall clock); with
+`--check` it compares the gathered results with the NumPy reference.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+# Launchers export the size of the job; a plain `tinyc run` sees none of these.
+SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
+
+
+def launched_by_mpi() -> bool:
+    """Is this process one of several ranks started by mpiexec/srun?"""
+    for name in SIZE_VARIABLES:
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 1:
+            return True
+    return False
+
+
+def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
+                   check: bool, repeat: int, seed: int, device: str | None,
+                   echo: Callable[[str], None] = print) -> None:
+    """`tinyc run` over the ranks of MPI_COMM_WORLD (module docs)."""
+    import tinyc
+    from tinyc.cli.run import _copy, make_arguments, parse_sizes
+    from tinyc.distributed import local_device, run
+    from tinyc.distributed.devices import mpi
+
+    comm = mpi().COMM_WORLD
+    rank, root = comm.Get_rank(), 0
+    target = local_device(comm, filter=device)
+    program = tinyc.compile(source, name=file, device=target)
+    names = program.kernel_names
+    name = kernel_name or names[0]
+    if name not in names:
+        raise ValueError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
+    kernel = program[name]
+    info = kernel.info
+    inputs = make_arguments(info, batch, parse_sizes(sizes), seed) if rank == root else [None] * len(info.params)
+
+    def once(args: list[Any]) -> Any:
+        return run(kernel, *args, batch=batch, comm=comm, root=root)
+
+    once([_copy(a) for a in inputs])  # warm-up: builds, first transfers
+    totals, per_rank = [], []
+    for _ in range(repeat):
+        args = [_copy(a) for a in inputs]
+        comm.Barrier()
+        start = time.perf_counter()
+        result = once(args)
+        totals.append(time.perf_counter() - start)
+        per_rank.append(result.ranks)
+    if rank != root:
+        return
+    for r, parts in enumerate(zip(*per_rank)):
+        label, first, count, _ = parts[0]
+        median = float(np.median([seconds for *_, seconds in parts]))
+        groups = f"work-groups {first}..{first + count - 1}" if count else "no work-groups"
+        echo(f"rank {r} on {label}: {count} {groups}, {median * 1e3:.3f} ms per launch")
+    echo(f"{name}: batch {batch} over {comm.Get_size()} ranks, {float(np.median(totals)) * 1e3:.3f} ms per launch "
+         f"(median of {repeat}, wall clock: scatter from rank {root}, launches, gather)")
+    if check:
+        _check(program, name, info, inputs, args, batch, seed, echo)
+
+
+def _check(program: Any, name: str, info: Any, inputs: list[Any], results: list[Any], batch: int, seed: int,
+           echo: Callable[[str], None]) -> None:
+    import tinyc
+    from tinyc.cli.run import FULL_CHECK_LIMIT, SAMPLED_GROUPS, _compare, _copy
+    from tinyc.reference import ReferenceFault, ReferenceUnsupported, run as run_reference
+
+    groups = None if batch <= FULL_CHECK_LIMIT else sorted(
+        np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
+    expected = [_copy(a) for a in inputs]
+    try:
+        run_reference(program.checked_ir()[name], expected, batch, groups, work_group_size=info.work_group_size,
+                      subgroup_size=info.subgroup_size)
+    except ReferenceUnsupported as exc:
+        echo(f"check: no reference for this kernel ({exc})")
+        return
+    except ReferenceFault as exc:
+        raise tinyc.LaunchError(f"check: the kernel does something undefined on these inputs: {exc}")
+    problems = _compare(info, results, expected, groups)
+    scope = "all work-groups" if groups is None else f"{len(groups)} sampled work-groups"
+    if problems:
+        raise tinyc.LaunchError("check failed against the NumPy reference over " + scope + ": "
+                                + "; ".join(problems))
+    echo(f"check: results match the NumPy reference over {scope}")
