@@ -28,7 +28,8 @@ from tinyc.runtime.device import (
 )
 
 _lock = threading.Lock()
-_parts: dict[tuple[int, Any], tuple[Any, ...]] = {}  # (id of the root queue, split) -> sub-devices
+_parts: dict[tuple[int, Any], tuple[Any, ...]] = {}  # (id of the root queue, parts or None) -> sub-devices
+_registered: set[Any] = set()  # sub-devices whose shared-context queues exist
 AFFINITY = ("next_partitionable", "numa")  # the driver's own partitions, tried in this order
 
 
@@ -38,10 +39,13 @@ class Devices(Sequence):
     `Devices(d0, d1)` or `Devices([d0, d1], weights=[3, 1])`; an entry is a
     dpctl.SyclDevice, a dpctl.SyclQueue (launches go to that queue) or a
     filter string. Indexing gives the dpctl.SyclDevice. The default weight
-    of a device is its number of compute units.
+    of a device is its number of compute units. `Devices(filter, split=...)`
+    is `tinyc.devices(filter, split=...)`.
     """
 
-    def __init__(self, *devices: Any, weights: Sequence[float] | None = None):
+    def __init__(self, *devices: Any, weights: Sequence[float] | None = None, split: bool | int | None = None):
+        if split is not None:  # Devices("opencl:cpu", split=True): as tinyc.devices(...)
+            devices = (_found(devices[0] if devices else None, split),)
         if len(devices) == 1 and isinstance(devices[0], (Devices, list, tuple)):
             given = devices[0]
             if isinstance(given, Devices):
@@ -123,6 +127,11 @@ def devices(filter: Any = None, split: bool | int = False) -> Devices:
     stacks, NUMA domains) or else into two halves (a device that cannot be
     partitioned stays whole); `split=k` makes k parts of each.
     """
+    return Devices(_found(filter, split))
+
+
+def _found(filter: Any, split: bool | int) -> list[Any]:
+    """What `devices(filter, split)` holds: root devices, or the queues of their sub-devices."""
     if isinstance(split, bool):
         parts = None if split else 0
     elif isinstance(split, numbers.Integral) and split >= 1:
@@ -131,11 +140,11 @@ def devices(filter: Any = None, split: bool | int = False) -> Devices:
         raise LaunchError(f"split must be True, False or a positive integer, got {split!r}", argument="split")
     roots = _matching(filter)
     if parts == 0:
-        return Devices(list(roots))
+        return roots
     queues: list[Any] = []
     for root in roots:
         queues += sub_device_queues(root, parts)
-    return Devices(queues)
+    return queues
 
 
 def _matching(filter: Any) -> list[Any]:
@@ -173,39 +182,52 @@ def _filtered(dpctl: Any, text: str) -> list[Any]:
 
 
 def sub_device_queues(device: Any, parts: int | None) -> list[Any]:
-    """Queues of the sub-devices of `device` (made once; see the module docs)."""
+    """Queues of the sub-devices of `device` (made once; see the module docs).
+
+    `parts` None: the driver's affinity partition, else two halves (the same
+    sub-devices as `parts=2`); a device that cannot be split stays whole."""
     root_queue = queue_for_device(device)
-    key = (id(root_queue), parts)
     with _lock:
-        subs = _parts.get(key)
-        if subs is None:
-            subs = _parts[key] = _partition(device, parts)
-            if len(subs) > 1:
-                dpctl = import_dpctl()
-                context = dpctl.SyclContext(list(subs))
-                label = device_label(device)
-                for i, sub in enumerate(subs):
-                    register_queue(sub, dpctl.SyclQueue(context, sub, property="in_order"), f"{label}/{i}")
-    return [root_queue] if len(subs) == 1 and subs[0] is device else [queue_for_device(s) for s in subs]
+        if parts is None:
+            subs = _parts.get((id(root_queue), None))
+            if subs is None:
+                subs = _affinity(device)
+                if subs is None:
+                    parts = 2 if min(device.max_compute_units, device.partition_max_sub_devices) >= 2 else 1
+                else:
+                    _parts[(id(root_queue), None)] = subs
+        if parts is not None:
+            subs = _parts.get((id(root_queue), parts))
+            if subs is None:
+                subs = _parts[(id(root_queue), parts)] = _equal_parts(device, parts)
+        if len(subs) > 1 and subs[0] not in _registered:
+            dpctl = import_dpctl()
+            context = dpctl.SyclContext(list(subs))
+            label = device_label(device)
+            for i, sub in enumerate(subs):
+                register_queue(sub, dpctl.SyclQueue(context, sub, property="in_order"), f"{label}/{i}")
+                _registered.add(sub)
+    return [root_queue] if len(subs) == 1 else [queue_for_device(s) for s in subs]
 
 
-def _partition(device: Any, parts: int | None) -> tuple[Any, ...]:
-    dpctl = import_dpctl()
-    failure = dpctl.SyclSubDeviceCreationError
-    if parts is None:
-        for domain in AFFINITY:
-            try:
-                subs = device.create_sub_devices(partition=domain)
-            except (failure, ValueError, TypeError):
-                continue
-            if len(subs) > 1:
-                return tuple(subs)
-        if min(device.max_compute_units, device.partition_max_sub_devices) < 2:
-            return (device,)  # nothing to split: the device stays whole
-        parts = 2
-    units = device.max_compute_units
+def _affinity(device: Any) -> tuple[Any, ...] | None:
+    """The driver's own partition of the device (GPU stacks, NUMA domains), if it has one."""
+    failure = import_dpctl().SyclSubDeviceCreationError
+    for domain in AFFINITY:
+        try:
+            subs = device.create_sub_devices(partition=domain)
+        except (failure, ValueError, TypeError):
+            continue
+        if len(subs) > 1:
+            return tuple(subs)
+    return None
+
+
+def _equal_parts(device: Any, parts: int) -> tuple[Any, ...]:
+    """`parts` sub-devices sharing the compute units as evenly as possible."""
     if parts == 1:
         return (device,)
+    units = device.max_compute_units
     if parts > min(units, device.partition_max_sub_devices):
         raise LaunchError(
             f"{device_label(device)} cannot be split into {parts} parts: it has {units} compute units "
@@ -213,6 +235,6 @@ def _partition(device: Any, parts: int | None) -> tuple[Any, ...]:
     counts = [units // parts + (i < units % parts) for i in range(parts)]
     try:
         return tuple(device.create_sub_devices(partition=counts))
-    except (failure, ValueError, TypeError) as exc:
+    except (import_dpctl().SyclSubDeviceCreationError, ValueError, TypeError) as exc:
         raise LaunchError(f"{device_label(device)} cannot be split into {counts} compute units ({exc})",
                           argument="split") from None
