@@ -12,6 +12,8 @@ Per case, in one process, the Python API a user calls:
               the whole device, against one PreparedCall per sub-device (its slice)
               submitted together and waited for together (kernels only)
   tiny        batch 2 (one work-group per sub-device): the fixed cost per launch
+  contexts    (fused only) the split with the sub-devices in one shared SYCL context
+              (tinyc's choice) against one context per sub-device
 
 Each round runs the pair (whole, split) back to back, the order alternating,
 and the ratio split/whole is taken within the round; reported are the
@@ -127,6 +129,13 @@ def run_case(name: str, rounds: int, batch: int | None, log: Callable[[str], Non
         out["tiny"] = paired(lambda: kernel(*small, batch=2), lambda: kernel(*small, batch=2, device=subs),
                              rounds * 5)
         log(f"{name}: batch 2    {_line(out['tiny'])}")
+    if name == "fused":
+        import dpctl
+
+        own = tinyc.Devices([dpctl.SyclQueue(d, property="in_order") for d in subs])
+        out["own contexts"] = paired(lambda: kernel(*args, batch=batch, device=subs),
+                                     lambda: kernel(*args, batch=batch, device=own), rounds)
+        log(f"{name}: contexts   {_line(out['own contexts']).replace('whole', 'shared').replace('split', 'own')}")
     return out
 
 

@@ -262,6 +262,14 @@ def test_failure_on_one_device_changes_nothing(programs, subs, rng, monkeypatch,
     np.testing.assert_allclose(D, fused_reference(1.0, A, B, C, before), rtol=1e-5, atol=1e-4)
 
 
+def test_read_only_output_is_refused(programs, subs, rng):
+    k = kernel(programs, SHARDED, "static_batch")
+    X, Y = fortran(rng, (4, 10)), fortran(rng, (4, 10))
+    Y.flags.writeable = False
+    with pytest.raises(tinyc.LaunchError, match="argument 'Y'.*read-only"):
+        k(1.0, X, Y, batch=10, device=subs)
+
+
 # -- USM arrays -----------------------------------------------------------------------------
 def test_usm_arrays(programs, subs, rng, device):
     """USM arrays of the whole device (another SYCL context than the sub-devices')

@@ -41,7 +41,7 @@ import numpy as np
 
 from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType
-from tinyc.runtime.arrays import array_view, check_batch, extent
+from tinyc.runtime.arrays import array_view, check_batch, check_writable, extent
 from tinyc.runtime.device import device_label, import_dpctl
 from tinyc.runtime.devices import Devices, as_devices
 from tinyc.runtime.groups import Group
@@ -178,6 +178,8 @@ class HostCopies:
         found = self._copies.get(id(value))
         if found is None:
             view = array_view(value, name, what)
+            if written:
+                check_writable(view, name, what)
             itemsize = view.dtype.itemsize
             nbytes = max(extent(view.shape, view.strides) * itemsize, 1)
             raw = np.empty(nbytes, dtype=np.uint8)
@@ -243,6 +245,8 @@ class SliceArguments:
         if t.shape[mode] != DYNAMIC and t.shape[mode] != count:
             if not isinstance(local, np.ndarray):
                 local = self.host.of(value, p.name, str(t), p.written)
+            if p.written:  # the padded copy is writable; the caller's array must be too
+                check_writable(array_view(local, p.name, str(t)), p.name, str(t))
             return self._padded(local, mode, t.shape[mode], p.written)
         if isinstance(local, np.ndarray):
             return local[(slice(None),) * mode + (slice(start, start + count),)]
