@@ -33,7 +33,7 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
                    echo: Callable[[str], None] = print) -> None:
     """`tinyc run` over the ranks of MPI_COMM_WORLD (module docs)."""
     import tinyc
-    from tinyc.cli.run import _copy, make_arguments, parse_sizes
+    from tinyc.cli.run import _copy, check_results, make_arguments, parse_sizes
     from tinyc.distributed import local_device, run
     from tinyc.distributed.devices import mpi
 
@@ -66,34 +66,9 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
     for r, parts in enumerate(zip(*per_rank)):
         label, first, count, _ = parts[0]
         median = float(np.median([seconds for *_, seconds in parts]))
-        groups = f"work-groups {first}..{first + count - 1}" if count else "no work-groups"
-        echo(f"rank {r} on {label}: {count} {groups}, {median * 1e3:.3f} ms per launch")
+        groups = f"work-groups {first}..{first + count - 1} ({count})" if count else "no work-groups"
+        echo(f"rank {r} on {label}: {groups}, {median * 1e3:.3f} ms per launch")
     echo(f"{name}: batch {batch} over {comm.Get_size()} ranks, {float(np.median(totals)) * 1e3:.3f} ms per launch "
          f"(median of {repeat}, wall clock: scatter from rank {root}, launches, gather)")
     if check:
-        _check(program, name, info, inputs, args, batch, seed, echo)
-
-
-def _check(program: Any, name: str, info: Any, inputs: list[Any], results: list[Any], batch: int, seed: int,
-           echo: Callable[[str], None]) -> None:
-    import tinyc
-    from tinyc.cli.run import FULL_CHECK_LIMIT, SAMPLED_GROUPS, _compare, _copy
-    from tinyc.reference import ReferenceFault, ReferenceUnsupported, run as run_reference
-
-    groups = None if batch <= FULL_CHECK_LIMIT else sorted(
-        np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
-    expected = [_copy(a) for a in inputs]
-    try:
-        run_reference(program.checked_ir()[name], expected, batch, groups, work_group_size=info.work_group_size,
-                      subgroup_size=info.subgroup_size)
-    except ReferenceUnsupported as exc:
-        echo(f"check: no reference for this kernel ({exc})")
-        return
-    except ReferenceFault as exc:
-        raise tinyc.LaunchError(f"check: the kernel does something undefined on these inputs: {exc}")
-    problems = _compare(info, results, expected, groups)
-    scope = "all work-groups" if groups is None else f"{len(groups)} sampled work-groups"
-    if problems:
-        raise tinyc.LaunchError("check failed against the NumPy reference over " + scope + ": "
-                                + "; ".join(problems))
-    echo(f"check: results match the NumPy reference over {scope}")
+        check_results(program, name, inputs, args, batch, seed, echo)
