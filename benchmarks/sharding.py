@@ -18,8 +18,9 @@ Per case, in one process, the Python API a user calls:
 Each round runs the pair (whole, split) back to back, the order alternating,
 and the ratio split/whole is taken within the round; reported are the
 median ratio over the rounds and its quartiles (the spread), with the
-median times. This 2-core machine is shared: ratios of adjacent runs are
-much steadier than the times themselves.
+median times, and the ratio of the CPU time the process used (all its
+threads) over all rounds. This 2-core machine is shared: ratios of adjacent
+runs are much steadier than the times themselves.
 """
 
 from __future__ import annotations
@@ -65,20 +66,26 @@ CASES: dict[str, tuple[Callable, int]] = {
 
 
 def paired(first: Callable[[], Any], second: Callable[[], Any], rounds: int, warmup: int = 2) -> dict[str, Any]:
-    """Times of two functions run back to back, and the per-round ratio second/first."""
+    """Wall and CPU times of two functions run back to back, and the per-round ratios second/first.
+
+    CPU time is the process's (every thread: Python and the runtime's workers),
+    so its ratio shows the work a split adds whatever else the machine runs."""
     for _ in range(warmup):
         first()
         second()
-    a, b = [], []
+    wall: tuple[list[float], list[float]] = ([], [])
+    cpu: tuple[list[float], list[float]] = ([], [])
     for r in range(rounds):
         for which in ((0, 1) if r % 2 == 0 else (1, 0)):
-            start = time.perf_counter()
+            start, used = time.perf_counter(), time.process_time()
             (first, second)[which]()
-            (a, b)[which].append(time.perf_counter() - start)
-    ratios = sorted(y / x for x, y in zip(a, b))
+            wall[which].append(time.perf_counter() - start)
+            cpu[which].append(time.process_time() - used)
+    ratios = sorted(y / x for x, y in zip(*wall))
     q1, _, q3 = statistics.quantiles(ratios, n=4)
-    return {"first_ms": statistics.median(a) * 1e3, "second_ms": statistics.median(b) * 1e3,
-            "ratio": statistics.median(ratios), "q1": q1, "q3": q3, "rounds": rounds}
+    return {"first_ms": statistics.median(wall[0]) * 1e3, "second_ms": statistics.median(wall[1]) * 1e3,
+            "ratio": statistics.median(ratios), "q1": q1, "q3": q3, "rounds": rounds,
+            "cpu_ratio": sum(cpu[1]) / max(sum(cpu[0]), 1e-9)}
 
 
 def resident(kernel: Any, args: list[Any], batch: int, subs: Any) -> tuple[Callable, Callable]:
@@ -141,7 +148,8 @@ def run_case(name: str, rounds: int, batch: int | None, log: Callable[[str], Non
 
 def _line(r: dict[str, Any]) -> str:
     return (f"whole {r['first_ms']:.3f} ms, split {r['second_ms']:.3f} ms, "
-            f"split/whole {r['ratio']:.3f} (quartiles {r['q1']:.3f}-{r['q3']:.3f}, {r['rounds']} rounds)")
+            f"split/whole {r['ratio']:.3f} (quartiles {r['q1']:.3f}-{r['q3']:.3f}, {r['rounds']} rounds), "
+            f"CPU time split/whole {r['cpu_ratio']:.3f}")
 
 
 def main() -> None:

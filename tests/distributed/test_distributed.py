@@ -119,6 +119,30 @@ def test_static_sizes_scalars_and_interleaved_slices(comm, local, programs):
         np.testing.assert_array_equal(S, expect_s)
 
 
+def test_members_of_different_sizes(comm, local, programs):
+    """A group whose members differ in size travels as pickled lists."""
+    k = kernel(programs, local, SHARDED, "ragged")
+    rng = np.random.default_rng(11)
+    G = [rng.standard_normal(n).astype(np.float32) for n in range(1, 12)]
+    s = np.zeros(11, dtype=np.float32)
+    tinyc.distributed.run(k, *on_root(comm, 0, G, s), batch=11, comm=comm)
+    if comm.Get_rank() == 0:
+        np.testing.assert_allclose(s, [g.sum() for g in G], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_written_members(comm, local, programs, ragged):
+    """Written members come back into root's arrays: stacked in one buffer, or pickled."""
+    k = kernel(programs, local, SHARDED, "scale_members")
+    rng = np.random.default_rng(12)
+    G = [rng.standard_normal(3 + (n if ragged else 0)).astype(np.float32) for n in range(9)]
+    expect = [2 * g for g in G]
+    tinyc.distributed.run(k, 2.0, *on_root(comm, 0, G), batch=9, comm=comm)
+    if comm.Get_rank() == 0:
+        for got, want in zip(G, expect):
+            np.testing.assert_array_equal(got, want)
+
+
 def test_rank_local_data(comm, local, programs):
     """scatter=False: every rank launches on its own elements; gather=True joins them on root."""
     k = kernel(programs, local, sample("batched_gemm"), "batched_gemm")

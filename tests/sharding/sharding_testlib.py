@@ -39,6 +39,22 @@ func @static_group(%A: group<memref<f32x4>x6>, %Y: memref<f32x4x?>) {
   axpby.n %one, %a, %one, %y
 }
 
+func @ragged(%G: group<memref<f32x?>x?>, %s: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %x = load %G[%g] : memref<f32x?>
+  %t = subview %s[%g] : memref<f32>
+  %one = constant 1.0 : f32
+  %zero = constant 0.0 : f32
+  sum.n %one, %x, %zero, %t
+}
+
+func @scale_members(%a: f32, %G: group<memref<f32x?>x?>) {
+  %g = builtin.group_id : index
+  %x = load %G[%g] : memref<f32x?>
+  %zero = constant 0.0 : f32
+  axpby.n %a, %x, %zero, %x
+}
+
 func @elements(%x: memref<f64x?>, %y: memref<i32x?>, %k: i32) {
   %g = builtin.group_id : index
   %v = load %x[%g] : f64

@@ -155,6 +155,19 @@ def test_static_batch_sizes(programs, subs, rng):
     np.testing.assert_allclose(split, Y + np.stack(A, -1), rtol=1e-6)
 
 
+def test_members_of_different_sizes(programs, subs, rng):
+    k = kernel(programs, SHARDED, "ragged")
+    G = tuple(rng.standard_normal(n).astype(np.float32) for n in range(1, 16))
+    s = np.zeros(15, dtype=np.float32)
+    k(G, s, batch=15, device=subs, weights=[1, 2])
+    np.testing.assert_allclose(s, [g.sum() for g in G], rtol=1e-5, atol=1e-6)
+    w = kernel(programs, SHARDED, "scale_members")
+    members = [g.copy() for g in G]
+    w(-3.0, members, batch=15, device=subs)
+    for got, g in zip(members, G):
+        np.testing.assert_array_equal(got, -3 * g)
+
+
 def test_scalars_of_several_types(programs, subs, rng):
     k = kernel(programs, SHARDED, "elements")
     x, y = rng.standard_normal(9), np.arange(9, dtype=np.int32)

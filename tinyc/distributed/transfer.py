@@ -102,8 +102,10 @@ def plan_argument(param: ParamInfo, value: Any, split: bool) -> Plan:
 
 
 def _uniform(arrays: Sequence[Any]) -> bool:
+    """NumPy members of one dtype and shape, Fortran-contiguous (as the stacked copy lays them out)."""
     first = arrays[0]
-    return all(type(a) is np.ndarray and a.dtype == first.dtype and a.shape == first.shape for a in arrays)
+    return all(type(a) is np.ndarray and a.dtype == first.dtype and a.shape == first.shape and a.flags.f_contiguous
+               for a in arrays)
 
 
 def _bytes(array: np.ndarray) -> np.ndarray:
