@@ -67,12 +67,28 @@ def run(kernel: Any, *args: Any, batch: int, comm: Any = None, root: int = 0, sc
     return _rank_local(kernel, args, batch, comm, root, gather, queue, label, begin)
 
 
-def _agree(comm: Any, error: BaseException | None, what: str) -> None:
-    """Raise on every rank if any rank failed (no rank may wait in a collective alone)."""
-    found = comm.allgather(None if error is None else (str(error), getattr(error, "argument", None)))
-    failed = [(r, e) for r, e in enumerate(found) if e is not None]
+def settle(comm: Any, longest: float = 1e-3) -> None:
+    """A barrier that sleeps while it waits, instead of MPI's busy polling.
+
+    Ranks that finished their launch wait here for the slower ones; polling
+    at full speed would take the cores those ranks (and their devices'
+    worker threads, on a CPU) still compute with."""
+    request = comm.Ibarrier()
+    pause = 2e-5
+    while not request.Test():
+        time.sleep(pause)
+        pause = min(pause * 2, longest)
+
+
+def _agree(comm: Any, error: BaseException | None, what: str, report: Any = None) -> list[Any]:
+    """Every rank's `report`; raises on every rank if any rank failed (no rank may then
+    wait in a collective alone)."""
+    settle(comm)
+    failure = None if error is None else (str(error), getattr(error, "argument", None))
+    found = comm.allgather((failure, report))
+    failed = [(r, e) for r, (e, _) in enumerate(found) if e is not None]
     if not failed:
-        return
+        return [mine for _, mine in found]
     if len(failed) == 1 or all(e == failed[0][1] for _, e in failed):
         ranks = ", ".join(str(r) for r, _ in failed)
         message = f"{what} failed on rank {ranks}: {failed[0][1][0]}"
@@ -99,6 +115,7 @@ def _launch(kernel: Any, args: Sequence[Any], count: int, queue: Any, label: str
 def _scattered(kernel: Any, args: tuple, batch: int, comm: Any, root: int, weights: Any, queue: Any,
                label: str, begin: float) -> RunInfo:
     rank, size = comm.Get_rank(), comm.Get_size()
+    settle(comm)
     units = comm.allgather(float(queue.sycl_device.max_compute_units or 1))
     host = HostCopies()
     root_args: list[Any] = []
@@ -109,11 +126,11 @@ def _scattered(kernel: Any, args: tuple, batch: int, comm: Any, root: int, weigh
             message = _plan(kernel, root_args, batch, weights if weights is not None else units, root, size)
         except LaunchError as exc:
             message = exc
+    settle(comm)  # the others sleep while root checks and plans
     message = comm.bcast(message, root=root)
     if isinstance(message, LaunchError):
         raise LaunchError(str(message))
     counts, plans = message
-    total = sum(counts)
     starts = [sum(counts[:r]) for r in range(size)]
     mover = Mover(comm, root, starts, counts) if plans is not None else None
     if mover is None:  # the batch cannot be split: root runs all of it on its own arguments
@@ -122,15 +139,14 @@ def _scattered(kernel: Any, args: tuple, batch: int, comm: Any, root: int, weigh
         local_args = [mover.scatter(i, p, plan, root_args[i] if rank == root else None)
                       for i, (p, plan) in enumerate(zip(kernel.info.params, plans))]
     seconds, error = _launch(kernel, local_args, counts[rank], queue, label)
-    _agree(comm, error, f"{kernel.name}()")
+    ranks = _agree(comm, error, f"{kernel.name}()", (label, starts[rank], counts[rank], seconds))
     if mover is not None:
         for i, plan in enumerate(plans):
             mover.gather(i, plan, local_args[i], root_args[i] if rank == root else None)
     if rank == root:
         host.commit()
-    ranks = comm.gather((label, starts[rank], counts[rank], seconds), root=root)
-    return RunInfo(rank, size, label, starts[rank], counts[rank], total, seconds, time.perf_counter() - begin,
-                   ranks if rank == root else None)
+    return RunInfo(rank, size, label, starts[rank], counts[rank], sum(counts), seconds,
+                   time.perf_counter() - begin, ranks if rank == root else None)
 
 
 def _plan(kernel: Any, args: list[Any], batch: Any, weights: Sequence[float], root: int,
@@ -192,13 +208,11 @@ def _rank_local(kernel: Any, args: tuple, batch: int, comm: Any, root: int, gath
         kernel._check_count(args)
     except LaunchError as exc:
         count, error = 0, exc
-    _agree(comm, error, f"{kernel.name}()")
-    counts = comm.allgather(count)
+    counts = _agree(comm, error, f"{kernel.name}()", count)
     starts = [sum(counts[:r]) for r in range(size)]
     seconds, error = _launch(kernel, args, count, queue, label)
-    _agree(comm, error, f"{kernel.name}()")
+    ranks = _agree(comm, error, f"{kernel.name}()", (label, starts[rank], count, seconds))
     outputs = _gather_outputs(kernel.info.params, args, count, comm, root) if gather else None
-    ranks = comm.gather((label, starts[rank], count, seconds), root=root)
     return RunInfo(rank, size, label, starts[rank], count, sum(counts), seconds, time.perf_counter() - begin,
                    ranks if rank == root else None, outputs if rank == root else None)
 
