@@ -299,3 +299,13 @@ def test_usm_arrays(programs, subs, rng, device):
         c = UsmArray(queue, np.zeros((32, 32, n), dtype=np.float32))
         k(a, b, c, batch=n, device=subs)
         np.testing.assert_allclose(c.to_host(), expect, rtol=1e-4, atol=1e-4)
+
+
+def test_benchmark_script_runs(subs):
+    """benchmarks/sharding.py end to end at a tiny batch (timings are not asserted)."""
+    from benchmarks.sharding import run_case
+
+    result = run_case("gemm", rounds=3, batch=6, log=lambda _: None)
+    assert result["devices"] == list(subs.labels)
+    for key in ("numpy args", "resident", "tiny"):
+        assert result[key]["first_ms"] > 0 and result[key]["second_ms"] > 0
