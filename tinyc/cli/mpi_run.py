@@ -33,7 +33,9 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
                    echo: Callable[[str], None] = print) -> None:
     """`tinyc run` over the ranks of MPI_COMM_WORLD (module docs)."""
     import tinyc
-    from tinyc.cli.run import _copy, check_results, make_arguments, parse_sizes
+    from tinyc.cli.errors import UsageError
+    from tinyc.cli.run import check_results, make_arguments, parse_sizes
+    from tinyc.reference.arguments import copy_argument
     from tinyc.distributed import local_device, run
     from tinyc.distributed.devices import mpi
 
@@ -44,7 +46,7 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:
-        raise ValueError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
+        raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
     kernel = program[name]
     info = kernel.info
     inputs = make_arguments(info, batch, parse_sizes(sizes), seed) if rank == root else [None] * len(info.params)
@@ -52,10 +54,10 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
     def once(args: list[Any]) -> Any:
         return run(kernel, *args, batch=batch, comm=comm, root=root)
 
-    once([_copy(a) for a in inputs])  # warm-up: builds, first transfers
+    once([copy_argument(a) for a in inputs])  # warm-up: builds, first transfers
     totals, per_rank = [], []
     for _ in range(repeat):
-        args = [_copy(a) for a in inputs]
+        args = [copy_argument(a) for a in inputs]
         comm.Barrier()
         start = time.perf_counter()
         result = once(args)
