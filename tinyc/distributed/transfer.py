@@ -24,7 +24,7 @@ padded with its first member. Gathering is the reverse, into root's arrays.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -193,12 +193,12 @@ class Mover:
             members = members + members[:1] * (plan.pad_to - self.count)
         if plan.config is None:
             return Group(members) if isinstance(members, np.ndarray) else members
-        from tinyc.runtime.sharding import _per_member
+        from tinyc.runtime.sharding import slice_per_member
 
         offset, shape, stride = plan.config
         pad = plan.pad_to if plan.pad_to != self.count else 0
-        return Group(members, offset, _per_member(shape, self.start, self.count, pad),
-                     _per_member(stride, self.start, self.count, pad))
+        return Group(members, offset, slice_per_member(shape, self.start, self.count, pad),
+                     slice_per_member(stride, self.start, self.count, pad))
 
     def _broadcast(self, param: ParamInfo, plan: Plan, value: Any) -> np.ndarray:
         if self.is_root:

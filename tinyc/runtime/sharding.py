@@ -300,11 +300,11 @@ class SliceArguments:
         if config is None:
             return members if stacked and not pad else (tuple(members) if isinstance(value, tuple) else members)
         offset, shape, stride = config
-        return Group(members, offset, _per_member(shape, start, count, pad),
-                     _per_member(stride, start, count, pad))
+        return Group(members, offset, slice_per_member(shape, start, count, pad),
+                     slice_per_member(stride, start, count, pad))
 
 
-def _per_member(value: Any, start: int, count: int, pad: int) -> Any:
+def slice_per_member(value: Any, start: int, count: int, pad: int) -> Any:
     """Group(shape=/stride=) for a slice: one tuple stays, a list per member is sliced."""
     if value is None or all(isinstance(v, (int, np.integer)) for v in value):
         return value
