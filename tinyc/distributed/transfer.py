@@ -193,7 +193,7 @@ class Mover:
             members = members + members[:1] * (plan.pad_to - self.count)
         if plan.config is None:
             return Group(members) if isinstance(members, np.ndarray) else members
-        from tinyc.runtime.sharding import slice_per_member
+        from tinyc.runtime.slices import slice_per_member
 
         offset, shape, stride = plan.config
         pad = plan.pad_to if plan.pad_to != self.count else 0
