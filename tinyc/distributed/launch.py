@@ -67,7 +67,7 @@ def run(kernel: Any, *args: Any, batch: int, comm: Any = None, root: int = 0, sc
     return _rank_local(kernel, args, batch, comm, root, gather, queue, label, begin)
 
 
-def settle(comm: Any, longest: float = 1e-3) -> None:
+def settle(comm: Any, longest: float = 2e-4) -> None:
     """A barrier that sleeps while it waits, instead of MPI's busy polling.
 
     Ranks that finished their launch wait here for the slower ones; polling
