@@ -6,8 +6,10 @@
 Importing tinyc does not import dpctl; the runtime loads on the first launch.
 """
 
-from tinyc.compiler import Program, compile
-from tinyc.diagnostics import CompilationError, LaunchError
+__version__ = "0.1.0"
+
+from tinyc.compiler import Program, compile  # noqa: E402
+from tinyc.diagnostics import CompilationError, LaunchError  # noqa: E402
 
 __all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group"]
 
