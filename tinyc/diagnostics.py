@@ -139,30 +139,13 @@ def _location_json(span: Span | None) -> dict:
             "end_column": span.end_column, "range": lsp_range(span)}
 
 
-def lsp_range(span: Span) -> dict:
+def lsp_range(span: Span) -> dict | None:
     """`span` in the Language Server Protocol's terms: 0-based, UTF-16, end exclusive."""
-    text = span.source.text if span.source else None
-    start = _utf16_position(text, span.line, span.column)
-    end = _utf16_position(text, span.end_line, span.end_column + 1)
-    return {"start": start, "end": end}
+    if span.source is None:
+        return None
+    from tinyc.editor.positions import line_index
 
-
-def _utf16_position(text: str | None, line: int, column: int) -> dict:
-    """{line, character} of the 1-based `line`, `column` (a character count) in `text`."""
-    if text is None or line < 1:
-        return {"line": max(line - 1, 0), "character": max(column - 1, 0)}
-    start = 0
-    for _ in range(line - 1):
-        newline = text.find("\n", start)
-        if newline < 0:
-            break
-        start = newline + 1
-    end = text.find("\n", start)
-    row = text[start: end if end >= 0 else len(text)].rstrip("\r")
-    prefix = row[: max(column - 1, 0)]
-    units = len(prefix) + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
-    units += max(column - 1 - len(row), 0)  # a position just past the end of the line
-    return {"line": line - 1, "character": units}
+    return line_index(span.source.text).span_range(span)
 
 
 _COLORS = {"error": "\033[1;31m", "warning": "\033[1;35m", "note": "\033[1;36m"}

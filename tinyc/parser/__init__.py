@@ -39,7 +39,7 @@ from tinyc.parser.errors import syntax_error
 from tinyc.parser.lalr import Tree
 from tinyc.parser.lexer import LexError, TensorLexer
 
-__all__ = ["parse", "parse_tree"]
+__all__ = ["parse", "parse_partial", "parse_tree"]
 
 _LEXER: list[TensorLexer] = []
 
@@ -48,6 +48,18 @@ def parse(text: str, name: str = "<string>") -> Program:
     """Parse tensor-language source into a Program; raises CompilationError."""
     source = Source(text, name)
     return ProgramBuilder(source).program(_tree(text, source))
+
+
+def parse_partial(text: str, name: str = "<string>") -> tuple[Program, list[Diagnostic]]:
+    """The program with whatever names resolve, and the name errors (for editors).
+
+    Raises CompilationError for a syntax error, like `parse`; an undefined
+    value stands for a placeholder of type void.
+    """
+    source = Source(text, name)
+    builder = ProgramBuilder(source)
+    program = builder.program(_tree(text, source), raise_errors=False)
+    return program, sorted(builder.ctx.sink.diagnostics, key=lambda d: (d.line, d.column))
 
 
 def parse_tree(text: str, name: str = "<string>") -> Tree:
