@@ -68,8 +68,16 @@ class InstructionWord:
     spelling: str
     head: str       # the keyword that starts it: `gemm`, `arith.add`, `barrier`
     rule: str       # the grammar rule it belongs to, e.g. `gemm`
-    summary: str    # first line of the IR class's docstring
-    kind: str       # collective, spmd or mixed
+
+    @property
+    def summary(self) -> str:
+        """The first line of the IR class's docstring."""
+        return _describe(self.rule, self.spelling)[0]
+
+    @property
+    def kind(self) -> str:
+        """collective, spmd or mixed."""
+        return _describe(self.rule, self.spelling)[1]
 
 
 @cache
@@ -80,8 +88,7 @@ def instructions() -> tuple[InstructionWord, ...]:
         for production in _productions()[operation]:
             for head, spelling in _spellings(production):
                 if spelling not in words:
-                    summary, kind = _describe(operation, spelling)
-                    words[spelling] = InstructionWord(spelling, head, operation, summary, kind)
+                    words[spelling] = InstructionWord(spelling, head, operation)
     return tuple(words.values())
 
 
@@ -101,6 +108,7 @@ def _spellings(production: list[str]) -> Iterator[tuple[str, str]]:
         yield combination[0], "".join(combination)
 
 
+@cache
 def _describe(rule: str, spelling: str) -> tuple[str, str]:
     """(first docstring line, kind) of the IR class that the grammar rule builds."""
     cls = _instruction_class(rule, spelling)
@@ -139,6 +147,12 @@ def instruction_heads() -> frozenset[str]:
 
 
 @cache
+def families() -> frozenset[str]:
+    """Words that join the next `.word` into one instruction name: `arith`, `cmp`, ..."""
+    return frozenset(h.split(".")[0] for h in instruction_heads() if "." in h)
+
+
+@cache
 def modifiers() -> frozenset[str]:
     """The `.word` keywords that follow an instruction (`.n`, `.atomic`, `.rows_checked`)."""
     return frozenset(k for k in tables.KEYWORDS if k.startswith(".") and _is_word(k[1:]))
@@ -154,7 +168,7 @@ def type_words() -> frozenset[str]:
 
 @cache
 def scalar_types() -> tuple[str, ...]:
-    """The scalar type keywords, in grammar order."""
+    """The scalar type keywords."""
     return tuple(_TEXT[p[0]] for p in _productions()["scalar_type"])
 
 
