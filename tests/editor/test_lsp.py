@@ -328,3 +328,33 @@ async def test_any_text_and_any_edit_keep_the_server_alive(client: LanguageClien
     text = (REPO / "samples" / "fused_kernel.ir").read_text()
     uri, diagnostics = await open_document(client, text)
     assert diagnostics == []
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
+    server_command=[sys.executable, "-m", "tinyc.cli", "lsp"], server_env=ENV))
+async def client32(lsp_client: LanguageClient):
+    capabilities = pytest_lsp.client_capabilities("visual-studio-code")
+    capabilities.general = types.GeneralClientCapabilities(
+        position_encodings=[types.PositionEncodingKind.Utf32])
+    result = await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities))
+    assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf32
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_positions_in_the_negotiated_encoding(client32: LanguageClient):
+    """With UTF-32 positions an emoji is one character, not two."""
+    text = BAD_PROGRAMS["astral"]
+    _, got = await open_document(client32, text)
+    start = text.index('"')
+    assert (got[0].range.start.character, got[0].range.end.character) == (start, start + 4)
+    # an edit of two characters removes two emoji (in UTF-16 it would be one)
+    text = 'func @f() {\n😀😀  %x = constant 1.0 : f32\n}\n'
+    uri, diagnostics = await open_document(client32, text)
+    assert [d.range.start.character for d in diagnostics] == [0]
+    fixed = await change_document(client32, uri, 2, [types.TextDocumentContentChangePartial(
+        types.Range(types.Position(1, 0), types.Position(1, 2)), "")])
+    assert fixed == []
+    hover = await client32.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(1, 3)))
+    assert "%x: f32" in hover.contents.value
