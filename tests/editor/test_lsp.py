@@ -358,3 +358,23 @@ async def test_positions_in_the_negotiated_encoding(client32: LanguageClient):
     hover = await client32.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(1, 3)))
     assert "%x: f32" in hover.contents.value
+
+
+async def test_references_and_highlights(client: LanguageClient):
+    text = (REPO / "samples" / "fused_kernel.ir").read_text()
+    uri, _ = await open_document(client, text)
+    at = position_of(text, "%one", occurrence=1, delta=1)  # a use of %one
+    identifier = types.TextDocumentIdentifier(uri)
+    every = await client.text_document_references_async(types.ReferenceParams(
+        identifier, at, types.ReferenceContext(include_declaration=True)))
+    starts = sorted((r.range.start.line, r.range.start.character) for r in every)
+    want = sorted((p.line, p.character) for p in (position_of(text, "%one", n) for n in range(3)))
+    assert starts == want
+    uses = await client.text_document_references_async(types.ReferenceParams(
+        identifier, at, types.ReferenceContext(include_declaration=False)))
+    assert len(uses) == 2
+    marks = await client.text_document_document_highlight_async(types.DocumentHighlightParams(
+        identifier, at))
+    kinds = sorted(m.kind for m in marks)
+    assert kinds == [types.DocumentHighlightKind.Read, types.DocumentHighlightKind.Read,
+                     types.DocumentHighlightKind.Write]

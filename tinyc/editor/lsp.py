@@ -27,7 +27,7 @@ from pygls.lsp.server import LanguageServer
 
 from tinyc import __version__
 from tinyc.diagnostics import Diagnostic
-from tinyc.editor.analysis import Analysis
+from tinyc.editor.analysis import Analysis, Occurrence
 from tinyc.editor.positions import UTF16, LineIndex
 
 log = logging.getLogger(__name__)
@@ -90,6 +90,14 @@ class TinycLanguageServer(LanguageServer):
             except Exception:
                 return None
         return doc
+
+    def occurrence(self, params) -> tuple[_Document, Occurrence] | None:
+        """The document of a position request and the name occurrence at its position."""
+        doc = self.document(params.text_document.uri)
+        if doc is None:
+            return None
+        found = doc.analysis.occurrence_at(self.offset(doc, params.position))
+        return (doc, found) if found is not None else None
 
     # ------------------------------------------------------------ conversions
 
@@ -222,12 +230,10 @@ def hover(params: types.HoverParams) -> types.Hover | None:
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
 @_safe()
 def definition(params: types.DefinitionParams) -> list[types.Location] | None:
-    doc = server.document(params.text_document.uri)
-    if doc is None:
+    at = server.occurrence(params)
+    if at is None:
         return None
-    found = doc.analysis.occurrence_at(server.offset(doc, params.position))
-    if found is None:
-        return None
+    doc, found = at
     symbol = found.symbol
     return [types.Location(doc.uri, server.range(doc.analysis.index, symbol.start, symbol.end))]
 
@@ -235,14 +241,11 @@ def definition(params: types.DefinitionParams) -> list[types.Location] | None:
 @server.feature(types.TEXT_DOCUMENT_REFERENCES)
 @_safe()
 def references(params: types.ReferenceParams) -> list[types.Location] | None:
-    doc = server.document(params.text_document.uri)
-    if doc is None:
+    at = server.occurrence(params)
+    if at is None:
         return None
-    found = doc.analysis.occurrence_at(server.offset(doc, params.position))
-    if found is None:
-        return None
-    index = doc.analysis.index
-    return [types.Location(doc.uri, server.range(index, o.start, o.end))
+    doc, found = at
+    return [types.Location(doc.uri, server.range(doc.analysis.index, o.start, o.end))
             for o in doc.analysis.references(found.symbol)
             if params.context.include_declaration or not o.is_definition]
 
@@ -250,14 +253,11 @@ def references(params: types.ReferenceParams) -> list[types.Location] | None:
 @server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
 @_safe()
 def highlight(params: types.DocumentHighlightParams) -> list[types.DocumentHighlight] | None:
-    doc = server.document(params.text_document.uri)
-    if doc is None:
+    at = server.occurrence(params)
+    if at is None:
         return None
-    found = doc.analysis.occurrence_at(server.offset(doc, params.position))
-    if found is None:
-        return None
-    index = doc.analysis.index
-    return [types.DocumentHighlight(server.range(index, o.start, o.end),
+    doc, found = at
+    return [types.DocumentHighlight(server.range(doc.analysis.index, o.start, o.end),
                                     types.DocumentHighlightKind.Write if o.is_definition
                                     else types.DocumentHighlightKind.Read)
             for o in doc.analysis.references(found.symbol)]
