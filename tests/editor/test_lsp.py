@@ -366,12 +366,14 @@ async def test_references_and_highlights(client: LanguageClient):
     at = position_of(text, "%one", occurrence=1, delta=1)  # a use of %one
     identifier = types.TextDocumentIdentifier(uri)
     every = await client.text_document_references_async(types.ReferenceParams(
-        identifier, at, types.ReferenceContext(include_declaration=True)))
+        text_document=identifier, position=at,
+        context=types.ReferenceContext(include_declaration=True)))
     starts = sorted((r.range.start.line, r.range.start.character) for r in every)
     want = sorted((p.line, p.character) for p in (position_of(text, "%one", n) for n in range(3)))
     assert starts == want
     uses = await client.text_document_references_async(types.ReferenceParams(
-        identifier, at, types.ReferenceContext(include_declaration=False)))
+        text_document=identifier, position=at,
+        context=types.ReferenceContext(include_declaration=False)))
     assert len(uses) == 2
     marks = await client.text_document_document_highlight_async(types.DocumentHighlightParams(
         identifier, at))
