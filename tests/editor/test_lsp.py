@@ -380,3 +380,28 @@ async def test_references_and_highlights(client: LanguageClient):
     kinds = sorted(m.kind for m in marks)
     assert kinds == [types.DocumentHighlightKind.Read, types.DocumentHighlightKind.Read,
                      types.DocumentHighlightKind.Write]
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
+    server_command=[sys.executable, "-m", "tinyc.cli", "lsp"], server_env=ENV))
+async def bare_client(lsp_client: LanguageClient):
+    """A client that says nothing about itself: no markdown, no symbol hierarchy."""
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_minimal_client_gets_plain_text_and_flat_symbols(bare_client: LanguageClient):
+    text = (REPO / "samples" / "fused_kernel.ir").read_text()
+    uri, diagnostics = await open_document(bare_client, text)
+    assert diagnostics == []
+    identifier = types.TextDocumentIdentifier(uri)
+    symbols = await bare_client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(identifier))
+    assert [(s.name, s.location.range.start) for s in symbols] == [
+        ("@fused_kernel", position_of(text, "func @fused_kernel"))]
+    hover = await bare_client.text_document_hover_async(types.HoverParams(
+        identifier, position_of(text, "%tmp0", 1)))
+    assert hover.contents.kind == types.MarkupKind.PlainText
+    assert hover.contents.value.startswith("%tmp0: memref<f32x16x8,local>")

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from tinyc import __version__
@@ -90,6 +91,13 @@ class TinycLanguageServer(LanguageServer):
             except Exception:
                 return None
         return doc
+
+    def client_can(self, field: str, default: Any) -> Any:
+        """A client capability (`text_document.hover.content_format`, ...), if it said."""
+        try:
+            return get_capability(self.client_capabilities, field, default)
+        except Exception:
+            return default
 
     def occurrence(self, params) -> tuple[_Document, Occurrence] | None:
         """The document of a position request and the name occurrence at its position."""
@@ -223,8 +231,13 @@ def hover(params: types.HoverParams) -> types.Hover | None:
     if found is None:
         return None
     text, start, end = found
-    return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text),
-                       server.range(doc.analysis.index, start, end))
+    formats = server.client_can("text_document.hover.content_format", None)
+    if not formats or types.MarkupKind.Markdown not in formats:  # plain text unless asked
+        text = text.replace("```tinyc\n", "").replace("\n```", "").replace("**", "")
+        kind = types.MarkupKind.PlainText
+    else:
+        kind = types.MarkupKind.Markdown
+    return types.Hover(types.MarkupContent(kind, text), server.range(doc.analysis.index, start, end))
 
 
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
@@ -265,11 +278,18 @@ def highlight(params: types.DocumentHighlightParams) -> list[types.DocumentHighl
 
 @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 @_safe(default=[])
-def document_symbols(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+def document_symbols(params: types.DocumentSymbolParams) -> list:
+    """The functions: DocumentSymbols, or SymbolInformation for clients without hierarchy."""
     doc = server.document(params.text_document.uri)
     if doc is None:
         return []
     index = doc.analysis.index
+    if not server.client_can("text_document.document_symbol.hierarchical_document_symbol_support",
+                             False):
+        return [types.SymbolInformation(
+            name=f.name, kind=types.SymbolKind.Function,
+            location=types.Location(doc.uri, server.range(index, f.start, max(f.end, f.name_end))))
+            for f in doc.analysis.functions]
     return [types.DocumentSymbol(
         name=f.name, kind=types.SymbolKind.Function,
         range=server.range(index, f.start, max(f.end, f.name_end)),
