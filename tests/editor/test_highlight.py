@@ -60,17 +60,12 @@ TEXTMATE_SCOPE = {
 
 
 def _compiler_tokens(text: str):
-    """(start, end, role) of every token and comment, by the compiler's lexer."""
+    """(start, end, role) of every token and comment, by the compiler's lexer.
+
+    An unterminated string is one error token to the compiler (to the end of
+    its line); the colourers may split it, so it is left out."""
     return [(t.start, t.end, t.role) for t in editor_tokens(text)
             if not (t.role == "error" and t.text.startswith('"'))]
-
-
-def _pygments_tokens(text: str) -> dict[int, tuple[int, object]]:
-    found, position = {}, 0
-    for kind, value in TinycLexer(stripnl=False, ensurenl=False).get_tokens_unprocessed(text):
-        found[kind_start := value and position] = (position + len(value), kind)
-        position += len(value)
-    return found
 
 
 @pytest.mark.parametrize("text", TEXTS, ids=[p.name for p in SAMPLES] + ["odd", "broken", "bom"])

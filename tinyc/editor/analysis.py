@@ -313,13 +313,13 @@ def _expected_words(before: str) -> set[str] | None:
     """The keywords (and `LOCAL_ID`) the grammar accepts after `before`; None if unknown."""
     from tinyc.parser import lalr
     from tinyc.parser.lexer import LexError
-    from tinyc.editor.tokens import _lexer
+    from tinyc.editor.tokens import compiler_lexer
     from tinyc.parser.tables import KEYWORDS
 
     text_of = {terminal: text for text, terminal in KEYWORDS.items()}
     sentinel = lalr.Token("$COMPLETION", "", len(before), 1, 1, 1, 1, len(before))
     try:
-        tokens = list(_lexer().lex(before))
+        tokens = list(compiler_lexer().lex(before))
         lalr.parse([*tokens, sentinel])
     except LexError:
         return None

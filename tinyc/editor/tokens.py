@@ -41,7 +41,8 @@ class EditorToken:
 
 
 @cache
-def _lexer() -> TensorLexer:
+def compiler_lexer() -> TensorLexer:
+    """The compiler's lexer, made once."""
     return TensorLexer()
 
 
@@ -73,7 +74,7 @@ def role_of(token_type: str, text: str) -> str:
 
 def lex(text: str) -> list[Token]:
     """The parser's tokens of `text`; never raises (bad characters become ERROR tokens)."""
-    return list(_lexer().lex(text, tolerant=True))
+    return list(compiler_lexer().lex(text, tolerant=True))
 
 
 def editor_tokens(text: str) -> list[EditorToken]:

@@ -16,7 +16,6 @@ device for the process.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from dataclasses import dataclass
 from types import ModuleType
