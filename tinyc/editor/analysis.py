@@ -79,29 +79,32 @@ class Analysis:
         self.index = LineIndex(self.text)
         self.tokens: list[EditorToken] = editor_tokens(self.text)
         self._token_starts = [t.start for t in self.tokens]
-        self._check()
-        self._navigate()
+        program = self._check()
+        self._navigate(program)
         self.occurrences.sort(key=lambda o: o.start)
         self._occurrence_starts = [o.start for o in self.occurrences]
 
     # ------------------------------------------------------------ diagnostics
 
-    def _check(self) -> None:
+    def _check(self):
+        """The checked program (None if it has errors); the errors go to `diagnostics`."""
         from tinyc.frontend import check_source
 
         try:
-            check_source(self.text, self.name)
+            return check_source(self.text, self.name)
         except CompilationError as err:
             self.diagnostics = list(err.diagnostics)
         except RecursionError:
             self.internal_error = "the program is nested too deeply to check"
         except Exception as exc:  # a bug in tinyc: say so, never crash the server
             self.internal_error = f"internal error in tinyc: {type(exc).__name__}: {exc}"
+        return None
 
     # ------------------------------------------------------------ names
 
-    def _navigate(self) -> None:
-        program = _recover_program(self.text, self.name)
+    def _navigate(self, program) -> None:
+        if not hasattr(program, "functions"):
+            program = _recover_program(self.text, self.name)
         if program is None:
             self._lexical_functions()
             return
