@@ -311,3 +311,14 @@ def test_fmt_leaves_files_with_syntax_errors_alone(tmp_path, bad):
     assert "unknown instruction" not in result.stderr or "arith.ad" in result.stderr
     assert Path(bad).read_text() == before
     assert invoke("fmt", missing).exit_code == EXIT_USAGE
+
+
+def test_hints_of_their_own_line_are_json_hints_too():
+    from tinyc.diagnostics import Diagnostic, Source, Span
+
+    source = Source("%x = constant 2 -> i32\n", "x.ir")
+    d = Diagnostic("unexpected '->', expected ':'", Span(1, 17, 1, 18, source),
+                   hint="write 'constant 2 : i32'")
+    assert str(d).splitlines()[-1] == "hint: write 'constant 2 : i32'"
+    assert d.to_json()["hints"] == ["write 'constant 2 : i32'"]
+    assert d.to_json()["message"] == "unexpected '->', expected ':'"

@@ -65,6 +65,7 @@ class Diagnostic:
     span: Span | None = None
     notes: tuple[Note, ...] = ()
     severity: str = "error"
+    hint: str | None = None  # a suggestion of its own line (`hint: write ...`)
 
     @property
     def line(self) -> int:
@@ -84,8 +85,9 @@ class Diagnostic:
 
     @property
     def hints(self) -> list[str]:
-        """The "did you mean" suggestions in the message, e.g. `did you mean 'gemm'?`."""
-        return [f"did you mean '{m.group(1)}'?" for m in _HINT.finditer(self.message)]
+        """The "did you mean" suggestions in the message (`did you mean 'gemm'?`), then `hint`."""
+        found = [f"did you mean '{m.group(1)}'?" for m in _HINT.finditer(self.message)]
+        return found + ([self.hint] if self.hint else [])
 
     @property
     def suggestions(self) -> list[str]:
@@ -104,6 +106,8 @@ class Diagnostic:
         """The text form; `color` adds ANSI colours as clang does (bold location, red error)."""
         parts = [_render(self.severity, self.message, self.span, color)]
         parts += [_render("note", n.message, n.span, color) for n in self.notes]
+        if self.hint:
+            parts.append(_render("hint", self.hint, None, color))
         return "\n".join(parts)
 
     def to_json(self) -> dict:
@@ -148,7 +152,8 @@ def lsp_range(span: Span) -> dict | None:
     return line_index(span.source.text).span_range(span)
 
 
-_COLORS = {"error": "\033[1;31m", "warning": "\033[1;35m", "note": "\033[1;36m"}
+_COLORS = {"error": "\033[1;31m", "warning": "\033[1;35m", "note": "\033[1;36m",
+           "hint": "\033[1;32m"}
 _BOLD, _GREEN, _RESET = "\033[1m", "\033[1;32m", "\033[0m"
 
 

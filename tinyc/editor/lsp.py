@@ -124,7 +124,8 @@ class TinycLanguageServer(LanguageServer):
             types.Location(doc.uri, self.range(index, *index.span_offsets(n.span))), n.message)
             for n in d.notes if n.span is not None]
         unplaced = [n.message for n in d.notes if n.span is None]
-        message = "\n".join([d.message, *(f"note: {m}" for m in unplaced)])
+        message = "\n".join([d.message, *(f"note: {m}" for m in unplaced),
+                             *([f"hint: {d.hint}"] if d.hint else [])])
         severity = {"warning": types.DiagnosticSeverity.Warning,
                     "note": types.DiagnosticSeverity.Information}.get(
                         d.severity, types.DiagnosticSeverity.Error)
