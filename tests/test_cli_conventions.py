@@ -175,12 +175,12 @@ def test_unwritable_output_wins_over_other_outcomes(tmp_path):
 
 
 def test_internal_errors_exit_3_with_one_line(monkeypatch):
-    import tinyc.frontend
+    import tinyc.compiler
 
     def broken(*args, **kwargs):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(tinyc.frontend, "check_source", broken)
+    monkeypatch.setattr(tinyc.compiler, "check_source", broken)
     result = invoke("check", GOOD)
     assert result.exit_code == EXIT_INTERNAL
     one_line_error(result.stderr, "internal error", "simulated bug")

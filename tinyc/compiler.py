@@ -4,7 +4,9 @@
          ─codegen─▶ SPIR-V ─spirv-val─▶ bytes ─runtime─▶ kernels
 
 The IR after each stage is kept as text for `Program.ir(stage)` and
-`tinyc compile --emit`.
+`tinyc compile --emit`. `check_source` is the front half alone (parse,
+verify), what `tinyc check` runs; nothing here imports dpctl or the SPIR-V
+layer before it is needed.
 """
 
 from __future__ import annotations
@@ -39,23 +41,35 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
     return result
 
 
-def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
-                     device_info: Any = None, validate: bool = True) -> CompileResult:
-    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input."""
+def check_source(source: str, name: str = "<string>",
+                 timings: dict[str, float] | None = None) -> IRProgram:
+    """Parse and verify; raises CompilationError with every independent error."""
     from tinyc.ir.verifier import verify
     from tinyc.parser import parse
+
+    timings = {} if timings is None else timings
+    program = _timed(timings, "parse", lambda: parse(source, name))
+    _timed(timings, "verify", lambda: verify(program))
+    return program
+
+
+def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
+                     device_info: Any = None, validate: bool = True,
+                     print_after: Callable[[str, IRProgram], None] | None = None) -> CompileResult:
+    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
+
+    `print_after(pass_name, program)` is called after each pass (`--print-after`).
+    """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
 
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
-    program = _timed(timings, "parse", lambda: parse(source, name))
-    stages["parsed"] = print_program(program)
-    _timed(timings, "verify", lambda: verify(program))
-    stages["checked"] = stages["parsed"]
+    program = check_source(source, name, timings)
+    stages["parsed"] = stages["checked"] = print_program(program)
     _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                   device_info=device_info))
+                                                   device_info=device_info, print_after=print_after))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_program(program)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
@@ -81,21 +95,25 @@ def _verify_lowered(program: IRProgram) -> None:
 
 
 def device_limits(device: Any) -> Any:
-    """The pass-level DeviceInfo of the launch device; CPU defaults if none is usable.
+    """The pass-level DeviceInfo of the launch device; CPU defaults if there is none.
 
     An explicitly requested device that cannot be used is an error; without a
-    request, compiling still works on a machine without SPIR-V devices.
+    request, compiling still works on a machine without SPIR-V devices (no
+    dpctl, or no device that builds SPIR-V: LaunchError). Any other failure
+    is a bug and is not hidden behind the defaults.
     """
-    from tinyc.passes.device_info import CPU_DEVICE, DeviceInfo
+    from tinyc.diagnostics import LaunchError
+    from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
 
     try:
         from tinyc.runtime.device import select_device
 
-        return DeviceInfo.from_sycl_device(select_device(device))
-    except Exception:
+        found = select_device(device)
+    except (ImportError, LaunchError):
         if device is not None:
             raise
         return CPU_DEVICE
+    return DeviceInfo.from_sycl_device(found)
 
 
 class Program:

@@ -11,7 +11,7 @@ import pytest
 from tinyc.diagnostics import CompilationError
 from tinyc.editor.format import format_source
 from tinyc.editor.tokens import editor_tokens
-from tinyc.frontend import check_source
+from tinyc.compiler import check_source
 from tinyc.parser import parse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

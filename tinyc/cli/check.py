@@ -24,7 +24,7 @@ def check(files: tuple[str, ...], fmt: str) -> None:
     inclusive (as in the text form), `range` is the LSP's (0-based, UTF-16
     code units, end exclusive).
     """
-    from tinyc.frontend import check_source
+    from tinyc.compiler import check_source
 
     failed = False
     collected: list[dict] = []

@@ -25,19 +25,23 @@ from tinyc.diagnostics import CompilationError
               help="ir: the checked IR; lowered: IR after all passes; spirv: the module.")
 @click.option("--subgroup-size", type=int, default=None, help="Force a subgroup size.")
 @click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
+@click.option("--print-after", "print_after", multiple=True, metavar="PASS|all",
+              help="Print the IR to stderr after the pass (repeatable), or after every pass.")
 @color_option
 def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, emit: str,
-                    subgroup_size: int | None, show_time: bool) -> None:
+                    subgroup_size: int | None, show_time: bool, print_after: tuple[str, ...]) -> None:
     """Compile FILES ('-': standard input) to SPIR-V, or print their IR with --emit."""
     from tinyc.compiler import InternalCompilerError, compile_to_spirv
     from tinyc.spirv.tools import SpirvToolError, disassemble
 
     directory = _output_directory(files, output)
+    printer = _ir_printer(print_after)
     failed = unwritable = False
     inputs = Inputs(files)
     for path, text in inputs:
         try:
-            result = compile_to_spirv(text, display_name(path), subgroup_size=subgroup_size)
+            result = compile_to_spirv(text, display_name(path), subgroup_size=subgroup_size,
+                                      print_after=printer)
         except CompilationError as err:
             print_diagnostics(err)
             failed = True
@@ -92,6 +96,26 @@ def _target(path: str, output: str | None, directory: Path | None, emit: str,
     if path == "-" or emit in _SUFFIXES:
         return "-"
     return str(Path(path).with_suffix(suffix))
+
+
+def _ir_printer(passes: tuple[str, ...]):
+    """`print_after` for compile_to_spirv: the IR after the chosen passes, to stderr."""
+    if not passes:
+        return None
+    from tinyc.ir.printer import print_program
+    from tinyc.passes import PIPELINE
+
+    names = [name for name, _ in PIPELINE]
+    for name in passes:
+        if name not in names and name != "all":
+            raise click.BadParameter(f"no pass '{name}'; passes: {', '.join(names)}, or all",
+                                     param_hint="'--print-after'")
+
+    def show(name: str, program) -> None:
+        if name in passes or "all" in passes:
+            click.echo(f"; IR after {name}\n{print_program(program)}", err=True)
+
+    return show
 
 
 def _print_times(timings: dict[str, float]) -> None:

@@ -43,6 +43,8 @@ def _launch_options(default_batch: int, default_repeat: int):
 
 def _launching(action) -> None:
     """Run a launch command; user errors exit 1, bad options exit 2."""
+    from tinyc.cli.errors import UsageError
+
     try:
         action()
     except CompilationError as err:
@@ -51,7 +53,7 @@ def _launching(action) -> None:
     except LaunchError as err:
         click.echo(str(err), err=True)
         sys.exit(EXIT_INPUT)
-    except ValueError as err:
+    except UsageError as err:
         raise click.UsageError(str(err)) from None
 
 

@@ -1,6 +1,6 @@
 """What the language server knows about one document: diagnostics, names, words.
 
-Diagnostics come from `tinyc.frontend.check_source`, the function behind
+Diagnostics come from `tinyc.compiler.check_source`, the function behind
 `tinyc check`, so the editor shows exactly the CLI's errors. Names (hover,
 definitions, references, completion of values) come from the IR the parser
 builds, with its spans; while the text has a syntax error, the line of the
@@ -88,7 +88,7 @@ class Analysis:
 
     def _check(self):
         """The checked program (None if it has errors); the errors go to `diagnostics`."""
-        from tinyc.frontend import check_source
+        from tinyc.compiler import check_source
 
         try:
             return check_source(self.text, self.name)
