@@ -142,7 +142,8 @@ def _textmate_tokens(text: str) -> dict[int, tuple[int, str | None]]:
 
 
 def test_the_committed_grammar_is_generated():
-    assert textmate.GRAMMAR.read_text() == textmate.render()
+    assert textmate.GRAMMAR.read_text() == textmate.render(), \
+        "the language changed: run `python -m tinyc.editor.textmate` and commit the grammar"
 
 
 def test_every_textmate_expression_compiles_in_oniguruma():

@@ -4,8 +4,9 @@ Completion, hover, syntax colours (Pygments, TextMate) and the formatter
 need to know which words are instructions (with every variant such as
 `gemm.n.t.atomic`), types, attribute names and other keywords. None of that
 is typed here: the words and their roles are read from the parser's tables
-(generated from `tensor.lark`), and an instruction's one-line summary is the
-first line of its IR class's docstring. A new instruction or spelling in the
+(generated from `tensor.lark` and the instruction classes' `keywords` and
+`syntax`), and an instruction's one-line summary and kind come from the class
+whose `keywords` hold its keyword (the first line of its docstring). A new instruction or spelling in the
 grammar shows up in every editor feature without touching this module.
 """
 
@@ -111,33 +112,30 @@ def _spellings(production: list[str]) -> Iterator[tuple[str, str]]:
 @cache
 def _describe(rule: str, spelling: str) -> tuple[str, str]:
     """(first docstring line, kind) of the IR class that the grammar rule builds."""
-    cls = _instruction_class(rule, spelling)
+    cls = _instruction_class(spelling)
     if cls is None:
         return "", "mixed"
     doc = (cls.__doc__ or "").strip().splitlines()
     return (doc[0] if doc else ""), cls.kind.value
 
 
-def _instruction_class(rule: str, spelling: str):
-    """The IR class of a grammar rule: one whose `opname` starts the spelling.
+def _instruction_class(spelling: str):
+    """The IR class whose `keywords` hold the spelling's keyword (its one definition).
 
-    Several classes share an opname (`arith` for unary and binary, `builtin`
-    for the uniform and per-work-item builtins): the class whose docstring
-    names the spelling's last part wins, then the class named like the rule.
+    A class may build a subclass for some spellings (`builtin.subgroup_id` is
+    a per-work-item `SpmdBuiltin`): a subclass whose docstring names the
+    spelling's last part is taken then.
     """
-    from tinyc.ir import instructions as module
-    from tinyc.ir.core import Instruction
+    from tinyc.ir.instructions import instruction_classes
 
-    head = spelling.split(".")[0]
-    classes = [c for c in vars(module).values()
-               if isinstance(c, type) and issubclass(c, Instruction) and c is not Instruction
-               and c.__doc__ and (c.opname == head or head.startswith(c.opname + "_"))]
-    if not classes:
+    classes = instruction_classes()
+    head = next((w.head for w in instructions() if w.spelling == spelling), spelling)
+    owner = next((c for c in classes if head in vars(c).get("keywords", ())), None)
+    if owner is None:
         return None
-    named = re.compile(rf"\b{re.escape(spelling.rsplit('.', 1)[-1])}\b")
-    camel = rule.replace("_", "").lower()
-    return max(classes, key=lambda c: (len(classes) > 1 and bool(named.search(c.__doc__)),
-                                       c.__name__.lower() == camel, len(c.opname)))
+    last = re.compile(rf"\b{re.escape(spelling.rsplit('.', 1)[-1])}\b")
+    family = [c for c in classes if issubclass(c, owner) and c is not owner and c.__doc__]
+    return next((c for c in family if last.search(c.__doc__)), owner)
 
 
 @cache
@@ -180,8 +178,9 @@ def attribute_names() -> tuple[str, ...]:
 
 @cache
 def constant_words() -> frozenset[str]:
-    """Keyword constants: `true`, `false`."""
-    return frozenset(_TEXT[s] for s in _reachable("constant") if s in _TEXT and _is_word(_TEXT[s]))
+    """Keyword literals: `true`, `false` (the words of the grammar's `literal` rule)."""
+    start = "literal" if "literal" in _productions() else "boolean"
+    return frozenset(_TEXT[s] for s in _reachable(start) if s in _TEXT and _is_word(_TEXT[s]))
 
 
 @cache
