@@ -309,3 +309,16 @@ def test_benchmark_script_runs(subs):
     assert result["devices"] == list(subs.labels)
     for key in ("numpy args", "resident", "tiny"):
         assert result[key]["first_ms"] > 0 and result[key]["second_ms"] > 0
+
+
+def test_dpnp_arrays(programs, subs, rng):
+    """dpnp arrays on the whole device and on a sub-device, read and written, stacked groups."""
+    dpnp = pytest.importorskip("dpnp")
+    k = kernel(programs, sample("fused_kernel"), "fused_kernel")
+    n = 13
+    A, B, C, D = fortran(rng, (16, 8, n)), fortran(rng, (8, 8)), fortran(rng, (8, 16)), fortran(rng, (16, 16, n))
+    for queue in (None, subs.queues[1]):
+        on = {} if queue is None else {"sycl_queue": queue}
+        d = dpnp.asarray(D, order="F", **on)
+        k(0.5, *(dpnp.asarray(x, order="F", **on) for x in (A, B, C)), d, batch=n, device=subs)
+        np.testing.assert_allclose(dpnp.asnumpy(d), fused_reference(0.5, A, B, C, D), rtol=1e-5, atol=1e-4)
