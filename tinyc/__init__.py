@@ -4,16 +4,29 @@
     prog["kernel"](*args, batch=1000)
 
 Importing tinyc does not import dpctl; the runtime loads on the first launch.
+It points the OpenCL loader at the pip-installed CPU runtime (OCL_ICD_FILENAMES,
+unless set), so `import tinyc` before `import dpnp` makes the CPU device visible
+to dpnp too.
 """
 
-from tinyc.compiler import Program, compile
-from tinyc.diagnostics import CompilationError, LaunchError
+__version__ = "0.1.0"
 
-__all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group", "einsum", "contract",
-           "Contraction", "builder", "recipes"]
+from tinyc.opencl_loader import ensure_opencl_icd as _ensure_opencl_icd  # noqa: E402
 
-_LAZY = {
-    "Group": ("tinyc.runtime.arguments", "Group"),
+_ensure_opencl_icd()
+
+from tinyc.compiler import Program, compile  # noqa: E402
+from tinyc.diagnostics import CompilationError, LaunchError  # noqa: E402
+
+__all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group", "Devices", "devices",
+           "distributed", "einsum", "contract", "Contraction", "builder", "recipes"]
+
+_RUNTIME = {  # public names that load the runtime (and dpctl) only when asked for
+    "Group": "tinyc.runtime.arguments",
+    "Devices": "tinyc.runtime.devices",
+    "devices": "tinyc.runtime.devices",
+}
+_LAZY = {  # name -> (module, attribute or None for the module itself)
     "einsum": ("tinyc.contractions", "einsum"),
     "contract": ("tinyc.contractions", "contract"),
     "Contraction": ("tinyc.contractions", "Contraction"),
@@ -23,14 +36,17 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    """The runtime (Group), einsum/contract (NumPy), the builder and the recipes load when
-    first asked for, so `tinyc check` and `tinyc compile` import neither NumPy nor dpctl."""
-    if name in _LAZY:
-        import importlib
+    """`tinyc.Group`, `tinyc.devices`, ... live in the runtime; einsum/contract (NumPy), the
+    builder and the recipes load on first use too, so `tinyc check` and `tinyc compile`
+    import neither NumPy nor dpctl."""
+    from importlib import import_module
 
+    if name in _RUNTIME:
+        return getattr(import_module(_RUNTIME[name]), name)
+    if name in _LAZY:
         module_name, attribute = _LAZY[name]
-        module = importlib.import_module(module_name)
-        value = module if attribute is None else getattr(module, attribute)
-        globals()[name] = value
-        return value
+        module = import_module(module_name)
+        return module if attribute is None else getattr(module, attribute)
+    if name == "distributed":
+        return import_module("tinyc.distributed")
     raise AttributeError(f"module 'tinyc' has no attribute '{name}'")
