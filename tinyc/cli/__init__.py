@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "devices": "tinyc.cli.launch:devices",
     "fmt": "tinyc.cli.fmt:fmt",
     "lsp": "tinyc.cli.lsp:lsp",
+    "einsum": "tinyc.cli.einsum:einsum",
 }
 """Every subcommand: name -> "module:click command"."""
 
@@ -90,11 +91,6 @@ def cli() -> None:
     unreadable); 2 usage errors, no input readable, or an output that cannot
     be written; 3 internal errors; 130 interrupted.
     """
-
-
-from tinyc.cli.einsum import einsum  # noqa: E402  (its body loads NumPy only when it runs)
-
-cli.add_command(einsum)
 
 
 def main() -> None:

@@ -4,8 +4,7 @@ Prints the generated tensor-language program (`--emit ir`, the default) or
 the IR after the passes (`--emit lowered`) without touching a device; with
 `--bench` it times the kernel through `tinyc.einsum` (NumPy arrays in and
 out, kernel cached) against `np.einsum(..., optimize=True)`, interleaved.
-NumPy and the compiler load only when the command runs, so registering it
-costs `tinyc check` nothing.
+NumPy and the compiler load only when the command runs.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ import re
 import time
 
 import click
+
+from tinyc.cli.common import EXIT_INPUT, error
 
 _DTYPES = {"f32": "float32", "f64": "float64", "c32": "complex64", "c64": "complex128"}
 _SHAPE = re.compile(r"(?:([A-Za-z_][A-Za-z0-9_]*)=)?((?:\d+(?:x\d+)*)?)")
@@ -51,9 +52,9 @@ def einsum(subscripts: str, shapes: tuple[str, ...], dtype: str, emit: str, epil
             _bench(subscripts, [s for _, s in parsed], _DTYPES[dtype], relu, repeat, device)
         else:
             click.echo(_program_text(subscripts, parsed, _DTYPES[dtype], relu, emit), nl=False)
-    except (ValueError, TypeError) as err:
-        click.echo(f"error: {err}", err=True)
-        raise SystemExit(1) from None
+    except (ValueError, TypeError) as err:   # bad subscripts, shapes or dtypes: errors in the input
+        error(str(err))
+        raise SystemExit(EXIT_INPUT) from None
 
 
 def _analysis(subscripts: str, shapes: list[tuple[int, ...]], dtype: str, relu: str | None):
