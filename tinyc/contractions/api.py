@@ -90,14 +90,18 @@ def _device_key(device: Any) -> Any:
 
 # -- the cache ------------------------------------------------------------------
 def _compiled(text: str, sigs: Sequence[Signature], out_sig: Signature | None, dtype: Any,
-              device: Any, epilogue: Any) -> Compiled:
+              device: Any, epilogue: Any, plain: bool = False) -> Compiled:
+    """The cached contraction; `plain` (alpha = 1, beta = 0) compiles those as constants:
+    no scaling, and the output is never read — the kernel of a plain einsum call."""
     key = (text, tuple(sigs), out_sig, str(dtype) if dtype is not None else None,
-           _device_key(device), epilogue)
+           _device_key(device), epilogue, plain)
     found = _cache.get(key)
     if found is not None:
         return found
     analysis = analyse(text, sigs, out_sig, dtype, epilogue)
-    compiled = compile_contraction(analysis, epilogue, device)
+    if plain and analysis.scale != 1:
+        return _compiled(text, sigs, out_sig, dtype, device, epilogue, False)
+    compiled = compile_contraction(analysis, epilogue, device, plain)
     with _cache_lock:
         _cache[key] = compiled
         while len(_cache) > CACHE_SIZE:
@@ -224,8 +228,18 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
         device = next((_queue_of(x) for x in arrays + ([out] if out is not None else [])
                        if _usm_interface(x) is not None), None)
     sigs = [_signature(x) for x in arrays]
-    c = _compiled(text, sigs, _signature(out) if out is not None else None, dtype, device, epilogue)
+    plain = _is_one(alpha) and (out is None or _is_zero(beta))
+    c = _compiled(text, sigs, _signature(out) if out is not None else None, dtype, device, epilogue,
+                  plain)
     return _run(c, arrays, out, alpha, beta)
+
+
+def _is_one(x: Any) -> bool:
+    return type(x) in (int, float) and x == 1 and not isinstance(x, bool)
+
+
+def _is_zero(x: Any) -> bool:
+    return type(x) in (int, float) and x == 0 and not isinstance(x, bool)
 
 
 def _as_out(out: Any) -> Any:
@@ -240,7 +254,8 @@ class Contraction:
     `source` is the generated tensor-language program, `program` the compiled
     `tinyc.Program`, `path` the steps it takes; calling it runs the kernel like
     `tinyc.einsum` (operands of another dtype or layout get their own cached
-    kernel)."""
+    kernel, and so does a call with alpha = 1 and beta = 0, which has them as
+    constants)."""
 
     def __init__(self, subscripts: Any, shapes_or_arrays: Sequence[Any], dtype: Any = None,
                  device: Any = None, epilogue: str | None = None):

@@ -179,16 +179,16 @@ def _same_live(a: Sequence[int], b: Sequence[int], shape: Sequence[int]) -> bool
     return all(x == y for x, y, n in zip(a, b, shape) if n > 1)
 
 
-def kernel_spec(a: Analysis, epilogue: Any) -> KernelSpec:
+def kernel_spec(a: Analysis, epilogue: Any, plain: bool = False) -> KernelSpec:
     """The kernel to build for an analysed contraction."""
     compute, result = scalar_type(a.compute), scalar_type(a.result)
     sizes = {label: n for label, n in a.sizes.items() if n > 1}
     if a.zero:  # nothing to sum: out := beta out, one output element per work-group
         groups = sorted(a.output.labels, key=a.output.stride_of)
         plan = Plan(groups, [Step((), 0, frozenset())], [frozenset()], 0, sizes)
-        return KernelSpec([], a.output, plan, compute, result, epilogue == "relu")
+        return KernelSpec([], a.output, plan, compute, result, epilogue == "relu", plain=plain)
     plan = make_plan(a.inputs, a.output, sizes, a.scale)
-    return KernelSpec(a.inputs, a.output, plan, compute, result, epilogue == "relu")
+    return KernelSpec(a.inputs, a.output, plan, compute, result, epilogue == "relu", plain=plain)
 
 
 @dataclass
@@ -208,14 +208,14 @@ class Compiled:
         return self.spec.plan.n_groups
 
 
-def compile_contraction(a: Analysis, epilogue: Any, device: Any) -> Compiled:
+def compile_contraction(a: Analysis, epilogue: Any, device: Any, plain: bool = False) -> Compiled:
     """Build the kernel of an analysis with tinyc.builder and load it on the device."""
     import tinyc
     from tinyc.contractions.launch import Launcher
 
     if a.empty:  # nothing to compute: no kernel
         return Compiled(a, None, "; the result has no elements: no kernel\n", None, None)  # type: ignore[arg-type]
-    spec = kernel_spec(a, epilogue)
+    spec = kernel_spec(a, epilogue, plain)
     prog = build_kernel(spec)
     source = prog.checked_source()
     program = tinyc.compile(source, name="<einsum>", device=device)

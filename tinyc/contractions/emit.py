@@ -45,6 +45,7 @@ class KernelSpec:
     result: ScalarType        # element type of the output
     relu: bool = False
     name: str = "einsum"
+    plain: bool = False       # alpha = 1 and beta = 0 as constants (the plain einsum call)
 
 
 def operand_names(n: int) -> list[str]:
@@ -204,16 +205,17 @@ def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor
         inputs = [tensors[t] for t in step.inputs]
         final = step.output == plan.output_id
         out = tensors[step.output]
-        alpha = fn["alpha"] if final else 1
-        beta = fn["beta"] if final else 0
+        scaled = final and not spec.plain    # the kernel's alpha and beta arguments
+        alpha = fn["alpha"] if scaled else 1
+        beta = fn["beta"] if scaled else 0
         relu = final and spec.relu
         if len(inputs) == 2 and emit_pair(fn, inputs[0], inputs[1], out, sizes, alpha, beta):
             pass
         elif len(inputs) == 1 and emit_unary(fn, inputs[0], out, sizes, alpha, beta):
             pass
         else:
-            emit_direct(fn, inputs, out, sizes, spec.compute, fn["alpha"] if final else None,
-                        fn["beta"] if final else None, relu)
+            emit_direct(fn, inputs, out, sizes, spec.compute, fn["alpha"] if scaled else None,
+                        fn["beta"] if scaled else None, relu)
             relu = False
         if relu:
             emit_relu(fn, out, sizes)
