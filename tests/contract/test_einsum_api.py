@@ -382,3 +382,25 @@ def test_short_last_tile(device):
     close(tinyc.einsum("ij,bjk->bik", b, x), np.einsum("ij,bjk->bik", b, x))
     ops = [rand(17), rand(5, 2049), rand(5), rand(2049, 8)]   # intermediates in both tile bodies
     close(tinyc.einsum("d,bg,b,gf->gbfd", *ops), np.einsum("d,bg,b,gf->gbfd", *ops))
+
+
+def test_devices_without_system_allocations_get_copies(device, monkeypatch):
+    """Where the device cannot read NumPy memory, operands go to USM device memory and the
+    output comes back (forced here on the CPU device)."""
+    from tinyc.contractions import launch
+
+    real_init = launch.Launcher.__init__
+
+    def no_host_pointers(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self.host_pointers = False
+
+    monkeypatch.setattr(launch.Launcher, "__init__", no_host_pointers)
+    api.clear_cache()
+    a, b = rand(7, 3, 5), rand(7, 5, 2)[:, :, ::1]
+    out = rand(7, 3, 4)[:, :, ::2]               # a strided output: only its elements change
+    before = out.base.copy()
+    tinyc.einsum("bij,bjk->bik", a, b, out=out, alpha=2.0, beta=1.0)
+    close(out, 2.0 * np.einsum("bij,bjk->bik", a, b) + before[:, :, ::2])
+    close(out.base[:, :, 1::2], before[:, :, 1::2], 0)
+    api.clear_cache()

@@ -64,19 +64,21 @@ class Staged:
     def __init__(self, queue: Any, memory: Any):
         self.queue, self.memory = queue, memory
         self.buffers: list[Any] = []
-        self.back: list[tuple[Any, int, int]] = []
+        self.back: list[tuple[Any, np.ndarray, int, int]] = []
 
     def address(self, array: np.ndarray, address: int, nbytes: int, written: bool) -> int:
-        """Device address of a copy of the bytes [address, address + nbytes)."""
+        """Device address of a copy of the bytes [address, address + nbytes) of `array`."""
         buffer = self.memory.MemoryUSMDevice(max(nbytes, 1), queue=self.queue)
         if nbytes:
-            buffer.copy_from_host(host_bytes(address, nbytes))
+            buffer.copy_from_host(host_bytes(array, address, nbytes))
         self.buffers.append(buffer)
         if written:
-            self.back.append((buffer, address, nbytes))
+            self.back.append((buffer, array, address, nbytes))
         return buffer._pointer
 
     def copy_back(self) -> None:
-        for buffer, address, nbytes in self.back:
+        """The written arrays' bytes back from the device (gaps of a strided view included:
+        they went in and come back unchanged)."""
+        for buffer, array, address, nbytes in self.back:
             if nbytes:
-                buffer.copy_to_host(host_bytes(address, nbytes))
+                buffer.copy_to_host(host_bytes(array, address, nbytes))
