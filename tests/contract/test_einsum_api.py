@@ -404,3 +404,12 @@ def test_devices_without_system_allocations_get_copies(device, monkeypatch):
     close(out, 2.0 * np.einsum("bij,bjk->bik", a, b) + before[:, :, ::2])
     close(out.base[:, :, 1::2], before[:, :, 1::2], 0)
     api.clear_cache()
+
+
+def test_many_operands(device):
+    ops = [rand(3, 4, dtype="float64") for _ in range(20)]     # operand names past G, O, S
+    sub = ",".join("ij" for _ in ops) + "->ij"
+    close(tinyc.einsum(sub, *ops), np.einsum(sub, *ops), 1e-12)
+    vectors = [rand(2, dtype="float64") for _ in range(8)]      # greedy order beyond six
+    sub = ",".join("abcdefgh") + "->abcdefgh"
+    close(tinyc.einsum(sub, *vectors), np.einsum(sub, *vectors), 1e-12)

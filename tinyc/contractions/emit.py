@@ -84,27 +84,28 @@ def build_kernel(spec: KernelSpec) -> Program:
     if scratch_elements:
         params["scratch"] = group(memref(spec.compute, scratch_elements, plan.n_groups), 1)
     fn = prog.function(spec.name, params)
-    zero = fn.constant(0, index, name="c0")
-    whole = {name: Tensor(fn.load(fn[name], [zero], name=name + "0"), t.labels)
-             for name, t in zip(names + ["out"], spec.inputs + [spec.output])}
-    gid = fn.group_id(name="g") if plan.groups or scratch_elements else None
-    scratch = None
-    if scratch_elements:
-        all_scratch = fn.load(fn["scratch"], [zero], name="scratch0")
-        scratch = fn.subview(all_scratch, (slice(None), gid), name="s")
-    fixed = set(plan.groups[1:] if plan.tile else plan.groups)   # labels a work-group fixes
-    labels_of = {k: tuple(label for label in whole[name].labels if label not in fixed)
-                 for k, name in enumerate(names)}
-    labels_of[plan.output_id] = tuple(label for label in spec.output.labels if label not in fixed)
-    named: set[str] = set()
+    named: set[str] = set(params)
 
     def once(name: str | None) -> str | None:
-        """A name the first time only (a short last tile repeats the body)."""
+        """A value's name the first time only: names stay unique (a short last tile repeats
+        the body; an operand `G` would meet the group id `g`)."""
         if name is None or name in named:
             return None
         named.add(name)
         return name
 
+    zero = fn.constant(0, index, name=once("c0"))
+    whole = {name: Tensor(fn.load(fn[name], [zero], name=once(name + "0")), t.labels)
+             for name, t in zip(names + ["out"], spec.inputs + [spec.output])}
+    gid = fn.group_id(name=once("g")) if plan.groups or scratch_elements else None
+    scratch = None
+    if scratch_elements:
+        all_scratch = fn.load(fn["scratch"], [zero], name=once("scratch0"))
+        scratch = fn.subview(all_scratch, (slice(None), gid), name=once("s"))
+    fixed = set(plan.groups[1:] if plan.tile else plan.groups)   # labels a work-group fixes
+    labels_of = {k: tuple(label for label in whole[name].labels if label not in fixed)
+                 for k, name in enumerate(names)}
+    labels_of[plan.output_id] = tuple(label for label in spec.output.labels if label not in fixed)
     memory = _Memory(fn, spec, labels_of, scratch, offsets, once)
     shared = {k: whole[name] for k, name in enumerate(names) if not set(whole[name].labels) & set(plan.groups)}
     invariant = [s for s in plan.steps if s.invariant]
@@ -122,13 +123,13 @@ def build_kernel(spec: KernelSpec) -> Program:
         _emit_steps(fn, spec, tensors, variant, sizes)
 
     if plan.tile:
-        _tiled(fn, plan, gid, body)
+        _tiled(fn, plan, gid, body, once)
     elif plan.block == 1:
         body(_split(fn, plan, gid), plan.sizes)
     else:  # several batch entries per work-group: a loop over this group's block
         total = plan.n_entries
-        first = fn.mul(gid, plan.block, name="first")
-        count = fn.min(fn.sub(total, first), plan.block, name="count") \
+        first = fn.mul(gid, plan.block, name=once("first"))
+        count = fn.min(fn.sub(total, first), plan.block, name=once("count")) \
             if total % plan.block else plan.block
         with fn.for_(0, count) as loop:
             body(_split(fn, plan, fn.add(first, loop.var)), plan.sizes)
@@ -148,16 +149,16 @@ def _split(fn: FunctionBuilder, plan: Plan, entry, groups: Sequence[str] | None 
     return env
 
 
-def _tiled(fn: FunctionBuilder, plan: Plan, gid, body) -> None:
+def _tiled(fn: FunctionBuilder, plan: Plan, gid, body, once) -> None:
     """The first group label in tiles: this work-group's tile is a mode of size `tile`
     (the last tile, if short, its own static size: a second copy of the body)."""
     label = plan.groups[0]
     if plan.groups[1:]:
-        tile = fn.rem(gid, plan.tiles, name="tile")
+        tile = fn.rem(gid, plan.tiles, name=once("tile"))
         env = _split(fn, plan, fn.div(gid, plan.tiles), plan.groups[1:])
     else:
         tile, env = gid, {}
-    first = fn.mul(tile, plan.tile, name="first")
+    first = fn.mul(tile, plan.tile, name=once("first"))
     if not plan.remainder:
         body({**env, label: (first, plan.tile)}, plan.step_sizes)
         return
