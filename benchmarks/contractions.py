@@ -100,6 +100,8 @@ def cases() -> list[Case]:
              [(10 * B, 16, 8), (8, 8), (8, 16)], "float32", "fused.ir", "fused"),
         Case("dg_volume", "DG volume: O_e = Σ_d K_d Q_e A_de, 20×9, f64", "dkl,elm,edmn->ekn",
              [(3, 20, 20), (B, 20, 9), (B, 3, 9, 9)], "float64", "dg_volume.ir", "dg_volume"),
+        Case("dg_update", "Q_b K Q_b Aᵀ for every element b (the issue's example), 20×9, f64",
+             "kl,blm,nm->bkn", [(20, 20), (B, 20, 9), (9, 9)], "float64", "dg_update.ir", "dg_update"),
         Case("chain", "Y_b = A B C X_b (32×24·24×16·16×12·12×8), f32", "ij,jk,kl,blm->bim",
              [(32, 24), (24, 16), (16, 12), (2 * B, 12, 8)], "float32", "chain.ir", "chain"),
     ]
