@@ -32,3 +32,4 @@ class KernelInfo:
     params: tuple[ParamInfo, ...]
     work_group_size: tuple[int, int]  # (X, Y): OpenCL local size (X, Y, 1)
     subgroup_size: int
+    batch_axis: int = 2  # OpenCL dimension of the batch: 2 (z, seed) or 0 (x, newest language)

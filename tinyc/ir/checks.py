@@ -349,7 +349,7 @@ def literal_text(value: object) -> str:
 
 def _float_problem(x: float, t: ScalarType) -> str | None:
     if x != x or x in (float("inf"), float("-inf")):
-        return f"the constant {literal_text(x)} is not a finite double-precision number"
+        return None  # `inf`, `nan` (newest language): the value asked for
     limit = _FLOAT_OVERFLOW.get(t.name)
     if limit is not None and abs(x) >= limit:
         return f"the constant {x!r} is out of the range of {t} (it would round to infinity)"
@@ -362,8 +362,8 @@ def constant_problem(value: object, t: Type) -> str | None:
     The literal's kind must match the (component) type: true/false for bool,
     an integer literal for integer types, a floating literal for floating
     types, a complex literal [re, im] for complex types. Integers must lie in
-    -2^63+1..2^63-1 and fit the type's width as signed numbers; floats must
-    be finite and not overflow the type.
+    -2^63+1..2^63-1 and fit the type's width as signed numbers; finite floats
+    must not overflow the type (`inf` and `nan` are written as such).
     """
     if isinstance(t, CoopMatrixType):
         t = t.component

@@ -39,14 +39,19 @@ from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
 from tinyc.parser.errors import syntax_error
 from tinyc.parser.lexer import LexError, TensorLexer
+from tinyc.std import Std
 
 __all__ = ["parse"]
 
 _LEXER: list[TensorLexer] = []
 
 
-def parse(text: str, name: str = "<string>") -> Program:
-    """Parse tensor-language source into a Program; raises CompilationError."""
+def parse(text: str, name: str = "<string>", std: Std | None = None) -> Program:
+    """Parse tensor-language source into a Program; raises CompilationError.
+
+    `std` overrides the version the file declares or its spellings imply
+    (tinyc.std); the grammar is the same superset either way.
+    """
     source = Source(text, name)
     if not _LEXER:
         _LEXER.append(TensorLexer())
@@ -57,4 +62,4 @@ def parse(text: str, name: str = "<string>") -> Program:
         raise CompilationError(Diagnostic(err.message, span)) from None
     except lalr.ParseError as err:
         raise CompilationError(syntax_error(err, source)) from None
-    return ProgramBuilder(source).program(tree)
+    return ProgramBuilder(source, std).program(tree)

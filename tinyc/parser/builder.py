@@ -16,13 +16,15 @@ from tinyc.parser.context import MAX_NESTING, BuildContext
 from tinyc.parser.instructions import build_instruction, keyword_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, dictionary
+from tinyc.std import Std, decide, declaration
 
 
 class ProgramBuilder:
     """Builds a `Program` from the parse tree, collecting every name error."""
 
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, std: Std | None = None):
         self.ctx = BuildContext(source)
+        self.std = std
 
     def program(self, tree: Tree) -> Program:
         functions: list[Function] = []
@@ -37,7 +39,8 @@ class ProgramBuilder:
             seen[fn.name] = self.ctx.span(name_token)
             functions.append(fn)
         self.ctx.sink.raise_if_any()
-        return Program(functions, source=self.ctx.source)
+        version = decide(self.std, declaration(self.ctx.source), self.ctx.markers)
+        return Program(functions, source=self.ctx.source, version=version)
 
     def function(self, tree: Tree) -> Function:
         ctx = self.ctx

@@ -32,6 +32,7 @@ _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _SHAPE_TAIL = re.compile(r"(?:x[0-9]*)+")
 _TYPE_LIKE = re.compile(r"[A-Za-z]+[0-9]+")
 _PUNCTUATION = "{}()[]<>,:=?"
+_INF_NAN = re.compile(r"[+-]?(?:inf|nan)(?![A-Za-z0-9_])")
 
 
 class LexError(Exception):
@@ -96,6 +97,11 @@ class TensorLexer:
             return [("STRING", pos, m.end())]
         if char == "-" and nxt == ">":
             return [(self.keywords["->"], pos, pos + 2)]
+        if char == "<" and nxt == "=":
+            return [(self.keywords["<="], pos, pos + 2)]
+        m = _INF_NAN.match(text, pos) if char in "+-in" else None
+        if m:  # the newest language's `inf`, `-inf`, `nan`
+            return [("FLOAT", pos, m.end())]
         if char.isdigit() or (char in "+-." and (nxt.isdigit() or nxt == ".")):
             for name, pattern in self.numbers:
                 m = pattern.match(text, pos)

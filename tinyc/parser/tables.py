@@ -43,8 +43,11 @@ KEYWORDS: dict[str, str] = {
     '?': 'QMARK',
     '[': 'LSQB',
     ']': 'RSQB',
+    'abs': 'ABS',
+    'add': 'ADD',
     'alignment': 'ALIGNMENT',
     'alloca': 'ALLOCA',
+    'and': 'AND',
     'arith.abs': '__ANON_22',
     'arith.add': '__ANON_10',
     'arith.and': '__ANON_19',
@@ -77,12 +80,13 @@ KEYWORDS: dict[str, str] = {
     'c32': 'C32',
     'c64': 'C64',
     'cast': 'CAST',
-    'cmp.eq': '__ANON_34',
-    'cmp.ge': '__ANON_37',
-    'cmp.gt': '__ANON_36',
-    'cmp.le': '__ANON_39',
-    'cmp.lt': '__ANON_38',
-    'cmp.ne': '__ANON_35',
+    'cmp.eq': '__ANON_46',
+    'cmp.ge': '__ANON_49',
+    'cmp.gt': '__ANON_48',
+    'cmp.le': '__ANON_51',
+    'cmp.lt': '__ANON_50',
+    'cmp.ne': '__ANON_47',
+    'conj': 'CONJ',
     'constant': 'CONSTANT',
     'cooperative_matrix_construct': 'COOPERATIVE_MATRIX_CONSTRUCT',
     'cooperative_matrix_load': 'COOPERATIVE_MATRIX_LOAD',
@@ -90,8 +94,13 @@ KEYWORDS: dict[str, str] = {
     'cooperative_matrix_scale': 'COOPERATIVE_MATRIX_SCALE',
     'cooperative_matrix_store': 'COOPERATIVE_MATRIX_STORE',
     'coopmatrix': 'COOPMATRIX',
+    'cos': 'COS',
     'cumsum': 'CUMSUM',
+    'div': 'DIV',
     'else': 'ELSE',
+    'equal': '__ANON_52',
+    'exp': 'EXP',
+    'exp2': 'EXP2',
     'expand': 'EXPAND',
     'f16': 'F16',
     'f32': 'F32',
@@ -105,41 +114,91 @@ KEYWORDS: dict[str, str] = {
     'gemv': 'GEMV',
     'ger': 'GER',
     'global': 'GLOBAL',
+    'greater_than': 'GREATER_THAN',
+    'greater_than_equal': 'GREATER_THAN_EQUAL',
     'group': 'GROUP',
+    'group_id.x': '__ANON_34',
+    'group_id.y': '__ANON_35',
+    'group_id.z': '__ANON_36',
+    'hadamard': 'HADAMARD',
     'hadamard_product': 'HADAMARD_PRODUCT',
     'i16': 'I16',
     'i32': 'I32',
     'i64': 'I64',
     'i8': 'I8',
     'if': 'IF',
+    'im': 'IM',
     'index': 'INDEX',
     'init': 'INIT',
+    'less_than': 'LESS_THAN',
+    'less_than_equal': 'LESS_THAN_EQUAL',
     'lifetime_stop': 'LIFETIME_STOP',
     'load': 'LOAD',
     'local': 'LOCAL',
-    'math.exp': '__ANON_40',
-    'math.native_exp': '__ANON_41',
+    'log': 'LOG',
+    'log2': 'LOG2',
+    'math.exp': '__ANON_53',
+    'math.native_exp': '__ANON_54',
     'matrix_a': 'MATRIX_A',
     'matrix_acc': 'MATRIX_ACC',
     'matrix_b': 'MATRIX_B',
+    'max': 'MAX',
     'memref': 'MEMREF',
+    'min': 'MIN',
+    'mul': 'MUL',
+    'native_cos': 'NATIVE_COS',
+    'native_exp': 'NATIVE_EXP',
+    'native_exp2': 'NATIVE_EXP2',
+    'native_log': 'NATIVE_LOG',
+    'native_log2': 'NATIVE_LOG2',
+    'native_sin': 'NATIVE_SIN',
+    'neg': 'NEG',
+    'not': 'NOT',
+    'not_equal': 'NOT_EQUAL',
+    'num_groups.x': '__ANON_37',
+    'num_groups.y': '__ANON_38',
+    'num_groups.z': '__ANON_39',
+    'num_subgroups.x': '__ANON_40',
+    'num_subgroups.y': '__ANON_41',
+    'num_subgroups.z': '__ANON_42',
     'offset': 'OFFSET',
+    'or': 'OR',
     'parallel': 'PARALLEL',
+    're': 'RE',
+    'rem': 'REM',
     'shape_gcd': 'SHAPE_GCD',
+    'shl': 'SHL',
+    'shr': 'SHR',
+    'sin': 'SIN',
     'size': 'SIZE',
     'store': 'STORE',
     'stride_gcd': 'STRIDE_GCD',
     'strided': 'STRIDED',
-    'subgroup_add.exclusive_scan': '__ANON_42',
-    'subgroup_add.inclusive_scan': '__ANON_43',
-    'subgroup_add.reduce': '__ANON_44',
+    'sub': 'SUB',
+    'subgroup_add.exclusive_scan': '__ANON_55',
+    'subgroup_add.inclusive_scan': '__ANON_56',
+    'subgroup_add.reduce': '__ANON_57',
     'subgroup_broadcast': 'SUBGROUP_BROADCAST',
-    'subgroup_max.exclusive_scan': '__ANON_45',
-    'subgroup_max.inclusive_scan': '__ANON_46',
-    'subgroup_max.reduce': '__ANON_47',
-    'subgroup_min.exclusive_scan': '__ANON_48',
-    'subgroup_min.inclusive_scan': '__ANON_49',
-    'subgroup_min.reduce': '__ANON_50',
+    'subgroup_exclusive_scan_add': 'SUBGROUP_EXCLUSIVE_SCAN_ADD',
+    'subgroup_exclusive_scan_max': 'SUBGROUP_EXCLUSIVE_SCAN_MAX',
+    'subgroup_exclusive_scan_min': 'SUBGROUP_EXCLUSIVE_SCAN_MIN',
+    'subgroup_id.x': '__ANON_43',
+    'subgroup_id.y': '__ANON_44',
+    'subgroup_id.z': '__ANON_45',
+    'subgroup_inclusive_scan_add': 'SUBGROUP_INCLUSIVE_SCAN_ADD',
+    'subgroup_inclusive_scan_max': 'SUBGROUP_INCLUSIVE_SCAN_MAX',
+    'subgroup_inclusive_scan_min': 'SUBGROUP_INCLUSIVE_SCAN_MIN',
+    'subgroup_linear_id': 'SUBGROUP_LINEAR_ID',
+    'subgroup_local_id': 'SUBGROUP_LOCAL_ID',
+    'subgroup_max.exclusive_scan': '__ANON_58',
+    'subgroup_max.inclusive_scan': '__ANON_59',
+    'subgroup_max.reduce': '__ANON_60',
+    'subgroup_min.exclusive_scan': '__ANON_61',
+    'subgroup_min.inclusive_scan': '__ANON_62',
+    'subgroup_min.reduce': '__ANON_63',
+    'subgroup_reduce_add': 'SUBGROUP_REDUCE_ADD',
+    'subgroup_reduce_max': 'SUBGROUP_REDUCE_MAX',
+    'subgroup_reduce_min': 'SUBGROUP_REDUCE_MIN',
     'subgroup_size': 'SUBGROUP_SIZE',
     'subview': 'SUBVIEW',
     'sum': 'SUM',
@@ -148,6 +207,7 @@ KEYWORDS: dict[str, str] = {
     'void': 'VOID',
     'work_group_size': 'WORK_GROUP_SIZE',
     'x': 'X',
+    'xor': 'XOR',
     'yield': 'YIELD',
     '{': 'LBRACE',
     '}': 'RBRACE',
@@ -232,6 +292,18 @@ alloca_keyword: ALLOCA => alloca_keyword 0
 argument: LOCAL_ID COLON type => argument 0 2
 argument: LOCAL_ID COLON type dictionary => argument 0 2 3
 arith_binary: arith_binary_keyword LOCAL_ID COMMA LOCAL_ID COLON value_type => arith_binary 0 1 3 5
+arith_binary_keyword: ADD => arith_binary_keyword 0
+arith_binary_keyword: AND => arith_binary_keyword 0
+arith_binary_keyword: DIV => arith_binary_keyword 0
+arith_binary_keyword: MAX => arith_binary_keyword 0
+arith_binary_keyword: MIN => arith_binary_keyword 0
+arith_binary_keyword: MUL => arith_binary_keyword 0
+arith_binary_keyword: OR => arith_binary_keyword 0
+arith_binary_keyword: REM => arith_binary_keyword 0
+arith_binary_keyword: SHL => arith_binary_keyword 0
+arith_binary_keyword: SHR => arith_binary_keyword 0
+arith_binary_keyword: SUB => arith_binary_keyword 0
+arith_binary_keyword: XOR => arith_binary_keyword 0
 arith_binary_keyword: __ANON_10 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_11 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_12 => arith_binary_keyword 0
@@ -245,6 +317,12 @@ arith_binary_keyword: __ANON_19 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_20 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_21 => arith_binary_keyword 0
 arith_unary: arith_unary_keyword LOCAL_ID COLON value_type => arith_unary 0 1 3
+arith_unary_keyword: ABS => arith_unary_keyword 0
+arith_unary_keyword: CONJ => arith_unary_keyword 0
+arith_unary_keyword: IM => arith_unary_keyword 0
+arith_unary_keyword: NEG => arith_unary_keyword 0
+arith_unary_keyword: NOT => arith_unary_keyword 0
+arith_unary_keyword: RE => arith_unary_keyword 0
 arith_unary_keyword: __ANON_22 => arith_unary_keyword 0
 arith_unary_keyword: __ANON_23 => arith_unary_keyword 0
 arith_unary_keyword: __ANON_24 => arith_unary_keyword 0
@@ -267,6 +345,9 @@ attribute_name: STRING => attribute_name 0
 attribute_name: SUBGROUP_SIZE => attribute_name 0
 attribute_name: UNROLL => attribute_name 0
 attribute_name: WORK_GROUP_SIZE => attribute_name 0
+axpby: axpby_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 3 5 7
+axpby: axpby_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 4 6 8
+axpby: axpby_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 3 5 7 9
 axpby: axpby_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 4 6 8
 axpby: axpby_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 3 5 7 9
 axpby_keyword: AXPBY => axpby_keyword 0
@@ -279,24 +360,45 @@ bool_type: BOOL => bool_type
 boolean: FALSE => boolean 0
 boolean: TRUE => boolean 0
 builtin: builtin_keyword COLON integer_type => builtin 0 2
+builtin_keyword: SUBGROUP_LINEAR_ID => builtin_keyword 0
+builtin_keyword: SUBGROUP_LOCAL_ID => builtin_keyword 0
+builtin_keyword: SUBGROUP_SIZE => builtin_keyword 0
 builtin_keyword: __ANON_28 => builtin_keyword 0
 builtin_keyword: __ANON_29 => builtin_keyword 0
 builtin_keyword: __ANON_30 => builtin_keyword 0
 builtin_keyword: __ANON_31 => builtin_keyword 0
 builtin_keyword: __ANON_32 => builtin_keyword 0
 builtin_keyword: __ANON_33 => builtin_keyword 0
+builtin_keyword: __ANON_34 => builtin_keyword 0
+builtin_keyword: __ANON_35 => builtin_keyword 0
+builtin_keyword: __ANON_36 => builtin_keyword 0
+builtin_keyword: __ANON_37 => builtin_keyword 0
+builtin_keyword: __ANON_38 => builtin_keyword 0
+builtin_keyword: __ANON_39 => builtin_keyword 0
+builtin_keyword: __ANON_40 => builtin_keyword 0
+builtin_keyword: __ANON_41 => builtin_keyword 0
+builtin_keyword: __ANON_42 => builtin_keyword 0
+builtin_keyword: __ANON_43 => builtin_keyword 0
+builtin_keyword: __ANON_44 => builtin_keyword 0
+builtin_keyword: __ANON_45 => builtin_keyword 0
 cast: cast_keyword LOCAL_ID COLON value_type => cast 0 1 3
 cast_keyword: CAST => cast_keyword 0
 checked_flag: __ANON_4 => checked_flag 0
 checked_flag: __ANON_5 => checked_flag 0
 checked_flag: __ANON_6 => checked_flag 0
 cmp: cmp_keyword LOCAL_ID COMMA LOCAL_ID COLON bool_type => cmp 0 1 3 5
-cmp_keyword: __ANON_34 => cmp_keyword 0
-cmp_keyword: __ANON_35 => cmp_keyword 0
-cmp_keyword: __ANON_36 => cmp_keyword 0
-cmp_keyword: __ANON_37 => cmp_keyword 0
-cmp_keyword: __ANON_38 => cmp_keyword 0
-cmp_keyword: __ANON_39 => cmp_keyword 0
+cmp_keyword: GREATER_THAN => cmp_keyword 0
+cmp_keyword: GREATER_THAN_EQUAL => cmp_keyword 0
+cmp_keyword: LESS_THAN => cmp_keyword 0
+cmp_keyword: LESS_THAN_EQUAL => cmp_keyword 0
+cmp_keyword: NOT_EQUAL => cmp_keyword 0
+cmp_keyword: __ANON_46 => cmp_keyword 0
+cmp_keyword: __ANON_47 => cmp_keyword 0
+cmp_keyword: __ANON_48 => cmp_keyword 0
+cmp_keyword: __ANON_49 => cmp_keyword 0
+cmp_keyword: __ANON_50 => cmp_keyword 0
+cmp_keyword: __ANON_51 => cmp_keyword 0
+cmp_keyword: __ANON_52 => cmp_keyword 0
 complex: LSQB FLOAT COMMA FLOAT RSQB => complex 1 3
 constant: constant_keyword literal COLON value_type => constant 0 1 3
 constant_keyword: CONSTANT => constant_keyword 0
@@ -329,20 +431,28 @@ expand_shape: _constant_or_value __expand_shape_plus_9 => expand_shape 0* 1*
 fn_attributes: ATTRIBUTES dictionary => fn_attributes 1
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 9 10 11
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 9 10 11 12
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 9 10 11 12
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 9 10
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 9 10 11
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 9 10 11
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 8 9
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 8 9 10
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 8 9 10
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 8
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 8 9
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 8 9 10
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 8 9 10
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 8
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 8 9
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 6 7
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 6 7 8
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 6 7 8
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 6
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 6 7
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 6 7
 for_init: INIT LPAR init_value RPAR __ANON_9 return_types => for_init 2 5
 for_init: INIT LPAR init_value __for_init_star_10 RPAR __ANON_9 return_types => for_init 2 3* 6
 for_keyword: FOR => for_keyword 0
@@ -357,9 +467,17 @@ function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR fn_attributes regi
 function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR region => function 1 3 4* 6
 fuse: fuse_keyword LOCAL_ID LSQB INTEGER COMMA INTEGER RSQB COLON memref_type => fuse 0 1 3 5 8
 fuse_keyword: FUSE => fuse_keyword 0
+gemm: gemm_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 3 5 7 9
+gemm: gemm_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 4 6 8 10
+gemm: gemm_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 5 7 9 11
+gemm: gemm_keyword atomic transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 4 6 8 10 12
+gemm: gemm_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 4 6 8 10
 gemm: gemm_keyword transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 5 7 9 11
 gemm: gemm_keyword transpose transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 4 6 8 10 12
 gemm_keyword: GEMM => gemm_keyword 0
+gemv: gemv_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 3 5 7 9
+gemv: gemv_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 4 6 8 10
+gemv: gemv_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 3 5 7 9 11
 gemv: gemv_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 4 6 8 10
 gemv: gemv_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 3 5 7 9 11
 gemv_keyword: GEMV => gemv_keyword 0
@@ -372,7 +490,10 @@ group_type: GROUP LESSTHAN memref_type X dim MORETHAN => group_type 2 4
 group_type: GROUP LESSTHAN memref_type X dim group_offset MORETHAN => group_type 2 4 5
 hadamard_product: hadamard_product_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 3 5 7 9
 hadamard_product: hadamard_product_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 2 4 6 8 10
+hadamard_product_keyword: HADAMARD => hadamard_product_keyword 0
 hadamard_product_keyword: HADAMARD_PRODUCT => hadamard_product_keyword 0
+if: if_keyword LOCAL_ID __ANON_9 LPAR RPAR region => if 0 1 5
+if: if_keyword LOCAL_ID __ANON_9 LPAR RPAR region ELSE region => if 0 1 5 7
 if: if_keyword LOCAL_ID __ANON_9 return_types region => if 0 1 3 4
 if: if_keyword LOCAL_ID __ANON_9 return_types region ELSE region => if 0 1 3 4 6
 if: if_keyword LOCAL_ID region => if 0 1 2
@@ -402,8 +523,20 @@ load: load_keyword LOCAL_ID LSQB indices RSQB COLON scalar_type => load 0 1 3 6
 load_keyword: LOAD => load_keyword 0
 local_fence: __ANON_8 => local_fence 0
 math_unary: math_unary_keyword LOCAL_ID COLON scalar_type => math_unary 0 1 3
-math_unary_keyword: __ANON_40 => math_unary_keyword 0
-math_unary_keyword: __ANON_41 => math_unary_keyword 0
+math_unary_keyword: COS => math_unary_keyword 0
+math_unary_keyword: EXP => math_unary_keyword 0
+math_unary_keyword: EXP2 => math_unary_keyword 0
+math_unary_keyword: LOG => math_unary_keyword 0
+math_unary_keyword: LOG2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_COS => math_unary_keyword 0
+math_unary_keyword: NATIVE_EXP => math_unary_keyword 0
+math_unary_keyword: NATIVE_EXP2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_LOG => math_unary_keyword 0
+math_unary_keyword: NATIVE_LOG2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_SIN => math_unary_keyword 0
+math_unary_keyword: SIN => math_unary_keyword 0
+math_unary_keyword: __ANON_53 => math_unary_keyword 0
+math_unary_keyword: __ANON_54 => math_unary_keyword 0
 matrix_use: MATRIX_A => matrix_use 0
 matrix_use: MATRIX_ACC => matrix_use 0
 matrix_use: MATRIX_B => matrix_use 0
@@ -459,19 +592,31 @@ store_keyword: STORE => store_keyword 0
 subgroup_broadcast: subgroup_broadcast_keyword LOCAL_ID COMMA LOCAL_ID COLON scalar_type => subgroup_broadcast 0 1 3 5
 subgroup_broadcast_keyword: SUBGROUP_BROADCAST => subgroup_broadcast_keyword 0
 subgroup_operation: subgroup_operation_keyword LOCAL_ID COLON scalar_type => subgroup_operation 0 1 3
-subgroup_operation_keyword: __ANON_42 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_43 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_44 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_45 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_46 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_47 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_48 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_49 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_50 => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_55 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_56 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_57 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_58 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_59 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_60 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_61 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_62 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_63 => subgroup_operation_keyword 0
 subview: subview_keyword LOCAL_ID LSQB RSQB COLON memref_type => subview 0 1 5
 subview: subview_keyword LOCAL_ID LSQB slice RSQB COLON memref_type => subview 0 1 3 6
 subview: subview_keyword LOCAL_ID LSQB slice __subview_star_11 RSQB COLON memref_type => subview 0 1 3 4* 7
 subview_keyword: SUBVIEW => subview_keyword 0
+sum: sum_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 3 5 7
+sum: sum_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 4 6 8
+sum: sum_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 3 5 7 9
 sum: sum_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 4 6 8
 sum: sum_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 3 5 7 9
 sum_keyword: SUM => sum_keyword 0
@@ -522,17 +667,25 @@ I8
 INDEX
 MEMREF
 VOID
+ABS
+ADD
 ALLOCA
+AND
 AXPBY
 BARRIER
 CAST
+CONJ
 CONSTANT
 COOPERATIVE_MATRIX_CONSTRUCT
 COOPERATIVE_MATRIX_LOAD
 COOPERATIVE_MATRIX_MUL_ADD
 COOPERATIVE_MATRIX_SCALE
 COOPERATIVE_MATRIX_STORE
+COS
 CUMSUM
+DIV
+EXP
+EXP2
 EXPAND
 FOR
 FOREACH
@@ -540,17 +693,57 @@ FUSE
 GEMM
 GEMV
 GER
+GREATER_THAN
+GREATER_THAN_EQUAL
+HADAMARD
 HADAMARD_PRODUCT
 IF
+IM
+LESS_THAN
+LESS_THAN_EQUAL
 LIFETIME_STOP
 LOAD
+LOG
+LOG2
+MAX
+MIN
+MUL
+NATIVE_COS
+NATIVE_EXP
+NATIVE_EXP2
+NATIVE_LOG
+NATIVE_LOG2
+NATIVE_SIN
+NEG
+NOT
+NOT_EQUAL
+OR
 PARALLEL
 RBRACE
+RE
+REM
+SHL
+SHR
+SIN
 SIZE
 STORE
+SUB
 SUBGROUP_BROADCAST
+SUBGROUP_EXCLUSIVE_SCAN_ADD
+SUBGROUP_EXCLUSIVE_SCAN_MAX
+SUBGROUP_EXCLUSIVE_SCAN_MIN
+SUBGROUP_INCLUSIVE_SCAN_ADD
+SUBGROUP_INCLUSIVE_SCAN_MAX
+SUBGROUP_INCLUSIVE_SCAN_MIN
+SUBGROUP_LINEAR_ID
+SUBGROUP_LOCAL_ID
+SUBGROUP_REDUCE_ADD
+SUBGROUP_REDUCE_MAX
+SUBGROUP_REDUCE_MIN
+SUBGROUP_SIZE
 SUBVIEW
 SUM
+XOR
 YIELD
 __ANON_10
 __ANON_11
@@ -593,8 +786,21 @@ __ANON_47
 __ANON_48
 __ANON_49
 __ANON_50
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID MORETHAN PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+__ANON_51
+__ANON_52
+__ANON_53
+__ANON_54
+__ANON_55
+__ANON_56
+__ANON_57
+__ANON_58
+__ANON_59
+__ANON_60
+__ANON_61
+__ANON_62
+__ANON_63
+ABS ADD ALLOCA AND AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MORETHAN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
+ABS ADD ALLOCA AND AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
 LESSTHAN
 COMMA LBRACE RPAR
 COMMA RPAR
@@ -602,21 +808,23 @@ ALIGNMENT
 SHAPE_GCD
 STRIDE_GCD
 STRING
-SUBGROUP_SIZE
 UNROLL
 WORK_GROUP_SIZE
+ABS ADD ALLOCA AND AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
 COLON LBRACE
-__ANON_0 __ANON_1
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_7 __ANON_8
+LOCAL_ID __ANON_0 __ANON_1 __ANON_2
+ABS ADD ALLOCA AND AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_7 __ANON_8
 FALSE FLOAT INTEGER LSQB TRUE
+__ANON_0 __ANON_1
 LOCAL_ID __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
 LOCAL_ID __ANON_2
 EQUAL
-$END ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM ELSE EXPAND FOR FOREACH FUNC FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+$END ABS ADD ALLOCA AND ATTRIBUTES AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV ELSE EXP EXP2 EXPAND FOR FOREACH FUNC FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
 LOCAL_ID __ANON_2 __ANON_3
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
 __ANON_0
 __ANON_1
+__ANON_2
 __ANON_7
 __ANON_8
 FALSE
@@ -624,32 +832,32 @@ FLOAT
 INTEGER
 LSQB
 TRUE
-__ANON_2
 __ANON_3
 __ANON_4
 __ANON_5
 __ANON_6
-ALLOCA AXPBY BARRIER CAST COLON COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR RSQB SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND AXPBY BARRIER CAST COLON COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR RSQB SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
 LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_4 __ANON_5 __ANON_6
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_8
+LOCAL_ID __ANON_0 __ANON_1
+ABS ADD ALLOCA AND AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_8
 COLON COMMA RBRACE RSQB
 COLON EQUAL
 __ANON_9
 X
 MORETHAN
 COMMA EQUAL RPAR RSQB
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EQUAL EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EQUAL EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
 ELSE
 RSQB
 QMARK
 GLOBAL
 LOCAL
 STRIDED
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
 COMMA MORETHAN X
 COMMA RBRACE RSQB
 COMMA RBRACE
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63
 COMMA RSQB
 COLON COMMA RSQB X
 OFFSET
@@ -662,9 +870,9 @@ RSQB X
 """
 
 ACTIONS = """\
-r284 @0 s1 @1
+r357 @0 s1 @1
 s5 @2
-r285 @0 s1 @1
+r358 @0 s1 @1
 r21 @3
 
 s7 @4
@@ -675,752 +883,949 @@ s12 @8 s13 @9
 s16 @10 s17 @6
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25 s34 @26
 s42 @9
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @5 s67 @49 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @5 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158
 s13 @9
-r187 @3
+r237 @3
 s8 @5
 s12 @8 s13 @9
-s194 @10 s195 @6
-r267 @98
-r112 @99
-r268 @98
-r269 @98
-s196 @100
-r270 @98
-r271 @98
-r272 @98
-s197 @100
-r273 @98
-r274 @98
-r275 @98
-r276 @98
-r277 @98
-s198 @100
-r325 @101
-r314 @101
-r315 @101
-r316 @101
-r317 @101
-r318 @101
-r66 @102 s42 @9
-r319 @101
-s200 @103 s201 @50 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r163 @9
-r65 @110
-r106 @111
-r111 @112
-r123 @5
-r136 @113
-r138 @5
-r141 @111
-r143 @5
-r145 @5
-r150 @114
-r154 @115
-r161 @5
-r182 @5
-r185 @4
-r193 @5
-r196 @111
-r199 @111
-r202 @115
-r209 @115
-r214 @5
-r227 @5
-r236 @5
-s210 @10 r263 @116
-r260 @9
-r261 @117
-r280 @5
-r292 @118
-r294 @5
-r308 @5
-r311 @111
-r328 @4
+s255 @10 s256 @6
+r340 @159
+r133 @160
+r341 @159
+r342 @159
+s257 @161
+r343 @159
+r344 @159
+r345 @159
+s258 @161
+r346 @159
+r347 @159
+r348 @159
+r349 @159
+r350 @159
+s259 @161
+r410 @162
+r399 @162
+r400 @162
+r401 @162
+r402 @162
+r403 @162
+r66 @163 s42 @9
+r404 @162
+s261 @164 s262 @79 s263 @165 s264 @166 s265 @167 s266 @100 s267 @168 s268 @169
+r205 @170
+r94 @5
 r69 @5
+r65 @171
 r70 @5
+r127 @172
+r132 @173
+r159 @5
+r95 @5
+r178 @174
+r180 @5
+r183 @175
+r185 @5
+r187 @5
+r192 @176
+r300 @5
+r196 @177
 r71 @5
+r301 @5
+r302 @5
+r203 @5
+r232 @5
+r235 @4
+r243 @5
+r251 @172
+r257 @172
+r260 @177
+r164 @5
+r165 @5
+r267 @177
+r268 @177
+r275 @5
+r96 @5
+r166 @5
+r167 @5
+r288 @5
+r297 @5
+s271 @10 r336 @178
+r303 @5
+r304 @5
 r72 @5
 r73 @5
 r74 @5
+r305 @5
+r306 @5
+r307 @5
+r308 @5
+r309 @5
+r310 @5
+r97 @5
+r98 @5
+r168 @5
 r75 @5
+r333 @9
+r334 @179
+r99 @5
 r76 @5
 r77 @5
 r78 @5
+r311 @5
+r353 @5
+r365 @180
 r79 @5
+r367 @5
+r369 @5
+r370 @5
+r371 @5
+r372 @5
+r373 @5
+r374 @5
+r137 @7
+r138 @7
+r375 @5
+r376 @5
+r377 @5
+r139 @7
+r390 @5
+r396 @172
 r80 @5
+r413 @4
+r81 @5
 r82 @5
 r83 @5
 r84 @5
 r85 @5
 r86 @5
 r87 @5
-r116 @7
-r117 @7
-r118 @7
-r119 @7
-r120 @7
-r121 @7
-r128 @5
-r129 @5
-r130 @5
-r131 @5
-r132 @5
-r133 @5
-r239 @5
-r240 @5
-r296 @5
-r297 @5
-r298 @5
-r299 @5
-r300 @5
-r301 @5
-r302 @5
-r303 @5
-r304 @5
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @5 s67 @49 s212 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
-r219 @119
-r26 @119
-s214 @7 s42 @9
-r27 @119
-s216 @5
-r28 @119
-s217 @5
-r29 @119
-s218 @120 s219 @121
-r30 @119
-r107 @119 s221 @122 s222 @123
-r31 @119
-s225 @7
-r32 @119
-s226 @5
-r33 @119
-s227 @5
-r34 @119
-s228 @124 s229 @125 s230 @126 s231 @127 s232 @128
-r35 @119
-s236 @5
-r36 @119
-s218 @120 s219 @121
-r37 @119
-s238 @5
-r38 @119
-s239 @5
-r39 @119
-s240 @5 s241 @129 s242 @130 s243 @131 s244 @132 s245 @133
-r40 @119
-s248 @5 s249 @129
-r41 @119
-s251 @5
-r42 @119
-s252 @5
-r43 @119
-s254 @4
-r44 @119
-s255 @5
-r45 @119
-s218 @120 s219 @121
-r46 @119
-s218 @120 s219 @121
-r47 @119
-s258 @5 s249 @129
-r48 @119
-s260 @5 s249 @129
-r49 @119
-s262 @5
-r15 @119
-r50 @119
-s263 @5
-r51 @119
-s264 @5
-r52 @119
-s265 @5
-r53 @119
+r88 @5
+r89 @5
+r90 @5
+r91 @5
+r92 @5
+r100 @5
+r101 @5
+r102 @5
+r103 @5
+r104 @5
+r105 @5
+r140 @7
+r141 @7
+r142 @7
+r143 @7
+r144 @7
+r145 @7
+r146 @7
+r147 @7
+r148 @7
+r149 @7
+r150 @7
+r151 @7
+r152 @7
+r153 @7
+r154 @7
+r155 @7
+r156 @7
+r157 @7
+r169 @5
+r170 @5
+r171 @5
+r172 @5
+r173 @5
+r174 @5
+r175 @5
+r312 @5
+r313 @5
+r378 @5
+r379 @5
+r380 @5
+r381 @5
+r382 @5
+r383 @5
+r384 @5
+r385 @5
+r386 @5
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @5 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s273 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158
+r280 @181
+r26 @181
+s275 @7 s42 @9
+r27 @181
+s277 @5
+r28 @181
+s278 @5
+r29 @181
+s279 @5 s280 @182 s281 @183 s282 @184
+r30 @181
+r128 @181 s285 @185 s286 @186
+r31 @181
+s289 @7
+r32 @181
+s290 @5
+r33 @181
+s291 @5
+r34 @181
+s292 @187 s293 @188 s294 @189 s295 @190 s296 @191
+r35 @181
+s300 @5
+r36 @181
+s280 @182 s281 @183
+r37 @181
+s302 @5
+r38 @181
+s303 @5
+r39 @181
+s304 @5 s305 @184 s306 @192 s307 @193 s308 @194 s309 @195
+r40 @181
+s312 @5 s282 @184
+r41 @181
+s314 @5
+r42 @181
+s315 @5
+r43 @181
+s317 @4
+r44 @181
+s318 @5
+r45 @181
+s319 @5 s280 @182 s281 @183 s282 @184
+r46 @181
+s322 @5 s280 @182 s281 @183 s282 @184
+r47 @181
+s325 @5 s282 @184
+r48 @181
+s327 @5 s282 @184
+r49 @181
+s329 @5
+r15 @181
+r50 @181
+s330 @5
+r51 @181
+s331 @5
+r52 @181
+s332 @5
+r53 @181
 s13 @9
-s267 @116
-r54 @119
-s268 @5
-r55 @119
-s269 @5 s241 @129 s242 @130
-r56 @119
-s271 @5
-r57 @119
-s272 @5
-r58 @119
-s273 @5
-r59 @119
-s218 @120 s219 @121
-r60 @119
-s275 @4
-r186 @3
-r8 @102
+s334 @178
+r54 @181
+s335 @5
+r55 @181
+s336 @5 s305 @184 s306 @192
+r56 @181
+s338 @5
+r57 @181
+s339 @5
+r58 @181
+s340 @5
+r59 @181
+s341 @5 s280 @182 s281 @183 s282 @184
+r60 @181
+s344 @4
+r236 @3
+r8 @163
 s13 @9
-r189 @3
+r239 @3
 s8 @5
 s12 @8 s13 @9
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s33 @25
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r67 @102
-r97 @116
-r155 @134
-r98 @116
-r99 @116
-r100 @116
-r101 @116
-r102 @116
-r103 @116
-s283 @116
-s284 @10 s285 @50
-s287 @5
-s288 @10 r264 @116
-r262 @117
-r14 @119
+r67 @163
+r115 @178
+r197 @196
+r116 @178
+r117 @178
+r118 @178
+r119 @178
+r120 @178
+r121 @178
+s352 @178
+s353 @10 s354 @79
+s356 @5
+s357 @10 r337 @178
+r335 @179
+r14 @181
 s33 @25
-s290 @7
-s291 @10
-s292 @7
-r312 @135
-r313 @135
-s293 @5 s249 @129
-r203 @136
-r237 @119
-r108 @119 s222 @123
-r110 @119
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s302 @7
-s303 @10
-r113 @137
-r228 @7
-r229 @7
-s304 @125
-r114 @137
-r230 @7
-r231 @7
-s305 @7
-s306 @7
-s307 @5 s243 @131 s244 @132 s245 @133
-s309 @10
-s310 @10
-s311 @10
-r290 @5
-r291 @5
-r124 @118
-r125 @118
-r126 @118
-s312 @5 s241 @129 s242 @130
-s314 @5
-s315 @10
-r91 @5
-s316 @5
-s317 @127
-r256 @138
-s318 @7 s319 @116
-s320 @5
-s322 @127
-s218 @120 s219 @121
-s324 @5 s249 @129
-s326 @10
-s327 @5
-s328 @10
-s329 @5
-s13 @9 s330 @139
-r226 @119
-s332 @127
-s333 @7
-r259 @119
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s67 @49 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
-s335 @127
-s336 @10
-s337 @5
-s338 @10
-s339 @7
-s340 @127
-s341 @5 s249 @129
-s343 @5 s344 @6
-r188 @3
-r9 @102
-s13 @9
-r191 @3
-s347 @140
-s348 @140
-s349 @10 s350 @141 s351 @140
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-s200 @103 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r156 @134
-s362 @10 s363 @50
-r16 @142
-s364 @5
-r63 @119
-s33 @25
-s366 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s371 @10
-s372 @5
-r109 @119
-r221 @143
-r222 @143
-r223 @143
-r224 @143
-r225 @143
-r115 @119
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s374 @5
+s359 @7
+s360 @10
+s361 @7
+s362 @10
+r397 @197
+r398 @197
+r109 @198
+s363 @5 s280 @182 s281 @183
+s365 @5 s282 @184
+r261 @199
+r298 @181
+r129 @181 s286 @186
+r131 @181
+s368 @20 s369 @21 s370 @22 s371 @23 s372 @24
+s374 @7
 s375 @10
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s23 @15
-s378 @127
-s379 @5
-s380 @5
-s381 @5
-s382 @5
+r134 @200
+r289 @7
+r290 @7
+s376 @188
+r135 @200
+r291 @7
+r292 @7
+s377 @7
+s378 @7
+s379 @5 s307 @193 s308 @194 s309 @195
+s381 @10
+s382 @10
 s383 @10
-s384 @5
-s385 @10
+r363 @5
+r364 @5
+r160 @180
+r161 @180
+r162 @180
+s384 @5 s305 @184 s306 @192
 s386 @5
 s387 @10
-s388 @126
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s390 @5
-s210 @10 r257 @6
-s392 @6
-s393 @126
-s394 @5 s249 @129
-s396 @10
-s397 @5
-s398 @5
-s399 @10
-s400 @5
-s401 @10
-s402 @4
-r212 @119 s404 @144
-s405 @5 s406 @145
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r220 @119
-s409 @126
-s410 @5
-s411 @10
-s412 @5
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s414 @7 s415 @126 s416 @5 s417 @145
+s388 @5
+s389 @190
+r329 @201
+s390 @7 s391 @178
+s392 @5
+s394 @190
+s395 @10
+s396 @5 s280 @182 s281 @183
+s398 @5 s280 @182 s281 @183
+s400 @10
+s401 @5 s280 @182 s281 @183
+s403 @5 s282 @184
+s405 @10
+s406 @5
+s407 @10
+s408 @5
+s13 @9 s409 @202
+r287 @181
+s411 @190
+s412 @7
+r332 @181
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158
+s414 @190
+s415 @10
+s416 @5
+s417 @10
+s418 @7
+s419 @190
 s420 @10
-s421 @5
-s210 @10 r323 @6
-r326 @119
-s423 @6
-r190 @3
-s424 @126
-s425 @126 s426 @146
-s428 @147 s429 @148 s430 @149
-r250 @150
-s425 @126 s426 @146
-s434 @10 s435 @141 s351 @140
-r13 @151
-r92 @152
-s228 @124 s354 @126 s42 @9 s355 @127 s437 @145 s356 @106 s232 @128
-r93 @152
-r94 @152
-r255 @153
-r95 @152
-r96 @152
-r2 @153
-s200 @103 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r157 @134
-r17 @142
-r64 @119
-s440 @7
-r320 @154
-r321 @154
-r322 @154
-r81 @119
-s441 @5
-s442 @10
-r122 @119
-s443 @7
-s444 @125
-r135 @119
-r137 @119
-s445 @5
-s446 @127
-s447 @10
-s448 @7
-s449 @127
-s450 @5
-s451 @10
-s452 @5
-s453 @10
-s454 @5
-s455 @139
-s456 @116
-s457 @10
-s288 @10 r258 @6
-s458 @7 s459 @116
+s421 @5 s280 @182 s281 @183
+s423 @5 s282 @184
+s425 @5 s426 @6
+r238 @3
+r9 @163
+s13 @9
+r241 @3
+s429 @203
+s430 @203
+s431 @10 s432 @204 s433 @203
+s292 @187 s436 @189 s42 @9 s437 @190 s438 @167 s296 @191
+s261 @164 s263 @165 s264 @166 s265 @167 s266 @100 s267 @168 s268 @169
+r198 @196
+s444 @10 s445 @79
+r16 @205
+s446 @5
+r63 @181
+s33 @25
+s448 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s453 @5
+s454 @10
+s455 @5
+s456 @10
+s457 @5
+r130 @181
+r282 @206
+r283 @206
+r284 @206
+r285 @206
+r286 @206
+r136 @181
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s459 @5
 s460 @10
-s461 @10
-s462 @5
-s463 @5
-s464 @10
-s465 @10
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s23 @15
+s463 @190
+s464 @5
+s465 @5
 s466 @5
-s467 @10
-s468 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s13 @9
-s13 @9
-s210 @10 r216 @145
-s473 @7
-s474 @145
-r238 @119
-s475 @145
-s476 @127
-s477 @5
-s478 @7
-r295 @119
-r281 @155
-r24 @156
-r25 @156
-s479 @7
-s480 @7 r282 @155
-s481 @10 s482 @145
-s484 @5
-s485 @10
-s288 @10 r324 @6
-r327 @119
-s486 @140
-r158 @151
-r159 @151
-s487 @10 s488 @141
-r61 @141
-r62 @141
-s490 @100
-s491 @141
-s492 @10 s493 @141
-r278 @151
-s428 @147 s429 @148 s430 @149
-r254 @150
-r12 @151
-r88 @152
-s496 @10 s497 @145
-r3 @153
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s500 @10
-s501 @5
-s20 @12
-s503 @145
+s467 @5
+s468 @10
+s469 @5
+s470 @10
+s471 @5
+s472 @10
+s473 @189
+s368 @20 s369 @21 s370 @22 s371 @23 s372 @24
+s475 @5
+s271 @10 r330 @6
+s477 @6
+s478 @189
+s479 @5
+s480 @10
+s481 @5 s280 @182 s281 @183
+s483 @10
+s484 @5 s282 @184
+s486 @5
+s487 @10
+s488 @5
+s489 @10
+s490 @5
+s491 @5
+s492 @10
+s493 @5
+s494 @10
+s495 @4
+r273 @181 s497 @207
+s498 @5 s499 @208
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r281 @181
+s502 @189
+s503 @5
 s504 @10
 s505 @5
-s506 @5
-s23 @15
-s508 @5
-s509 @127
-s510 @5
-s511 @127
-s512 @126
-s513 @10
-s415 @126 s416 @5
-s516 @5
-s517 @5
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s519 @4
-s520 @126
-s521 @5
-s522 @10
-s523 @10
-s524 @5
-s525 @5
-s526 @10
-s527 @5
-s528 @10
-s529 @10 s530 @6
-r210 @119 s532 @144
-r213 @119
-s288 @10 r217 @145
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s535 @7
-s536 @7
-s405 @5 s537 @145
-s539 @127
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s33 @25
-s415 @126 s416 @5
-s414 @7 s415 @126 s416 @5
-s544 @7
-s545 @10 s546 @145
-s547 @10
-s548 @5
-s549 @126
-s550 @157
-r205 @101
-s551 @141
-s425 @126 s552 @141 s426 @146
-r247 @150
-s428 @147 s429 @148
-r249 @150
-s555 @141
-s556 @10 s557 @141
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-r89 @152
-s559 @10 s560 @145
-r68 @119
+s507 @7 s508 @189 s509 @5 s510 @208
+s513 @5
+s514 @10
+s515 @5
+s516 @10
+s517 @5
+s271 @10 r408 @6
+r411 @181
+s519 @6
+r240 @3
+s520 @189
+s521 @189 s522 @209
+s524 @210 s525 @211 s526 @212
+r323 @213
+s521 @189 s522 @209
+s530 @10 s531 @204 s433 @203
+r13 @214
+r110 @215
+s292 @187 s436 @189 s42 @9 s437 @190 s533 @208 s438 @167 s296 @191
+r111 @215
+r112 @215
+r328 @216
+r113 @215
+r114 @215
+r2 @216
+s261 @164 s263 @165 s264 @166 s265 @167 s266 @100 s267 @168 s268 @169
+r199 @196
+r17 @205
+r64 @181
+s536 @7
+r405 @217
+r406 @217
+r407 @217
+r93 @181
+s537 @10
+s538 @5
+s539 @10
+s540 @5
+s541 @10
+r158 @181
+s542 @7
+s543 @188
+r177 @181
+r179 @181
+s544 @5
+s545 @190
+s546 @10
+s547 @7
+s548 @190
+s549 @5
+s550 @10
+s551 @5
+s552 @10
+s553 @5
+s554 @202
+s555 @178
+s556 @10
+s357 @10 r331 @6
+s557 @7 s558 @178
+s559 @10
+s560 @10
 s561 @5
 s562 @10
-r127 @119
-r134 @7
 s563 @5
-s564 @10
-s565 @7
-r144 @119
-s566 @10
-s567 @5
-s568 @127
-s569 @5
-s570 @10
-s571 @126
-s572 @140
-s574 @145
-s575 @10
-s576 @10 s577 @158 s13 @9
-s580 @116
-s343 @5
-s582 @145
-s583 @10
-s584 @5
+s564 @5
+s565 @10
+s566 @5
+s567 @10
+s568 @5
+s569 @10
+s570 @5
+s571 @10
+s572 @10
+s573 @5
+s574 @10
+s575 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s576 @6
+s13 @9
+s13 @9
+s271 @10 r277 @208
+s581 @7
+s582 @208
+r299 @181
+s583 @208
+s584 @190
 s585 @5
-s586 @10
-s587 @10
-s588 @5
-s589 @10
-s590 @5
+s586 @7
+r368 @181
+r354 @218
+r24 @219
+r25 @219
+s587 @7
+s588 @7 r355 @218
+s589 @10 s590 @208
+s592 @10
+s593 @5
+s594 @10
+s595 @5
+s596 @10
+s357 @10 r409 @6
+r412 @181
+s597 @203
+r200 @214
+r201 @214
+s598 @10 s599 @204
+r61 @204
+r62 @204
+s601 @161
+s602 @204
+s603 @10 s604 @204
+r351 @214
+s524 @210 s525 @211 s526 @212
+r327 @213
+r12 @214
+r106 @215
+s607 @10 s608 @208
+r3 @216
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r265 @9
-s592 @10 s593 @6
-s13 @9
-r232 @119
-r233 @119
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s597 @24
-r286 @119
-s599 @145
-s405 @5 s600 @145
-r293 @119
-r305 @119
-r283 @155
-r22 @155
-s33 @25
-s414 @7 s415 @126 s416 @5
-s604 @7
-s605 @5
-s606 @10
-s607 @10
-s608 @7
-r206 @101
-r244 @159
-s609 @10 s610 @141
-s612 @141
-r251 @150
-s428 @147 s429 @148
-r253 @150
-r0 @155
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-r90 @152
-s615 @10
-s616 @5
-s617 @145
-s618 @5
-s23 @15
+s611 @5
+s612 @10
+s613 @5
+s614 @10
+s615 @5
+s20 @12
+s617 @208
+s618 @10
+s619 @5
 s620 @5
-s621 @10
+s23 @15
 s622 @5
-s623 @10
+s623 @190
 s624 @5
-s625 @10
-s415 @126 s416 @5
-r162 @145 s627 @140
-s628 @7
-s629 @5
+s625 @190
+s626 @189
+s627 @10
+s508 @189 s509 @5
 s630 @5
-s631 @4
-s13 @9
-r178 @119 s42 @9
-s634 @4
-s635 @6
-s636 @7
+s631 @5
+s368 @20 s369 @21 s370 @22 s371 @23 s372 @24
+s633 @4
+s634 @189
+s635 @5
+s636 @10
 s637 @5
 s638 @10
 s639 @10
 s640 @5
-s641 @5
-s642 @10
-s643 @5
-s644 @10
-r18 @102
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r266 @9
-r211 @119
-r234 @119
-r235 @119
-r215 @119
-r279 @119
-r287 @119
-r288 @119
-s646 @145
-r306 @119
-r23 @155
-s33 @25
+s641 @10
+s642 @5
+s643 @10
+s644 @5
+s645 @10
+s646 @5
+s647 @5
 s648 @10
 s649 @5
-s650 @160 s651 @161 s652 @162
-s425 @126 s426 @146
-s425 @126 s426 @146
-r245 @159
-s656 @10 s657 @141
-r248 @150
-s658 @141
-r1 @155
-s659 @5
-s660 @10
-s661 @7
-s662 @145
-r142 @119
-s663 @145
-s664 @5
-s665 @10
-s666 @5
-s667 @10
-s668 @5
-r4 @163
-s415 @126 s416 @5
+s650 @10
+s13 @9
+s652 @10 s653 @6
+r271 @181 s655 @207
+r274 @181
+s357 @10 r278 @208
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s658 @7
+s659 @7
+s498 @5 s660 @208
+s662 @190
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s33 @25
-s671 @10 s577 @158 s13 @9
-s577 @158 s13 @9
-s252 @5
-r176 @119 s42 @9
-r179 @119
-s343 @5
-s680 @10
-s33 @25
-s682 @10
-s683 @5
-s684 @5
-s685 @10
-s686 @10
-s687 @5
-s688 @10
-s689 @5
-r19 @102
-r289 @119
-r307 @119
+s508 @189 s509 @5
+s507 @7 s508 @189 s509 @5
+s667 @7
+s668 @10 s669 @208
+s670 @5
+s671 @10
+s672 @5
+s673 @10
+s674 @5
+s675 @189
+s676 @220
+r263 @162
+s677 @204
+s521 @189 s678 @204 s522 @209
+r320 @213
+s524 @210 s525 @211
+r322 @213
+s681 @204
+s682 @10 s683 @204
+s292 @187 s436 @189 s42 @9 s437 @190 s438 @167 s296 @191
+r107 @215
+s685 @10 s686 @208
+r68 @181
+s687 @10
+s688 @5
+s689 @10
 s690 @5
 s691 @10
-r241 @141
-r242 @141
-r243 @141
-s692 @141
-r204 @141
-r10 @159
-s425 @126 s426 @146
-r246 @159
-r252 @150
-r104 @119
-s694 @5
-s23 @15
-s696 @7
-r146 @119
-s697 @145
+r163 @181
+r176 @7
+s692 @5
+s693 @10
+s694 @7
+r186 @181
+s695 @10
+s696 @5
+s697 @190
 s698 @5
-s699 @145
-s700 @5
-s701 @10
-r5 @163
-r160 @119
-s702 @5
-s13 @9
-r170 @119 s42 @9
-s13 @9
-r174 @119 s42 @9
-s707 @10 s708 @6
-s710 @116
-r177 @119
-s711 @6
-s712 @4
-r192 @119
+s699 @10
+s700 @189
+s701 @203
+s703 @208
+s704 @10
+s705 @10 s706 @221 s13 @9
+s709 @178
+s425 @5
+s711 @208
+s712 @10
 s713 @5
 s714 @10
-s715 @10
+s715 @5
 s716 @5
-s717 @5
-s718 @10
-s719 @5
-s720 @10
-r309 @119
-s721 @5
-r151 @99
-r11 @159
-r105 @119
-r139 @119
-s23 @15
-r147 @119
-s723 @145
-r149 @119
-r152 @119
-s724 @5
-s577 @158 s13 @9
-r168 @119 s42 @9
-r171 @119
-r172 @119 s42 @9
-r175 @119
-s252 @5
-s730 @139
-s731 @10 s732 @6
-s733 @5
-s734 @10
-s343 @5
-s736 @10
-s737 @5
-s738 @5
-s739 @10
-r200 @119
-s740 @5
-r207 @119
-s741 @5
-r310 @119
-r140 @119
-r148 @119
-r153 @119
+s717 @10
+s718 @5
+s719 @10
+s720 @5
+s721 @10
+s722 @5
+s723 @10
+s724 @10
+s725 @5
+s726 @10
+s727 @5
+r269 @181 s728 @207
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r338 @9
+s730 @10 s731 @6
 s13 @9
-r166 @119 s42 @9
-r169 @119
-r173 @119
-r6 @102
-s402 @4
-s252 @5
-s746 @139
-r218 @102
-s747 @4
-s748 @6
-s749 @5
-s750 @10
-r197 @119
-s751 @5
-r201 @119
-r208 @119
-r164 @119 s42 @9
-r167 @119
-r180 @9
-r7 @102
-s402 @4
-s343 @5
-s13 @9
-r194 @119
+r293 @181
+r294 @181
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s735 @24
+r359 @181
+s737 @208
+s498 @5 s738 @208
+r366 @181
+r387 @181
+r356 @218
+r22 @218
+s33 @25
+s507 @7 s508 @189 s509 @5
+s742 @7
+s743 @10
+s744 @5
+s745 @10
+s746 @5
+s747 @10
+s748 @10
+s749 @7
+r264 @162
+r317 @222
+s750 @10 s751 @204
+s753 @204
+r324 @213
+s524 @210 s525 @211
+r326 @213
+r0 @218
+s292 @187 s436 @189 s42 @9 s437 @190 s438 @167 s296 @191
+r108 @215
 s756 @5
-r198 @119
-r165 @119
-r181 @9
-s757 @6
-r184 @119
-r195 @119
+s757 @10
+s758 @5
+s759 @10
+s760 @5
+s761 @208
+s762 @5
+s23 @15
+s764 @5
+s765 @10
+s766 @5
+s767 @10
+s768 @5
+s769 @10
+s508 @189 s509 @5
+r204 @208 s771 @203
+s772 @7
+s773 @5
+s774 @5
+s775 @4
 s13 @9
-r183 @119
+r227 @181 s12 @8 s42 @9
+s779 @4
+s780 @6
+s781 @7
+s782 @5
+s783 @10
+s784 @5
+s785 @10
+s786 @10
+s787 @5
+s788 @10
+s789 @5
+s790 @10
+s791 @5
+s792 @10
+s793 @5
+s794 @5
+s795 @10
+s796 @5
+s797 @10
+s13 @9
+r18 @163
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r339 @9
+r272 @181
+r295 @181
+r296 @181
+r276 @181
+r352 @181
+r360 @181
+r361 @181
+s800 @208
+r388 @181
+r23 @218
+s33 @25
+s802 @5
+s803 @10
+s804 @5
+s805 @10
+s806 @5
+s807 @223 s808 @224 s809 @225
+s521 @189 s522 @209
+s521 @189 s522 @209
+r318 @222
+s813 @10 s814 @204
+r321 @213
+s815 @204
+r1 @218
+r122 @181
+s816 @5
+s817 @10
+s818 @5
+s819 @10
+s820 @7
+s821 @208
+r184 @181
+s822 @208
+s823 @5
+s824 @10
+s825 @5
+s826 @10
+s827 @5
+r4 @226
+s508 @189 s509 @5
+s33 @25
+s830 @10 s706 @221 s13 @9
+s706 @221 s13 @9
+s315 @5
+r224 @181 s12 @8 s42 @9
+r228 @181
+r229 @181
+s425 @5
+s840 @10
+s33 @25
+s842 @10
+s843 @5
+s844 @10
+s845 @5
+s846 @5
+s847 @10
+s848 @5
+s849 @10
+s850 @5
+s851 @10
+s852 @5
+s853 @10
+s854 @10
+s855 @5
+s856 @10
+s857 @5
+r270 @181
+r19 @163
+r362 @181
+r389 @181
+r391 @181
+s858 @5
+s859 @10
+s860 @5
+s861 @10
+r314 @204
+r315 @204
+r316 @204
+s862 @204
+r262 @204
+r10 @222
+s521 @189 s522 @209
+r319 @222
+r325 @213
+r123 @181
+s864 @5
+r125 @181
+s865 @5
+s23 @15
+s867 @7
+r188 @181
+s868 @208
+s869 @5
+s870 @208
+s871 @5
+s872 @10
+r5 @226
+r202 @181
+s873 @5
+s13 @9
+r215 @181 s12 @8 s42 @9
+s13 @9
+r221 @181 s12 @8 s42 @9
+s880 @10 s881 @6
+s883 @178
+r225 @181
+r226 @181
+s884 @6
+s885 @4
+r242 @181
+s886 @5
+s887 @10
+s888 @5
+s889 @10
+s890 @10
+s891 @5
+s892 @10
+s893 @5
+s894 @10
+s895 @5
+s896 @10
+s897 @5
+s898 @5
+s899 @10
+s900 @5
+s901 @10
+r392 @181
+s902 @5
+r394 @181
+s903 @5
+r193 @160
+r11 @222
+r124 @181
+r126 @181
+r181 @181
+s23 @15
+r189 @181
+s905 @208
+r191 @181
+r194 @181
+s906 @5
+s706 @221 s13 @9
+r212 @181 s12 @8 s42 @9
+r216 @181
+r217 @181
+r218 @181 s12 @8 s42 @9
+r222 @181
+r223 @181
+s315 @5
+s914 @202
+s915 @10 s916 @6
+s917 @5
+s918 @10
+s425 @5
+r244 @181
+s920 @5
+s921 @10
+s922 @5
+s923 @5
+s924 @10
+s925 @5
+r252 @181
+s926 @5
+s927 @10
+s928 @5
+s929 @10
+r258 @181
+s930 @5
+r265 @181
+s931 @5
+r393 @181
+r395 @181
+r182 @181
+r190 @181
+r195 @181
+s13 @9
+r209 @181 s12 @8 s42 @9
+r213 @181
+r214 @181
+r219 @181
+r220 @181
+r6 @163
+s935 @4
+s315 @5
+s938 @202
+r279 @163
+s939 @4
+s940 @6
+r245 @181
+s941 @5
+s942 @10
+r248 @181
+s943 @5
+s944 @10
+r253 @181
+s945 @5
+r255 @181
+s946 @5
+r259 @181
+r266 @181
+r206 @181 s12 @8 s42 @9
+r210 @181
+r211 @181
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r230 @9
+r7 @163
+s935 @4
+s425 @5
+s13 @9
+r246 @181
+s952 @5
+r249 @181
+s953 @5
+r254 @181
+r256 @181
+r207 @181
+r208 @181
+r231 @9
+s954 @6
+r234 @181
+r247 @181
+r250 @181
+s13 @9
+r233 @181
 """
 
 GOTOS = """\
@@ -1437,11 +1842,11 @@ fn_attributes=14 region=15
 __function_star_1=18
 bool_type=35 coopmatrix_type=36 group_type=37 memref_type=38 scalar_type=39 type=40 void_type=41
 dictionary=43
-__region_star_2=116 _operation=117 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 instruction=166 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 results=175 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
-region=190
+__region_star_2=177 _operation=178 alloca=179 alloca_keyword=180 arith_binary=181 arith_binary_keyword=182 arith_unary=183 arith_unary_keyword=184 axpby=185 axpby_keyword=186 barrier=187 barrier_keyword=188 builtin=189 builtin_keyword=190 cast=191 cast_keyword=192 cmp=193 cmp_keyword=194 constant=195 constant_keyword=196 coop_matrix_construct=197 coop_matrix_construct_keyword=198 coop_matrix_load=199 coop_matrix_load_keyword=200 coop_matrix_mul_add=201 coop_matrix_mul_add_keyword=202 coop_matrix_scale=203 coop_matrix_scale_keyword=204 coop_matrix_store=205 coop_matrix_store_keyword=206 cumsum=207 cumsum_keyword=208 expand=209 expand_keyword=210 for=211 for_keyword=212 foreach=213 foreach_keyword=214 fuse=215 fuse_keyword=216 gemm=217 gemm_keyword=218 gemv=219 gemv_keyword=220 ger=221 ger_keyword=222 hadamard_product=223 hadamard_product_keyword=224 if=225 if_keyword=226 instruction=227 lifetime_stop=228 lifetime_stop_keyword=229 load=230 load_keyword=231 math_unary=232 math_unary_keyword=233 parallel=234 parallel_keyword=235 results=236 size=237 size_keyword=238 store=239 store_keyword=240 subgroup_broadcast=241 subgroup_broadcast_keyword=242 subgroup_operation=243 subgroup_operation_keyword=244 subview=245 subview_keyword=246 sum=247 sum_keyword=248 yield=249 yield_keyword=250
+region=251
 
-argument=191
-fn_attributes=192 region=193
+argument=252
+fn_attributes=253 region=254
 
 
 
@@ -1464,9 +1869,9 @@ fn_attributes=192 region=193
 
 
 
-dictionary=199
+dictionary=260
 
-attribute_name=208 named_attribute=209
+attribute_name=269 named_attribute=270
 
 
 
@@ -1490,7 +1895,6 @@ attribute_name=208 named_attribute=209
 
 
 
-__results_star_8=211
 
 
 
@@ -1505,6 +1909,7 @@ __results_star_8=211
 
 
 
+__results_star_8=272
 
 
 
@@ -1540,18 +1945,14 @@ __results_star_8=211
 
 
 
-_operation=117 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 instruction=213 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 results=175 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
 
 
-dictionary=215
 
 
 
 
 
-transpose=220
 
-global_fence=223 local_fence=224
 
 
 
@@ -1559,35 +1960,26 @@ global_fence=223 local_fence=224
 
 
 
-boolean=233 complex=234 literal=235
 
 
 
-transpose=237
 
 
 
 
 
-checked_flag=246 store_flag=247
 
-atomic=250
 
 
 
-new_value=253
 
 
 
 
 
-transpose=256
 
-transpose=257
 
-atomic=259
 
-atomic=261
 
 
 
@@ -1598,12 +1990,10 @@ atomic=261
 
 
 
-region=266
 
 
 
 
-store_flag=270
 
 
 
@@ -1611,113 +2001,110 @@ store_flag=270
 
 
 
-transpose=274
 
 
 
 
-region=276
 
-argument=277
-fn_attributes=278 region=279
-scalar_type=280
-memref_type=281
-scalar_type=282
+_operation=178 alloca=179 alloca_keyword=180 arith_binary=181 arith_binary_keyword=182 arith_unary=183 arith_unary_keyword=184 axpby=185 axpby_keyword=186 barrier=187 barrier_keyword=188 builtin=189 builtin_keyword=190 cast=191 cast_keyword=192 cmp=193 cmp_keyword=194 constant=195 constant_keyword=196 coop_matrix_construct=197 coop_matrix_construct_keyword=198 coop_matrix_load=199 coop_matrix_load_keyword=200 coop_matrix_mul_add=201 coop_matrix_mul_add_keyword=202 coop_matrix_scale=203 coop_matrix_scale_keyword=204 coop_matrix_store=205 coop_matrix_store_keyword=206 cumsum=207 cumsum_keyword=208 expand=209 expand_keyword=210 for=211 for_keyword=212 foreach=213 foreach_keyword=214 fuse=215 fuse_keyword=216 gemm=217 gemm_keyword=218 gemv=219 gemv_keyword=220 ger=221 ger_keyword=222 hadamard_product=223 hadamard_product_keyword=224 if=225 if_keyword=226 instruction=274 lifetime_stop=228 lifetime_stop_keyword=229 load=230 load_keyword=231 math_unary=232 math_unary_keyword=233 parallel=234 parallel_keyword=235 results=236 size=237 size_keyword=238 store=239 store_keyword=240 subgroup_broadcast=241 subgroup_broadcast_keyword=242 subgroup_operation=243 subgroup_operation_keyword=244 subview=245 subview_keyword=246 sum=247 sum_keyword=248 yield=249 yield_keyword=250
 
 
+dictionary=276
 
 
 
 
 
+atomic=283 transpose=284
 
+global_fence=287 local_fence=288
 
 
-__dictionary_star_7=286
 
 
 
 
-memref_type=289
 
+boolean=297 complex=298 literal=299
 
 
 
+transpose=301
 
-atomic=294
 
 
-local_fence=295
 
-integer_type=301
 
+checked_flag=310 store_flag=311
 
+atomic=313
 
 
 
+new_value=316
 
 
 
 
 
+atomic=320 transpose=321
 
-checked_flag=308
+atomic=323 transpose=324
 
+atomic=326
 
+atomic=328
 
 
 
 
 
 
-store_flag=313
 
 
 
 
+region=333
 
 
 
-new_values=321
 
-transpose=323
-atomic=325
+store_flag=337
 
 
 
 
-region=331
 
 
 
+atomic=342 transpose=343
 
-_operation=334 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
 
 
 
+region=345
 
+argument=346
+fn_attributes=347 region=348
+scalar_type=349
+memref_type=350
+scalar_type=351
 
 
-atomic=342
-values=345
 
 
-region=346
 
 
 
-__memref_type_star_3=352 shape_dim=353
-array=357 attribute=358 boolean=359 dictionary=360
-attribute_name=208 named_attribute=361
 
 
 
+__dictionary_star_7=355
 
 
-memref_type=365
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=370
 
+memref_type=358
 
 
 
@@ -1725,12 +2112,13 @@ bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=370
 
 
 
+transpose=364
+atomic=366
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=373
 
+local_fence=367
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=376
-coopmatrix_type=377
+integer_type=373
 
 
 
@@ -1742,64 +2130,67 @@ coopmatrix_type=377
 
 
 
-integer_type=389
+checked_flag=380
 
-__results_star_8=391
 
 
-atomic=395
 
 
 
 
 
+store_flag=385
 
-return_types=403
 
-indices=407
-scalar_type=408
 
 
 
 
+new_values=393
 
-scalar_type=413
-_constant_or_value=418 slice=419
 
+transpose=397
+transpose=399
 
-__results_star_8=422
+transpose=402
+atomic=404
 
 
 
 
-dim=427
-address_space=431 memref_layout=432
+region=410
 
-dim=433
-shape_dim=436
 
 
-array=357 attribute=438 boolean=359 dictionary=360
 
+_operation=413 alloca=179 alloca_keyword=180 arith_binary=181 arith_binary_keyword=182 arith_unary=183 arith_unary_keyword=184 axpby=185 axpby_keyword=186 barrier=187 barrier_keyword=188 builtin=189 builtin_keyword=190 cast=191 cast_keyword=192 cmp=193 cmp_keyword=194 constant=195 constant_keyword=196 coop_matrix_construct=197 coop_matrix_construct_keyword=198 coop_matrix_load=199 coop_matrix_load_keyword=200 coop_matrix_mul_add=201 coop_matrix_mul_add_keyword=202 coop_matrix_scale=203 coop_matrix_scale_keyword=204 coop_matrix_store=205 coop_matrix_store_keyword=206 cumsum=207 cumsum_keyword=208 expand=209 expand_keyword=210 for=211 for_keyword=212 foreach=213 foreach_keyword=214 fuse=215 fuse_keyword=216 gemm=217 gemm_keyword=218 gemv=219 gemv_keyword=220 ger=221 ger_keyword=222 hadamard_product=223 hadamard_product_keyword=224 if=225 if_keyword=226 lifetime_stop=228 lifetime_stop_keyword=229 load=230 load_keyword=231 math_unary=232 math_unary_keyword=233 parallel=234 parallel_keyword=235 size=237 size_keyword=238 store=239 store_keyword=240 subgroup_broadcast=241 subgroup_broadcast_keyword=242 subgroup_operation=243 subgroup_operation_keyword=244 subview=245 subview_keyword=246 sum=247 sum_keyword=248 yield=249 yield_keyword=250
 
 
 
 
 
-attribute_name=208 named_attribute=439
 
 
+transpose=422
+atomic=424
+values=427
 
 
+region=428
 
 
 
+__memref_type_star_3=434 shape_dim=435
+array=439 attribute=440 boolean=441 dictionary=442
+attribute_name=269 named_attribute=443
 
 
 
 
 
+memref_type=447
 
+bool_type=449 coopmatrix_type=450 scalar_type=451 value_type=452
 
 
 
@@ -1812,8 +2203,11 @@ attribute_name=208 named_attribute=439
 
 
 
+bool_type=449 coopmatrix_type=450 scalar_type=451 value_type=458
 
 
+bool_type=449 coopmatrix_type=450 scalar_type=451 value_type=461
+coopmatrix_type=462
 
 
 
@@ -1825,16 +2219,16 @@ attribute_name=208 named_attribute=439
 
 
 
+integer_type=474
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=469
-region=470
-region=471
-__results_star_8=472
+__results_star_8=476
 
 
 
 
+transpose=482
 
+atomic=485
 
 
 
@@ -1843,46 +2237,49 @@ __results_star_8=472
 
 
 
-__subview_star_11=483
 
+return_types=496
 
+indices=500
+scalar_type=501
 
 
 
 
 
-group_offset=489
+scalar_type=506
+_constant_or_value=511 slice=512
 
 
 
 
 
+__results_star_8=518
 
-address_space=494 memref_layout=495
 
 
 
-__array_star_6=498
+dim=523
+address_space=527 memref_layout=528
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=499
+dim=529
+shape_dim=532
 
 
-bool_type=502
+array=439 attribute=534 boolean=441 dictionary=442
 
 
 
 
-coopmatrix_type=507
 
 
+attribute_name=269 named_attribute=535
 
 
 
 
-_constant_or_value=514 expand_shape=515
 
 
-integer_type=518
 
 
 
@@ -1893,19 +2290,12 @@ integer_type=518
 
 
 
-__return_types_star_5=531
 
 
 
-memref_type=533 scalar_type=534
 
 
-indices=538
 
-scalar_type=540
-memref_type=541
-_constant_or_value=542
-_constant_or_value=418 slice=543
 
 
 
@@ -1914,13 +2304,10 @@ _constant_or_value=418 slice=543
 
 
 
-dim=553
 
-address_space=554
 
 
 
-array=357 attribute=558 boolean=359 dictionary=360
 
 
 
@@ -1937,13 +2324,14 @@ array=357 attribute=558 boolean=359 dictionary=360
 
 
 
+bool_type=449 coopmatrix_type=450 scalar_type=451 value_type=577
+region=578
+region=579
+__results_star_8=580
 
-__expand_shape_plus_9=573
 
 
-for_init=578 region=579
 
-values=581
 
 
 
@@ -1953,57 +2341,52 @@ values=581
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=591
+__subview_star_11=591
 
 
-region=594
 
 
-memref_type=595 scalar_type=596
-index_type=598
 
 
-indices=601
 
 
 
 
-memref_type=602
-_constant_or_value=418 slice=603
+group_offset=600
 
 
 
 
 
 
+address_space=605 memref_layout=606
 
-__memref_layout_star_4=611
 
 
-address_space=613
+__array_star_6=609
 
+bool_type=449 coopmatrix_type=450 scalar_type=451 value_type=610
 
-array=357 attribute=614 boolean=359 dictionary=360
 
 
 
 
+bool_type=616
 
-coopmatrix_type=619
 
 
 
+coopmatrix_type=621
 
 
 
-_constant_or_value=626
 
 
 
+_constant_or_value=628 expand_shape=629
 
 
-region=632
-dictionary=633
+integer_type=632
 
 
 
@@ -2016,24 +2399,27 @@ dictionary=633
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=645
 
 
 
 
 
 
+region=651
+__return_types_star_5=654
 
 
 
+memref_type=656 scalar_type=657
 
 
-memref_type=647
+indices=661
 
+scalar_type=663
+memref_type=664
+_constant_or_value=665
+_constant_or_value=511 slice=666
 
-matrix_use=653
-dim=654
-dim=655
 
 
 
@@ -2044,23 +2430,18 @@ dim=655
 
 
 
+dim=679
 
+address_space=680
 
 
 
+array=439 attribute=684 boolean=441 dictionary=442
 
 
 
-_constant_or_value=669
-memref_type=670
-for_init=672 region=673
-for_init=674 region=675
-init_value=676 new_value=677
-dictionary=678
 
-values=679
 
-memref_type=681
 
 
 
@@ -2076,16 +2457,17 @@ memref_type=681
 
 
 
+__expand_shape_plus_9=702
 
 
+for_init=707 region=708
 
+values=710
 
-dim=693
 
 
 
 
-coopmatrix_type=695
 
 
 
@@ -2096,67 +2478,66 @@ coopmatrix_type=695
 
 
 
-region=703
-dictionary=704
-region=705
-dictionary=706
-__for_init_star_10=709
 
 
 
+bool_type=449 coopmatrix_type=450 scalar_type=451 value_type=729
 
 
+region=732
 
 
+memref_type=733 scalar_type=734
+index_type=736
 
 
+indices=739
 
 
 
 
+memref_type=740
+_constant_or_value=511 slice=741
 
 
 
 
 
 
-coopmatrix_type=722
 
 
 
 
+__memref_layout_star_4=752
 
-for_init=725 region=726
-dictionary=727
 
-dictionary=728
+address_space=754
 
-init_value=729 new_value=677
 
+array=439 attribute=755 boolean=441 dictionary=442
 
 
 
-values=735
 
 
 
 
 
+coopmatrix_type=763
 
 
 
 
 
 
+_constant_or_value=770
 
-region=742
-dictionary=743
 
 
 
-return_types=744
-init_value=745 new_value=677
 
+region=776
+dictionary=777 fn_attributes=778
 
 
 
@@ -2166,13 +2547,9 @@ init_value=745 new_value=677
 
 
 
-dictionary=752
 
 
 
-return_types=753
-values=754
-region=755
 
 
 
@@ -2180,7 +2557,232 @@ region=755
 
 
 
+region=798
 
-region=758
+bool_type=449 coopmatrix_type=450 scalar_type=451 value_type=799
+
+
+
+
+
+
+
+
+
+
+
+memref_type=801
+
+
+
+
+
+matrix_use=810
+dim=811
+dim=812
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+_constant_or_value=828
+memref_type=829
+for_init=831 region=832
+for_init=833 region=834
+init_value=835 new_value=836
+dictionary=837 fn_attributes=838
+
+
+values=839
+
+memref_type=841
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+dim=863
+
+
+
+
+
+
+coopmatrix_type=866
+
+
+
+
+
+
+
+
+
+
+region=874
+dictionary=875 fn_attributes=876
+region=877
+dictionary=878 fn_attributes=879
+__for_init_star_10=882
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=904
+
+
+
+
+
+for_init=907 region=908
+dictionary=909 fn_attributes=910
+
+
+dictionary=911 fn_attributes=912
+
+
+init_value=913 new_value=836
+
+
+
+
+values=919
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=932
+dictionary=933 fn_attributes=934
+
+
+
+
+
+return_types=936
+init_value=937 new_value=836
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+dictionary=947 fn_attributes=948
+
+
+bool_type=449 coopmatrix_type=450 scalar_type=451 value_type=577
+
+
+return_types=949
+values=950
+region=951
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=955
 
 """

@@ -11,7 +11,7 @@ from tinyc.ir.instructions.collective import (
 from tinyc.ir.instructions.control import For, If, Yield
 from tinyc.ir.instructions.scalar import (
     SPMD_BUILTINS, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Barrier, Builtin,
-    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp,
+    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp, SEED_MATH,
 )
 from tinyc.ir.instructions.views import (
     WHOLE_MODE, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,

@@ -71,12 +71,16 @@ def _bind(m: Module, arg: Value, ids: list[Id]) -> Lowered:
     return g
 
 
-def emit_kernel(m: Module, fn: IRFunction) -> KernelInfo:
-    """Emit `fn` as a Kernel entry point and describe it for the runtime."""
+def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2) -> KernelInfo:
+    """Emit `fn` as a Kernel entry point and describe it for the runtime.
+
+    The batch of work-groups runs along OpenCL dimension `batch_axis`
+    (z for seed programs, x for newest ones: tinyc.std.BATCH_AXIS).
+    """
     per_arg = [_param_types(m, a.type) for a in fn.args]
     spv_fn = m.function(m.type_void(), [t for ts in per_arg for t in ts], name=fn.name)
     m.entry_point(ExecutionModel.Kernel, spv_fn, fn.name)
-    ctx = Ctx(m, spv_fn, fn)
+    ctx = Ctx(m, spv_fn, fn, batch_axis)
     X, Y = ctx.work_group_size
     m.execution_mode(spv_fn, ExecutionMode.LocalSize, X, Y, 1)
     m.execution_mode(spv_fn, ExecutionMode.SubgroupSize, ctx.subgroup_size)
@@ -90,4 +94,4 @@ def emit_kernel(m: Module, fn: IRFunction) -> KernelInfo:
     emit_region(ctx, fn.body)
     ctx.do(Op.Return)
     ctx.prologue.op(Op.Branch, ctx.body_label)
-    return KernelInfo(fn.name, param_infos(fn), (X, Y), ctx.subgroup_size)
+    return KernelInfo(fn.name, param_infos(fn), (X, Y), ctx.subgroup_size, batch_axis)
