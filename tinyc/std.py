@@ -79,8 +79,12 @@ class Version:
 
     def rule(self) -> str:
         """The suffix of a message that holds in this version only."""
-        other = Std.SEED if self.std is Std.NEWEST else Std.NEWEST
-        return f"; a rule of {self.describe()}, --std {other.value} lifts it"
+        return f"; a rule of {self.describe()}, --std {other_std(self.std).value} lifts it"
+
+
+def other_std(std: Std) -> Std:
+    """The other version."""
+    return Std.SEED if std is Std.NEWEST else Std.NEWEST
 
 
 def parse_std(value: "Std | str | None") -> Std | None:

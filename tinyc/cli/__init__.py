@@ -27,6 +27,11 @@ def _fail(err: Exception) -> None:
     sys.exit(1)
 
 
+_STD = click.option("--std", type=click.Choice(["seed", "newest"]), default=None,
+                    help="Language version (default: as the file declares with '; std: ...', "
+                         "else inferred from its spellings); see docs/newest.md.")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="tinyc")
 def cli() -> None:
@@ -37,7 +42,8 @@ def cli() -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               help="Diagnostics as text (default) or as a JSON list for editors.")
-def check(files: tuple[str, ...], fmt: str) -> None:
+@_STD
+def check(files: tuple[str, ...], fmt: str, std: str | None) -> None:
     """Check FILES for syntax, type and region errors."""
     from tinyc.compiler import check_source
 
@@ -45,7 +51,7 @@ def check(files: tuple[str, ...], fmt: str) -> None:
     collected: list[dict] = []
     for path in files:
         try:
-            check_source(_read(path), path)
+            check_source(_read(path), path, std=std)
         except CompilationError as err:
             failed = True
             if fmt == "json":
@@ -70,22 +76,34 @@ def check(files: tuple[str, ...], fmt: str) -> None:
 @click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
 @click.option("--print-after", "print_after", multiple=True, metavar="PASS|all",
               help="Print the IR to stderr after the pass (repeatable), or after every pass.")
+@_STD
 def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_size: int | None,
-            show_time: bool, print_after: tuple[str, ...]) -> None:
-    """Compile FILE to SPIR-V (or print its IR with --emit)."""
-    from tinyc.compiler import InternalCompilerError, compile_to_spirv
+            show_time: bool, print_after: tuple[str, ...], std: str | None) -> None:
+    """Compile FILE to SPIR-V (or print its IR with --emit).
+
+    `--emit ir --std newest` prints a seed program in the newest spelling
+    (and `--std seed` the reverse, with a diagnostic for what the seed
+    language cannot spell).
+    """
+    from tinyc.compiler import InternalCompilerError, check_source, compile_to_spirv
+    from tinyc.ir.printer import print_program
     from tinyc.spirv.tools import SpirvToolError, disassemble
 
+    timings: dict[str, float] = {}
     try:
-        result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size,
-                                  print_after=_ir_printer(print_after))
+        if emit == "ir":  # the checked IR, spelled in the program's (or the given) version
+            data: str | bytes = print_program(check_source(_read(file), file, timings, std))
+        else:
+            result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size,
+                                      print_after=_ir_printer(print_after), std=std)
+            timings = result.timings
     except CompilationError as err:
         _fail(err)
     except (SpirvToolError, InternalCompilerError) as err:  # tinyc's bug, not the input's
         click.echo(f"internal compiler error: {err}", err=True)
         sys.exit(3)
     if emit == "ir":
-        data: str | bytes = result.stages["checked"]
+        pass
     elif emit == "lowered":
         data = result.stages["lowered"]
     elif assembly:
@@ -104,7 +122,7 @@ def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_s
     else:
         Path(output).write_bytes(data if isinstance(data, bytes) else data.encode())
     if show_time:
-        _print_times(result.timings)
+        _print_times(timings)
 
 
 def _ir_printer(passes: tuple[str, ...]):
@@ -178,26 +196,28 @@ def _launching(action) -> None:
 @_launch_options(default_batch=1, default_repeat=10)
 @click.option("--check", "do_check", is_flag=True,
               help="Compare the results with tinyc's NumPy reference interpreter.")
+@_STD
 def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
-        repeat: int, seed: int, device: str | None) -> None:
+        repeat: int, seed: int, device: str | None, std: str | None) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
     from tinyc.cli.run import run_kernel
 
     _launching(lambda: run_kernel(_read(file), file, kernel_name, batch, sizes, do_check, repeat,
-                                  seed, device, echo=click.echo))
+                                  seed, device, echo=click.echo, std=std))
 
 
 @cli.command()
 @_launch_options(default_batch=10000, default_repeat=20)
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True,
               help="Untimed launches first.")
+@_STD
 def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
-          warmup: int, seed: int, device: str | None) -> None:
+          warmup: int, seed: int, device: str | None, std: str | None) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, share of bandwidth."""
     from tinyc.cli.bench import bench_kernel
 
     _launching(lambda: bench_kernel(_read(file), file, kernel_name, batch, sizes, repeat, warmup,
-                                    seed, device, echo=click.echo))
+                                    seed, device, echo=click.echo, std=std))
 
 
 @cli.command()

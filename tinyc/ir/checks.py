@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Value
+from tinyc.std import Std
 from tinyc.ir.types import (
     DYNAMIC, BoolType, CoopMatrixType, MemrefType, ScalarType, Type, dim_text, index,
     promotable, promote,
@@ -413,3 +414,28 @@ def check_yield(ctx: "VerifyContext", y: Instruction, types: Sequence[Type], own
         if value.type is not t:
             ctx.error(f"yield: value {k} must have type {t} (the type of {each} {k}), got "
                       f"{value.type}", y.operand_span(k), [ctx.defined_here(value)])
+
+
+# ---------------------------------------------------------------- subgroup multiples
+
+def check_subgroup_multiples(ctx: "VerifyContext", inst: Instruction) -> None:
+    """Sizes the newest language wants as multiples of the subgroup size (`subgroup_multiples`).
+
+    Against the function's `subgroup_size` when it gives one; otherwise some
+    supported subgroup size must divide them all (the work-group-size pass
+    then picks one that does).
+    """
+    from tinyc.ir.attr_checks import SUBGROUP_SIZES
+
+    wanted = inst.subgroup_multiples(ctx.version.std)
+    if not wanted:
+        return
+    rule = ctx.version.rule() if inst.subgroup_multiples(Std.SEED) != wanted else ""
+    given = ctx.function.attrs.get("subgroup_size") if ctx.function is not None else None
+    for size, what in wanted:
+        if given in SUBGROUP_SIZES and size % given:
+            inst_error(ctx, inst, f"{what} ({size}) must be a multiple of the subgroup size "
+                                  f"({given}){rule}")
+        elif given not in SUBGROUP_SIZES and not any(size % s == 0 for s in SUBGROUP_SIZES):
+            inst_error(ctx, inst, f"{what} ({size}) must be a multiple of the subgroup size, "
+                                  f"and no subgroup size ({one_of(SUBGROUP_SIZES)}) divides it{rule}")

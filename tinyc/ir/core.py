@@ -190,6 +190,19 @@ class Instruction:
         """The operand whose memory the result views (subview, expand, fuse, a group's member)."""
         return None
 
+    def kind_in(self, std: Std) -> Kind:
+        """Where the instruction may appear in version `std` (`kind` unless the versions differ)."""
+        return self.kind
+
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """(size, what) pairs that must be multiples of the subgroup size in version `std`.
+
+        The newest language requires it of coopmatrix rows in some instructions
+        and of foreach_tile's first tile mode; the verifier checks it against a
+        given subgroup size and the work-group-size pass chooses one that fits.
+        """
+        return []
+
     def __repr__(self) -> str:
         return f"<{self.opname} at {self.span}>"
 

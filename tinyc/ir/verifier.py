@@ -47,16 +47,18 @@ from typing import Iterable
 
 from tinyc.diagnostics import DiagnosticSink, Note, Span
 from tinyc.ir import attr_checks
-from tinyc.ir.checks import title
+from tinyc.ir.checks import check_subgroup_multiples, title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
 from tinyc.ir.instructions import Builtin, For, If, SPMD_BUILTINS, Yield
+from tinyc.std import DEFAULT, Version, other_std
 from tinyc.ir.types import AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, Type, \
     VoidType, type_problems
 
 class VerifyContext:
     """What an instruction's `verify` needs: error reporting and where it sits."""
 
-    def __init__(self) -> None:
+    def __init__(self, version: Version | None = None) -> None:
+        self.version = version or Version(DEFAULT, "default")  # rules that differ per version
         self.sink = DiagnosticSink()
         self.region_kind: Kind = Kind.COLLECTIVE
         self.spmd_origin: Instruction | None = None  # the foreach/parallel opening the SPMD region
@@ -78,7 +80,7 @@ class VerifyContext:
 
 def verify(program: Program) -> None:
     """Check a whole program; raise CompilationError with every error found."""
-    ctx = VerifyContext()
+    ctx = VerifyContext(program.version)
     seen: dict[str, Function] = {}
     for fn in program.functions:
         if fn.name in seen:
@@ -147,6 +149,7 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
             _check_yield_place(ctx, inst, region, position == last)
         if _check_types(ctx, [r.type for r in inst.results], inst.type_span or inst.span):
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
+            check_subgroup_multiples(ctx, inst)
         for sub in inst.regions:
             if inst.region_kind is None:  # for, if: the enclosing kind
                 _verify_region(ctx, sub, kind, origin, visible)
@@ -159,23 +162,24 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
     visible.difference_update(added)
 
 
-def _effective_kind(inst: Instruction) -> Kind:
-    """The class's kind; the mixed `builtin` class also spells SPMD builtins."""
+def _effective_kind(inst: Instruction, ctx: VerifyContext) -> Kind:
+    """The class's kind in the program's version; the mixed `builtin` class also spells SPMD builtins."""
     if isinstance(inst, Builtin) and inst.builtin in SPMD_BUILTINS:
         return Kind.SPMD
-    return inst.kind
+    return inst.kind_in(ctx.version.std)
 
 
 def _check_kind(ctx: VerifyContext, inst: Instruction, kind: Kind, origin: Instruction | None) -> None:
     """Collective instructions only in collective regions, SPMD ones only in SPMD regions."""
-    own = _effective_kind(inst)
+    own = _effective_kind(inst, ctx)
+    rule = ctx.version.rule() if own is not inst.kind_in(other_std(ctx.version.std)) else ""
     if own is Kind.COLLECTIVE and kind is Kind.SPMD:
         where = ""
         if origin is not None and origin.span is not None:
             where = f" ({origin.opname} at {origin.span.line}.{origin.span.column})"
         notes = [Note(f"the SPMD region is opened by this {origin.opname}", origin.span)] if origin else []
         ctx.error(f"{title(inst)} is a collective instruction and cannot appear inside an SPMD "
-                  f"region{where}", inst.span, notes)
+                  f"region{where}{rule}", inst.span, notes)
     elif own is Kind.SPMD and kind is Kind.COLLECTIVE:
         ctx.error(f"{title(inst)} is an SPMD instruction and cannot appear in a collective region; "
                   f"place it inside a foreach or parallel region", inst.span)

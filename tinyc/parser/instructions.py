@@ -82,6 +82,7 @@ class Parsed:
         self.types_span: Span | None = None  # where the last of them is written
         self.attributes: dict[str, Any] = {}
         self._regions: list[Tree] = []
+        self.names_here: list[Token] = []   # names defined at this level (a `new_values` part)
         if root is None:
             self.names: list[Token] = []    # the instruction's own definitions, in order
             self.uses: list[tuple[Value, Span]] = []
@@ -94,6 +95,7 @@ class Parsed:
         if isinstance(child, Token):
             if child.type == "LOCAL_ID" and self.rule in DEFINITION_RULES:
                 root.names.append(child)
+                self.names_here.append(child)
             elif child.type == "LOCAL_ID":
                 value, span = ctx.use(child)
                 root.uses.append((value, span))

@@ -6,7 +6,8 @@ defined in this package), so no list of instructions is kept by hand.
 
 from tinyc.ir.core import Instruction
 from tinyc.ir.instructions.collective import (
-    Alloca, Axpby, BlasInstruction, Cumsum, Foreach, Gemm, Gemv, Ger, HadamardProduct, Parallel, Sum,
+    Alloca, Axpby, BlasInstruction, Cumsum, Foreach, ForeachTile, Gemm, Gemv, Ger, HadamardProduct,
+    Parallel, Sum,
 )
 from tinyc.ir.instructions.control import For, If, Yield
 from tinyc.ir.instructions.scalar import (

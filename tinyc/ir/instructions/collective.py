@@ -529,6 +529,116 @@ class Foreach(Instruction):
             expect_type(ctx, self, n_vars + k, f"upper bound {k}", ty, " (the loop type)")
 
 
+class ForeachTile(Instruction):
+    """A loop over tiles of a range, one tile per subgroup at a time (newest language).
+
+    Operands are the lower bounds then the upper bounds; `tile_shape` holds
+    the constant tile shape. The body is an SPMD region whose arguments are
+    the tile offsets, then the tile sizes (the shape, clipped at the range's
+    end). Offsets are dynamically uniform: a subgroup runs the body for one
+    tile with all its work-items.
+    """
+
+    opname = "foreach_tile"
+    kind = Kind.COLLECTIVE
+    region_kind = Kind.SPMD
+    keywords = ("foreach_tile",)
+    versions = {"foreach_tile": Std.NEWEST}
+    syntax = ('"(" new_values ")" "=" "(" values ")" "," "(" values ")" '
+              '"as" "(" new_values ")" "<=" "(" INTEGER ("," INTEGER)* ")" region')
+    memory_accesses = no_memory_access
+
+    def __init__(self, offsets: Sequence[Value], sizes: Sequence[Value], lower: Sequence[Value],
+                 upper: Sequence[Value], tile_shape: Sequence[int], body: Region | None = None,
+                 span: Span | None = None):
+        region = body if body is not None else Region()
+        region.args = [*offsets, *sizes]
+        for v in region.args:
+            v.owner = region
+        super().__init__([*lower, *upper], regions=[region], span=span)
+        self.tile_shape = list(tile_shape)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "ForeachTile":
+        """Offsets and sizes take the type of their mode's lower bound."""
+        names, lower_part, upper_part, sizes_part = s.parts[:4]
+        lower, upper = lower_part.values, upper_part.values
+        n_vars, n_sizes = len(names.names_here), len(sizes_part.names_here)
+        shape = [s.nonnegative(k, "tile shape entry") for k in range(len(s.literals))]
+        if not n_vars == len(lower) == len(upper) == n_sizes == len(shape):
+            s.error(f"foreach_tile has {n_vars} tile offsets, {len(lower)} lower and {len(upper)} "
+                    f"upper bounds, {n_sizes} tile sizes and a tile shape of {len(shape)} modes; "
+                    f"all must have the same length", s.span)
+        types = [v.type if is_int(v.type) else index for v in lower]
+        types += [index] * (max(n_vars, n_sizes) - len(types))
+        offsets = [Value(types[k]) for k in range(n_vars)]
+        sizes = [Value(types[k]) for k in range(n_sizes)]
+        n = min(len(lower), len(upper))
+        return cls(offsets, sizes, lower[:n], upper[:n], shape, s.region(0, offsets + sizes))
+
+    @property
+    def dims(self) -> int:
+        return len(self.operands) // 2
+
+    @property
+    def lower(self) -> list[Value]:
+        return self.operands[: self.dims]
+
+    @property
+    def upper(self) -> list[Value]:
+        return self.operands[self.dims:]
+
+    @property
+    def body(self) -> Region:
+        return self.regions[0]
+
+    @property
+    def offsets(self) -> list[Value]:
+        return self.body.args[: len(self.body.args) // 2]
+
+    @property
+    def sizes(self) -> list[Value]:
+        return self.body.args[len(self.body.args) // 2:]
+
+    def format(self, p: "Printer") -> str:
+        if not p.newest:
+            p.cannot(self, "'foreach_tile'")
+        offsets = ", ".join(p.v(v) for v in self.offsets)
+        sizes = ", ".join(p.v(v) for v in self.sizes)
+        lower = ", ".join(p.v(v) for v in self.lower)
+        upper = ", ".join(p.v(v) for v in self.upper)
+        shape = ", ".join(map(str, self.tile_shape))
+        return (f"foreach_tile ({offsets}) = ({lower}), ({upper}) as ({sizes}) <= ({shape}) "
+                f"{p.region(self.body)}")
+
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """The first mode of the tile shape is a multiple of the subgroup size."""
+        return [(self.tile_shape[0], "the first mode of the tile shape")] if self.tile_shape else []
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Lists of one length; a from/to pair of one integer type; a positive tile shape."""
+        n = self.dims
+        if n == 0 or len(self.body.args) != 2 * n or len(self.tile_shape) != n:
+            inst_error(ctx, self, f"the loop has {len(self.offsets)} tile offsets, {n} lower and "
+                                  f"upper bounds, {len(self.sizes)} tile sizes and a tile shape of "
+                                  f"{len(self.tile_shape)} modes; it needs the same number of each")
+            return
+        for k in range(n):
+            lo = self.lower[k].type
+            if not is_int(lo):
+                inst_error(ctx, self, f"lower bound {k} must have an integer type, got {lo}",
+                           [self.lower[k]])
+                continue
+            expect_type(ctx, self, n + k, f"upper bound {k}", lo, f" (the type of lower bound {k})")
+            for var, what in ((self.offsets[k], "tile offset"), (self.sizes[k], "tile size")):
+                if var.type is not lo:
+                    ctx.error(f"foreach_tile: {what} {k} must have type {lo}, got {var.type}",
+                              var.span or self.span)
+        for k, size in enumerate(self.tile_shape):
+            if size < 1:
+                inst_error(ctx, self, f"the tile shape must be positive, got {size} in mode {k}")
+
+
 class Parallel(Instruction):
     """Runs its SPMD region on every work-item of the work-group."""
 

@@ -153,6 +153,15 @@ class CoopMatrixMulAdd(Instruction):
         a, b, c = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_mul_add {a}, {b}, {c} : {self.result.type}"
 
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """The newest language: the rows of A, C and D are multiples of the subgroup size."""
+        if std is not Std.NEWEST:
+            return []
+        found = [(v.type.rows, f"the rows of {role}")
+                 for v, role in zip((*self.operands[::2], self.result), ("A", "C", "D"))
+                 if isinstance(v.type, CoopMatrixType)]
+        return [pair for k, pair in enumerate(found) if pair[0] not in [f[0] for f in found[:k]]]
+
     def verify(self, ctx: "VerifyContext") -> None:
         """D := A B + C: uses a/b/acc, chained shapes, promotable components, castable result."""
         mats: list[CoopMatrixType | None] = []

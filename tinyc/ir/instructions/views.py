@@ -12,9 +12,10 @@ from tinyc.ir.checks import (
     operand_error,
     shape_text,
 )
-from tinyc.ir.core import Accesses, EffectKind, Instruction, Value, no_memory_access
+from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_memory_access
 from tinyc.ir.instructions.collective import Alloca
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, Type, index
+from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -444,6 +445,10 @@ class LifetimeStop(Instruction):
 
     def format(self, p: "Printer") -> str:
         return f"lifetime_stop {p.v(self.operands[0])}"
+
+    def kind_in(self, std: Std) -> Kind:
+        """Mixed in the seed, collective in the newest language."""
+        return Kind.COLLECTIVE if std is Std.NEWEST else self.kind
 
     def verify(self, ctx: "VerifyContext") -> None:
         """Only memory from alloca has a lifetime to end."""
