@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 
 DEFAULT_DYNAMIC_SIZE = 16
 FULL_CHECK_LIMIT = 256
@@ -84,6 +84,15 @@ def _random_scalar(rng: np.random.Generator, t: ScalarType, text: str | None) ->
     return complex(value, 0.25) if t.is_complex else value
 
 
+def _bool(name: str, text: str | None, rng: np.random.Generator) -> bool:
+    """`--size flag=true|false|1|0`, else random."""
+    if text is None:
+        return bool(rng.integers(0, 2))
+    if text.lower() in ("true", "1", "false", "0"):
+        return text.lower() in ("true", "1")
+    raise ValueError(f"--size {name}: '{text}' is not a bool (true, false, 1 or 0)")
+
+
 def make_arguments(info: Any, batch: int, sizes: dict[str, str], seed: int) -> list[Any]:
     """Random arguments for every parameter of a kernel (KernelInfo)."""
     rng = np.random.default_rng(seed)
@@ -97,6 +106,8 @@ def make_arguments(info: Any, batch: int, sizes: dict[str, str], seed: int) -> l
         t = p.type
         if isinstance(t, ScalarType):
             args.append(_random_scalar(rng, t, sizes.get(p.name)))
+        elif isinstance(t, BoolType):
+            args.append(_bool(p.name, sizes.get(p.name), rng))
         elif isinstance(t, MemrefType):
             args.append(_random_array(rng, t.element, _shape(p.name, t, p.batch_mode, batch, sizes)))
         elif isinstance(t, GroupType):

@@ -10,9 +10,9 @@ Rules where the spec leaves room (documented decisions):
 
 - Function bodies are collective; `foreach` and `parallel` bodies are SPMD;
   `for` and `if` bodies take the kind of the enclosing region.
-- Arguments may not be void, bool (OpenCL forbids bool kernel arguments) or
-  coopmatrix, nor memrefs in the local address space (the kernel ABI passes
-  global pointers only).
+- Arguments may not be void or coopmatrix, nor memrefs in the local address
+  space (the kernel ABI passes global pointers only). Bool arguments are
+  allowed, as in the reference (an OpTypeBool parameter: docs/decisions.md).
 - Parameter attributes only on memref and group arguments; `alignment` is a
   positive power of two and a multiple of the element size; `shape_gcd` and
   `stride_gcd` hold positive integers, at most one per mode, and must divide
@@ -106,9 +106,8 @@ def _check_argument(ctx: VerifyContext, arg: Value) -> None:
     name = f"argument '%{arg.name}'" if arg.name else "an argument"
     t = arg.type
     _check_type(ctx, t, span)
-    if isinstance(t, (VoidType, BoolType, CoopMatrixType)):
-        why = " (OpenCL kernels take no bool arguments)" if isinstance(t, BoolType) else ""
-        ctx.error(f"{name} cannot have type {t}{why}", span)
+    if isinstance(t, (VoidType, CoopMatrixType)):
+        ctx.error(f"{name} cannot have type {t}", span)
     memref = t.memref if isinstance(t, GroupType) else t
     if isinstance(memref, MemrefType) and memref.space is AddressSpace.LOCAL:
         ctx.error(f"{name} cannot have type {t}: arguments live in the global address space", span)

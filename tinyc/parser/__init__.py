@@ -39,6 +39,7 @@ from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
 from tinyc.parser.errors import syntax_error
 from tinyc.parser.lexer import LexError, TensorLexer
+from tinyc.parser.preprocessor import Preprocessor
 from tinyc.std import Std
 
 __all__ = ["parse"]
@@ -55,11 +56,19 @@ def parse(text: str, name: str = "<string>", std: Std | None = None) -> Program:
     source = Source(text, name)
     if not _LEXER:
         _LEXER.append(TensorLexer())
+    tokens = _LEXER[0].lex(text)
+    preprocessor = None
+    if "$" in text or "!" in text:  # the newest language's preprocessor
+        preprocessor = Preprocessor(source)
+        tokens = preprocessor.run(tokens)
     try:
-        tree = lalr.parse(_LEXER[0].lex(text))
+        tree = lalr.parse(tokens)
     except LexError as err:
         span = Span(err.line, err.column, err.line, err.end_column, source)
         raise CompilationError(Diagnostic(err.message, span)) from None
     except lalr.ParseError as err:
         raise CompilationError(syntax_error(err, source)) from None
-    return ProgramBuilder(source, std).program(tree)
+    builder = ProgramBuilder(source, std)
+    if preprocessor is not None and preprocessor.first_use is not None:
+        builder.ctx.mark(Std.NEWEST, "the preprocessor", preprocessor.first_use)
+    return builder.program(tree)

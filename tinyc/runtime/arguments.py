@@ -22,10 +22,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyc.diagnostics import LaunchError
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.runtime.arrays import ArrayView, array_view, check_batch, check_dtype, check_writable, extent, fitter
 from tinyc.runtime.groups import Group, GroupPacker  # noqa: F401 (Group: re-exported)
-from tinyc.runtime.scalars import scalar_packer
+from tinyc.runtime.scalars import bool_packer, scalar_packer
 from tinyc.signature import ParamInfo
 from tinyc.runtime.staging import Staging, USMPointer
 
@@ -177,6 +177,9 @@ def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any]) -> Packe
     t = param.type
     if isinstance(t, ScalarType):
         pack = scalar_packer(t, param.name, raw_arg)
+        return lambda value, call: [pack(value)]
+    if isinstance(t, BoolType):
+        pack = bool_packer(param.name)
         return lambda value, call: [pack(value)]
     if isinstance(t, MemrefType):
         return memref_packer(param)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tinyc.ir.core import Function as IRFunction
 from tinyc.ir.core import Value
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.signature import KernelInfo
 from tinyc.spirv.codegen.analysis import param_infos
 from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, Lowered, MemrefDesc
@@ -30,6 +30,8 @@ def _param_types(m: Module, t) -> list[Id]:
     i64 = m.type_int(64)
     if isinstance(t, ScalarType):
         return [scalar_type(m, t)]
+    if isinstance(t, BoolType):  # OpTypeBool, as the reference emits it (docs/decisions.md)
+        return [m.type_bool()]
     if isinstance(t, MemrefType):
         return [element_pointer(m, t)] + [i64] * len(t.dynamic_slots())
     if isinstance(t, GroupType):
@@ -47,7 +49,7 @@ def _bind(m: Module, arg: Value, ids: list[Id]) -> Lowered:
     name = arg.name or "arg"
     m.name(ids[0], name)
     align = int(arg.attrs.get("alignment", 0) or 0)
-    if isinstance(t, ScalarType):
+    if isinstance(t, (ScalarType, BoolType)):
         return ids[0]
     rest = iter(ids[1:])
     if isinstance(t, MemrefType):

@@ -1,0 +1,216 @@
+"""The newest language's preprocessor: `$name = ...` definitions and `!calc(...)`.
+
+It works on the token stream, between the lexer and the parser, as the
+reference resolves it at parse time (spec/newest/preprocessor.rst): a
+definition `$name = rhs` binds the tokens of `rhs` (a constant, an array,
+dictionary or string attribute, a type, another definition, or a `!calc`
+result), and every later use `$name` is replaced by them, carrying the
+use's position so diagnostics point at it. Definitions are global or belong
+to the region they are written in (scopes follow `{` `}`), must precede
+their uses, and a name is defined once in a scope and the scopes inside it.
+Nothing of the preprocessor reaches the IR, so printing loses it, as in the
+reference.
+
+`!calc` evaluates integer reverse Polish notation: integers, definitions
+of integers, and the operators `^ - + * / % min max`; `/` and `%` round
+toward zero as in C.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from tinyc.diagnostics import CompilationError, Diagnostic, Note, Source, Span, did_you_mean
+from tinyc.parser.lalr import Token
+from tinyc.parser.lexer import CALC, DEF_ID
+
+_TYPE_HEADS = frozenset({"memref", "group", "coopmatrix"})
+_RPN = re.compile(r"\s*([+-]?[0-9]+|\$(?:[0-9]+|[A-Za-z][A-Za-z0-9_]*)|\^|-|\+|\*|/|%|min|max)")
+_INT_LIMIT = 2 ** 63
+
+
+class Definition:
+    """The tokens a `$name` stands for, and where it was defined."""
+
+    def __init__(self, name: str, tokens: list[Token], span: Span):
+        self.name = name
+        self.tokens = tokens
+        self.span = span
+
+
+class Preprocessor:
+    """Resolves definitions in a token stream; raises CompilationError at the first misuse."""
+
+    def __init__(self, source: Source):
+        self.source = source
+        self.scopes: list[dict[str, Definition]] = [{}]
+        self.first_use: Span | None = None   # where the preprocessor is first used (a newest marker)
+        self._pending: list[Token] = []
+        self._tokens: Iterator[Token] = iter(())
+
+    def run(self, tokens: Iterable[Token]) -> Iterator[Token]:
+        """The stream with every definition removed and every use replaced."""
+        self._tokens = iter(tokens)
+        while True:
+            token = self._next()
+            if token is None:
+                return
+            if token.type == DEF_ID:
+                self._note(token)
+                following = self._next()
+                if following is not None and following.value == "=" and following.type != "STRING":
+                    self._define(token)
+                    continue
+                if following is not None:
+                    self._pending.insert(0, following)
+                yield from self._use(token)
+            elif token.type == CALC:
+                self._note(token)
+                yield self._calc(token)
+            else:
+                if token.value == "{" and token.type != "STRING":
+                    self.scopes.append({})
+                elif token.value == "}" and token.type != "STRING" and len(self.scopes) > 1:
+                    self.scopes.pop()
+                yield token
+
+    # ------------------------------------------------------------ tokens
+
+    def _next(self) -> Token | None:
+        if self._pending:
+            return self._pending.pop(0)
+        return next(self._tokens, None)
+
+    def _span(self, token: Token) -> Span:
+        return Span(token.line, token.column, token.end_line, max(token.end_column - 1, 1), self.source)
+
+    def _fail(self, message: str, token: Token, notes: tuple[Note, ...] = ()) -> None:
+        raise CompilationError(Diagnostic(message, self._span(token), notes))
+
+    def _note(self, token: Token) -> None:
+        if self.first_use is None:
+            self.first_use = self._span(token)
+
+    # ------------------------------------------------------------ definitions
+
+    def _lookup(self, name: str) -> Definition | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def _define(self, name_token: Token) -> None:
+        name = name_token.value
+        earlier = self._lookup(name)
+        if earlier is not None:
+            self._fail(f"'{name}' is already defined; a name is defined once in a scope and the "
+                       f"scopes inside it", name_token, (Note(f"'{name}' is defined here", earlier.span),))
+        tokens = self._rhs(name_token)
+        self.scopes[-1][name] = Definition(name, tokens, self._span(name_token))
+
+    def _rhs(self, name_token: Token) -> list[Token]:
+        """The tokens of a definition's right-hand side, uses inside it resolved."""
+        first = self._next()
+        if first is None:
+            self._fail(f"'{name_token.value} =' needs a value: a constant, an attribute, a type, "
+                       f"a definition or !calc(...)", name_token)
+        if first.type == DEF_ID:
+            return list(self._use(first))
+        if first.type == CALC:
+            return [self._calc(first)]
+        if first.value in ("[", "{") and first.type != "STRING":
+            return self._balanced(first, first.value, "]" if first.value == "[" else "}")
+        if first.value in _TYPE_HEADS and first.type != "STRING":
+            opening = self._next()
+            if opening is None or opening.value != "<":
+                self._fail(f"expected '<' after '{first.value}'", opening or first)
+            return [first, *self._balanced(opening, "<", ">")]
+        if first.type in ("INTEGER", "FLOAT", "STRING") or first.value[:1].isalpha():
+            return [first]
+        self._fail(f"'{first.value}' cannot be the value of '{name_token.value}'; write a constant, "
+                   f"an attribute, a type, a definition or !calc(...)", first)
+        return []
+
+    def _balanced(self, opening: Token, open_text: str, close_text: str) -> list[Token]:
+        """`opening` up to its matching closing token, with definitions used inside resolved."""
+        tokens, depth = [opening], 1
+        while depth:
+            token = self._next()
+            if token is None:
+                self._fail(f"'{open_text}' is not closed by '{close_text}'", opening)
+            if token.type == DEF_ID:
+                tokens.extend(self._use(token))
+                continue
+            if token.type == CALC:
+                tokens.append(self._calc(token))
+                continue
+            if token.type != "STRING":
+                depth += (token.value == open_text) - (token.value == close_text)
+            tokens.append(token)
+        return tokens
+
+    def _use(self, use: Token) -> Iterator[Token]:
+        """The definition's tokens, positioned at the use."""
+        found = self._lookup(use.value)
+        if found is None:
+            visible = [n for scope in self.scopes for n in scope]
+            self._fail(f"'{use.value}' is not defined{did_you_mean(use.value, visible)}; "
+                       f"define it before its use with '{use.value} = ...'", use)
+        for t in found.tokens:
+            yield Token(t.type, t.value, use.start_pos, use.line, use.column, use.end_line,
+                        use.end_column, use.end_pos)
+
+    # ------------------------------------------------------------ calculator
+
+    def _calc(self, token: Token) -> Token:
+        """`!calc(rpn)` as an INTEGER token at its position."""
+        text = token.value
+        body = text[text.index("(") + 1: -1]
+        stack: list[int] = []
+        at = 0
+        while body[at:].strip():
+            m = _RPN.match(body, at)
+            if not m:
+                self._fail(f"!calc: unexpected '{body[at:].split()[0]}'; the calculator takes "
+                           f"integers, definitions and ^ - + * / % min max", token)
+            item = m.group(1)
+            at = m.end()
+            if item[0] == "$":
+                stack.append(self._integer(item, token))
+            elif item[-1].isdigit():
+                stack.append(int(item))
+            else:
+                if len(stack) < 2:
+                    self._fail(f"!calc: '{item}' needs two operands", token)
+                b, a = stack.pop(), stack.pop()
+                stack.append(self._apply(item, a, b, token))
+        if len(stack) != 1:
+            self._fail(f"!calc: the expression leaves {len(stack)} values, it must leave one",
+                       token)
+        return Token("INTEGER", str(stack[0]), token.start_pos, token.line, token.column,
+                     token.end_line, token.end_column, token.end_pos)
+
+    def _integer(self, name: str, at: Token) -> int:
+        found = self._lookup(name)
+        if found is None:
+            self._fail(f"!calc: '{name}' is not defined", at)
+        if len(found.tokens) != 1 or found.tokens[0].type != "INTEGER":
+            shown = " ".join(t.value for t in found.tokens)
+            self._fail(f"!calc: '{name}' is '{shown}', not an integer", at)
+        return int(found.tokens[0].value)
+
+    def _apply(self, op: str, a: int, b: int, at: Token) -> int:
+        if op in ("/", "%") and b == 0:
+            self._fail(f"!calc: division by zero ({a} {b} {op})", at)
+        if op == "^" and b < 0:
+            self._fail(f"!calc: negative exponent ({a} {b} ^)", at)
+        if op == "^" and abs(a) > 1 and b >= 64:
+            self._fail(f"!calc: {a} {b} ^ is out of the 64-bit range", at)
+        quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1) if b else 0
+        result = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+                  "/": lambda: quotient, "%": lambda: a - b * quotient, "^": lambda: a ** b,
+                  "min": lambda: min(a, b), "max": lambda: max(a, b)}[op]()
+        if not -_INT_LIMIT < result < _INT_LIMIT:
+            self._fail(f"!calc: {a} {b} {op} = {result} is out of the 64-bit range", at)
+        return result
