@@ -22,6 +22,7 @@ class ParamInfo:
     type: Type  # tinyc.ir.types: ScalarType, MemrefType or GroupType
     written: bool = True  # kernel may write through it -> copy NumPy data back after the call
     batch_mode: int | None = None  # memref: the mode indexed by group_id (its size must be >= batch); group: 0 if loaded with group_id (len >= batch)
+    nullable: bool = False  # memref/group checked with `associated`: None passes a null pointer
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from tinyc.diagnostics import LaunchError
 from tinyc.ir.core import Function
+from tinyc.reference.memory import NullTensor
 from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType, Type
 from tinyc.reference.memory import GroupValue, Memref
 from tinyc.reference.scalars import coerce, int_range, storage_dtype
@@ -43,6 +44,8 @@ def bind_arguments(fn: Function, args: Any) -> list[Any]:
 
 
 def bind_argument(t: Type, value: Any, name: str) -> Any:
+    if value is None and isinstance(t, (MemrefType, GroupType)):
+        return NullTensor(name)  # not associated: only `associated` may look at it
     if isinstance(t, ScalarType):
         return _scalar(t, value, name)
     if isinstance(t, BoolType):

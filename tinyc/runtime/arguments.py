@@ -120,6 +120,14 @@ def _usm_key(value: Any) -> tuple | None:
     return key
 
 
+def null_arguments(param: ParamInfo, arity: int) -> list:
+    """None for a memref or group the kernel checks with `associated`: a null pointer, zero sizes."""
+    if not param.nullable:
+        raise LaunchError("got None; only arguments the kernel checks with 'associated' may be "
+                          "None (a null memref or group)", argument=param.name)
+    return [ctypes.c_uint64(0)] + [ctypes.c_int64(0)] * (arity - 1)
+
+
 def memref_packer(param: ParamInfo) -> Packer:
     """Packer of a memref parameter: pointer, then its `?` sizes and strides.
 
@@ -133,6 +141,8 @@ def memref_packer(param: ParamInfo) -> Packer:
     memo: dict[tuple, tuple[tuple[int, ...], list]] = {}  # USM key -> (shape, kernel arguments)
 
     def bind(value: Any, call: Call) -> list | Emit:
+        if value is None:
+            return null_arguments(param, abi_arity(param))
         key = _usm_key(value) if type(value) is not np.ndarray else None
         if key is not None:
             known = memo.get(key)

@@ -15,7 +15,7 @@ from tinyc.ir.instructions.scalar import (
     BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp, SEED_MATH,
 )
 from tinyc.ir.instructions.views import (
-    WHOLE_MODE, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
+    WHOLE_MODE, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
 )
 from tinyc.ir.instructions.spmd import (
     CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,

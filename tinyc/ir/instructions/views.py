@@ -14,7 +14,7 @@ from tinyc.ir.checks import (
 )
 from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_memory_access
 from tinyc.ir.instructions.collective import Alloca
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, Type, index
+from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, Type, bool_, index
 from tinyc.std import Std
 
 if TYPE_CHECKING:
@@ -426,6 +426,36 @@ class Store(Instruction):
         expect_type(ctx, self, 0, "the value", t.element, f" (the element type of {t})")
         expect_index_count(ctx, self, len(self.indices), t.order, self.tensor)
         expect_indices(ctx, self, 2, len(self.indices))
+
+
+class Associated(Instruction):
+    """True if a memref's or group's base address is not null (newest language)."""
+
+    opname = "associated"
+    keywords = ("associated",)
+    versions = {"associated": Std.NEWEST}
+    syntax = 'LOCAL_ID ":" bool_type'
+    memory_accesses = no_memory_access   # it reads the address, not the memory
+
+    def __init__(self, tensor: Value, span: Span | None = None, name: str | None = None,
+                 type: Type = bool_):
+        super().__init__([tensor], [type], span=span, result_names=[name])
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Associated":
+        return cls(*s.operands, type=s.type or bool_)
+
+    def format(self, p: "Printer") -> str:
+        if not p.newest:
+            p.cannot(self, "'associated'")
+        return f"associated {p.v(self.operands[0])} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A memref or group operand; a bool result."""
+        t = self.operands[0].type
+        if not isinstance(t, (MemrefType, GroupType)):
+            operand_error(ctx, self, 0, f"operand must be a memref or a group, got {t}")
+        expect_result(ctx, self, bool_)
 
 
 class LifetimeStop(Instruction):
