@@ -110,9 +110,10 @@ def _verify_lowered(program: IRProgram) -> None:
     """Verify first and last: the passes must leave valid IR behind."""
     from tinyc.diagnostics import CompilationError
     from tinyc.ir.verifier import verify
+    from tinyc.std import Std, Version
 
     try:
-        verify(program)
+        verify(program, Version(Std.SEED, "lowered"))
     except CompilationError as err:
         raise InternalCompilerError(
             "internal compiler error: the lowered IR fails verification\n" + str(err)) from None

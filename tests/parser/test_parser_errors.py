@@ -111,7 +111,8 @@ def test_garbage_at_top_level():
 
 
 @pytest.mark.parametrize("text, message, location", [
-    ("func @f() { $ }", "unexpected character '$'", (1, 13, 13)),
+    ("func @f() { $ }", "expected a name after '$'", (1, 13, 13)),
+    ("func @f() { ~ }", "unexpected character '~'", (1, 13, 13)),
     ("func @f() { % }", "expected a name after '%'", (1, 13, 13)),
     ("func @() {}", "expected a name after '@'", (1, 6, 6)),
     ("func @f() {\n  %_x = constant 1 : i32 }", "expected a name after '%'", (2, 3, 3)),

@@ -92,7 +92,8 @@ def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_s
     timings: dict[str, float] = {}
     try:
         if emit == "ir":  # the checked IR, spelled in the program's (or the given) version
-            data: str | bytes = print_program(check_source(_read(file), file, timings, std))
+            program = check_source(_read(file), file, timings, std)
+            data: str | bytes = print_program(program, declare=std is not None)
         else:
             result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size,
                                       print_after=_ir_printer(print_after), std=std)

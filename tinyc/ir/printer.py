@@ -145,13 +145,16 @@ def print_function(fn: Function, std: Std = DEFAULT) -> str:
     return Printer(std=std).function(fn)
 
 
-def print_program(program: Program, std: Std | None = None) -> str:
+def print_program(program: Program, std: Std | None = None, declare: bool = False) -> str:
     """The whole program as source text, spelled in `std` (default: the program's version).
 
-    Raises CompilationError for what `std` cannot spell (a newest-only
-    instruction printed as seed), each located at its instruction.
+    With `declare`, the text starts with the version's declaration (`; std:
+    newest`), so that it keeps the version's meaning when read back even
+    where it only uses spellings both versions share. Raises
+    CompilationError for what `std` cannot spell (a newest-only instruction
+    printed as seed), each located at its instruction.
     """
     printer = Printer(std=std or program.std)
     text = "\n\n".join(printer.function(f) for f in program.functions) + "\n"
     printer.sink.raise_if_any()
-    return text
+    return f"; std: {printer.std.value}\n" + text if declare else text

@@ -78,9 +78,15 @@ class VerifyContext:
         return self.region_kind is Kind.SPMD
 
 
-def verify(program: Program) -> None:
-    """Check a whole program; raise CompilationError with every error found."""
-    ctx = VerifyContext(program.version)
+def verify(program: Program, version: Version | None = None) -> None:
+    """Check a whole program; raise CompilationError with every error found.
+
+    The rules that differ per language version follow the program's version,
+    or `version` (lowered IR is checked with the seed's: the newest
+    language's restrictions are on what the user writes, not on what the
+    compiler makes).
+    """
+    ctx = VerifyContext(version or program.version)
     seen: dict[str, Function] = {}
     for fn in program.functions:
         if fn.name in seen:

@@ -6,8 +6,11 @@ definition `$name = rhs` binds the tokens of `rhs` (a constant, an array,
 dictionary or string attribute, a type, another definition, or a `!calc`
 result), and every later use `$name` is replaced by them, carrying the
 use's position so diagnostics point at it. Definitions are global or belong
-to the region they are written in (scopes follow `{` `}`), must precede
-their uses, and a name is defined once in a scope and the scopes inside it.
+to the region they are written in (scopes follow the regions' `{` `}`),
+must precede their uses, and a name is defined once in a scope and the
+scopes inside it. `$name =` is a definition where an instruction or a
+function may start (at the top level or directly in a region); inside
+brackets, parentheses or a dictionary (`{$key=$value}`) it is a use.
 Nothing of the preprocessor reaches the IR, so printing loses it, as in the
 reference.
 
@@ -48,6 +51,9 @@ class Preprocessor:
         self.first_use: Span | None = None   # where the preprocessor is first used (a newest marker)
         self._pending: list[Token] = []
         self._tokens: Iterator[Token] = iter(())
+        self._open: list[str] = []   # open brackets: "(", "[", "<", "dict", "region"
+        self._previous: Token | None = None
+        self._func_depth: int | None = None  # len(_open) inside a function's argument list
 
     def run(self, tokens: Iterable[Token]) -> Iterator[Token]:
         """The stream with every definition removed and every use replaced."""
@@ -59,21 +65,46 @@ class Preprocessor:
             if token.type == DEF_ID:
                 self._note(token)
                 following = self._next()
-                if following is not None and following.value == "=" and following.type != "STRING":
+                at_statement = not self._open or self._open[-1] == "region"
+                if at_statement and following is not None and following.value == "=" \
+                        and following.type != "STRING":
                     self._define(token)
                     continue
                 if following is not None:
                     self._pending.insert(0, following)
-                yield from self._use(token)
+                for used in self._use(token):
+                    self._track(used)
+                    yield used
             elif token.type == CALC:
                 self._note(token)
-                yield self._calc(token)
+                yield self._track(self._calc(token))
             else:
-                if token.value == "{" and token.type != "STRING":
-                    self.scopes.append({})
-                elif token.value == "}" and token.type != "STRING" and len(self.scopes) > 1:
-                    self.scopes.pop()
-                yield token
+                yield self._track(token)
+
+    def _track(self, token: Token) -> Token:
+        """Follow the brackets: which `{` opens a region (a scope) and which a dictionary."""
+        text = "" if token.type == "STRING" else token.value
+        previous = self._previous.value if self._previous is not None \
+            and self._previous.type != "STRING" else ""
+        if text == "{":
+            in_arguments = self._func_depth is not None and len(self._open) == self._func_depth
+            dictionary = previous in ("attributes", "=", ",", "[", "alloca") or in_arguments \
+                or (self._open and self._open[-1] == "dict")
+            self._open.append("dict" if dictionary else "region")
+            if not dictionary:
+                self.scopes.append({})
+        elif text in ("(", "[", "<"):
+            if text == "(" and self._previous is not None and self._previous.type == "GLOBAL_ID":
+                self._func_depth = len(self._open) + 1
+            self._open.append(text)
+        elif text in ("}", ")", "]", ">") and self._open:
+            closed = self._open.pop()
+            if closed == "region" and len(self.scopes) > 1:
+                self.scopes.pop()
+            if text == ")" and self._func_depth is not None and len(self._open) < self._func_depth:
+                self._func_depth = None
+        self._previous = token
+        return token
 
     # ------------------------------------------------------------ tokens
 
