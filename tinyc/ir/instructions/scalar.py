@@ -97,7 +97,8 @@ class MathUnaryOp(Enum):
 
 
 SEED_MATH = (MathUnaryOp.EXP, MathUnaryOp.NATIVE_EXP)
-"""The math functions the seed language has (spelled `math.exp`, `math.native_exp`)."""
+"""The math functions the seed spec has (`math.exp`, `math.native_exp`); the seed's
+implementation took `math.<function>` for the others too (`math.cos`), and so does tinyc."""
 
 
 class BuiltinName(Enum):
@@ -295,9 +296,11 @@ class Builtin(Instruction):
 
     opname = "builtin"
     keywords = {**{name.seed: name for name in BuiltinName if name.seed},
-                **{name.newest: name for name in BuiltinName if name.newest}}
+                **{name.newest: name for name in BuiltinName if name.newest},
+                "builtin.subgroup_linear_id": BuiltinName.SUBGROUP_ID}  # the reference, 2024
     versions = {**{name.seed: Std.SEED for name in BuiltinName if name.seed},
-                **{name.newest: Std.NEWEST for name in BuiltinName if name.newest}}
+                **{name.newest: Std.NEWEST for name in BuiltinName if name.newest},
+                "builtin.subgroup_linear_id": Std.NEWEST}
     syntax = '":" integer_type'
     memory_accesses = no_memory_access
 
@@ -461,9 +464,9 @@ class MathUnary(Instruction):
     """cos, sin, exp, exp2, log, log2 and their native forms of a floating (exp: or complex) scalar."""
 
     opname = "math"
-    keywords = {**{f"math.{op.value}": op for op in SEED_MATH},
+    keywords = {**{f"math.{op.value}": op for op in MathUnaryOp},
                 **{op.value: op for op in MathUnaryOp}}
-    versions = {**{f"math.{op.value}": Std.SEED for op in SEED_MATH},
+    versions = {**{f"math.{op.value}": Std.SEED for op in MathUnaryOp},
                 **{op.value: Std.NEWEST for op in MathUnaryOp}}
     syntax = 'LOCAL_ID ":" scalar_type'
     memory_accesses = no_memory_access
@@ -479,11 +482,10 @@ class MathUnary(Instruction):
 
     @property
     def title(self) -> str:
-        return self.spelling or (f"math.{self.op.value}" if self.op in SEED_MATH else self.op.value)
+        return self.spelling or f"math.{self.op.value}"
 
     def format(self, p: "Printer") -> str:
-        seed = f"math.{self.op.value}" if self.op in SEED_MATH else None
-        word = p.spell(self, seed, self.op.value)
+        word = p.spell(self, f"math.{self.op.value}", self.op.value)
         return f"{word} {p.v(self.operands[0])} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
