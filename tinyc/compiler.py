@@ -36,6 +36,7 @@ class CompileResult:
     source: str = ""
     name: str = "<string>"
     std: Any = None  # the program's language version (tinyc.std.Std)
+    defines: dict[str, str] = field(default_factory=dict)  # preprocessor definitions from outside
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -46,11 +47,13 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
 
 
 def check_source(source: str, name: str = "<string>",
-                 timings: dict[str, float] | None = None, std: "Std | str | None" = None) -> IRProgram:
+                 timings: dict[str, float] | None = None, std: "Std | str | None" = None,
+                 defines: dict[str, str] | None = None) -> IRProgram:
     """Parse and verify; raises CompilationError with every independent error.
 
     `std` ("seed" or "newest") overrides the version the source declares or
-    implies (tinyc.std); ValueError for another name.
+    implies (tinyc.std); ValueError for another name. `defines` are
+    preprocessor definitions given from outside (`{"ty": "f64"}`).
     """
     from tinyc.ir.verifier import verify
     from tinyc.parser import parse
@@ -58,7 +61,7 @@ def check_source(source: str, name: str = "<string>",
 
     given = parse_std(std)
     timings = {} if timings is None else timings
-    program = _timed(timings, "parse", lambda: parse(source, name, given))
+    program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
     _timed(timings, "verify", lambda: verify(program))
     return program
 
@@ -78,11 +81,13 @@ def stage_text(program: IRProgram) -> str:
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
                      device_info: Any = None, validate: bool = True,
                      print_after: Callable[[str, IRProgram], None] | None = None,
-                     std: "Std | str | None" = None) -> CompileResult:
+                     std: "Std | str | None" = None,
+                     defines: dict[str, str] | None = None) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
     `print_after(pass_name, program)` is called after each pass (`--print-after`);
-    `std` overrides the language version (tinyc.std).
+    `std` overrides the language version (tinyc.std); `defines` are
+    preprocessor definitions from outside.
     """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
@@ -90,7 +95,7 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
 
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
-    program = check_source(source, name, timings, std)
+    program = check_source(source, name, timings, std, defines)
     stages["parsed"] = stages["checked"] = stage_text(program)
     _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
                                                    device_info=device_info, print_after=print_after))
@@ -99,7 +104,8 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
-    return CompileResult(program, stages, spirv, kernels, timings, source, name, program.std)
+    return CompileResult(program, stages, spirv, kernels, timings, source, name, program.std,
+                         dict(defines or {}))
 
 
 class InternalCompilerError(RuntimeError):
@@ -172,7 +178,8 @@ class Program:
         """A fresh copy of the checked, unlowered IR (for the reference interpreter)."""
         from tinyc.parser import parse
 
-        return parse(self._result.source, self._result.name, self._result.std)
+        return parse(self._result.source, self._result.name, self._result.std,
+                     self._result.defines)
 
     def __getitem__(self, name: str):
         if name not in self._result.kernels:
@@ -190,12 +197,14 @@ class Program:
 
 
 def compile(source: str, *, name: str = "<string>", device: Any = None,
-            subgroup_size: int | None = None, std: str | None = None) -> Program:
+            subgroup_size: int | None = None, std: str | None = None,
+            defines: dict[str, str] | None = None) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
     `std` ("seed" or "newest") overrides the language version the source
-    declares or implies (docs/newest.md).
+    declares or implies; `defines` gives preprocessor definitions, as
+    `{"ty": "f64"}` for `$ty = f64` (docs/newest.md).
     """
     result = compile_to_spirv(source, name, subgroup_size=subgroup_size,
-                              device_info=device_limits(device), std=std)
+                              device_info=device_limits(device), std=std, defines=defines)
     return Program(result, device)

@@ -172,3 +172,40 @@ def test_errors_in_substituted_text_point_at_the_use():
         verify(parse(text))
     d = info.value.diagnostics[0]
     assert "got i32" in d.message
+
+
+@pytest.mark.parametrize("rpn, value", [("1 4 shl 1 -", 15), ("256 4 shr", 16), ("12 10 and", 8),
+                                        ("12 10 or", 14), ("12 10 xor", 6)])
+def test_calc_bit_operators_the_references_examples_use(rpn, value):
+    text = f"$v = !calc({rpn})\nfunc @k() {{\n  %c = constant $v : i64\n}}\n"
+    assert parse(text).functions[0].body.instructions[0].value == value
+
+
+def test_definitions_from_outside_the_source(tmp_path):
+    """The reference's host code defines names the text uses (`-D`, `defines=`)."""
+    from click.testing import CliRunner
+
+    from tinyc.cli import cli
+
+    text = "$n = !calc($m 2 *)\nfunc @k(%A: memref<$ty x $n>) {\n}\n"
+    program = parse(text, defines={"ty": "f64", "$m": "4"})
+    assert str(program.functions[0].args[0].type) == "memref<f64x8>"
+    assert program.std is Std.NEWEST
+    with pytest.raises(CompilationError, match="'\\$ty' is not defined"):
+        parse(text, defines={"m": "4"})
+    with pytest.raises(CompilationError, match="the definition of \\$ty ends at 'x'"):
+        parse(text, defines={"ty": "f64 x", "m": "4"})
+    clash = errors_of_with("$ty = f32\n" + text, {"ty": "f64", "m": "1"})
+    assert clash.notes[0].message == "'$ty' is defined outside the source (-D ty=...)"
+    path = tmp_path / "k.ir"
+    path.write_text(text)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["check", "-D", "ty=f32", "-D", "m=2", str(path)]).exit_code == 0
+    assert runner.invoke(cli, ["check", "-D", "m=2", str(path)]).exit_code == 1
+    assert runner.invoke(cli, ["check", "-D", "ty", str(path)]).exit_code == 2
+
+
+def errors_of_with(text: str, defines: dict):
+    with pytest.raises(CompilationError) as info:
+        parse(text, "test.ir", defines=defines)
+    return info.value.diagnostics[0]

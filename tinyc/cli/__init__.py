@@ -32,6 +32,25 @@ _STD = click.option("--std", type=click.Choice(["seed", "newest"]), default=None
                          "else inferred from its spellings); see docs/newest.md.")
 
 
+def _defines(values: tuple[str, ...]) -> dict[str, str]:
+    """`-D NAME=VALUE` options as preprocessor definitions."""
+    found: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name.lstrip("$") or not value.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, got '{item}'", param_hint="'-D'")
+        found[name] = value
+    return found
+
+
+def _with_language(command):
+    """--std and -D, the options of every command that reads a program."""
+    command = click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",
+                           help="Preprocessor definition $NAME = VALUE (newest language), "
+                                "e.g. -D ty=f64; repeatable.")(command)
+    return _STD(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="tinyc")
 def cli() -> None:
@@ -42,8 +61,8 @@ def cli() -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               help="Diagnostics as text (default) or as a JSON list for editors.")
-@_STD
-def check(files: tuple[str, ...], fmt: str, std: str | None) -> None:
+@_with_language
+def check(files: tuple[str, ...], fmt: str, std: str | None, defines: tuple[str, ...]) -> None:
     """Check FILES for syntax, type and region errors."""
     from tinyc.compiler import check_source
 
@@ -51,7 +70,7 @@ def check(files: tuple[str, ...], fmt: str, std: str | None) -> None:
     collected: list[dict] = []
     for path in files:
         try:
-            check_source(_read(path), path, std=std)
+            check_source(_read(path), path, std=std, defines=_defines(defines))
         except CompilationError as err:
             failed = True
             if fmt == "json":
@@ -76,9 +95,10 @@ def check(files: tuple[str, ...], fmt: str, std: str | None) -> None:
 @click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
 @click.option("--print-after", "print_after", multiple=True, metavar="PASS|all",
               help="Print the IR to stderr after the pass (repeatable), or after every pass.")
-@_STD
+@_with_language
 def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_size: int | None,
-            show_time: bool, print_after: tuple[str, ...], std: str | None) -> None:
+            show_time: bool, print_after: tuple[str, ...], std: str | None,
+            defines: tuple[str, ...]) -> None:
     """Compile FILE to SPIR-V (or print its IR with --emit).
 
     `--emit ir --std newest` prints a seed program in the newest spelling
@@ -92,11 +112,12 @@ def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_s
     timings: dict[str, float] = {}
     try:
         if emit == "ir":  # the checked IR, spelled in the program's (or the given) version
-            program = check_source(_read(file), file, timings, std)
+            program = check_source(_read(file), file, timings, std, _defines(defines))
             data: str | bytes = print_program(program, declare=std is not None)
         else:
             result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size,
-                                      print_after=_ir_printer(print_after), std=std)
+                                      print_after=_ir_printer(print_after), std=std,
+                                      defines=_defines(defines))
             timings = result.timings
     except CompilationError as err:
         _fail(err)
@@ -197,28 +218,32 @@ def _launching(action) -> None:
 @_launch_options(default_batch=1, default_repeat=10)
 @click.option("--check", "do_check", is_flag=True,
               help="Compare the results with tinyc's NumPy reference interpreter.")
-@_STD
+@_with_language
 def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
-        repeat: int, seed: int, device: str | None, std: str | None) -> None:
+        repeat: int, seed: int, device: str | None, std: str | None,
+        defines: tuple[str, ...]) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
     from tinyc.cli.run import run_kernel
 
     _launching(lambda: run_kernel(_read(file), file, kernel_name, batch, sizes, do_check, repeat,
-                                  seed, device, echo=click.echo, std=std))
+                                  seed, device, echo=click.echo, std=std,
+                                  defines=_defines(defines)))
 
 
 @cli.command()
 @_launch_options(default_batch=10000, default_repeat=20)
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True,
               help="Untimed launches first.")
-@_STD
+@_with_language
 def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
-          warmup: int, seed: int, device: str | None, std: str | None) -> None:
+          warmup: int, seed: int, device: str | None, std: str | None,
+          defines: tuple[str, ...]) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, share of bandwidth."""
     from tinyc.cli.bench import bench_kernel
 
     _launching(lambda: bench_kernel(_read(file), file, kernel_name, batch, sizes, repeat, warmup,
-                                    seed, device, echo=click.echo, std=std))
+                                    seed, device, echo=click.echo, std=std,
+                                    defines=_defines(defines)))
 
 
 @cli.command()

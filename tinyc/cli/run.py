@@ -150,12 +150,13 @@ def _compare(info: Any, device_args: list[Any], reference_args: list[Any],
 
 def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
                check: bool, repeat: int, seed: int, device: str | None,
-               echo: Callable[[str], None] = print, std: str | None = None) -> None:
+               echo: Callable[[str], None] = print, std: str | None = None,
+               defines: dict[str, str] | None = None) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
     from tinyc.reference.arguments import copy_argument
 
-    program = tinyc.compile(source, name=file, device=device, std=std)
+    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:

@@ -39,7 +39,7 @@ from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
 from tinyc.parser.errors import syntax_error
 from tinyc.parser.lexer import LexError, TensorLexer
-from tinyc.parser.preprocessor import Preprocessor
+from tinyc.parser.preprocessor import Preprocessor, outside_definitions
 from tinyc.std import Std
 
 __all__ = ["parse"]
@@ -47,19 +47,22 @@ __all__ = ["parse"]
 _LEXER: list[TensorLexer] = []
 
 
-def parse(text: str, name: str = "<string>", std: Std | None = None) -> Program:
+def parse(text: str, name: str = "<string>", std: Std | None = None,
+          defines: dict[str, str] | None = None) -> Program:
     """Parse tensor-language source into a Program; raises CompilationError.
 
     `std` overrides the version the file declares or its spellings imply
-    (tinyc.std); the grammar is the same superset either way.
+    (tinyc.std); the grammar is the same superset either way. `defines`
+    gives the preprocessor definitions from outside (`{"ty": "f64"}` is
+    `$ty = f64` before the text).
     """
     source = Source(text, name)
     if not _LEXER:
         _LEXER.append(TensorLexer())
     tokens = _LEXER[0].lex(text)
     preprocessor = None
-    if "$" in text or "!" in text:  # the newest language's preprocessor
-        preprocessor = Preprocessor(source)
+    if "$" in text or "!" in text or defines:  # the newest language's preprocessor
+        preprocessor = Preprocessor(source, outside_definitions(defines or {}))
         tokens = preprocessor.run(tokens)
     try:
         tree = lalr.parse(tokens)

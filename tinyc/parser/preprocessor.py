@@ -15,8 +15,13 @@ Nothing of the preprocessor reaches the IR, so printing loses it, as in the
 reference.
 
 `!calc` evaluates integer reverse Polish notation: integers, definitions
-of integers, and the operators `^ - + * / % min max`; `/` and `%` round
-toward zero as in C.
+of integers, and the operators `^ - + * / % min max` of the spec, plus
+`shl shr and or xor` (the reference's examples use `shl`); `/` and `%`
+round toward zero as in C.
+
+Definitions may also come from outside the text (`tinyc check -D ty=f64`,
+`tinyc.compile(..., defines={"ty": "f64"})`), as the reference's host code
+gives them: they are global and a definition in the text may not repeat them.
 """
 
 from __future__ import annotations
@@ -29,14 +34,15 @@ from tinyc.parser.lalr import Token
 from tinyc.parser.lexer import CALC, DEF_ID
 
 _TYPE_HEADS = frozenset({"memref", "group", "coopmatrix"})
-_RPN = re.compile(r"\s*([+-]?[0-9]+|\$(?:[0-9]+|[A-Za-z][A-Za-z0-9_]*)|\^|-|\+|\*|/|%|min|max)")
+_RPN = re.compile(r"\s*([+-]?[0-9]+|\$(?:[0-9]+|[A-Za-z][A-Za-z0-9_]*)|\^|-|\+|\*|/|%"
+                  r"|(?:min|max|shl|shr|and|or|xor)(?![A-Za-z0-9_]))")
 _INT_LIMIT = 2 ** 63
 
 
 class Definition:
     """The tokens a `$name` stands for, and where it was defined."""
 
-    def __init__(self, name: str, tokens: list[Token], span: Span):
+    def __init__(self, name: str, tokens: list[Token], span: Span | None):
         self.name = name
         self.tokens = tokens
         self.span = span
@@ -45,9 +51,11 @@ class Definition:
 class Preprocessor:
     """Resolves definitions in a token stream; raises CompilationError at the first misuse."""
 
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, defines: dict[str, list[Token]] | None = None):
         self.source = source
         self.scopes: list[dict[str, Definition]] = [{}]
+        for name, tokens in (defines or {}).items():
+            self.scopes[0][name] = Definition(name, tokens, None)
         self.first_use: Span | None = None   # where the preprocessor is first used (a newest marker)
         self._pending: list[Token] = []
         self._tokens: Iterator[Token] = iter(())
@@ -135,8 +143,10 @@ class Preprocessor:
         name = name_token.value
         earlier = self._lookup(name)
         if earlier is not None:
+            note = Note(f"'{name}' is defined here", earlier.span) if earlier.span else \
+                Note(f"'{name}' is defined outside the source (-D {name[1:]}=...)")
             self._fail(f"'{name}' is already defined; a name is defined once in a scope and the "
-                       f"scopes inside it", name_token, (Note(f"'{name}' is defined here", earlier.span),))
+                       f"scopes inside it", name_token, (note,))
         tokens = self._rhs(name_token)
         self.scopes[-1][name] = Definition(name, tokens, self._span(name_token))
 
@@ -204,7 +214,7 @@ class Preprocessor:
             m = _RPN.match(body, at)
             if not m:
                 self._fail(f"!calc: unexpected '{body[at:].split()[0]}'; the calculator takes "
-                           f"integers, definitions and ^ - + * / % min max", token)
+                           f"integers, definitions and ^ - + * / % min max shl shr and or xor", token)
             item = m.group(1)
             at = m.end()
             if item[0] == "$":
@@ -238,10 +248,47 @@ class Preprocessor:
             self._fail(f"!calc: negative exponent ({a} {b} ^)", at)
         if op == "^" and abs(a) > 1 and b >= 64:
             self._fail(f"!calc: {a} {b} ^ is out of the 64-bit range", at)
+        if op in ("shl", "shr") and not 0 <= b < 64:
+            self._fail(f"!calc: shift count {b} is outside 0..63 ({a} {b} {op})", at)
         quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1) if b else 0
         result = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
                   "/": lambda: quotient, "%": lambda: a - b * quotient, "^": lambda: a ** b,
-                  "min": lambda: min(a, b), "max": lambda: max(a, b)}[op]()
+                  "min": lambda: min(a, b), "max": lambda: max(a, b), "shl": lambda: a << b,
+                  "shr": lambda: a >> b, "and": lambda: a & b, "or": lambda: a | b,
+                  "xor": lambda: a ^ b}[op]()
         if not -_INT_LIMIT < result < _INT_LIMIT:
             self._fail(f"!calc: {a} {b} {op} = {result} is out of the 64-bit range", at)
         return result
+
+
+def outside_definitions(defines: dict[str, str]) -> dict[str, list[Token]]:
+    """`{"ty": "f64"}` (or `{"$ty": ...}`) as the tokens each name stands for.
+
+    Each value is lexed and resolved like the right-hand side of a definition
+    in the text (earlier ones may be used); a bad one is a CompilationError
+    naming it.
+    """
+    from tinyc.parser.lexer import LexError, TensorLexer
+
+    lexer = TensorLexer()
+    found: dict[str, list[Token]] = {}
+    for key, value in defines.items():
+        name = "$" + str(key).lstrip("$")
+        where = Source(f"{name} = {value}", f"<definition {name}>")
+        if not re.fullmatch(r"\$([0-9]+|[A-Za-z][A-Za-z0-9_]*)", name):
+            raise CompilationError(Diagnostic(f"'{key}' is no name for a definition; names are "
+                                              f"letters, digits and '_'", Span(1, 1, 1, len(name), where)))
+        try:
+            tokens = list(lexer.lex(where.text))
+            pre = Preprocessor(where, found)
+            resolved = list(pre.run(tokens))
+        except LexError as err:
+            raise CompilationError(Diagnostic(err.message, Span(err.line, err.column, err.line,
+                                                                err.end_column, where))) from None
+        if resolved:
+            extra = resolved[0]
+            raise CompilationError(Diagnostic(
+                f"the definition of {name} ends at '{extra.value}'; give one constant, attribute "
+                f"or type", Span(extra.line, extra.column, extra.line, extra.end_column - 1, where)))
+        found[name] = pre.scopes[0][name].tokens
+    return found
