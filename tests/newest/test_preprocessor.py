@@ -149,7 +149,7 @@ func @a() {
     ("$a = !calc(2 -1 ^)", "!calc: negative exponent (2 -1 ^)"),
     ("$a = !calc(2 70 ^)", "!calc: 2 70 ^ is out of the 64-bit range"),
     ("$a = !calc(1 b /)", "!calc: unexpected 'b'; the calculator takes integers, definitions and "
-                          "^ - + * / % min max"),
+                          "^ - + * / % min max shl shr and or xor"),
     ("$b = f32\n$a = !calc($b 1 +)", "!calc: '$b' is 'f32', not an integer"),
     ("$a = !calc(1 2 +", "'!calc(' is not closed by ')' on its line"),
     ("$a = ,", "',' cannot be the value of '$a'; write a constant, an attribute, a type, a "
