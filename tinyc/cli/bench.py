@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from tinyc.analysis.work import count_work
+from tinyc.cli.errors import UsageError
 
 COPY_KERNEL = """
 func @copy(%src: memref<f32x?x?>, %dst: memref<f32x?x?>) {
@@ -42,7 +43,7 @@ def copy_bandwidth(device: str | None, repeat: int) -> float:
 def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
                  sizes: Sequence[str], repeat: int, warmup: int, seed: int, device: str | None,
                  echo: Callable[[str], None] = print, std: str | None = None,
-               defines: dict[str, str] | None = None) -> dict[str, float]:
+                 defines: dict[str, str] | None = None) -> dict[str, float]:
     """Time a kernel on random inputs and report its rates; returns the numbers."""
     import tinyc
     from tinyc.reference import ReferenceUnsupported
@@ -51,7 +52,7 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
     program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
     name = kernel_name or program.kernel_names[0]
     if name not in program.kernel_names:
-        raise ValueError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")
+        raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")
     kernel = program[name]
     args = make_arguments(kernel.info, batch, parse_sizes(sizes), seed)
     times = kernel.time(*args, batch=batch, repeat=repeat, warmup=warmup)

@@ -38,11 +38,12 @@ from tinyc.ir.core import Program
 from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
 from tinyc.parser.errors import syntax_error
+from tinyc.parser.lalr import Tree
 from tinyc.parser.lexer import LexError, TensorLexer
 from tinyc.parser.preprocessor import Preprocessor, outside_definitions
 from tinyc.std import Std
 
-__all__ = ["parse"]
+__all__ = ["parse", "parse_partial", "parse_tree"]
 
 _LEXER: list[TensorLexer] = []
 
@@ -57,6 +58,36 @@ def parse(text: str, name: str = "<string>", std: Std | None = None,
     `$ty = f64` before the text).
     """
     source = Source(text, name)
+    tree, preprocessed = _tree(text, source, defines)
+    builder = ProgramBuilder(source, std)
+    if preprocessed is not None:
+        builder.ctx.mark(Std.NEWEST, "the preprocessor", preprocessed)
+    return builder.program(tree)
+
+
+def parse_partial(text: str, name: str = "<string>") -> tuple[Program, list[Diagnostic]]:
+    """The program with whatever names resolve, and the name errors (for editors).
+
+    Raises CompilationError for a syntax error, like `parse`; an undefined
+    value stands for a placeholder of type void.
+    """
+    source = Source(text, name)
+    builder = ProgramBuilder(source)
+    program = builder.program(_tree(text, source)[0], raise_errors=False)
+    return program, sorted(builder.ctx.sink.diagnostics, key=lambda d: (d.line, d.column))
+
+
+def parse_tree(text: str, name: str = "<string>") -> Tree:
+    """The syntax tree only (no names resolved): what the formatter needs.
+
+    Raises CompilationError for a syntax error, like `parse`.
+    """
+    return _tree(text, Source(text, name))[0]
+
+
+def _tree(text: str, source: Source, defines: dict[str, str] | None = None
+          ) -> tuple[Tree, Span | None]:
+    """The syntax tree, and where the preprocessor is first used (None if it is not)."""
     if not _LEXER:
         _LEXER.append(TensorLexer())
     tokens = _LEXER[0].lex(text)
@@ -71,7 +102,4 @@ def parse(text: str, name: str = "<string>", std: Std | None = None,
         raise CompilationError(Diagnostic(err.message, span)) from None
     except lalr.ParseError as err:
         raise CompilationError(syntax_error(err, source)) from None
-    builder = ProgramBuilder(source, std)
-    if preprocessor is not None and preprocessor.first_use is not None:
-        builder.ctx.mark(Std.NEWEST, "the preprocessor", preprocessor.first_use)
-    return builder.program(tree)
+    return tree, preprocessor.first_use if preprocessor is not None else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tinyc.diagnostics import Note, Source, Span
+from tinyc.diagnostics import CompilationError, Note, Source, Span
 from tinyc.ir.core import Function, Instruction, Program, Region, Value
 from tinyc.parser.context import MAX_NESTING, BuildContext
 from tinyc.parser.instructions import build_instruction, keyword_of
@@ -26,7 +26,9 @@ class ProgramBuilder:
         self.ctx = BuildContext(source)
         self.std = std
 
-    def program(self, tree: Tree) -> Program:
+    def program(self, tree: Tree, raise_errors: bool = True) -> Program:
+        """The program; CompilationError with every name error, unless not `raise_errors`
+        (editors want the program as far as it goes; errors are in `self.ctx.sink`)."""
         functions: list[Function] = []
         seen: dict[str, Span] = {}
         for fn_tree in tree.children:
@@ -38,8 +40,16 @@ class ProgramBuilder:
                 continue
             seen[fn.name] = self.ctx.span(name_token)
             functions.append(fn)
-        self.ctx.sink.raise_if_any()
-        version = decide(self.std, declaration(self.ctx.source), self.ctx.markers)
+        if raise_errors:
+            self.ctx.sink.raise_if_any()
+        try:
+            declared = declaration(self.ctx.source)
+        except CompilationError as err:  # a malformed `; std:` declaration
+            if raise_errors:
+                raise
+            self.ctx.sink.diagnostics += err.diagnostics
+            declared = None
+        version = decide(self.std, declared, self.ctx.markers)
         return Program(functions, source=self.ctx.source, version=version)
 
     def function(self, tree: Tree) -> Function:
