@@ -146,3 +146,31 @@ def test_the_reference_faults_on_a_null_memref():
                               "  %v = load %A[%c0, %c0] : f32")
     with pytest.raises(ReferenceFault, match="'%A' is not associated"):
         run(parse(text)["associated"], [None, None, np.zeros(2, np.int32)], 1)
+
+
+@pytest.mark.parametrize("divisor, op", [("%zero", "div"), ("%zero", "rem"), ("%product", "div"),
+                                         ("%difference", "rem")])
+def test_integer_division_by_a_known_zero_is_an_error(divisor, op):
+    """As the reference's constant propagation rejects it (the CPU would trap at run time)."""
+    from newest_testlib import at, error
+
+    text = fn(f"""
+    %zero = constant 0 : i32
+    %two = constant 2 : i32
+    %product = mul %x, %zero : i32
+    %difference = sub %two, %two : i32
+    %q = {op} %y, {divisor} : i32
+    """, "%x: i32, %y: i32")
+    d = error(text)
+    assert d.message == f"{op}: second operand: integer division by zero (the divisor is always 0)" \
+        or d.message == f"{op}: integer division by zero (the divisor is always 0)"
+    line, column = at(text, f"{op} %y, {divisor}")
+    assert (d.line, d.column) == (line, column + len(f"{op} %y, "))
+
+
+def test_division_by_a_value_or_a_float_zero_is_fine():
+    checked(fn("""
+    %zero = constant 0.0 : f32
+    %q = div %a, %zero : f32
+    %r = div %x, %y : i32
+    """, "%a: f32, %x: i32, %y: i32"))

@@ -226,6 +226,33 @@ class ArithBinary(Instruction):
             result_error(ctx, self, f"type must be {wording}, got {t}")
         expect_type(ctx, self, 0, "first operand", t, " (the result type)")
         expect_type(ctx, self, 1, "second operand", t, " (the result type)")
+        if self.op in (ArithBinaryOp.DIV, ArithBinaryOp.REM) and is_int(t) \
+                and known_integer(self.operands[1]) == 0:
+            operand_error(ctx, self, 1, "integer division by zero (the divisor is always 0)")
+
+
+def known_integer(value: Value, depth: int = 0) -> int | None:
+    """The integer a value always has, where constants decide it; else None.
+
+    Follows integer constants through add/sub/mul and a multiplication by a
+    constant 0, as the reference's constant propagation does before it
+    rejects a division by zero.
+    """
+    owner = value.owner
+    if depth > 16 or not isinstance(owner, Instruction):
+        return None
+    if isinstance(owner, Constant):
+        return owner.value if isinstance(owner.value, int) and not isinstance(owner.value, bool) \
+            else None
+    if isinstance(owner, ArithBinary) and owner.op in (ArithBinaryOp.ADD, ArithBinaryOp.SUB,
+                                                       ArithBinaryOp.MUL):
+        a, b = (known_integer(v, depth + 1) for v in owner.operands)
+        if owner.op is ArithBinaryOp.MUL and 0 in (a, b):
+            return 0
+        if a is not None and b is not None:
+            return {ArithBinaryOp.ADD: a + b, ArithBinaryOp.SUB: a - b,
+                    ArithBinaryOp.MUL: a * b}[owner.op]
+    return None
 
 
 class ArithUnary(Instruction):
