@@ -209,3 +209,15 @@ def errors_of_with(text: str, defines: dict):
     with pytest.raises(CompilationError) as info:
         parse(text, "test.ir", defines=defines)
     return info.value.diagnostics[0]
+
+
+def test_the_formatter_puts_each_definition_on_its_own_line():
+    from tinyc.editor.format import format_source
+
+    text = ("$n = 4  $t = f32\nfunc @k(%A: memref<$t x $n>) {\n  $m = !calc($n 2 *)  "
+            "%c = constant $m : index\n}\n")
+    formatted = format_source(text)
+    assert formatted.splitlines()[:2] == ["$n = 4", "$t = f32"]
+    assert "  $m = !calc($n 2 *)\n  %c = constant $m : index\n" in formatted
+    assert format_source(formatted) == formatted
+    same_meaning(text, formatted)

@@ -62,6 +62,8 @@ class Preprocessor:
         self._open: list[str] = []   # open brackets: "(", "[", "<", "dict", "region"
         self._previous: Token | None = None
         self._func_depth: int | None = None  # len(_open) inside a function's argument list
+        self._last_read: Token | None = None
+        self.definitions: list[tuple[int, int]] = []  # (start, end) offsets of `$x = ...` in the text
 
     def run(self, tokens: Iterable[Token]) -> Iterator[Token]:
         """The stream with every definition removed and every use replaced."""
@@ -117,9 +119,10 @@ class Preprocessor:
     # ------------------------------------------------------------ tokens
 
     def _next(self) -> Token | None:
-        if self._pending:
-            return self._pending.pop(0)
-        return next(self._tokens, None)
+        token = self._pending.pop(0) if self._pending else next(self._tokens, None)
+        if token is not None:
+            self._last_read = token
+        return token
 
     def _span(self, token: Token) -> Span:
         return Span(token.line, token.column, token.end_line, max(token.end_column - 1, 1), self.source)
@@ -149,6 +152,8 @@ class Preprocessor:
                        f"scopes inside it", name_token, (note,))
         tokens = self._rhs(name_token)
         self.scopes[-1][name] = Definition(name, tokens, self._span(name_token))
+        if self._last_read is not None and name_token.start_pos is not None:
+            self.definitions.append((name_token.start_pos, self._last_read.end_pos))
 
     def _rhs(self, name_token: Token) -> list[Token]:
         """The tokens of a definition's right-hand side, uses inside it resolved."""
@@ -292,3 +297,11 @@ def outside_definitions(defines: dict[str, str]) -> dict[str, list[Token]]:
                 f"or type", Span(extra.line, extra.column, extra.line, extra.end_column - 1, where)))
         found[name] = pre.scopes[0][name].tokens
     return found
+
+
+def definition_spans(tokens: Iterable[Token], source: Source) -> list[tuple[int, int]]:
+    """(start, end) offsets of the definitions `$x = ...` in a token stream (the formatter's lines)."""
+    pre = Preprocessor(source)
+    for _ in pre.run(tokens):
+        pass
+    return pre.definitions
