@@ -235,3 +235,24 @@ def test_spmd_builtins_outside_spmd_regions_are_errors():
 def test_builtin_result_types(word, wrong, right):
     d = error(fn(f"%s = {word} : {wrong}"))
     assert d.message == f"{word}: result type must be {right}, got {wrong}"
+
+
+def test_a_newest_program_splits_over_sub_devices_like_one_launch(device):
+    """Slices of a newest program's batch launch along x like the whole batch (tinyc.devices)."""
+    subs = tinyc.devices("opencl:cpu", split=True)
+    text = """
+func @scale(%A: memref<f32x16x?>, %B: memref<f32x16x?>) {
+  %g = group_id.x : index
+  %a = subview %A[:, %g] : memref<f32x16>
+  %b = subview %B[:, %g] : memref<f32x16>
+  %two = constant 2.0 : f32
+  %zero = constant 0.0 : f32
+  axpby %two, %a, %zero, %b
+}
+"""
+    kernel = tinyc.compile(text)["scale"]
+    assert kernel.info.batch_axis == 0 and kernel.info.batch_split_problem is None
+    A = np.asfortranarray(np.random.default_rng(4).random((16, 37)).astype(np.float32))
+    B = np.zeros_like(A, order="F")
+    kernel(A, B, batch=37, device=list(subs))
+    np.testing.assert_array_equal(B, 2 * A)
