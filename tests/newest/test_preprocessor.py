@@ -221,3 +221,9 @@ def test_the_formatter_puts_each_definition_on_its_own_line():
     assert "  $m = !calc($n 2 *)\n  %c = constant $m : index\n" in formatted
     assert format_source(formatted) == formatted
     same_meaning(text, formatted)
+
+
+def test_definitions_that_double_are_bounded():
+    lines = ["$d0 = [1, 1]"] + [f"$d{k} = [$d{k - 1}, $d{k - 1}]" for k in range(1, 40)]
+    (d,) = errors_of("\n".join(lines) + "\nfunc @k() {}\n")
+    assert "a definition may hold at most 100000 tokens" in d.message

@@ -37,6 +37,10 @@ _TYPE_HEADS = frozenset({"memref", "group", "coopmatrix"})
 _RPN = re.compile(r"\s*([+-]?[0-9]+|\$(?:[0-9]+|[A-Za-z][A-Za-z0-9_]*)|\^|-|\+|\*|/|%"
                   r"|(?:min|max|shl|shr|and|or|xor)(?![A-Za-z0-9_]))")
 _INT_LIMIT = 2 ** 63
+MAX_DEFINITION_TOKENS = 100_000
+"""Longest a definition may grow (definitions of definitions double quickly: `[$a, $a]`)."""
+MAX_SUBSTITUTED_TOKENS = 2_000_000
+"""Most tokens all uses together may bring into a program."""
 
 
 class Definition:
@@ -64,6 +68,7 @@ class Preprocessor:
         self._func_depth: int | None = None  # len(_open) inside a function's argument list
         self._last_read: Token | None = None
         self.definitions: list[tuple[int, int]] = []  # (start, end) offsets of `$x = ...` in the text
+        self._substituted = 0
 
     def run(self, tokens: Iterable[Token]) -> Iterator[Token]:
         """The stream with every definition removed and every use replaced."""
@@ -151,6 +156,9 @@ class Preprocessor:
             self._fail(f"'{name}' is already defined; a name is defined once in a scope and the "
                        f"scopes inside it", name_token, (note,))
         tokens = self._rhs(name_token)
+        if len(tokens) > MAX_DEFINITION_TOKENS:
+            self._fail(f"'{name}' stands for {len(tokens)} tokens; a definition may hold at most "
+                       f"{MAX_DEFINITION_TOKENS}", name_token)
         self.scopes[-1][name] = Definition(name, tokens, self._span(name_token))
         if self._last_read is not None and name_token.start_pos is not None:
             self.definitions.append((name_token.start_pos, self._last_read.end_pos))
@@ -182,6 +190,8 @@ class Preprocessor:
         """`opening` up to its matching closing token, with definitions used inside resolved."""
         tokens, depth = [opening], 1
         while depth:
+            if len(tokens) > MAX_DEFINITION_TOKENS:
+                self._fail(f"a definition may hold at most {MAX_DEFINITION_TOKENS} tokens", opening)
             token = self._next()
             if token is None:
                 self._fail(f"'{open_text}' is not closed by '{close_text}'", opening)
@@ -203,6 +213,10 @@ class Preprocessor:
             visible = [n for scope in self.scopes for n in scope]
             self._fail(f"'{use.value}' is not defined{did_you_mean(use.value, visible)}; "
                        f"define it before its use with '{use.value} = ...'", use)
+        self._substituted += len(found.tokens)
+        if self._substituted > MAX_SUBSTITUTED_TOKENS:
+            self._fail(f"the uses of definitions bring more than {MAX_SUBSTITUTED_TOKENS} tokens "
+                       f"into the program", use)
         for t in found.tokens:
             yield Token(t.type, t.value, use.start_pos, use.line, use.column, use.end_line,
                         use.end_column, use.end_pos)
