@@ -56,7 +56,7 @@ def syntax_error(err: ParseError, source: Source) -> Diagnostic:
         span = _end_span(err, source)
         return Diagnostic(f"unexpected end of input, expected {describe(expected)}", span)
     span = Span(token.line, token.column, token.end_line, max(token.end_column - 1, 1), source)
-    return Diagnostic(_message(token, expected), span)
+    return Diagnostic(_message(token, expected), span, hint=_hint(token, expected))
 
 
 def _message(token: Token, expected: set[str]) -> str:
@@ -64,7 +64,8 @@ def _message(token: Token, expected: set[str]) -> str:
     words = [e for e in expected if e[:1].isalpha() or e[:1] == "."]
     if token.type == WORD:
         if sum(is_instruction(e) for e in expected) > 2:  # `else` may be meant, too
-            return f"unknown instruction '{word}'{_instruction_hint(word, words)}"
+            forms = _grammar_forms(word, words)
+            return f"unknown instruction '{word}'" + ("" if forms else did_you_mean(word, words))
         if expected & _TYPE_WORDS:
             candidates = [e for e in expected if e in _TYPE_WORDS]
             return f"unknown type '{word}'{did_you_mean(word, candidates)}"
@@ -75,20 +76,40 @@ def _message(token: Token, expected: set[str]) -> str:
     if token.type == DOTWORD:
         hint = did_you_mean(word, words)
         return f"unknown modifier '{word}'{hint}, expected {describe(expected)}"
-    return f"unexpected '{word}', expected {describe(expected)}{_form_hint(token, expected)}"
+    return f"unexpected '{word}', expected {describe(expected)}"
 
 
-def _instruction_hint(word: str, words: list[str]) -> str:
-    """` (did you mean ...)`, or the grammar's forms of a name used without its prefix or
-    suffix: `group_id` is `builtin.group_id` in the seed, `group_id.x` in the newest language."""
-    forms = sorted(w for w in words if w.startswith(word + ".") or w == f"builtin.{word}")
-    if not forms:
-        return did_you_mean(word, words)
-    seed = [f"'{w}'" for w in forms if w.startswith("builtin.") or w in _SEED_FAMILIES]
-    newest = [f"'{w}'" for w in forms if f"'{w}'" not in seed]
-    if seed and newest:
-        return f"; the grammar writes {one_of(seed)} (seed language) or {one_of(newest)} (newest language)"
-    return f"; the grammar writes {one_of(seed or newest)}"
+def _hint(token: Token, expected: set[str]) -> str | None:
+    """The grammar's form where the spec's own examples differ from it.
+
+    `group_id` (the grammar writes `builtin.group_id`, or `group_id.x` in the
+    newest language), `constant 2 -> i32` (the type follows ':') and
+    `cmp.lt %0, 16` (operands are values: a number needs a `constant`).
+    """
+    if token.type == WORD and sum(is_instruction(e) for e in expected) > 2:
+        words = [e for e in expected if e[:1].isalpha()]
+        forms = _grammar_forms(token.value, words)
+        if not forms:
+            return None
+        seed = [f"'{w}'" for w in forms if w.startswith("builtin.") or w in _SEED_FAMILIES]
+        newest = [f"'{w}'" for w in forms if f"'{w}'" not in seed]
+        if seed and newest:
+            return (f"the grammar writes {one_of(seed)} (seed language) or {one_of(newest)} "
+                    f"(newest language)")
+        return f"the grammar writes {one_of(seed or newest)}"
+    if token.value == "->" and ":" in expected:
+        return "the type follows ':', as in '%x = constant 2 : i32'"
+    if token.type in ("INTEGER", "FLOAT") and "LOCAL_ID" in expected:
+        ty = "i32" if token.type == "INTEGER" else "f32"
+        name = "%c" + "".join(c for c in token.value if c.isalnum())
+        return (f"operands are values: define the number first ('{name} = constant "
+                f"{token.value} : {ty}') and use '{name}'")
+    return None
+
+
+def _grammar_forms(word: str, words: list[str]) -> list[str]:
+    """The spellings of a name written without its prefix or suffix (`group_id`)."""
+    return sorted(w for w in words if w.startswith(word + ".") or w == f"builtin.{word}")
 
 
 _SEED_FAMILIES = frozenset(w for w in INSTRUCTION_KEYWORDS if "." in w[1:]
@@ -97,20 +118,6 @@ _SEED_FAMILIES = frozenset(w for w in INSTRUCTION_KEYWORDS if "." in w[1:]
 """Seed spellings `family.member` (`subgroup_add.reduce`); the newest ones are `group_id.x`."""
 
 
-def _form_hint(token: Token, expected: set[str]) -> str:
-    """The grammar's form where the spec's own examples differ from it.
-
-    `constant 2 -> i32` (the type follows ':') and `cmp.lt %0, 16` (operands
-    are values, numbers need a `constant` first).
-    """
-    if token.value == "->" and ":" in expected:
-        return "; the type follows ':', as in '%x = constant 2 : i32'"
-    if token.type in ("INTEGER", "FLOAT") and "LOCAL_ID" in expected:
-        ty = "i32" if token.type == "INTEGER" else "f32"
-        name = "%c" + "".join(c for c in token.value if c.isalnum())
-        return (f"; operands are values: define the number first ('{name} = constant "
-                f"{token.value} : {ty}') and use '{name}'")
-    return ""
 
 
 def _end_span(err: ParseError, source: Source) -> Span:
