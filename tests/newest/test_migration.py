@@ -10,7 +10,7 @@ from tinyc.parser import parse
 from tinyc.std import Std
 
 from ir_equality import assert_same_ir
-from newest_testlib import SAMPLES, checked, fn
+from newest_testlib import SAMPLES, checked, fn, migrated
 
 
 def emit(path, *options) -> "object":
@@ -79,3 +79,19 @@ def test_what_the_seed_spells_differently_migrates(tmp_path):
     assert "%c = cmp.le %one, %one : bool" in result.output
     assert "%r = math.cos %one : f32" in result.output  # as the seed's implementation spelled it
     assert parse(result.output).std is Std.SEED
+
+
+def test_seed_atomic_stores_migrate_to_the_newest_atomics():
+    """The newest language has no store flags: atomic_store, and atomic_add with a result."""
+    from tinyc.parser.tables import KEYWORDS
+
+    text = fn("""
+    %i = constant 0 : index
+    store.atomic %a, %A[%i]
+    store.atomic_add %a, %A[%i]
+    """, "%A: memref<f32x4>, %a: f32")
+    printed = migrated(text, Std.NEWEST)
+    assert "  atomic_store %a, %A[%i]\n" in printed
+    assert "  %old = atomic_add %a, %A[%i] : f32\n" in printed
+    if "atomic_store" in KEYWORDS:  # with the newest atomics (tinyc/ir/instructions/atomics.py)
+        checked(printed)

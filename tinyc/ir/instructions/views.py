@@ -415,8 +415,15 @@ class Store(Instruction):
         return self.operands[2:]
 
     def format(self, p: "Printer") -> str:
+        """The newest language has no store flags: `atomic_store` and a value-returning
+        `atomic_add` (at their default work_group scope, as the seed's store.atomic)."""
         idx = ", ".join(p.v(v) for v in self.indices)
-        return f"store{self.flag.value} {p.v(self.value)}, {p.v(self.tensor)}[{idx}]"
+        operands = f"{p.v(self.value)}, {p.v(self.tensor)}[{idx}]"
+        if p.newest and self.flag is StoreFlag.ATOMIC:
+            return f"atomic_store {operands}"
+        if p.newest and self.flag is StoreFlag.ATOMIC_ADD:
+            return f"{p.fresh('old')} = atomic_add {operands} : {self.value.type}"
+        return f"store{self.flag.value} {operands}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """The value has the element type; one index per mode."""
