@@ -450,7 +450,32 @@ class Sum(TransposedUpdate):
                              op_shape(A, self.transpose)[0], [self.operands[1], self.operands[3]])
 
 
-class Foreach(Instruction):
+class RangeLoop(Instruction):
+    """Operands: the lower bounds, then the upper bounds of a multi-dimensional range; one SPMD
+    region (foreach, foreach_tile)."""
+
+    abstract = True
+    kind = Kind.COLLECTIVE
+    region_kind = Kind.SPMD
+
+    @property
+    def dims(self) -> int:
+        return len(self.operands) // 2
+
+    @property
+    def lower(self) -> list[Value]:
+        return self.operands[: self.dims]
+
+    @property
+    def upper(self) -> list[Value]:
+        return self.operands[self.dims:]
+
+    @property
+    def body(self) -> Region:
+        return self.regions[0]
+
+
+class Foreach(RangeLoop):
     """A multi-dimensional loop whose iterations are spread over the work-items.
 
     Operands are the lower bounds then the upper bounds; the body is an SPMD
@@ -458,8 +483,6 @@ class Foreach(Instruction):
     """
 
     opname = "foreach"
-    kind = Kind.COLLECTIVE
-    region_kind = Kind.SPMD
     keywords = ("foreach",)
     syntax = '"(" new_values ")" (":" integer_type)? "=" "(" values ")" "," "(" values ")" region'
     memory_accesses = no_memory_access
@@ -485,22 +508,6 @@ class Foreach(Instruction):
         loop_type = loop_type_of(s, lower[0] if lower else None)
         loop_vars = [Value(loop_type) for _ in range(n_vars)]
         return cls(loop_vars, lower[:n], upper[:n], s.region(0, loop_vars), loop_type)
-
-    @property
-    def dims(self) -> int:
-        return len(self.operands) // 2
-
-    @property
-    def lower(self) -> list[Value]:
-        return self.operands[: self.dims]
-
-    @property
-    def upper(self) -> list[Value]:
-        return self.operands[self.dims:]
-
-    @property
-    def body(self) -> Region:
-        return self.regions[0]
 
     def format(self, p: "Printer") -> str:
         loop_vars = ", ".join(p.v(v) for v in self.body.args)
@@ -529,7 +536,7 @@ class Foreach(Instruction):
             expect_type(ctx, self, n_vars + k, f"upper bound {k}", ty, " (the loop type)")
 
 
-class ForeachTile(Instruction):
+class ForeachTile(RangeLoop):
     """A loop over tiles of a range, one tile per subgroup at a time (newest language).
 
     Operands are the lower bounds then the upper bounds; `tile_shape` holds
@@ -540,8 +547,6 @@ class ForeachTile(Instruction):
     """
 
     opname = "foreach_tile"
-    kind = Kind.COLLECTIVE
-    region_kind = Kind.SPMD
     keywords = ("foreach_tile",)
     versions = {"foreach_tile": Std.NEWEST}
     syntax = ('"(" new_values ")" "=" "(" values ")" "," "(" values ")" '
@@ -575,22 +580,6 @@ class ForeachTile(Instruction):
         sizes = [Value(types[k]) for k in range(n_sizes)]
         n = min(len(lower), len(upper))
         return cls(offsets, sizes, lower[:n], upper[:n], shape, s.region(0, offsets + sizes))
-
-    @property
-    def dims(self) -> int:
-        return len(self.operands) // 2
-
-    @property
-    def lower(self) -> list[Value]:
-        return self.operands[: self.dims]
-
-    @property
-    def upper(self) -> list[Value]:
-        return self.operands[self.dims:]
-
-    @property
-    def body(self) -> Region:
-        return self.regions[0]
 
     @property
     def offsets(self) -> list[Value]:
