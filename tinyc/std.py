@@ -98,7 +98,8 @@ def parse_std(value: "Std | str | None") -> Std | None:
         raise ValueError(f"unknown language version '{value}'; versions are {names}") from None
 
 
-_DECLARATION = re.compile(r"^[ \t]*;[ \t]*std[ \t]*:[ \t]*([^\s;]*)[^\n]*$", re.MULTILINE)
+_DECLARATION = re.compile(r"^[ \t]*;[ \t]*std[ \t]*:[ \t]*([^\s;]+)[ \t]*\r?$", re.MULTILINE)
+"""A comment line that is only `; std: NAME` (a longer comment about std is no declaration)."""
 
 
 def declaration(source: Source) -> tuple[Std, Span] | None:

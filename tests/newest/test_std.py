@@ -194,3 +194,9 @@ def test_the_api_takes_std_and_rejects_other_names():
         tinyc.compile(NEUTRAL, std="c99")
     with pytest.raises(CompilationError, match="a rule of the newest language"):
         tinyc.compile(LIFETIME, std="newest")
+
+
+def test_a_comment_that_only_mentions_std_is_no_declaration():
+    text = "; std: the standard notation of the paper\n;std:\n" + SEED_ONLY
+    assert parse(text).version.how == "inferred"
+    assert parse("; std: newest   \n" + SEED_ONLY).version.how == "declared"
