@@ -86,12 +86,28 @@ def every_instruction() -> Program:
     return prog
 
 
+def newest_instructions() -> Program:
+    """The instructions only the newest language has (tinyc.std)."""
+    prog = Program()
+    fn = prog.function("tiles", A=memref(f32, None, 8), n=index)
+    A, n = fn.params
+    present = fn.associated(A)
+    with fn.if_(present) as branch:
+        with branch.then():
+            with fn.foreach_tile([0, 0], [n, 8], [16, 4]) as (offsets, sizes):
+                x = fn.load(A, offsets)
+                fn.store(fn.add(x, 1.0), A, offsets)
+    return prog
+
+
 def test_every_instruction_round_trips():
-    prog = every_instruction()
-    prog.verify()
-    text = str(prog)
-    assert_same_ir(prog.ir, parse(text))
+    for prog in (every_instruction(), newest_instructions()):
+        prog.verify()
+        text = str(prog)
+        assert_same_ir(prog.ir, parse(text))
     assert str(Program()) == "\n"
+    assert str(newest_instructions()).startswith("; std: newest\n")
+    assert not str(every_instruction()).startswith(";")
 
 
 def _concrete_classes() -> set[type]:
@@ -101,7 +117,8 @@ def _concrete_classes() -> set[type]:
 
 
 def test_the_round_trip_uses_every_instruction_class():
-    used = {type(inst) for fn in every_instruction().ir.functions for inst in fn.walk()}
+    used = {type(inst) for prog in (every_instruction(), newest_instructions())
+            for fn in prog.ir.functions for inst in fn.walk()}
     missing = {cls.__name__ for cls in _concrete_classes()} - {cls.__name__ for cls in used}
     assert not missing, f"add these instructions to every_instruction(): {sorted(missing)}"
 

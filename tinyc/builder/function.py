@@ -354,6 +354,10 @@ class FunctionBuilder:
     def lifetime_stop(self, value: Value) -> None:
         self._add(I.LifetimeStop(value))
 
+    def associated(self, tensor: Value, name: str | None = None) -> Value:
+        """True if a memref's or group's base address is not null (newest language)."""
+        return self._add(I.Associated(tensor), name).result
+
     # -- collectives --------------------------------------------------------------
     def _scalars(self, alpha: Any, beta: Any, inputs: Sequence[Value], out: Value) -> tuple[Value, Value]:
         """alpha typed as promote(inputs), beta as the output's element type, when numbers."""
@@ -485,6 +489,22 @@ class FunctionBuilder:
         self._b.insert(inst)
         with self._b._inside(inst.body):
             yield loop_vars
+
+    @contextmanager
+    def foreach_tile(self, lower: Sequence[Any], upper: Sequence[Any],
+                     tile_shape: Sequence[int]) -> Iterator[tuple[list[Value], list[Value]]]:
+        """`with fn.foreach_tile([0], [n], [16]) as (offsets, sizes):` — tiles of a range, one
+        per subgroup at a time (newest language); sizes are the tile shape clipped at the end."""
+        lo = [self._value(v, index, "lower bound") for v in lower]
+        hi = [self._value(v, lo[k].type if k < len(lo) else index, "upper bound")
+              for k, v in enumerate(upper)]
+        offsets = [Value(v.type) for v in lo]
+        sizes = [Value(v.type) for v in lo]
+        inst = I.ForeachTile(offsets, sizes, lo, hi, [int(n) for n in tile_shape],
+                             span=location.caller_span())
+        self._b.insert(inst)
+        with self._b._inside(inst.body):
+            yield offsets, sizes
 
     @contextmanager
     def parallel(self) -> Iterator[None]:

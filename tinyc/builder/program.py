@@ -17,13 +17,15 @@ from tinyc.ir.core import Function
 from tinyc.ir.core import Program as IRProgram
 from tinyc.ir.printer import print_program
 from tinyc.ir.types import Type
+from tinyc.std import Std, Version
 
 
 class Program:
     """A translation unit under construction; `tinyc.compile` accepts it."""
 
-    def __init__(self, name: str = "<builder>"):
+    def __init__(self, name: str = "<builder>", std: str | Std | None = None):
         self.name = name
+        self.std = None if std is None else Std(std) if isinstance(std, str) else std
         self.ir = IRProgram([])
         self._builders: dict[str, FunctionBuilder] = {}
 
@@ -52,15 +54,33 @@ class Program:
     def functions(self) -> list[FunctionBuilder]:
         return list(self._builders.values())
 
+    def version(self) -> Std:
+        """The language version: the one given, else the newest if an instruction exists only
+        there (`foreach_tile`, `associated`), else the seed (tinyc.std)."""
+        if self.std is not None:
+            return self.std
+        for fn in self.ir.functions:
+            for inst in fn.walk():
+                keywords = type(inst).keywords
+                if keywords and all(type(inst).versions.get(k) is Std.NEWEST for k in keywords):
+                    return Std.NEWEST
+        return Std.SEED
+
+    def _with_version(self) -> IRProgram:
+        std = self.version()
+        self.ir.version = Version(std, "given")
+        return self.ir
+
     def verify(self) -> None:
         """Check the built IR; raises CompilationError located at the Python lines."""
         from tinyc.ir.verifier import verify
 
-        verify(self.ir)
+        verify(self._with_version())
 
     def text(self) -> str:
-        """The program as tensor-language source."""
-        return print_program(self.ir)
+        """The program as tensor-language source (declaring `; std: newest` when it is)."""
+        ir = self._with_version()
+        return print_program(ir, declare=ir.std is Std.NEWEST)
 
     def checked_source(self) -> str:
         """Verify, then print: what `tinyc.compile` does with a built program."""
