@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    python -m benchmarks.sharding [--rounds 21] [--cases fused,gemm,dg] [--json out.json]
+    python -m benchmarks.sharding [--rounds 21] [--cases fused,gemm,dg] [--idle] [--json out.json]
 
 Per case, in one process, the Python API a user calls:
 
@@ -10,7 +10,8 @@ Per case, in one process, the Python API a user calls:
   split       k(*args, batch=N, device=subs)          subs = tinyc.devices("opencl:cpu", split=True)
   resident    the same with the data already on the device(s): a PreparedCall on
               the whole device, against one PreparedCall per sub-device (its slice)
-              submitted together and waited for together (kernels only)
+              submitted and waited for as k(..., device=subs) does
+              (sharding.run_together; kernels only)
   tiny        batch 2 (one work-group per sub-device): the fixed cost per launch
   contexts    (fused only) the split with the sub-devices in one shared SYCL context
               (tinyc's choice) against one context per sub-device
@@ -20,7 +21,9 @@ and the ratio split/whole is taken within the round; reported are the
 median ratio over the rounds and its quartiles (the spread), with the
 median times, and the ratio of the CPU time the process used (all its
 threads) over all rounds. This 2-core machine is shared: ratios of adjacent
-runs are much steadier than the times themselves.
+runs are much steadier than the times themselves, and `--idle` waits before
+each round until no other process uses the CPUs (the load it reports is the
+whole machine's, this benchmark included).
 """
 
 from __future__ import annotations
@@ -65,6 +68,47 @@ CASES: dict[str, tuple[Callable, int]] = {
 }
 
 
+def idle_cpus(seconds: float = 0.3) -> float:
+    """How many CPUs nobody used over the next `seconds` (Linux /proc/stat; nan elsewhere)."""
+    def read() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            ticks = [int(x) for x in stat.readline().split()[1:]]
+        return ticks[3] + ticks[4], sum(ticks)  # idle + iowait, all
+
+    try:
+        idle0, all0 = read()
+        time.sleep(seconds)
+        idle1, all1 = read()
+    except OSError:
+        return float("nan")
+    return (os.cpu_count() or 1) * (idle1 - idle0) / max(all1 - all0, 1)
+
+
+class Idle:
+    """Waits before a round until the other processes leave (almost) every CPU free.
+
+    The machine is shared: a round during which another process takes a core
+    measures that process. `--idle` waits up to `patience` seconds per round
+    for a quiet moment (idle CPUs >= cpu_count - 0.15) and counts the rounds
+    that had to run without one."""
+
+    def __init__(self, enabled: bool, patience: float = 30.0):
+        self.enabled, self.patience, self.waited, self.loaded = enabled, patience, 0.0, 0
+
+    def __call__(self) -> None:
+        if not self.enabled:
+            return
+        start, need = time.perf_counter(), (os.cpu_count() or 1) - 0.15
+        while not idle_cpus() >= need:
+            if time.perf_counter() - start > self.patience:
+                self.loaded += 1
+                break
+        self.waited += time.perf_counter() - start
+
+
+IDLE = Idle(False)
+
+
 def paired(first: Callable[[], Any], second: Callable[[], Any], rounds: int, warmup: int = 2) -> dict[str, Any]:
     """Wall and CPU times of two functions run back to back, and the per-round ratios second/first.
 
@@ -76,6 +120,7 @@ def paired(first: Callable[[], Any], second: Callable[[], Any], rounds: int, war
     wall: tuple[list[float], list[float]] = ([], [])
     cpu: tuple[list[float], list[float]] = ([], [])
     for r in range(rounds):
+        IDLE()
         for which in ((0, 1) if r % 2 == 0 else (1, 0)):
             start, used = time.perf_counter(), time.process_time()
             (first, second)[which]()
@@ -109,8 +154,7 @@ def resident(kernel: Any, args: list[Any], batch: int, subs: Any) -> tuple[Calla
         whole.launch().wait()
 
     def split() -> None:
-        for event in [p.launch() for p in prepared]:
-            event.wait()
+        sharding.run_together([p.launch for p in prepared])
 
     return one, split
 
@@ -158,12 +202,20 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--batch", type=int, default=None)
     parser.add_argument("--json", default=None, help="write the measurements here")
+    parser.add_argument("--idle", action="store_true",
+                        help="before each round, wait for the other processes to leave the CPUs free")
     options = parser.parse_args()
+    IDLE.enabled = options.idle
+    start_load = os.getloadavg()
     results = [run_case(name, options.rounds, options.batch, print) for name in options.cases.split(",")]
     load = os.getloadavg()
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"load average {start_load[0]:.2f} at the start, {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end")
+    if IDLE.enabled:
+        print(f"waited {IDLE.waited:.0f} s for idle CPUs; {IDLE.loaded} rounds ran without them")
     if options.json:
-        Path(options.json).write_text(json.dumps({"load": load, "results": results}, indent=1))
+        Path(options.json).write_text(json.dumps(
+            {"load_start": start_load, "load": load, "idle": IDLE.enabled, "idle_wait_s": IDLE.waited,
+             "rounds_without_idle": IDLE.loaded, "results": results}, indent=1))
 
 
 if __name__ == "__main__":

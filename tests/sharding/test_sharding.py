@@ -236,14 +236,53 @@ def test_too_small_for_the_batch(programs, subs, rng):
         k(1.0, A, B, C, D, batch=10, device=subs, dveice=1)
 
 
-@pytest.mark.parametrize("step", ["stage", "submit", "wait"])
-def test_failure_on_one_device_changes_nothing(programs, subs, rng, monkeypatch, step):
+def test_run_together_submits_the_first_slice_last():
+    """The waiting thread of Intel's CPU runtime works on the first sub-device only:
+    it must be submitted after the others (which its workers run) and waited for first."""
+    log = []
+
+    class Event:
+        def __init__(self, i):
+            self.i = i
+
+        def wait(self):
+            log.append(("wait", self.i))
+
+    def submit(i):
+        log.append(("submit", i))
+        return Event(i)
+
+    events = sharding.run_together([lambda i=i: submit(i) for i in range(3)])
+    assert [e.i for e in events] == [0, 1, 2]
+    assert log == [("submit", 2), ("submit", 1), ("submit", 0), ("wait", 0), ("wait", 1), ("wait", 2)]
+
+
+def test_split_launch_submits_the_first_slice_last(programs, subs, rng, monkeypatch):
+    k = kernel(programs, sample("batched_gemm"), "batched_gemm")
+    n = 12
+    A, B, C = fortran(rng, (32, 32, n)), fortran(rng, (32, 32, n)), np.zeros((32, 32, n), order="F", dtype=np.float32)
+    order, real = [], sharding._Running.submit
+
+    def logged(self):
+        order.append(list(subs.queues).index(self.part.queue))
+        real(self)
+
+    monkeypatch.setattr(sharding._Running, "submit", logged)
+    k(A, B, C, batch=n, device=subs)
+    assert order == [1, 0]
+    np.testing.assert_allclose(C, np.einsum("ikb,kjb->ijb", A, B), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("step, which", [("stage", 1), ("submit", 1), ("wait", 1), ("stage", 0), ("wait", 0)])
+def test_failure_on_one_device_changes_nothing(programs, subs, rng, monkeypatch, step, which):
+    """Slices are submitted last first, waited for first first: a failure of either
+    device, before or after the other one's kernel ran, leaves the outputs as they were."""
     k = kernel(programs, sample("fused_kernel"), "fused_kernel")
     n = 30
     A = [fortran(rng, (16, 8)) for _ in range(n)]
     B, C, D = fortran(rng, (8, 8)), fortran(rng, (8, 16)), fortran(rng, (16, 16, n))
     before = D.copy()
-    second = sharding.kernels_on(k, subs.queues)[1]
+    second = sharding.kernels_on(k, subs.queues)[which]
 
     class Broken(RuntimeError):
         pass
@@ -266,8 +305,8 @@ def test_failure_on_one_device_changes_nothing(programs, subs, rng, monkeypatch,
         monkeypatch.setattr(second, "submit", lambda *a: FailingEvent(real(*a)))
     with pytest.raises(sharding.DeviceError) as caught:
         k(1.0, A, B, C, D, batch=n, device=subs)
-    assert f"{subs.labels[1]} ({subs[1].name})" in str(caught.value)
-    assert caught.value.device == subs[1]
+    assert f"{subs.labels[which]} ({subs[which].name})" in str(caught.value)
+    assert caught.value.device == subs[which]
     assert isinstance(caught.value, tinyc.LaunchError)
     np.testing.assert_array_equal(D, before)
     monkeypatch.undo()

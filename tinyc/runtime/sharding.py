@@ -21,9 +21,9 @@ device of the largest weight: correct, just not split (docs/scaling.md).
 
 Order of work, so that a failure leaves every output as it was:
   1. every slice is checked and its data staged on its device (nothing runs);
-  2. every slice is submitted, to all queues at once;
-  3. all kernels are waited for; any failure raises DeviceError naming the
-     device, before anything is copied back;
+  2. every slice is submitted, to all queues at once, the first slice last;
+  3. all kernels are waited for, the first slice first; any failure raises
+     DeviceError naming the device, before anything is copied back;
   4. only then are results copied back into the caller's arrays.
 USM arrays the kernel writes, or that live in another SYCL context than a
 slice's device, go through a host copy made once per call (written ones are
@@ -131,6 +131,25 @@ def kernels_on(kernel: Any, queues: Sequence[Any]) -> list[Any]:
 
 
 # -- the launch ---------------------------------------------------------------------------
+def run_together(submits: Sequence[Any]) -> list[Any]:
+    """Submit one slice per device and wait for all; returns their events.
+
+    `submits[i]()` submits slice i and returns its event. Slices are
+    submitted last first and waited for first first. On Intel's OpenCL CPU
+    runtime the host thread that waits works on the first sub-device only
+    (its arena takes the waiting thread; the others run on the runtime's
+    worker threads alone, of which a 2-core CPU has one): submitted last,
+    the first slice finds the workers already busy with the others, and the
+    waiting thread runs it itself, so the sub-devices run at the same time.
+    Submitted first, the workers start on it and the other slices wait for
+    them (docs/scaling.md, "Sub-devices run at the same time").
+    """
+    events = [submit() for submit in reversed(submits)][::-1]
+    for event in events:
+        event.wait()
+    return events
+
+
 def _failure(exc: BaseException, part: Slice) -> DeviceError:
     """`exc` raised for one slice, as an error naming its device."""
     argument = getattr(exc, "argument", None)
@@ -185,12 +204,12 @@ def launch(kernel: Any, args: tuple, batch: int, device: Any, weights: Any = Non
                for k, s in zip(kernels, slices)]
     try:
         for step in ("stage", "submit"):
-            for r in running:
+            for r in reversed(running):  # the first slice last (run_together says why)
                 try:
                     getattr(r, step)()
                 except Exception as exc:
                     raise _failure(exc, r.part) from exc
-        for r in running:
+        for r in running:  # the first slice first: the waiting thread works on it
             try:
                 r.done.wait()
             except Exception as exc:
@@ -207,7 +226,7 @@ def launch(kernel: Any, args: tuple, batch: int, device: Any, weights: Any = Non
 
 def _copy_back(running: list[_Running]) -> None:
     """Copy every slice's results back: all copies submitted first, so the devices copy at once."""
-    started = [r.call.staging.start_copy_back(r.done) for r in running]
+    started = [r.call.staging.start_copy_back(r.done) for r in reversed(running)][::-1]
     for r, state in zip(running, started):
         r.call.staging.finish_copy_back(state)
         for commit in r.arguments.commits:
