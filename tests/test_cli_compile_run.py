@@ -34,7 +34,9 @@ def test_assembly_and_lowered_ir_and_stage_times(tmp_path):
     assert asm.exit_code == 0 and "OpEntryPoint Kernel" in asm.output
     lowered = invoke("compile", fused, "--emit", "lowered")
     assert lowered.exit_code == 0
-    assert "cooperative_matrix_mul_add" in lowered.output and "gemm" not in lowered.output
+    code = "\n".join(line for line in lowered.output.splitlines() if not line.startswith(";"))
+    assert "cooperative_matrix_mul_add" in code and "gemm" not in code
+    assert lowered.output.startswith('; schedule: {"fused_kernel": {"subgroup_size": 16')
     timed = invoke("compile", fused, "-o", str(tmp_path / "f.spv"), "--time")
     for stage in ("parse", "verify", "passes", "codegen", "total"):
         assert stage in timed.output

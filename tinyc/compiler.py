@@ -4,7 +4,9 @@
          ─codegen─▶ SPIR-V ─spirv-val─▶ bytes ─runtime─▶ kernels
 
 The IR after each stage is kept as text for `Program.ir(stage)` and
-`tinyc compile --emit`.
+`tinyc compile --emit`. A schedule (tinyc/schedule/) says how each kernel is
+lowered: given by the caller, written in the source, or found by the
+autotuner (tinyc/tune/) and cached on disk; the lowered IR shows the one used.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class CompileResult:
     timings: dict[str, float] = field(default_factory=dict)
     source: str = ""
     name: str = "<string>"
+    schedules: dict[str, dict] = field(default_factory=dict)  # kernel -> complete schedule used
+    tuned: dict[str, dict] = field(default_factory=dict)      # kernel -> tuned knobs applied
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -39,9 +43,18 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
     return result
 
 
+Tuned = Callable[[IRProgram], dict] | dict | None
+"""Tuned schedules by kernel, or a function of the checked program giving them."""
+
+
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
-                     device_info: Any = None, validate: bool = True) -> CompileResult:
-    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input."""
+                     device_info: Any = None, validate: bool = True, schedule: Any = None,
+                     tuned: Tuned = None) -> CompileResult:
+    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
+
+    `schedule` (a tinyc.schedule.Schedule, a dict or a JSON path) is the
+    caller's; `tuned` the autotuner's (weaker than the source's attributes).
+    """
     from tinyc.ir.verifier import verify
     from tinyc.parser import parse
     from tinyc.passes import run_pipeline
@@ -50,18 +63,56 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
 
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
+    given = _schedule(schedule)
     program = _timed(timings, "parse", lambda: parse(source, name))
     stages["parsed"] = print_program(program)
     _timed(timings, "verify", lambda: verify(program))
+    if given is not None:
+        given.check_kernels(program.functions)
     stages["checked"] = stages["parsed"]
+    tuned_entries = tuned(program) if callable(tuned) else dict(tuned or {})
+    used: dict[str, dict] = {}
     _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                   device_info=device_info))
+                                                   device_info=device_info, schedule=given,
+                                                   tuned=tuned_entries, used=used))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
-    stages["lowered"] = print_program(program)
+    stages["lowered"] = print_with_schedules(program, used, tuned_entries)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
-    return CompileResult(program, stages, spirv, kernels, timings, source, name)
+    return CompileResult(program, stages, spirv, kernels, timings, source, name, used,
+                         tuned_entries)
+
+
+def _schedule(schedule: Any) -> Any:
+    if schedule is None:
+        return None
+    from tinyc.schedule import Schedule
+
+    return Schedule.of(schedule)
+
+
+def print_with_schedules(program: IRProgram, used: dict[str, dict],
+                         tuned: dict[str, dict]) -> str:
+    """The program's text, each function after a comment with the schedule it was lowered with.
+
+    The comment is JSON in the format of `schedule=`/`--schedule`, so it can be
+    copied into a schedule file.
+    """
+    import json
+
+    from tinyc.ir.printer import print_function
+
+    parts = []
+    for fn in program.functions:
+        lines = []
+        if fn.name in used:
+            origin = " (tuned: tinyc tune)" if tuned.get(fn.name) else ""
+            lines.append(f"; schedule{origin}: "
+                         + json.dumps({fn.name: used[fn.name]}, separators=(", ", ": ")))
+        lines.append(print_function(fn))
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
 
 
 class InternalCompilerError(RuntimeError):
@@ -81,7 +132,12 @@ def _verify_lowered(program: IRProgram) -> None:
 
 
 def device_limits(device: Any) -> Any:
-    """The pass-level DeviceInfo of the launch device; CPU defaults if none is usable.
+    """The pass-level DeviceInfo of the launch device; CPU defaults if none is usable."""
+    return target_device(device)[1]
+
+
+def target_device(device: Any) -> tuple[Any, Any]:
+    """(the dpctl device or None, its pass-level DeviceInfo; CPU defaults if none is usable).
 
     An explicitly requested device that cannot be used is an error; without a
     request, compiling still works on a machine without SPIR-V devices.
@@ -91,11 +147,12 @@ def device_limits(device: Any) -> Any:
     try:
         from tinyc.runtime.device import select_device
 
-        return DeviceInfo.from_sycl_device(select_device(device))
+        found = select_device(device)
+        return found, DeviceInfo.from_sycl_device(found)
     except Exception:
         if device is not None:
             raise
-        return CPU_DEVICE
+        return None, CPU_DEVICE
 
 
 class Program:
@@ -117,6 +174,13 @@ class Program:
     @property
     def timings(self) -> dict[str, float]:
         return dict(self._result.timings)
+
+    @property
+    def schedules(self) -> dict[str, dict]:
+        """The complete schedule each kernel was lowered with (the format of `schedule=`)."""
+        import copy
+
+        return copy.deepcopy(self._result.schedules)
 
     def ir(self, stage: str = "lowered") -> str:
         """IR text after a stage: "parsed", "checked" or "lowered"."""
@@ -146,8 +210,28 @@ class Program:
 
 
 def compile(source: str, *, name: str = "<string>", device: Any = None,
-            subgroup_size: int | None = None) -> Program:
-    """Compile tensor-language source for `device` (default: the first SPIR-V device)."""
-    result = compile_to_spirv(source, name, subgroup_size=subgroup_size,
-                              device_info=device_limits(device))
+            subgroup_size: int | None = None, schedule: Any = None, tune: bool = False) -> Program:
+    """Compile tensor-language source for `device` (default: the first SPIR-V device).
+
+    `schedule` (dict, tinyc.schedule.Schedule or path to a JSON file) fixes
+    knobs of the lowering, keyed by kernel and instruction (docs/schedules.md).
+    A schedule the autotuner cached for a kernel on this device is used
+    automatically; `tune=True` first tunes every kernel that has none
+    (measuring on the device, up to TINYC_TUNE_BUDGET seconds per kernel,
+    default 30) and caches the result.
+    """
+    from tinyc.tune import cached_or_tuned
+
+    found, info = target_device(device)
+    given = _schedule(schedule)
+    tuned = cached_or_tuned(found, device, given, subgroup_size, tune) if found is not None else None
+    if tune and found is None:
+        import warnings
+
+        from tinyc.tune.cache import TuningWarning
+
+        warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
+                      TuningWarning, stacklevel=2)
+    result = compile_to_spirv(source, name, subgroup_size=subgroup_size, device_info=info,
+                              schedule=given, tuned=tuned)
     return Program(result, device)

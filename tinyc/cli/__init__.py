@@ -67,15 +67,18 @@ def check(files: tuple[str, ...], fmt: str) -> None:
 @click.option("--emit", type=click.Choice(["ir", "lowered", "spirv"]), default="spirv",
               help="ir: the checked IR; lowered: IR after all passes; spirv: the module.")
 @click.option("--subgroup-size", type=int, default=None, help="Force a subgroup size.")
+@click.option("--schedule", "schedule_file", type=click.Path(dir_okay=False), default=None,
+              help="JSON file of schedule knobs by kernel and instruction (docs/schedules.md).")
 @click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
 def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_size: int | None,
-            show_time: bool) -> None:
+            schedule_file: str | None, show_time: bool) -> None:
     """Compile FILE to SPIR-V (or print its IR with --emit)."""
     from tinyc.compiler import InternalCompilerError, compile_to_spirv
     from tinyc.spirv.tools import SpirvToolError, disassemble
 
     try:
-        result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size)
+        result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size,
+                                  schedule=schedule_file)
     except CompilationError as err:
         _fail(err)
     except (SpirvToolError, InternalCompilerError) as err:  # tinyc's bug, not the input's
@@ -188,6 +191,11 @@ def devices() -> None:
         sys.exit(1)
     for d in found:
         click.echo(str(d))
+
+
+from tinyc.cli.tune import tune  # noqa: E402  (its own module; imports nothing heavy)
+
+cli.add_command(tune)
 
 
 def main() -> None:

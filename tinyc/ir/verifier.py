@@ -49,9 +49,12 @@ from tinyc.diagnostics import DiagnosticSink, Note, Span
 from tinyc.ir import attr_checks
 from tinyc.ir.checks import title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
-from tinyc.ir.instructions import Builtin, For, Foreach, If, Parallel, SPMD_BUILTINS, Yield
+from tinyc.ir.instructions import (
+    SPMD_BUILTINS, BlasInstruction, Builtin, For, Foreach, If, Parallel, Yield,
+)
 from tinyc.ir.types import AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, Type, \
     VoidType, type_problems
+from tinyc.schedule.knobs import knob_problems
 
 SPMD_REGION_OWNERS = (Foreach, Parallel)
 """Instructions whose regions are SPMD; all other regions take the enclosing kind."""
@@ -151,6 +154,9 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
             _check_yield_place(ctx, inst, region, position == last)
         if _check_types(ctx, [r.type for r in inst.results], inst.type_span or inst.span):
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
+        if isinstance(inst, BlasInstruction):
+            for problem in knob_problems(inst.opname, inst.attrs):
+                ctx.error(f"{inst.opname}: {problem}", inst.span)
         for sub in inst.regions:
             if isinstance(inst, SPMD_REGION_OWNERS):
                 _verify_region(ctx, sub, Kind.SPMD, inst, visible)

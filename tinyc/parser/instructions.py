@@ -111,6 +111,9 @@ def _blas(b: "ProgramBuilder", t: Tree) -> Instruction:
     else:
         mode = next(c for c in t.children if isinstance(c, Token) and c.type == "INTEGER")
         inst = Cumsum(v[0], v[1], integer(mode, b.ctx), v[2], v[3], atomic=atomic)
+    schedule = _child(t, "inst_attributes")
+    if schedule is not None:
+        inst.attrs = dictionary(schedule.children[0], b.ctx)
     return _finish(b, inst, ops)
 
 

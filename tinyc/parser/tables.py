@@ -264,7 +264,9 @@ attribute_name: SUBGROUP_SIZE => attribute_name 0
 attribute_name: UNROLL => attribute_name 0
 attribute_name: WORK_GROUP_SIZE => attribute_name 0
 axpby: AXPBY transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 1 2 4 6 8
+axpby: AXPBY transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => axpby 1 2 4 6 8 9
 axpby: AXPBY transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 1 2 3 5 7 9
+axpby: AXPBY transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => axpby 1 2 3 5 7 9 10
 barrier: BARRIER => barrier 0
 barrier: BARRIER __ANON_25 => barrier 0 1
 barrier: BARRIER __ANON_25 __ANON_26 => barrier 0 1 2
@@ -306,7 +308,9 @@ coop_store: COOPERATIVE_MATRIX_STORE checked_flag store_flag LOCAL_ID COMMA LOCA
 coop_store: COOPERATIVE_MATRIX_STORE store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_store 1 2 4 6 8
 coopmatrix_type: COOPMATRIX LESSTHAN scalar_type X INTEGER X INTEGER COMMA matrix_use MORETHAN => coopmatrix_type 2 4 6 8
 cumsum: CUMSUM LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID => cumsum 1 3 5 7 9
+cumsum: CUMSUM LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => cumsum 1 3 5 7 9 10
 cumsum: CUMSUM atomic LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID => cumsum 1 2 4 6 8 10
+cumsum: CUMSUM atomic LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => cumsum 1 2 4 6 8 10 11
 dictionary: LBRACE RBRACE => dictionary
 dictionary: LBRACE named_attribute RBRACE => dictionary 1
 dictionary: LBRACE named_attribute __dictionary_star_7 RBRACE => dictionary 1 2*
@@ -343,16 +347,24 @@ function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR fn_attributes regi
 function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR region => function 1 3 4* 6
 fuse: FUSE LOCAL_ID LSQB INTEGER COMMA INTEGER RSQB COLON memref_type => fuse 1 3 5 8
 gemm: GEMM transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 1 2 3 5 7 9 11
+gemm: GEMM transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => gemm 1 2 3 5 7 9 11 12
 gemm: GEMM transpose transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 1 2 3 4 6 8 10 12
+gemm: GEMM transpose transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => gemm 1 2 3 4 6 8 10 12 13
 gemv: GEMV transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 1 2 4 6 8 10
+gemv: GEMV transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => gemv 1 2 4 6 8 10 11
 gemv: GEMV transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 1 2 3 5 7 9 11
+gemv: GEMV transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => gemv 1 2 3 5 7 9 11 12
 ger: GER LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => ger 1 3 5 7 9
+ger: GER LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => ger 1 3 5 7 9 10
 ger: GER atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => ger 1 2 4 6 8 10
+ger: GER atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => ger 1 2 4 6 8 10 11
 group_offset: COMMA OFFSET COLON dim => group_offset 3
 group_type: GROUP LESSTHAN memref_type X dim MORETHAN => group_type 2 4
 group_type: GROUP LESSTHAN memref_type X dim group_offset MORETHAN => group_type 2 4 5
 hadamard_product: HADAMARD_PRODUCT LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 1 3 5 7 9
+hadamard_product: HADAMARD_PRODUCT LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => hadamard_product 1 3 5 7 9 10
 hadamard_product: HADAMARD_PRODUCT atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 1 2 4 6 8 10
+hadamard_product: HADAMARD_PRODUCT atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => hadamard_product 1 2 4 6 8 10 11
 if_else: IF LOCAL_ID __ANON_39 return_types region => if_else 1 3 4
 if_else: IF LOCAL_ID __ANON_39 return_types region ELSE region => if_else 1 3 4 6
 if_else: IF LOCAL_ID region => if_else 1 2
@@ -361,6 +373,7 @@ index_type: INDEX => index_type
 indices: LOCAL_ID => indices 0
 indices: LOCAL_ID __results_star_8 => indices 0 1*
 init_value: LOCAL_ID EQUAL LOCAL_ID => init_value 0 2
+inst_attributes: ATTRIBUTES dictionary => inst_attributes 1
 instruction: _operation => instruction 0*
 instruction: results EQUAL _operation => instruction 0 2*
 integer_type: I16 => integer_type 0
@@ -437,7 +450,9 @@ subview: SUBVIEW LOCAL_ID LSQB RSQB COLON memref_type => subview 1 5
 subview: SUBVIEW LOCAL_ID LSQB slice RSQB COLON memref_type => subview 1 3 6
 subview: SUBVIEW LOCAL_ID LSQB slice __subview_star_11 RSQB COLON memref_type => subview 1 3 4* 7
 sum: SUM transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 1 2 4 6 8
+sum: SUM transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => sum 1 2 4 6 8 9
 sum: SUM transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 1 2 3 5 7 9
+sum: SUM transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => sum 1 2 3 5 7 9 10
 transpose: __ANON_0 => transpose 0
 transpose: __ANON_1 => transpose 0
 type: bool_type => type ? 0
@@ -615,9 +630,9 @@ RSQB X
 """
 
 ACTIONS = """\
-r253 @0 s1 @1
+r266 @0 s1 @1
 s5 @2
-r254 @0 s1 @1
+r267 @0 s1 @1
 r21 @3
 
 s7 @4
@@ -630,38 +645,38 @@ s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 
 s42 @9
 s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @5 s66 @48 s67 @49 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96
 s13 @9
-r175 @3
+r179 @3
 s8 @5
 s12 @8 s13 @9
 s163 @10 s164 @6
-r237 @97
-r108 @98
-r238 @97
-r239 @97
+r250 @97
+r110 @98
+r251 @97
+r252 @97
 s165 @99
-r240 @97
-r241 @97
-r242 @97
+r253 @97
+r254 @97
+r255 @97
 s166 @99
-r243 @97
-r244 @97
-r245 @97
-r246 @97
-r247 @97
+r256 @97
+r257 @97
+r258 @97
+r259 @97
+r260 @97
 s167 @99
-r290 @100
-r279 @100
-r280 @100
-r281 @100
-r282 @100
-r283 @100
+r305 @100
+r294 @100
+r295 @100
+r296 @100
+r297 @100
+r298 @100
 r64 @101 s42 @9
-r284 @100
+r299 @100
 s169 @102 s170 @49 s171 @103 s172 @104 s173 @105 s174 @106 s175 @107 s176 @108
-r153 @9
+r157 @9
 s179 @7 s42 @9
 s181 @109 s182 @110
-r104 @111 s184 @112 s185 @113
+r106 @111 s184 @112 s185 @113
 s186 @5
 s187 @114 s188 @115 s189 @116 s190 @117 s191 @118
 s181 @109 s182 @110
@@ -680,9 +695,9 @@ s217 @5 s207 @119
 s219 @5
 s220 @5
 s221 @5
-s222 @10 r233 @124
+s222 @10 r246 @124
 s13 @9
-r231 @125
+r244 @125
 s225 @5
 s226 @5 s199 @119 s200 @120
 s228 @5
@@ -704,34 +719,34 @@ r82 @5
 r83 @5
 r84 @5
 r85 @5
-r112 @7
-r113 @7
 r114 @7
 r115 @7
 r116 @7
 r117 @7
-r123 @5
-r124 @5
+r118 @7
+r119 @7
 r125 @5
 r126 @5
 r127 @5
 r128 @5
-r212 @5
-r213 @5
-r262 @5
-r263 @5
-r264 @5
-r265 @5
-r266 @5
-r267 @5
-r268 @5
-r269 @5
-r270 @5
+r129 @5
+r130 @5
+r225 @5
+r226 @5
+r275 @5
+r276 @5
+r277 @5
+r278 @5
+r279 @5
+r280 @5
+r281 @5
+r282 @5
+r283 @5
 r76 @5
 r77 @5
 r78 @5
 s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @5 s66 @48 s232 @49 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96
-r200 @111
+r213 @111
 r26 @111
 r27 @111
 s234 @5
@@ -774,10 +789,10 @@ r56 @111
 r57 @111
 r58 @111
 r59 @111
-r174 @3
+r178 @3
 r8 @101
 s13 @9
-r177 @3
+r181 @3
 s8 @5
 s12 @8 s13 @9
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
@@ -785,7 +800,7 @@ s33 @25
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 r65 @101
 r95 @124
-r146 @126
+r150 @126
 r96 @124
 r97 @124
 r98 @124
@@ -796,29 +811,29 @@ s248 @124
 s249 @10 s250 @49
 s33 @25
 s253 @7
-r277 @127
-r278 @127
+r292 @127
+r293 @127
 s254 @5 s207 @119
-r105 @111 s256 @113
-r107 @111
+r107 @111 s256 @113
+r109 @111
 s257 @7
-r109 @128
-r130 @7
-r131 @7
-s258 @115
-r110 @128
+r111 @128
 r132 @7
 r133 @7
+s258 @115
+r112 @128
+r134 @7
+r135 @7
 s259 @7
 s260 @5 s201 @121 s202 @122 s203 @123
 s262 @10
 s263 @10
 s264 @10
-r259 @5
-r260 @5
-r119 @129
-r120 @129
+r272 @5
+r273 @5
 r121 @129
+r122 @129
+r123 @129
 s265 @5 s199 @119 s200 @120
 s267 @5
 s268 @10
@@ -835,11 +850,11 @@ s280 @5
 s281 @10
 s282 @5
 s13 @9 s283 @130
-r207 @111
+r220 @111
 s285 @117
 s286 @5
-s287 @10 r234 @124
-r230 @111
+s287 @10 r247 @124
+r243 @111
 s288 @117
 s289 @10
 s290 @5
@@ -847,7 +862,7 @@ s291 @10
 s292 @117
 s293 @5 s207 @119
 s273 @5 s295 @6
-r232 @125
+r245 @125
 r14 @111
 s297 @10
 s298 @7
@@ -856,22 +871,22 @@ s305 @10
 s306 @7
 s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s66 @48 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96
 s308 @7
-r176 @3
+r180 @3
 r9 @101
 s13 @9
-r179 @3
+r183 @3
 s310 @131
 s311 @131
 s312 @10 s313 @132 s314 @131
 s187 @114 s317 @116 s42 @9 s318 @117 s319 @105 s191 @118
 s169 @102 s171 @103 s172 @104 s173 @105 s174 @106 s175 @107 s176 @108
-r147 @126
+r151 @126
 s325 @10 s326 @49
 r62 @111
 s33 @25
 s328 @10
 s329 @5
-r106 @111
+r108 @111
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s334 @10
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
@@ -888,7 +903,7 @@ s345 @10
 s346 @116
 s299 @20 s300 @21 s301 @22 s302 @23 s303 @24
 s348 @5
-s222 @10 r288 @6
+s222 @10 r303 @6
 s350 @6
 s351 @116
 s352 @5 s207 @119
@@ -899,7 +914,7 @@ s357 @10
 s358 @5
 s359 @10
 s360 @4
-r194 @111 s362 @133
+r206 @111 s362 @133
 s363 @5 s364 @134
 r16 @135
 s366 @5
@@ -910,25 +925,25 @@ s370 @5
 s371 @7 s372 @116 s373 @5 s374 @134
 s377 @10
 s378 @5
-r291 @111
+r306 @111
 s379 @6
 s380 @5
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r202 @136
-r203 @136
-r204 @136
-r205 @136
-r206 @136
-r111 @111
+r215 @136
+r216 @136
+r217 @136
+r218 @136
+r219 @136
+r113 @111
 s382 @5
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r201 @111
+r214 @111
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r178 @3
+r182 @3
 s385 @116
 s386 @116 s387 @137
 s389 @138 s390 @139 s391 @140
-r224 @141
+r237 @141
 s386 @116 s387 @137
 s395 @10 s396 @132 s314 @131
 r13 @142
@@ -936,21 +951,21 @@ r90 @143
 s187 @114 s317 @116 s42 @9 s318 @117 s398 @134 s319 @105 s191 @118
 r91 @143
 r92 @143
-r229 @144
+r242 @144
 r93 @143
 r94 @143
 r2 @144
 s169 @102 s171 @103 s172 @104 s173 @105 s174 @106 s175 @107 s176 @108
-r148 @126
+r152 @126
 r63 @111
 s401 @5
 s402 @10
-r285 @145
-r286 @145
-r287 @145
-r118 @111
+r300 @145
+r301 @145
+r302 @145
+r120 @111
 s403 @115
-r134 @111
+r136 @111
 s404 @5
 s405 @117
 s406 @10
@@ -964,7 +979,7 @@ s413 @5
 s414 @130
 s415 @124
 s416 @10
-s287 @10 r289 @6
+s287 @10 r304 @6
 s417 @7 s418 @124
 s419 @10
 s420 @10
@@ -978,7 +993,7 @@ s427 @5
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s13 @9
 s13 @9
-s222 @10 r197 @134
+s222 @10 r209 @134
 s432 @7
 s433 @134
 r17 @135
@@ -986,32 +1001,32 @@ s434 @134
 s435 @117
 s436 @5
 s437 @7
-r250 @146
+r263 @146
 r24 @147
 r25 @147
 s438 @7
-s439 @7 r251 @146
+s439 @7 r264 @146
 s440 @10 s441 @134
 s443 @5
 s444 @10
-r292 @111
+r307 @111
 s445 @7
 r79 @111
 s446 @7
-r214 @111
-r271 @111
+r227 @111
+r284 @111
 s447 @131
-r149 @142
-r150 @142
+r153 @142
+r154 @142
 s448 @10 s449 @132
 r60 @132
 r61 @132
 s451 @99
 s452 @132
 s453 @10 s454 @132
-r248 @142
+r261 @142
 s389 @138 s390 @139 s391 @140
-r228 @141
+r241 @141
 r12 @142
 r86 @143
 s457 @10 s458 @134
@@ -1044,9 +1059,9 @@ s485 @10
 s486 @5
 s487 @10
 s488 @10 s489 @6
-r192 @111 s491 @133
-r195 @111
-s287 @10 r198 @134
+r204 @111 s491 @133
+r207 @111
+s287 @10 r210 @134
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
 s494 @7
 s495 @7
@@ -1064,12 +1079,12 @@ s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 
 s20 @12
 s510 @116
 s511 @148
-r188 @100
+r198 @100
 s512 @132
 s386 @116 s513 @132 s387 @137
-r221 @141
+r234 @141
 s389 @138 s390 @139
-r223 @141
+r236 @141
 s516 @132
 s517 @10 s518 @132
 s187 @114 s317 @116 s42 @9 s318 @117 s319 @105 s191 @118
@@ -1077,11 +1092,11 @@ r87 @143
 s520 @10 s521 @134
 s522 @5
 s523 @10
-r129 @7
+r131 @7
 s524 @5
 s525 @10
 s526 @7
-r138 @111
+r140 @111
 s527 @10
 s528 @5
 s529 @117
@@ -1104,19 +1119,19 @@ s549 @5
 s550 @10
 s551 @5
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r235 @9
+r248 @9
 s553 @10 s554 @6
 s13 @9
-r208 @111
-r209 @111
+r221 @111
+r222 @111
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
 s558 @24
-r255 @111
+r268 @111
 s560 @134
 s363 @5 s561 @134
-r261 @111
-r272 @111
-r252 @146
+r274 @111
+r285 @111
+r265 @146
 r22 @146
 s33 @25
 s371 @7 s372 @116 s373 @5
@@ -1124,16 +1139,16 @@ s565 @7
 s566 @5
 s567 @10
 r66 @111
-r122 @111
+r124 @111
 s568 @10
 s569 @7
-r189 @100
-r218 @150
+r199 @100
+r231 @150
 s570 @10 s571 @132
 s573 @132
-r225 @141
+r238 @141
 s389 @138 s390 @139
-r227 @141
+r240 @141
 r0 @146
 s187 @114 s317 @116 s42 @9 s318 @117 s319 @105 s191 @118
 r88 @143
@@ -1149,13 +1164,13 @@ s584 @10
 s585 @5
 s586 @10
 s372 @116 s373 @5
-r152 @134 s588 @131
+r156 @134 s588 @131
 s589 @7
 s590 @5
 s591 @5
 s592 @4
 s13 @9
-r170 @111 s42 @9
+r174 @111 s42 @9
 s595 @4
 s596 @6
 s597 @7
@@ -1169,16 +1184,16 @@ s604 @5
 s605 @10
 r18 @101
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r236 @9
-r193 @111
-r210 @111
-r211 @111
-r196 @111
-r249 @111
-r256 @111
-r257 @111
+r249 @9
+r205 @111
+r223 @111
+r224 @111
+r208 @111
+r262 @111
+r269 @111
+r270 @111
 s607 @134
-r273 @111
+r286 @111
 r23 @146
 s33 @25
 s609 @10
@@ -1186,16 +1201,16 @@ s610 @5
 s611 @151 s612 @152 s613 @153
 s386 @116 s387 @137
 s386 @116 s387 @137
-r219 @150
+r232 @150
 s617 @10 s618 @132
-r222 @141
+r235 @141
 s619 @132
 r1 @146
 s620 @5
 s621 @10
 s622 @7
 s623 @134
-r137 @111
+r139 @111
 s624 @134
 s625 @5
 s626 @10
@@ -1208,8 +1223,8 @@ s33 @25
 s632 @10 s538 @149 s13 @9
 s538 @149 s13 @9
 s637 @5
-r168 @111 s42 @9
-r171 @111
+r172 @111 s42 @9
+r175 @111
 s273 @5
 s641 @10
 s33 @25
@@ -1222,119 +1237,135 @@ s648 @5
 s649 @10
 s650 @5
 r19 @101
-r258 @111
-r274 @111
+r271 @111
+r287 @111
 s651 @5
 s652 @10
-r215 @132
-r216 @132
-r217 @132
+r228 @132
+r229 @132
+r230 @132
 s653 @132
-r187 @132
+r197 @132
 r10 @150
 s386 @116 s387 @137
-r220 @150
-r226 @141
-r102 @111
-s655 @5
+r233 @150
+r239 @141
+r102 @111 s655 @8
+s657 @5
 s23 @15
-s657 @7
-r139 @111
-s658 @134
-s659 @5
+s659 @7
+r141 @111
 s660 @134
 s661 @5
-s662 @10
-r5 @154
-r151 @111
+s662 @134
 s663 @5
-s13 @9
-r162 @111 s42 @9
+s664 @10
+r5 @154
+r155 @111
+s665 @5
 s13 @9
 r166 @111 s42 @9
-s668 @124
-s669 @10 s670 @6
-r169 @111
-s672 @6
-s673 @4
-r180 @111
-s674 @5
-s675 @10
-s676 @10
-s677 @5
-s678 @5
-s679 @10
+s13 @9
+r170 @111 s42 @9
+s670 @124
+s671 @10 s672 @6
+r173 @111
+s674 @6
+s675 @4
+r184 @111
+s676 @5
+s677 @10
+s678 @10
+s679 @5
 s680 @5
 s681 @10
-r275 @111
 s682 @5
-r143 @98
-r11 @150
-r103 @111
-r135 @111
-s23 @15
-r140 @111
-s684 @134
-r142 @111
-r144 @111
+s683 @10
+r288 @111 s655 @8
 s685 @5
+r145 @98
+r11 @150
+s42 @9
+r103 @111
+r104 @111 s655 @8
+r137 @111
+s23 @15
+r142 @111
+s689 @134
+r144 @111
+r146 @111 s655 @8
+s691 @5
 s538 @149 s13 @9
-r160 @111 s42 @9
-r163 @111
 r164 @111 s42 @9
 r167 @111
-s690 @5
+r168 @111 s42 @9
+r171 @111
+s696 @5
 s637 @5
-s692 @130
-s693 @10 s694 @6
-s695 @10
+s698 @130
+s699 @10 s700 @6
+s701 @10
 s273 @5
-s697 @10
-s698 @5
-s699 @5
-s700 @10
-r185 @111
-s701 @5
-r190 @111
-s702 @5
-r276 @111
-r136 @111
-r141 @111
-r145 @111
+s703 @10
+s704 @5
+s705 @5
+s706 @10
+r193 @111 s655 @8
+s708 @5
+r200 @111 s655 @8
+s710 @5
+r289 @111
+r290 @111 s655 @8
+r212 @111
+r105 @111
+r138 @111
+r143 @111
+r147 @111
+r148 @111 s655 @8
 s13 @9
-r158 @111 s42 @9
-r161 @111
+r162 @111 s42 @9
 r165 @111
-r199 @101
+r169 @111
+r211 @101
 r6 @101
 s360 @4
 s637 @5
-s707 @130
-s708 @4
-s709 @6
-s710 @5
-s711 @10
-r183 @111
-s712 @5
-r186 @111
-r191 @111
-r156 @111 s42 @9
-r159 @111
-r154 @9
+s717 @130
+s718 @4
+s719 @6
+s720 @5
+s721 @10
+r189 @111 s655 @8
+s723 @5
+r194 @111
+r195 @111 s655 @8
+r201 @111
+r202 @111 s655 @8
+r291 @111
+r149 @111
+r160 @111 s42 @9
+r163 @111
+r158 @9
 r7 @101
 s360 @4
 s273 @5
 s13 @9
-r181 @111
-s717 @5
-r184 @111
-r157 @111
-r155 @9
-s718 @6
-r173 @111
-r182 @111
+r185 @111 s655 @8
+s731 @5
+r190 @111
+r191 @111 s655 @8
+r196 @111
+r203 @111
+r161 @111
+r159 @9
+s733 @6
+r177 @111
+r186 @111
+r187 @111 s655 @8
+r192 @111
 s13 @9
-r172 @111
+r188 @111
+r176 @111
 """
 
 GOTOS = """\
@@ -1958,12 +1989,9 @@ memref_type=642
 dim=654
 
 
+inst_attributes=656
 
-
-coopmatrix_type=656
-
-
-
+coopmatrix_type=658
 
 
 
@@ -1971,12 +1999,15 @@ coopmatrix_type=656
 
 
 
-region=664
-dictionary=665
+
+
+
 region=666
 dictionary=667
+region=668
+dictionary=669
 
-__for_init_star_10=671
+__for_init_star_10=673
 
 
 
@@ -1989,66 +2020,79 @@ __for_init_star_10=671
 
 
 
+inst_attributes=684
 
 
 
+dictionary=686
 
+inst_attributes=687
 
+coopmatrix_type=688
 
-coopmatrix_type=683
 
 
+inst_attributes=690
 
+for_init=692 region=693
+dictionary=694
 
+dictionary=695
 
-for_init=686 region=687
-dictionary=688
 
-dictionary=689
+init_value=697
 
 
-init_value=691
 
+values=702
 
 
-values=696
 
 
+inst_attributes=707
 
+inst_attributes=709
 
 
+inst_attributes=711
 
 
 
 
 
+inst_attributes=712
+region=713
+dictionary=714
 
 
-region=703
-dictionary=704
 
 
+return_types=715
+init_value=716
 
 
-return_types=705
-init_value=706
 
 
 
+inst_attributes=722
 
 
+inst_attributes=724
 
+inst_attributes=725
 
 
+dictionary=726
 
-dictionary=713
 
 
+return_types=727
+values=728
+region=729
+inst_attributes=730
 
-return_types=714
-values=715
-region=716
 
+inst_attributes=732
 
 
 
@@ -2056,6 +2100,9 @@ region=716
 
 
 
-region=719
+inst_attributes=734
+
+region=735
+
 
 """

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tinyc.ir.core import Function, Program
+from tinyc.passes.apply_schedule import apply_schedule
 from tinyc.passes.barriers import insert_barriers
 from tinyc.passes.local_memory import assign_local_memory
 from tinyc.passes.lower_collectives import lower_collectives
 from tinyc.passes.lower_foreach import lower_foreach
 from tinyc.passes.lowering.private_memory import elide_private_barriers
+from tinyc.passes.verify_schedule import verify_schedule
 from tinyc.passes.work_group_size import choose_work_group_size
 
 
@@ -25,12 +27,17 @@ class PassOptions:
 
     subgroup_size: int | None = None   # forced by the caller (tinyc.compile(subgroup_size=))
     device_info: Any = None            # sizes supported by the device, local memory size
+    schedule: Any = None               # tinyc.schedule.Schedule given by the caller
+    tuned: dict | None = None          # kernel -> schedule found by the autotuner
+    used: dict | None = None           # out: kernel -> the complete schedule used
 
 
 Pass = Callable[[Function, PassOptions], None]
 
 PIPELINE: list[tuple[str, Pass]] = [
+    ("apply-schedule", apply_schedule),
     ("work-group-size", choose_work_group_size),
+    ("verify-schedule", verify_schedule),
     ("insert-barriers", insert_barriers),
     ("lower-collectives", lower_collectives),
     ("lower-foreach", lower_foreach),
@@ -40,9 +47,15 @@ PIPELINE: list[tuple[str, Pass]] = [
 
 
 def run_pipeline(program: Program, subgroup_size: int | None = None, device_info: Any = None,
-                 print_after: Callable[[str, Program], None] | None = None) -> None:
-    """Run every pass on every function; `print_after(name, program)` after each."""
-    options = PassOptions(subgroup_size, device_info)
+                 print_after: Callable[[str, Program], None] | None = None,
+                 schedule: Any = None, tuned: dict | None = None,
+                 used: dict | None = None) -> None:
+    """Run every pass on every function; `print_after(name, program)` after each.
+
+    `schedule`/`tuned` are the given and the tuned schedule (apply-schedule);
+    `used` receives each kernel's complete schedule (verify-schedule).
+    """
+    options = PassOptions(subgroup_size, device_info, schedule, tuned, used)
     for name, run in PIPELINE:
         for fn in program.functions:
             run(fn, options)

@@ -31,7 +31,10 @@ from tinyc.ir.instructions import (
     StoreFlag,
 )
 from tinyc.ir.types import MatrixUse, c64, f16, f32, f64
-from tinyc.passes.lowering.tiling import GemmTiles, choose_gemm_tiles
+from tinyc.ir.types import DYNAMIC, memref_type
+from tinyc.passes.device_info import CPU_DEVICE
+from tinyc.passes.lowering.tiling import GemmTiles
+from tinyc.schedule.defaults import MatmulShape, matmul_defaults
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -206,7 +209,11 @@ func @k(%a: memref<f32x?>, %b: memref<f32x?>, %C: memref<f32x?x?>) {
     (192, 9, 4, f32, False, GemmTiles(96, 2, 4)),
 ])
 def test_tile_choice(M, N, K, t, ta, want) -> None:
-    assert choose_gemm_tiles(M, N, K, 16, t, t, ta) == want
+    """Default knobs on the AVX-512 CPU device, unstaged, as M_t × N_t × K_t."""
+    a = memref_type(t, (DYNAMIC if K is None else K, DYNAMIC if M is None else M))
+    knobs = matmul_defaults(MatmulShape(M, N, K, t, t, ta, a), 16, CPU_DEVICE, 0, stage=False)
+    blocks, n = knobs["tile"]
+    assert GemmTiles(blocks * 16 if M is None else min(blocks * 16, M), n, knobs["k_unroll"]) == want
 
 
 # ------------------------------------------------------------------ semantics on the reference

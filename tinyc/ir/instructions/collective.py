@@ -89,8 +89,13 @@ class BlasInstruction(Instruction):
     def modifiers(self) -> str:
         return ".atomic" if self.atomic else ""
 
+    def schedule_text(self, p: "Printer") -> str:
+        """` attributes {...}`: the schedule knobs (tinyc/schedule/knobs.py), if any."""
+        return f" attributes {p.attrs(self.attrs)}" if self.attrs else ""
+
     def format(self, p: "Printer") -> str:
-        return f"{self.opname}{self.modifiers()} " + ", ".join(p.v(v) for v in self.operands)
+        return (f"{self.opname}{self.modifiers()} " + ", ".join(p.v(v) for v in self.operands)
+                + self.schedule_text(p))
 
 
 class TransposedUpdate(BlasInstruction):
@@ -133,7 +138,7 @@ class Cumsum(BlasInstruction):
 
     def format(self, p: "Printer") -> str:
         a, A, beta, B = (p.v(v) for v in self.operands)
-        return f"cumsum{self.modifiers()} {a}, {A}, {self.mode}, {beta}, {B}"
+        return f"cumsum{self.modifiers()} {a}, {A}, {self.mode}, {beta}, {B}{self.schedule_text(p)}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """order(A) >= 1, shape(A) = shape(B), summation mode in range (from 0)."""

@@ -32,12 +32,9 @@ Cond = Id | bool
 """A condition known at run time (bool id) or at compile time."""
 
 VECTOR_LOAD_BYTES = 8
-"""Bytes per vector load when a lane's row is contiguous (at least 2 components).
-The CPU vectorizer turns a per-lane `vloadn` into contiguous loads plus
-register shuffles, where separate per-lane loads become one gather per
-component. Measured on batched gemm.t.n (8-64, f32 and f64, loads of 8 or 16
-components per row): 2 components per vloadn beat 4 and 8 by 10-40% and the
-gathers by 1.3-2.3x; an OpLoad through a vector pointer compiled to gathers."""
+"""Bytes per vector load when a lane's row is contiguous and the load carries no
+`vector_width` (the schedule knob, see tinyc/schedule/defaults.py). An OpLoad
+through a vector pointer compiled to gathers, so the width is OpenCL's vloadn."""
 
 VLOADN_SIZES = (2, 3, 4, 8, 16)
 """Vector widths OpenCL's vloadn accepts."""
@@ -112,7 +109,8 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
 
         def load_row(row: IndexLike = row) -> list[Id]:
             if contiguous:
-                return _load_contiguous(ctx, desc, ty, t.cols, lambda j: position(row, j))
+                width = inst.attrs.get("vector_width") or max(2, VECTOR_LOAD_BYTES // desc.type.element.size)
+                return _load_contiguous(ctx, desc, ty, t.cols, width, lambda j: position(row, j))
             out = []
             for j in range(t.cols):
                 col_ok: Cond = True
@@ -126,11 +124,9 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     ctx[inst.result] = comps
 
 
-def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
+def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int, width: int,
                      position: Callable[[int], list[IndexLike]]) -> list[Id]:
-    """`cols` consecutive elements from `position(0)` on, VECTOR_LOAD_BYTES per vloadn."""
-    size = desc.type.element.size
-    width = max(2, VECTOR_LOAD_BYTES // size)
+    """`cols` consecutive elements from `position(0)` on, up to `width` per vloadn."""
     out: list[Id] = []
     j = 0
     while j < cols:
