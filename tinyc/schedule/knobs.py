@@ -164,11 +164,13 @@ COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
     "sum": {k.name: k for k in (
         _tile("[independent partial sums per lane, 1] (more than 1 changes the order of the "
               "additions)", TILE_ROWS, _ONE),
-        _k_unroll("elements added per step of the summation loop", 8, (1, 2, 4, 8)),
+        _k_unroll("elements added to each partial sum per loop step (in order)", 8,
+                  (1, 2, 4, 8)),
         _fixed("stage", "every element is read once: nothing to stage", False),
         _fixed("vector_width", "lanes read neighbouring elements (one vector per step)", 1))},
     "cumsum": {k.name: k for k in (
-        _tile("[1, lines scanned together per subgroup step]", _ONE, IntRange(1, 8)),
+        _tile("[chunks of S elements scanned per loop step along mode 0, 1] (the carry "
+              "runs through them in order)", TILE_ROWS, _ONE),
         _fixed("k_unroll", "a scan step depends on the previous one", 1),
         _fixed("stage", "every element is read once: nothing to stage", False),
         _fixed("vector_width", "lanes read neighbouring elements (one vector per step)", 1))},
