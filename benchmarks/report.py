@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite import CaseResult, ImplResult
+from benchmarks.suite import FAMILIES, CaseResult, ImplResult
 
-LABELS = {"tinyc": "tinyc", "opencl": "OpenCL C", "numpy": "NumPy"}
-COLORS = {"tinyc": "#1f77b4", "opencl": "#ff7f0e", "numpy": "#2ca02c"}
+LABELS = {"tinyc": "tinyc", "tinyc-tuned": "tinyc tuned", "opencl": "OpenCL C", "numpy": "NumPy"}
+COLORS = {"tinyc": "#1f77b4", "tinyc-tuned": "#9467bd", "opencl": "#ff7f0e", "numpy": "#2ca02c"}
 
 
 def _ms(r: ImplResult | None) -> str:
@@ -37,7 +37,7 @@ def _ratio(a: ImplResult | None, b: ImplResult | None) -> str:
 
 
 def case_json(c: CaseResult) -> dict[str, Any]:
-    best = {f: c.best(f) for f in ("tinyc", "tinyc-raw", "opencl", "numpy")}
+    best = {f: c.best(f) for f in FAMILIES}
 
     def metrics(r: ImplResult | None) -> dict[str, Any] | None:
         if r is None:
@@ -56,7 +56,9 @@ def case_json(c: CaseResult) -> dict[str, Any]:
         "best": {f: metrics(r) for f, r in best.items()},
         "ratios": {"tinyc/opencl": ratio("tinyc", "opencl"), "tinyc/numpy": ratio("tinyc", "numpy"),
                    "tinyc/tinyc-raw": ratio("tinyc", "tinyc-raw"),
-                   "tinyc-raw/opencl": ratio("tinyc-raw", "opencl")},
+                   "tinyc-raw/opencl": ratio("tinyc-raw", "opencl"),
+                   "tuned-raw/opencl": ratio("tinyc-tuned-raw", "opencl"),
+                   "tuned-raw/tinyc-raw": ratio("tinyc-tuned-raw", "tinyc-raw")},
         "all": [r.summary() for r in c.impls],
     }
 
@@ -68,17 +70,74 @@ def write_json(path: Path, results: list[CaseResult], meta: dict[str, Any]) -> N
 
 def markdown_table(results: list[CaseResult]) -> str:
     """The summary table: times, rates and ratios of the best variant of each side."""
-    head = ("| case | batch | tinyc ms | tinyc raw ms | OpenCL C ms | NumPy ms "
-            "| GFLOP/s tinyc / OpenCL C / NumPy | GB/s tinyc / OpenCL C / NumPy "
-            "| tinyc/OpenCL C | tinyc/NumPy |")
-    rows = [head, "|" + "---|" * 10]
+    head = ("| case | batch | tinyc ms | tinyc raw ms | tuned ms | OpenCL C ms | NumPy ms "
+            "| GFLOP/s tuned / OpenCL C / NumPy | GB/s tuned / OpenCL C / NumPy "
+            "| tinyc/OpenCL C | tuned/OpenCL C | tuned/NumPy |")
+    rows = [head, "|" + "---|" * 12]
     for c in results:
-        t, raw, cl, npy = (c.best(f) for f in ("tinyc", "tinyc-raw", "opencl", "numpy"))
-        flops = " / ".join(_rate(r, c.flops) for r in (t, cl, npy))
-        gbs = " / ".join(_rate(r, c.bytes) for r in (t, cl, npy))
-        rows.append(f"| {c.title} | {c.batch} | {_ms(t)} | {_ms(raw)} | {_ms(cl)} | {_ms(npy)} "
-                    f"| {flops} | {gbs} | {_ratio(t, cl)} | {_ratio(t, npy)} |")
+        t, raw, tuned, cl, npy = (c.best(f) for f in ("tinyc", "tinyc-raw", "tinyc-tuned", "opencl",
+                                                      "numpy"))
+        flops = " / ".join(_rate(r, c.flops) for r in (tuned, cl, npy))
+        gbs = " / ".join(_rate(r, c.bytes) for r in (tuned, cl, npy))
+        rows.append(f"| {c.title} | {c.batch} | {_ms(t)} | {_ms(raw)} | {_ms(tuned)} | {_ms(cl)} "
+                    f"| {_ms(npy)} | {flops} | {gbs} | {_ratio(t, cl)} | {_ratio(tuned, cl)} "
+                    f"| {_ratio(tuned, npy)} |")
     return "\n".join(rows)
+
+
+def _peak(c: CaseResult, ceilings: dict[str, Any]) -> float | None:
+    key = "peak_f64" if " f64 " in f" {c.title} " else "peak_f32"
+    return ceilings.get(key) or None
+
+
+def _geomean(values: list[float]) -> float:
+    import math
+
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def gemm_table(results: list[CaseResult], ceilings: dict[str, Any]) -> str:
+    """The gemm suite: default and tuned kernels against the best OpenCL C, all submitted raw.
+
+    Kernel against kernel: each side is one `queue.submit_async(...).wait()` on
+    pre-packed arguments (tinyc's Python launch path is in the main table).
+    """
+    head = ("| case | batch | default ms | tuned ms | OpenCL C ms | tuned/OpenCL C | default/OpenCL C "
+            "| tuned/default | tuned GFLOP/s | % of FMA peak | tuned schedule | tuning s |")
+    rows = [head, "|" + "---|" * 12]
+    tuned_vs_cl, tuned_vs_default = [], []
+    for c in results:
+        if not c.name.startswith("gemm"):
+            continue
+        d, t, cl = c.best("tinyc-raw"), c.best("tinyc-tuned-raw"), c.best("opencl")
+        peak = _peak(c, ceilings)
+        share = f"{100 * c.flops / t.median / peak:.0f}%" if t and t.ok and peak else "–"
+        if t and t.ok and cl and cl.ok:
+            tuned_vs_cl.append(t.median / cl.median)
+        if t and t.ok and d and d.ok:
+            tuned_vs_default.append(t.median / d.median)
+        schedule = f"`{t.variant}`" if t is not None else "–"
+        setup = f"{t.setup_s:.1f}" if t is not None and t.setup_s is not None else "–"
+        rows.append(f"| {c.title} | {c.batch} | {_ms(d)} | {_ms(t)} | {_ms(cl)} | {_ratio(t, cl)} "
+                    f"| {_ratio(d, cl)} | {_ratio(t, d)} | {_rate(t, c.flops)} | {share} "
+                    f"| {schedule} | {setup} |")
+    summary = (f"Geometric mean of tuned/OpenCL C over {len(tuned_vs_cl)} gemm cases: "
+               f"**{_geomean(tuned_vs_cl):.2f}**; tuned/default from "
+               f"{min(tuned_vs_default, default=float('nan')):.2f} to "
+               f"{max(tuned_vs_default, default=float('nan')):.2f} (geometric mean "
+               f"{_geomean(tuned_vs_default):.2f}).")
+    return "\n".join(rows) + "\n\n" + summary
+
+
+def ceilings_text(ceilings: dict[str, Any]) -> str:
+    if not ceilings:
+        return "Ceilings not measured."
+    streams = ", ".join(f"{k} {v / 1e9:.1f}" for k, v in ceilings.get("streams", {}).items())
+    return (f"Ceilings measured in this run (`tinyc/cli/roofline.py`, as `tinyc bench`): memory "
+            f"{ceilings.get('bandwidth', 0) / 1e9:.1f} GB/s (best of {streams} GB/s over "
+            f"{ceilings.get('footprint', 0) / 1e6:.0f} MB, the gemm cases' footprint); FMA peak "
+            f"{ceilings.get('peak_f32', 0) / 1e9:.1f} GFLOP/s f32 ({ceilings.get('peak_f32_config')}), "
+            f"{ceilings.get('peak_f64', 0) / 1e9:.1f} GFLOP/s f64 ({ceilings.get('peak_f64_config')}).")
 
 
 def variants_table(results: list[CaseResult]) -> str:
@@ -103,6 +162,7 @@ def unavailable(results: list[CaseResult]) -> list[str]:
 
 
 def write_markdown(path: Path, results: list[CaseResult], meta: dict[str, Any], compile_md: str = "") -> None:
+    ceilings = meta.get("ceilings", {})
     lines = [
         "# tinyc benchmark results",
         "",
@@ -125,6 +185,12 @@ def write_markdown(path: Path, results: list[CaseResult], meta: dict[str, Any], 
         "pre-packed arguments; OpenCL C and NumPy = the fastest of their variants.",
         "",
         markdown_table(results),
+        "",
+        "## gemm suite: default and tuned against OpenCL C",
+        "",
+        ceilings_text(ceilings),
+        "",
+        gemm_table(results, ceilings),
         "",
     ]
     missing = unavailable(results)
@@ -186,6 +252,64 @@ def write_plot(path: Path, results: list[CaseResult]) -> bool:
     ax.legend(handles=[Patch(color=COLORS[f], label=LABELS[f]) for f in families],
               loc="lower right", fontsize=8)
     ax.grid(axis="x", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_roofline(path: Path, results: list[CaseResult], ceilings: dict[str, Any]) -> bool:
+    """Every case on the roofline of the measured ceilings: default and tuned side by side."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    bandwidth = ceilings.get("bandwidth")
+    if not bandwidth:
+        return False
+    fig, ax = plt.subplots(figsize=(10, 7))
+    xs = [c.flops / c.bytes for c in results if c.bytes]
+    lo, hi = min(xs) / 2, max(xs) * 2
+    import numpy as np
+
+    grid = np.logspace(np.log10(lo), np.log10(hi), 200)
+    for key, style, label in (("peak_f32", "-", "f32"), ("peak_f64", "--", "f64")):
+        peak = ceilings.get(key)
+        if peak:
+            ax.plot(grid, np.minimum(peak, grid * bandwidth) / 1e9, "k" + style, lw=1.2,
+                    label=f"roofline {label}: {peak / 1e9:.0f} GFLOP/s, {bandwidth / 1e9:.1f} GB/s")
+    for c in results:
+        x = c.flops / c.bytes
+        d, t, cl = c.best("tinyc-raw"), c.best("tinyc-tuned-raw"), c.best("opencl")
+        points = [(r, m, f) for r, m, f in ((d, "o", "none"), (t, "o", COLORS["tinyc-tuned"]),
+                                             (cl, "x", COLORS["opencl"])) if r is not None and r.ok]
+        ys = {}
+        for r, marker, face in points:
+            y = c.flops / r.median / 1e9
+            ys[id(r)] = y
+            ax.scatter([x], [y], marker=marker, facecolors=face,
+                       edgecolors=COLORS["tinyc-tuned"] if face == "none" else face, s=36, zorder=3)
+        if d is not None and t is not None and d.ok and t.ok:
+            ax.annotate("", (x, ys[id(t)]), (x, ys[id(d)]),
+                        arrowprops={"arrowstyle": "->", "color": "0.5", "lw": 0.8})
+        if t is not None and t.ok:
+            ax.text(x * 1.04, ys[id(t)], c.title, fontsize=6, va="center")
+    from matplotlib.lines import Line2D
+
+    handles = ax.get_legend_handles_labels()[0] + [
+        Line2D([], [], marker="o", ls="", mfc="none", mec=COLORS["tinyc-tuned"], label="tinyc default"),
+        Line2D([], [], marker="o", ls="", color=COLORS["tinyc-tuned"], label="tinyc tuned"),
+        Line2D([], [], marker="x", ls="", color=COLORS["opencl"], label="OpenCL C (best variant)")]
+    ax.legend(handles=handles, fontsize=8, loc="lower right")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (flop per byte of minimum traffic)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title("tinyc on the measured roofline: default (hollow) → tuned (filled)")
+    ax.grid(which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -44,12 +44,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=HERE, help="directory for results.{md,json,png}")
     p.add_argument("--no-compile-speed", action="store_true", help="skip the compile-speed part")
     p.add_argument("--compile-repeat", type=int, default=5, help="runs per file for compile speed")
+    p.add_argument("--tune-budget", type=float, default=30.0,
+                   help="seconds of autotuning per kernel for the tuned side (default 30)")
+    p.add_argument("--no-tune", action="store_true", help="leave out the tuned side")
+    p.add_argument("--keep-tuned", action="store_true",
+                   help="use schedules already in the tuning cache instead of tuning afresh")
     return p.parse_args(argv)
 
 
 def compile_files() -> list[Path]:
     """Every sample in samples/."""
     return sorted((REPO / "samples").glob("*.ir"))
+
+
+def measure_ceilings(queue) -> dict:
+    """Both roofline ceilings, measured now (tinyc/cli/roofline.py) at the gemm footprint."""
+    from benchmarks.cases import GEMM_FOOTPRINT
+    from tinyc.cli.roofline import measure, measure_peak
+    from tinyc.runtime.device import profiling_queue
+
+    found = measure(queue, GEMM_FOOTPRINT, "f32")
+    f64, f64_config = measure_peak(profiling_queue(queue), "f64")
+    return {"bandwidth": found.bandwidth, "streams": found.streams, "footprint": found.footprint,
+            "peak_f32": found.peak_flops, "peak_f32_config": found.peak_config,
+            "peak_f64": f64, "peak_f64_config": f64_config, "problems": found.problems}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,7 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     names = [c.name for c in all_cases()] if args.cases == "all" else args.cases.split(",")
     cases = [make_case(n.strip(), args.batch) for n in names]
-    config = Config(warmup=args.warmup, repeat=args.repeat, variants=args.variants)
+    config = Config(warmup=args.warmup, repeat=args.repeat, variants=args.variants,
+                    tune_budget=None if args.no_tune else args.tune_budget)
+    if not args.keep_tuned:  # tune in this run (the tuning time is part of the report)
+        import tempfile
+
+        os.environ["TINYC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tinyc-bench-cache-")
     queue = make_queue(args.device)
     meta = {
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
@@ -75,12 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"device: {meta['device']['name']} ({meta['device']['filter_string']}); "
           f"{len(cases)} cases, repeat {config.repeat}")
+    meta["ceilings"] = measure_ceilings(queue)
+    print(report.ceilings_text(meta["ceilings"]))
     results = []
     for case in cases:
         start = time.perf_counter()
         result = run_case(case, queue, config)
         results.append(result)
-        best = {f: result.best(f) for f in ("tinyc", "tinyc-raw", "opencl", "numpy")}
+        best = {f: result.best(f) for f in ("tinyc", "tinyc-raw", "tinyc-tuned-raw", "opencl", "numpy")}
         cells = "  ".join(f"{f}={report._ms(r)}" for f, r in best.items())
         print(f"{case.name:18s} batch {case.batch:>7d}  ms: {cells}  ({time.perf_counter() - start:.1f} s)",
               flush=True)
@@ -94,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     report.write_markdown(args.out / "results.md", results, meta,
                           compile_speed.markdown(compile_doc) if compile_doc else "")
     plotted = report.write_plot(args.out / "results.png", results)
+    report.write_roofline(args.out / "roofline.png", results, meta["ceilings"])
     print()
     print(report.markdown_table(results))
     print(f"\nwrote {args.out / 'results.md'}, results.json" + (", results.png" if plotted else

@@ -11,6 +11,7 @@ launches also record the device time of their events (profiling queue).
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -22,7 +23,7 @@ from benchmarks.cases import Arrays, Case, DeviceData
 from benchmarks.device import import_dpctl
 from benchmarks.opencl_c import build, global_range
 
-FAMILIES = ("tinyc", "tinyc-raw", "opencl", "numpy")
+FAMILIES = ("tinyc", "tinyc-raw", "tinyc-tuned", "tinyc-tuned-raw", "opencl", "numpy")
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Config:
     seed: int = 0
     budget_s: float = 4.0  # cap on the timed runs of one slow implementation
     variants: str = "all"  # "all": time every OpenCL C / NumPy variant; "first": only the first
+    tune_budget: float | None = 30.0  # seconds of autotuning per kernel; None: no tuned side
 
 
 @dataclass
@@ -185,17 +187,36 @@ def _opencl_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Ar
     return out
 
 
-def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arrays) -> list[_Runner]:
-    """tinyc through `compile(...)[name](*args, batch=N)`, and its SPIR-V submitted raw."""
-    api = ImplResult("tinyc", "Kernel.__call__")
-    raw = ImplResult("tinyc-raw", "dpctl submit")
+def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arrays,
+                   config: Config) -> list[_Runner]:
+    """tinyc through `compile(...)[name](*args, batch=N)`, and its SPIR-V submitted raw;
+    then the same for the kernel tuned by `compile(..., tune=True)`."""
+    runners = _compiled_runners(case, queue, d, init, ref, "tinyc", {})
+    if config.tune_budget is not None:
+        runners += _compiled_runners(case, queue, d, init, ref, "tinyc-tuned",
+                                     {"tune": True}, config.tune_budget)
+    return runners
+
+
+def _compiled_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arrays,
+                      family: str, options: dict[str, Any],
+                      tune_budget: float | None = None) -> list[_Runner]:
+    api = ImplResult(family, "Kernel.__call__")
+    raw = ImplResult(f"{family}-raw", "dpctl submit")
     try:
+        import os
+
         import tinyc
 
+        if tune_budget is not None:
+            os.environ["TINYC_TUNE_BUDGET"] = str(tune_budget)
         start = time.perf_counter()
-        program = tinyc.compile(case.source, name=f"benchmarks/kernels/{case.ir_file}", device=queue)
+        program = tinyc.compile(case.source, name=f"benchmarks/kernels/{case.ir_file}", device=queue,
+                                **options)
         kernel = program[case.kernel]
-        api.setup_s = time.perf_counter() - start
+        api.setup_s = raw.setup_s = time.perf_counter() - start
+        schedule = program.schedules.get(case.kernel, {})
+        api.variant = raw.variant = json.dumps(schedule, separators=(",", ":"))
     except Exception as exc:  # compiler still in progress: report the baselines anyway
         reason = f"not available ({_short(exc)})"
         api.status = raw.status = reason
@@ -206,12 +227,9 @@ def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arr
     _verify_device(case, d, init, ref, api, runners[0].run)
     try:
         dpctl = import_dpctl()
-        start = time.perf_counter()
         raw_program = dpctl.program.create_program_from_spirv(queue, program.spirv)
         sycl_kernel = raw_program.get_sycl_kernel(case.kernel)
-        raw.setup_s = time.perf_counter() - start
         local = tuple(kernel.info.work_group_size)
-        raw.variant = f"dpctl submit, local {local[0]}×{local[1]}"
         run = _submitter(queue, sycl_kernel, case.raw_args(d), local, batch)
     except Exception as exc:
         raw.status = f"failed ({_short(exc)})"
@@ -252,7 +270,7 @@ def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] 
     runners = _numpy_runners(case, init, ref, config)
     runners += _opencl_runners(case, queue, d, init, ref, config)
     try:
-        runners += _tinyc_runners(case, queue, d, init, ref)
+        runners += _tinyc_runners(case, queue, d, init, ref, config)
     except Exception as exc:  # never let tinyc take the baselines down
         log(traceback.format_exc())
         for family in ("tinyc", "tinyc-raw"):

@@ -2,9 +2,10 @@
 
 Tunes each kernel of FILE on the device (tinyc/tune/) and caches the
 fastest schedule, which every later `tinyc.compile` / `tinyc run` of the
-kernel on that device then uses. `--clear` empties the cache first (alone:
-only empties it). Kernels are always tuned again, even when a schedule is
-cached for them.
+kernel on that device then uses. `--clear` empties the cache first — tuned
+schedules and stored program binaries (tinyc/runtime/binary_cache.py) —
+alone, it only empties it. Kernels are always tuned again, even when a
+schedule is cached for them.
 """
 
 from __future__ import annotations
@@ -37,8 +38,12 @@ def tune(file: str | None, kernels: tuple[str, ...], batch: int | None, budget: 
     from tinyc.tune import cache
 
     if clear:
+        from tinyc.runtime import binary_cache
+
         removed = cache.clear()
-        click.echo(f"removed {removed} cached schedule(s) from {cache.schedules_dir()}")
+        binaries = binary_cache.clear()
+        click.echo(f"removed {removed} cached schedule(s) and {binaries} program binaries "
+                   f"from {cache.cache_dir()}")
     if file is None:
         if not clear:
             raise click.UsageError("give FILE.ir to tune, or --clear to empty the cache")
