@@ -350,7 +350,8 @@ def _coop_scale(b: "ProgramBuilder", t: Tree) -> Instruction:
 def _coop_store(b: "ProgramBuilder", t: Tree) -> Instruction:
     ops = _uses(b, _ids(t))
     flag = StoreFlag(_word(_child(t, "store_flag")) or "")
-    return _finish(b, CoopMatrixStore(_checked(t), flag, *_values(ops)), ops)
+    transpose = _word(_child(t, "transpose")) == ".t"
+    return _finish(b, CoopMatrixStore(_checked(t), flag, *_values(ops), transpose=transpose), ops)
 
 
 def _subgroup_broadcast(b: "ProgramBuilder", t: Tree) -> Instruction:

@@ -306,6 +306,10 @@ coop_store: COOPERATIVE_MATRIX_STORE LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA
 coop_store: COOPERATIVE_MATRIX_STORE checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_store 1 2 4 6 8
 coop_store: COOPERATIVE_MATRIX_STORE checked_flag store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_store 1 2 3 5 7 9
 coop_store: COOPERATIVE_MATRIX_STORE store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_store 1 2 4 6 8
+coop_store: COOPERATIVE_MATRIX_STORE transpose LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_store 1 2 4 6 8
+coop_store: COOPERATIVE_MATRIX_STORE transpose checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_store 1 2 3 5 7 9
+coop_store: COOPERATIVE_MATRIX_STORE transpose checked_flag store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_store 1 2 3 4 6 8 10
+coop_store: COOPERATIVE_MATRIX_STORE transpose store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_store 1 2 3 5 7 9
 coopmatrix_type: COOPMATRIX LESSTHAN scalar_type X INTEGER X INTEGER COMMA matrix_use MORETHAN => coopmatrix_type 2 4 6 8
 cumsum: CUMSUM LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID => cumsum 1 3 5 7 9
 cumsum: CUMSUM LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID inst_attributes => cumsum 1 3 5 7 9 10
@@ -599,7 +603,7 @@ __ANON_6
 EQUAL
 $END ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM ELSE EXPAND FOR FOREACH FUNC FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_7 __ANON_8 __ANON_9
 ALLOCA AXPBY BARRIER CAST COLON COMMA CONSTANT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR RSQB SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_7 __ANON_8 __ANON_9
-LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_4 __ANON_5 __ANON_6
+LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
 COLON COMMA RBRACE RSQB
 LOCAL_ID __ANON_2 __ANON_3
 __ANON_39
@@ -630,9 +634,9 @@ RSQB X
 """
 
 ACTIONS = """\
-r266 @0 s1 @1
+r270 @0 s1 @1
 s5 @2
-r267 @0 s1 @1
+r271 @0 s1 @1
 r21 @3
 
 s7 @4
@@ -645,35 +649,35 @@ s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 
 s42 @9
 s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @5 s66 @48 s67 @49 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96
 s13 @9
-r179 @3
+r183 @3
 s8 @5
 s12 @8 s13 @9
 s163 @10 s164 @6
-r250 @97
-r110 @98
-r251 @97
-r252 @97
-s165 @99
-r253 @97
 r254 @97
+r110 @98
 r255 @97
-s166 @99
 r256 @97
+s165 @99
 r257 @97
 r258 @97
 r259 @97
+s166 @99
 r260 @97
+r261 @97
+r262 @97
+r263 @97
+r264 @97
 s167 @99
-r305 @100
-r294 @100
-r295 @100
-r296 @100
-r297 @100
+r309 @100
 r298 @100
-r64 @101 s42 @9
 r299 @100
+r300 @100
+r301 @100
+r302 @100
+r64 @101 s42 @9
+r303 @100
 s169 @102 s170 @49 s171 @103 s172 @104 s173 @105 s174 @106 s175 @107 s176 @108
-r157 @9
+r161 @9
 s179 @7 s42 @9
 s181 @109 s182 @110
 r106 @111 s184 @112 s185 @113
@@ -682,28 +686,28 @@ s187 @114 s188 @115 s189 @116 s190 @117 s191 @118
 s181 @109 s182 @110
 s196 @5
 s197 @5
-s198 @5 s199 @119 s200 @120 s201 @121 s202 @122 s203 @123
-s206 @5 s207 @119
-s209 @5
+s198 @5 s181 @109 s182 @110 s199 @119 s200 @120 s201 @121 s202 @122 s203 @123
+s207 @5 s208 @119
 s210 @5
-s211 @4
-s212 @5
+s211 @5
+s212 @4
+s213 @5
 s181 @109 s182 @110
 s181 @109 s182 @110
-s215 @5 s207 @119
-s217 @5 s207 @119
-s219 @5
+s216 @5 s208 @119
+s218 @5 s208 @119
 s220 @5
 s221 @5
-s222 @10 r246 @124
+s222 @5
+s223 @10 r250 @124
 s13 @9
-r244 @125
-s225 @5
-s226 @5 s199 @119 s200 @120
-s228 @5
+r248 @125
+s226 @5
+s227 @5 s199 @119 s200 @120
 s229 @5
+s230 @5
 s181 @109 s182 @110
-s231 @4
+s232 @4
 r67 @5
 r68 @5
 r69 @5
@@ -731,34 +735,34 @@ r127 @5
 r128 @5
 r129 @5
 r130 @5
-r225 @5
-r226 @5
-r275 @5
-r276 @5
-r277 @5
-r278 @5
+r229 @5
+r230 @5
 r279 @5
 r280 @5
 r281 @5
 r282 @5
 r283 @5
+r284 @5
+r285 @5
+r286 @5
+r287 @5
 r76 @5
 r77 @5
 r78 @5
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @5 s66 @48 s232 @49 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96
-r213 @111
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @5 s66 @48 s233 @49 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96
+r217 @111
 r26 @111
 r27 @111
-s234 @5
-r28 @111
 s235 @5
+r28 @111
+s236 @5
 r29 @111
 r30 @111
 r31 @111
-s236 @7
+s237 @7
 r32 @111
 r33 @111
-s237 @5
+s238 @5
 r34 @111
 r35 @111
 r36 @111
@@ -777,22 +781,22 @@ r48 @111
 r15 @111
 r49 @111
 r50 @111
-s238 @5
+s239 @5
 r51 @111
 r52 @111
-s239 @124
+s240 @124
 r53 @111
 r54 @111
 r55 @111
-s240 @5
+s241 @5
 r56 @111
 r57 @111
 r58 @111
 r59 @111
-r178 @3
+r182 @3
 r8 @101
 s13 @9
-r181 @3
+r185 @3
 s8 @5
 s12 @8 s13 @9
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
@@ -800,572 +804,608 @@ s33 @25
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 r65 @101
 r95 @124
-r150 @126
+r154 @126
 r96 @124
 r97 @124
 r98 @124
 r99 @124
 r100 @124
 r101 @124
-s248 @124
-s249 @10 s250 @49
+s249 @124
+s250 @10 s251 @49
 s33 @25
-s253 @7
-r292 @127
-r293 @127
-s254 @5 s207 @119
-r107 @111 s256 @113
+s254 @7
+r296 @127
+r297 @127
+s255 @5 s208 @119
+r107 @111 s257 @113
 r109 @111
-s257 @7
+s258 @7
 r111 @128
 r132 @7
 r133 @7
-s258 @115
+s259 @115
 r112 @128
 r134 @7
 r135 @7
-s259 @7
-s260 @5 s201 @121 s202 @122 s203 @123
-s262 @10
+s260 @7
+s261 @5 s201 @121 s202 @122 s203 @123
 s263 @10
 s264 @10
-r272 @5
-r273 @5
+s265 @10
+r276 @5
+r277 @5
 r121 @129
 r122 @129
 r123 @129
-s265 @5 s199 @119 s200 @120
-s267 @5
-s268 @10
+s266 @5 s199 @119 s200 @120
+s268 @5
+s269 @5 s199 @119 s200 @120 s201 @121 s202 @122 s203 @123
+s272 @10
 r89 @5
-s269 @5
-s270 @117
-s271 @7 s272 @124
 s273 @5
-s275 @117
+s274 @117
+s275 @7 s276 @124
+s277 @5
+s279 @117
 s181 @109 s182 @110
-s277 @5 s207 @119
-s279 @10
-s280 @5
-s281 @10
-s282 @5
-s13 @9 s283 @130
-r220 @111
-s285 @117
+s281 @5 s208 @119
+s283 @10
+s284 @5
+s285 @10
 s286 @5
-s287 @10 r247 @124
-r243 @111
-s288 @117
-s289 @10
+s13 @9 s287 @130
+r224 @111
+s289 @117
 s290 @5
-s291 @10
+s291 @10 r251 @124
+r247 @111
 s292 @117
-s293 @5 s207 @119
-s273 @5 s295 @6
-r245 @125
+s293 @10
+s294 @5
+s295 @10
+s296 @117
+s297 @5 s208 @119
+s277 @5 s299 @6
+r249 @125
 r14 @111
-s297 @10
-s298 @7
-s299 @20 s300 @21 s301 @22 s302 @23 s303 @24
-s305 @10
-s306 @7
+s301 @10
+s302 @7
+s303 @20 s304 @21 s305 @22 s306 @23 s307 @24
+s309 @10
+s310 @7
 s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s66 @48 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96
-s308 @7
-r180 @3
+s312 @7
+r184 @3
 r9 @101
 s13 @9
-r183 @3
-s310 @131
-s311 @131
-s312 @10 s313 @132 s314 @131
-s187 @114 s317 @116 s42 @9 s318 @117 s319 @105 s191 @118
+r187 @3
+s314 @131
+s315 @131
+s316 @10 s317 @132 s318 @131
+s187 @114 s321 @116 s42 @9 s322 @117 s323 @105 s191 @118
 s169 @102 s171 @103 s172 @104 s173 @105 s174 @106 s175 @107 s176 @108
-r151 @126
-s325 @10 s326 @49
+r155 @126
+s329 @10 s330 @49
 r62 @111
 s33 @25
-s328 @10
-s329 @5
+s332 @10
+s333 @5
 r108 @111
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s334 @10
+s338 @10
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s336 @117
-s337 @5
-s338 @5
-s339 @5
-s340 @5
-s341 @10
+s340 @117
+s341 @5
 s342 @5
-s343 @10
+s343 @5
 s344 @5
 s345 @10
-s346 @116
-s299 @20 s300 @21 s301 @22 s302 @23 s303 @24
-s348 @5
-s222 @10 r303 @6
-s350 @6
-s351 @116
-s352 @5 s207 @119
-s354 @10
-s355 @5
+s346 @5
+s347 @10
+s348 @10
+s349 @5 s199 @119 s200 @120
+s351 @5
+s352 @5
+s353 @10
+s354 @116
+s303 @20 s304 @21 s305 @22 s306 @23 s307 @24
 s356 @5
-s357 @10
-s358 @5
-s359 @10
-s360 @4
-r206 @111 s362 @133
-s363 @5 s364 @134
-r16 @135
+s223 @10 r307 @6
+s358 @6
+s359 @116
+s360 @5 s208 @119
+s362 @10
+s363 @5
+s364 @5
+s365 @10
 s366 @5
-s367 @116
-s368 @5
-s369 @10
-s370 @5
-s371 @7 s372 @116 s373 @5 s374 @134
+s367 @10
+s368 @4
+r210 @111 s370 @133
+s371 @5 s372 @134
+r16 @135
+s374 @5
+s375 @116
+s376 @5
 s377 @10
 s378 @5
-r306 @111
-s379 @6
-s380 @5
+s379 @7 s380 @116 s381 @5 s382 @134
+s385 @10
+s386 @5
+r310 @111
+s387 @6
+s388 @5
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r215 @136
-r216 @136
-r217 @136
-r218 @136
 r219 @136
+r220 @136
+r221 @136
+r222 @136
+r223 @136
 r113 @111
-s382 @5
+s390 @5
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r214 @111
+r218 @111
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r182 @3
-s385 @116
-s386 @116 s387 @137
-s389 @138 s390 @139 s391 @140
-r237 @141
-s386 @116 s387 @137
-s395 @10 s396 @132 s314 @131
+r186 @3
+s393 @116
+s394 @116 s395 @137
+s397 @138 s398 @139 s399 @140
+r241 @141
+s394 @116 s395 @137
+s403 @10 s404 @132 s318 @131
 r13 @142
 r90 @143
-s187 @114 s317 @116 s42 @9 s318 @117 s398 @134 s319 @105 s191 @118
+s187 @114 s321 @116 s42 @9 s322 @117 s406 @134 s323 @105 s191 @118
 r91 @143
 r92 @143
-r242 @144
+r246 @144
 r93 @143
 r94 @143
 r2 @144
 s169 @102 s171 @103 s172 @104 s173 @105 s174 @106 s175 @107 s176 @108
-r152 @126
+r156 @126
 r63 @111
-s401 @5
-s402 @10
-r300 @145
-r301 @145
-r302 @145
-r120 @111
-s403 @115
-r136 @111
-s404 @5
-s405 @117
-s406 @10
-s407 @7
-s408 @117
 s409 @5
 s410 @10
-s411 @5
-s412 @10
-s413 @5
-s414 @130
-s415 @124
-s416 @10
-s287 @10 r304 @6
-s417 @7 s418 @124
-s419 @10
-s420 @10
-s421 @5
+r304 @145
+r305 @145
+r306 @145
+r120 @111
+s411 @115
+r136 @111
+s412 @5
+s413 @117
+s414 @10
+s415 @7
+s416 @117
+s417 @5
+s418 @10
+s419 @5
+s420 @5
+s421 @10
 s422 @5
 s423 @10
 s424 @10
 s425 @5
-s426 @10
-s427 @5
+s426 @130
+s427 @124
+s428 @10
+s291 @10 r308 @6
+s429 @7 s430 @124
+s431 @10
+s432 @10
+s433 @5
+s434 @5
+s435 @10
+s436 @10
+s437 @5
+s438 @10
+s439 @5
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s13 @9
 s13 @9
-s222 @10 r209 @134
-s432 @7
-s433 @134
+s223 @10 r213 @134
+s444 @7
+s445 @134
 r17 @135
-s434 @134
-s435 @117
-s436 @5
-s437 @7
-r263 @146
+s446 @134
+s447 @117
+s448 @5
+s449 @7
+r267 @146
 r24 @147
 r25 @147
-s438 @7
-s439 @7 r264 @146
-s440 @10 s441 @134
-s443 @5
-s444 @10
-r307 @111
-s445 @7
+s450 @7
+s451 @7 r268 @146
+s452 @10 s453 @134
+s455 @5
+s456 @10
+r311 @111
+s457 @7
 r79 @111
-s446 @7
-r227 @111
-r284 @111
-s447 @131
-r153 @142
-r154 @142
-s448 @10 s449 @132
+s458 @7
+r231 @111
+r288 @111
+s459 @131
+r157 @142
+r158 @142
+s460 @10 s461 @132
 r60 @132
 r61 @132
-s451 @99
-s452 @132
-s453 @10 s454 @132
-r261 @142
-s389 @138 s390 @139 s391 @140
-r241 @141
+s463 @99
+s464 @132
+s465 @10 s466 @132
+r265 @142
+s397 @138 s398 @139 s399 @140
+r245 @141
 r12 @142
 r86 @143
-s457 @10 s458 @134
+s469 @10 s470 @134
 r3 @144
-s460 @10
-s461 @5
-s462 @134
-s463 @10
-s464 @5
-s465 @5
-s23 @15
-s467 @5
-s468 @117
-s469 @5
-s470 @117
-s471 @116
 s472 @10
-s372 @116 s373 @5
-s475 @5
+s473 @5
+s474 @134
+s475 @10
 s476 @5
-s299 @20 s300 @21 s301 @22 s302 @23 s303 @24
-s478 @4
-s479 @116
-s480 @5
-s481 @10
-s482 @10
-s483 @5
+s477 @5
+s23 @15
+s479 @5
+s480 @117
+s481 @5
+s482 @117
+s483 @117
 s484 @5
 s485 @10
 s486 @5
-s487 @10
-s488 @10 s489 @6
-r204 @111 s491 @133
-r207 @111
-s287 @10 r210 @134
+s487 @116
+s488 @10
+s380 @116 s381 @5
+s491 @5
+s492 @5
+s303 @20 s304 @21 s305 @22 s306 @23 s307 @24
+s494 @4
+s495 @116
+s496 @5
+s497 @10
+s498 @10
+s499 @5
+s500 @5
+s501 @10
+s502 @5
+s503 @10
+s504 @10 s505 @6
+r208 @111 s507 @133
+r211 @111
+s291 @10 r214 @134
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s494 @7
-s495 @7
-s363 @5 s496 @134
-s498 @117
+s510 @7
+s511 @7
+s371 @5 s512 @134
+s514 @117
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s33 @25
-s372 @116 s373 @5
-s371 @7 s372 @116 s373 @5
-s503 @7
-s504 @10 s505 @134
-s506 @10
-s507 @5
+s380 @116 s381 @5
+s379 @7 s380 @116 s381 @5
+s519 @7
+s520 @10 s521 @134
+s522 @10
+s523 @5
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s20 @12
-s510 @116
-s511 @148
-r198 @100
-s512 @132
-s386 @116 s513 @132 s387 @137
-r234 @141
-s389 @138 s390 @139
-r236 @141
-s516 @132
-s517 @10 s518 @132
-s187 @114 s317 @116 s42 @9 s318 @117 s319 @105 s191 @118
+s526 @116
+s527 @148
+r202 @100
+s528 @132
+s394 @116 s529 @132 s395 @137
+r238 @141
+s397 @138 s398 @139
+r240 @141
+s532 @132
+s533 @10 s534 @132
+s187 @114 s321 @116 s42 @9 s322 @117 s323 @105 s191 @118
 r87 @143
-s520 @10 s521 @134
-s522 @5
-s523 @10
+s536 @10 s537 @134
+s538 @5
+s539 @10
 r131 @7
-s524 @5
-s525 @10
-s526 @7
+s540 @5
+s541 @10
+s542 @7
 r140 @111
-s527 @10
-s528 @5
-s529 @117
-s530 @5
-s531 @10
-s532 @116
-s533 @131
-s535 @134
-s536 @10
-s537 @10 s538 @149 s13 @9
-s541 @124
-s273 @5
-s543 @134
-s544 @10
-s545 @5
+s543 @10
+s544 @5
+s545 @117
 s546 @5
-s547 @10
-s548 @10
+s547 @5
+s548 @117
 s549 @5
-s550 @10
-s551 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r248 @9
-s553 @10 s554 @6
-s13 @9
-r221 @111
-r222 @111
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s558 @24
-r268 @111
-s560 @134
-s363 @5 s561 @134
-r274 @111
-r285 @111
-r265 @146
-r22 @146
-s33 @25
-s371 @7 s372 @116 s373 @5
-s565 @7
+s550 @117
+s551 @10
+s552 @116
+s553 @131
+s555 @134
+s556 @10
+s557 @10 s558 @149 s13 @9
+s561 @124
+s277 @5
+s563 @134
+s564 @10
+s565 @5
 s566 @5
 s567 @10
+s568 @10
+s569 @5
+s570 @10
+s571 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r252 @9
+s573 @10 s574 @6
+s13 @9
+r225 @111
+r226 @111
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s578 @24
+r272 @111
+s580 @134
+s371 @5 s581 @134
+r278 @111
+r289 @111
+r269 @146
+r22 @146
+s33 @25
+s379 @7 s380 @116 s381 @5
+s585 @7
+s586 @5
+s587 @10
 r66 @111
 r124 @111
-s568 @10
-s569 @7
-r199 @100
-r231 @150
-s570 @10 s571 @132
-s573 @132
-r238 @141
-s389 @138 s390 @139
-r240 @141
-r0 @146
-s187 @114 s317 @116 s42 @9 s318 @117 s319 @105 s191 @118
-r88 @143
-s576 @10
-s577 @5
-s578 @134
-s579 @5
-s23 @15
-s581 @5
-s582 @10
-s583 @5
-s584 @10
-s585 @5
-s586 @10
-s372 @116 s373 @5
-r156 @134 s588 @131
+s588 @10
 s589 @7
-s590 @5
-s591 @5
-s592 @4
-s13 @9
-r174 @111 s42 @9
-s595 @4
-s596 @6
-s597 @7
-s598 @5
-s599 @10
-s600 @10
+r203 @100
+r235 @150
+s590 @10 s591 @132
+s593 @132
+r242 @141
+s397 @138 s398 @139
+r244 @141
+r0 @146
+s187 @114 s321 @116 s42 @9 s322 @117 s323 @105 s191 @118
+r88 @143
+s596 @10
+s597 @5
+s598 @134
+s599 @5
+s23 @15
 s601 @5
-s602 @5
-s603 @10
-s604 @5
+s602 @10
+s603 @5
+s604 @10
 s605 @10
+s606 @5
+s607 @117
+s608 @5
+s609 @5
+s610 @10
+s380 @116 s381 @5
+r160 @134 s612 @131
+s613 @7
+s614 @5
+s615 @5
+s616 @4
+s13 @9
+r178 @111 s42 @9
+s619 @4
+s620 @6
+s621 @7
+s622 @5
+s623 @10
+s624 @10
+s625 @5
+s626 @5
+s627 @10
+s628 @5
+s629 @10
 r18 @101
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r249 @9
-r205 @111
-r223 @111
-r224 @111
-r208 @111
-r262 @111
-r269 @111
-r270 @111
-s607 @134
-r286 @111
+r253 @9
+r209 @111
+r227 @111
+r228 @111
+r212 @111
+r266 @111
+r273 @111
+r274 @111
+s631 @134
+r290 @111
 r23 @146
 s33 @25
-s609 @10
-s610 @5
-s611 @151 s612 @152 s613 @153
-s386 @116 s387 @137
-s386 @116 s387 @137
-r232 @150
-s617 @10 s618 @132
-r235 @141
-s619 @132
-r1 @146
-s620 @5
-s621 @10
-s622 @7
-s623 @134
-r139 @111
-s624 @134
-s625 @5
-s626 @10
-s627 @5
-s628 @10
-s629 @5
-r4 @154
-s372 @116 s373 @5
-s33 @25
-s632 @10 s538 @149 s13 @9
-s538 @149 s13 @9
-s637 @5
-r172 @111 s42 @9
-r175 @111
-s273 @5
-s641 @10
-s33 @25
-s643 @10
-s644 @5
-s645 @5
-s646 @10
-s647 @10
-s648 @5
-s649 @10
-s650 @5
-r19 @101
-r271 @111
-r287 @111
-s651 @5
-s652 @10
-r228 @132
-r229 @132
-r230 @132
-s653 @132
-r197 @132
-r10 @150
-s386 @116 s387 @137
-r233 @150
+s633 @10
+s634 @5
+s635 @151 s636 @152 s637 @153
+s394 @116 s395 @137
+s394 @116 s395 @137
+r236 @150
+s641 @10 s642 @132
 r239 @141
-r102 @111 s655 @8
+s643 @132
+r1 @146
+s644 @5
+s645 @10
+s646 @7
+s647 @134
+r139 @111
+s648 @134
+s649 @5
+s650 @10
+s651 @5
+s652 @5
+s653 @10
+s654 @5
+s655 @10
+s656 @10
 s657 @5
-s23 @15
-s659 @7
-r141 @111
-s660 @134
-s661 @5
-s662 @134
-s663 @5
-s664 @10
-r5 @154
-r155 @111
+r4 @154
+s380 @116 s381 @5
+s33 @25
+s660 @10 s558 @149 s13 @9
+s558 @149 s13 @9
 s665 @5
-s13 @9
-r166 @111 s42 @9
-s13 @9
-r170 @111 s42 @9
-s670 @124
-s671 @10 s672 @6
-r173 @111
-s674 @6
-s675 @4
-r184 @111
+r176 @111 s42 @9
+r179 @111
+s277 @5
+s669 @10
+s33 @25
+s671 @10
+s672 @5
+s673 @5
+s674 @10
+s675 @10
 s676 @5
 s677 @10
-s678 @10
+s678 @5
+r19 @101
+r275 @111
+r291 @111
 s679 @5
-s680 @5
-s681 @10
-s682 @5
-s683 @10
-r288 @111 s655 @8
+s680 @10
+r232 @132
+r233 @132
+r234 @132
+s681 @132
+r201 @132
+r10 @150
+s394 @116 s395 @137
+r237 @150
+r243 @141
+r102 @111 s683 @8
 s685 @5
-r145 @98
+s23 @15
+s687 @7
+r141 @111
+s688 @134
+s689 @5
+s690 @134
+s691 @134
+s692 @5
+s693 @10
+s694 @5
+s695 @5
+s696 @10
+r5 @154
+r159 @111
+s697 @5
+s13 @9
+r170 @111 s42 @9
+s13 @9
+r174 @111 s42 @9
+s702 @124
+s703 @10 s704 @6
+r177 @111
+s706 @6
+s707 @4
+r188 @111
+s708 @5
+s709 @10
+s710 @10
+s711 @5
+s712 @5
+s713 @10
+s714 @5
+s715 @10
+r292 @111 s683 @8
+s717 @5
+r149 @98
 r11 @150
 s42 @9
 r103 @111
-r104 @111 s655 @8
+r104 @111 s683 @8
 r137 @111
 s23 @15
 r142 @111
-s689 @134
+s721 @134
 r144 @111
-r146 @111 s655 @8
-s691 @5
-s538 @149 s13 @9
-r164 @111 s42 @9
-r167 @111
+r145 @111
+s722 @134
+s723 @5
+s724 @134
+r150 @111 s683 @8
+s726 @5
+s558 @149 s13 @9
 r168 @111 s42 @9
 r171 @111
-s696 @5
-s637 @5
-s698 @130
-s699 @10 s700 @6
-s701 @10
-s273 @5
-s703 @10
-s704 @5
-s705 @5
-s706 @10
-r193 @111 s655 @8
-s708 @5
-r200 @111 s655 @8
-s710 @5
-r289 @111
-r290 @111 s655 @8
-r212 @111
+r172 @111 s42 @9
+r175 @111
+s731 @5
+s665 @5
+s733 @130
+s734 @10 s735 @6
+s736 @10
+s277 @5
+s738 @10
+s739 @5
+s740 @5
+s741 @10
+r197 @111 s683 @8
+s743 @5
+r204 @111 s683 @8
+s745 @5
+r293 @111
+r294 @111 s683 @8
+r216 @111
 r105 @111
 r138 @111
 r143 @111
-r147 @111
-r148 @111 s655 @8
+r146 @111
+s747 @134
+r148 @111
+r151 @111
+r152 @111 s683 @8
 s13 @9
-r162 @111 s42 @9
-r165 @111
+r166 @111 s42 @9
 r169 @111
-r211 @101
+r173 @111
+r215 @101
 r6 @101
-s360 @4
-s637 @5
-s717 @130
-s718 @4
-s719 @6
-s720 @5
-s721 @10
-r189 @111 s655 @8
-s723 @5
-r194 @111
-r195 @111 s655 @8
-r201 @111
-r202 @111 s655 @8
-r291 @111
-r149 @111
-r160 @111 s42 @9
-r163 @111
-r158 @9
+s368 @4
+s665 @5
+s753 @130
+s754 @4
+s755 @6
+s756 @5
+s757 @10
+r193 @111 s683 @8
+s759 @5
+r198 @111
+r199 @111 s683 @8
+r205 @111
+r206 @111 s683 @8
+r295 @111
+r147 @111
+r153 @111
+r164 @111 s42 @9
+r167 @111
+r162 @9
 r7 @101
-s360 @4
-s273 @5
+s368 @4
+s277 @5
 s13 @9
-r185 @111 s655 @8
-s731 @5
+r189 @111 s683 @8
+s767 @5
+r194 @111
+r195 @111 s683 @8
+r200 @111
+r207 @111
+r165 @111
+r163 @9
+s769 @6
+r181 @111
 r190 @111
-r191 @111 s655 @8
+r191 @111 s683 @8
 r196 @111
-r203 @111
-r161 @111
-r159 @9
-s733 @6
-r177 @111
-r186 @111
-r187 @111 s655 @8
-r192 @111
 s13 @9
-r188 @111
-r176 @111
+r192 @111
+r180 @111
 """
 
 GOTOS = """\
@@ -1421,27 +1461,27 @@ boolean=192 complex=193 constant=194
 transpose=195
 
 
-checked_flag=204 store_flag=205
-atomic=208
+checked_flag=204 store_flag=205 transpose=206
+atomic=209
 
 
 
 
-transpose=213
 transpose=214
-atomic=216
-atomic=218
+transpose=215
+atomic=217
+atomic=219
 
 
 
-__results_star_8=223
-region=224
+__results_star_8=224
+region=225
 
 
-store_flag=227
+store_flag=228
 
 
-transpose=230
+transpose=231
 
 
 
@@ -1484,7 +1524,7 @@ transpose=230
 
 
 
-_operation=116 alloca=117 arith_binary=118 arith_binary_op=119 arith_unary=120 arith_unary_op=121 axpby=122 barrier=123 builtin=124 builtin_name=125 cast=126 cmp=127 cmp_op=128 constant_inst=129 coop_load=130 coop_mul_add=131 coop_scale=132 coop_store=133 cumsum=134 expand=135 for_loop=136 foreach=137 fuse=138 gemm=139 gemv=140 ger=141 hadamard_product=142 if_else=143 instruction=233 lifetime_stop=145 load=146 math_op=147 math_unary=148 parallel=149 results=150 size=151 store=152 subgroup_broadcast=153 subgroup_op=154 subgroup_operation=155 subview=156 sum=157 yield_inst=158
+_operation=116 alloca=117 arith_binary=118 arith_binary_op=119 arith_unary=120 arith_unary_op=121 axpby=122 barrier=123 builtin=124 builtin_name=125 cast=126 cmp=127 cmp_op=128 constant_inst=129 coop_load=130 coop_mul_add=131 coop_scale=132 coop_store=133 cumsum=134 expand=135 for_loop=136 foreach=137 fuse=138 gemm=139 gemv=140 ger=141 hadamard_product=142 if_else=143 instruction=234 lifetime_stop=145 load=146 math_op=147 math_unary=148 parallel=149 results=150 size=151 store=152 subgroup_broadcast=153 subgroup_op=154 subgroup_operation=155 subview=156 sum=157 yield_inst=158
 
 
 
@@ -1530,13 +1570,13 @@ _operation=116 alloca=117 arith_binary=118 arith_binary_op=119 arith_unary=120 a
 
 
 
-region=241
+region=242
 
-argument=242
-fn_attributes=243 region=244
-scalar_type=245
-memref_type=246
-scalar_type=247
+argument=243
+fn_attributes=244 region=245
+scalar_type=246
+memref_type=247
+scalar_type=248
 
 
 
@@ -1547,12 +1587,12 @@ scalar_type=247
 
 
 
-__dictionary_star_7=251
-memref_type=252
+__dictionary_star_7=252
+memref_type=253
 
 
 
-atomic=255
+atomic=256
 
 
 
@@ -1564,7 +1604,7 @@ atomic=255
 
 
 
-checked_flag=261
+checked_flag=262
 
 
 
@@ -1573,22 +1613,23 @@ checked_flag=261
 
 
 
-store_flag=266
+store_flag=267
 
+checked_flag=270 store_flag=271
 
 
 
 
 
-values=274
+values=278
 
-transpose=276
-atomic=278
+transpose=280
+atomic=282
 
 
 
 
-region=284
+region=288
 
 
 
@@ -1599,36 +1640,36 @@ region=284
 
 
 
-atomic=294
-values=296
+atomic=298
+values=300
 
 
 
 
-integer_type=304
+integer_type=308
 
 
-_operation=307 alloca=117 arith_binary=118 arith_binary_op=119 arith_unary=120 arith_unary_op=121 axpby=122 barrier=123 builtin=124 builtin_name=125 cast=126 cmp=127 cmp_op=128 constant_inst=129 coop_load=130 coop_mul_add=131 coop_scale=132 coop_store=133 cumsum=134 expand=135 for_loop=136 foreach=137 fuse=138 gemm=139 gemv=140 ger=141 hadamard_product=142 if_else=143 lifetime_stop=145 load=146 math_op=147 math_unary=148 parallel=149 size=151 store=152 subgroup_broadcast=153 subgroup_op=154 subgroup_operation=155 subview=156 sum=157 yield_inst=158
+_operation=311 alloca=117 arith_binary=118 arith_binary_op=119 arith_unary=120 arith_unary_op=121 axpby=122 barrier=123 builtin=124 builtin_name=125 cast=126 cmp=127 cmp_op=128 constant_inst=129 coop_load=130 coop_mul_add=131 coop_scale=132 coop_store=133 cumsum=134 expand=135 for_loop=136 foreach=137 fuse=138 gemm=139 gemv=140 ger=141 hadamard_product=142 if_else=143 lifetime_stop=145 load=146 math_op=147 math_unary=148 parallel=149 size=151 store=152 subgroup_broadcast=153 subgroup_op=154 subgroup_operation=155 subview=156 sum=157 yield_inst=158
 
 
 
-region=309
+region=313
 
 
 
-__memref_type_star_3=315 shape_dim=316
-array=320 attribute=321 boolean=322 dictionary=323
-attribute_name=177 named_attribute=324
+__memref_type_star_3=319 shape_dim=320
+array=324 attribute=325 boolean=326 dictionary=327
+attribute_name=177 named_attribute=328
 
 
 
-memref_type=327
+memref_type=331
 
 
 
-bool_type=330 coopmatrix_type=331 scalar_type=332 value_type=333
+bool_type=334 coopmatrix_type=335 scalar_type=336 value_type=337
 
-bool_type=330 coopmatrix_type=331 scalar_type=332 value_type=335
+bool_type=334 coopmatrix_type=335 scalar_type=336 value_type=339
 
 
 
@@ -1638,65 +1679,66 @@ bool_type=330 coopmatrix_type=331 scalar_type=332 value_type=335
 
 
 
+store_flag=350
 
 
-integer_type=347
 
-__results_star_8=349
 
+integer_type=355
 
-atomic=353
+__results_star_8=357
 
 
+atomic=361
 
 
 
 
-return_types=361
 
-indices=365
 
+return_types=369
 
+indices=373
 
 
 
 
-_constant_or_value=375 slice=376
 
 
+_constant_or_value=383 slice=384
 
 
 
-bool_type=330 coopmatrix_type=331 scalar_type=332 value_type=381
 
 
+bool_type=334 coopmatrix_type=335 scalar_type=336 value_type=389
 
 
 
 
 
-scalar_type=383
 
-scalar_type=384
 
+scalar_type=391
 
-dim=388
-address_space=392 memref_layout=393
+scalar_type=392
 
-dim=394
-shape_dim=397
 
+dim=396
+address_space=400 memref_layout=401
 
-array=320 attribute=399 boolean=322 dictionary=323
+dim=402
+shape_dim=405
 
 
+array=324 attribute=407 boolean=326 dictionary=327
 
 
 
 
-attribute_name=177 named_attribute=400
 
 
+attribute_name=177 named_attribute=408
 
 
 
@@ -1729,64 +1771,62 @@ attribute_name=177 named_attribute=400
 
 
 
-bool_type=330 coopmatrix_type=331 scalar_type=332 value_type=428
-region=429
-region=430
-__results_star_8=431
 
 
 
 
 
 
+bool_type=334 coopmatrix_type=335 scalar_type=336 value_type=440
+region=441
+region=442
+__results_star_8=443
 
 
 
 
 
 
-__subview_star_11=442
 
 
 
 
 
 
+__subview_star_11=454
 
 
 
 
 
-group_offset=450
 
 
 
 
 
 
-address_space=455 memref_layout=456
+group_offset=462
 
 
 
-__array_star_6=459
 
 
 
+address_space=467 memref_layout=468
 
 
 
+__array_star_6=471
 
-coopmatrix_type=466
 
 
 
 
 
 
-_constant_or_value=473 expand_shape=474
+coopmatrix_type=478
 
 
-integer_type=477
 
 
 
@@ -1795,59 +1835,58 @@ integer_type=477
 
 
 
+_constant_or_value=489 expand_shape=490
 
 
-__return_types_star_5=490
+integer_type=493
 
 
 
-memref_type=492 scalar_type=493
 
 
-indices=497
 
-scalar_type=499
-memref_type=500
-_constant_or_value=501
-_constant_or_value=375 slice=502
 
 
 
 
-bool_type=330 coopmatrix_type=331 scalar_type=332 value_type=508
-bool_type=509
+__return_types_star_5=506
 
 
 
+memref_type=508 scalar_type=509
 
-dim=514
 
-address_space=515
+indices=513
 
+scalar_type=515
+memref_type=516
+_constant_or_value=517
+_constant_or_value=383 slice=518
 
 
-array=320 attribute=519 boolean=322 dictionary=323
 
 
+bool_type=334 coopmatrix_type=335 scalar_type=336 value_type=524
+bool_type=525
 
 
 
 
+dim=530
 
+address_space=531
 
 
 
+array=324 attribute=535 boolean=326 dictionary=327
 
 
 
 
 
-__expand_shape_plus_9=534
 
 
-for_init=539 region=540
 
-values=542
 
 
 
@@ -1857,62 +1896,62 @@ values=542
 
 
 
-bool_type=330 coopmatrix_type=331 scalar_type=332 value_type=552
 
 
-region=555
+__expand_shape_plus_9=554
 
 
-memref_type=556 scalar_type=557
-index_type=559
+for_init=559 region=560
 
+values=562
 
-indices=562
 
 
 
 
-memref_type=563
-_constant_or_value=375 slice=564
 
 
 
 
+bool_type=334 coopmatrix_type=335 scalar_type=336 value_type=572
 
 
+region=575
 
 
+memref_type=576 scalar_type=577
+index_type=579
 
-__memref_layout_star_4=572
 
+indices=582
 
-address_space=574
 
 
-array=320 attribute=575 boolean=322 dictionary=323
 
+memref_type=583
+_constant_or_value=383 slice=584
 
 
 
 
-coopmatrix_type=580
 
 
 
 
 
+__memref_layout_star_4=592
 
-_constant_or_value=587
 
+address_space=594
 
 
+array=324 attribute=595 boolean=326 dictionary=327
 
 
-region=593
-dictionary=594
 
 
 
+coopmatrix_type=600
 
 
 
@@ -1922,29 +1961,28 @@ dictionary=594
 
 
 
-bool_type=330 coopmatrix_type=331 scalar_type=332 value_type=606
 
+_constant_or_value=611
 
 
 
 
 
+region=617
+dictionary=618
 
 
 
 
 
-memref_type=608
 
 
-matrix_use=614
-dim=615
-dim=616
 
 
 
 
 
+bool_type=334 coopmatrix_type=335 scalar_type=336 value_type=630
 
 
 
@@ -1956,17 +1994,13 @@ dim=616
 
 
 
+memref_type=632
 
-_constant_or_value=630
-memref_type=631
-for_init=633 region=634
-for_init=635 region=636
-init_value=638
-dictionary=639
 
-values=640
+matrix_use=638
+dim=639
+dim=640
 
-memref_type=642
 
 
 
@@ -1986,30 +2020,17 @@ memref_type=642
 
 
 
-dim=654
 
-
-inst_attributes=656
-
-coopmatrix_type=658
-
-
-
-
-
-
-
-
-
-
-region=666
+_constant_or_value=658
+memref_type=659
+for_init=661 region=662
+for_init=663 region=664
+init_value=666
 dictionary=667
-region=668
-dictionary=669
 
-__for_init_star_10=673
+values=668
 
-
+memref_type=670
 
 
 
@@ -2018,91 +2039,146 @@ __for_init_star_10=673
 
 
 
+
+
+
+
+
+
+
+
+
+
+
+dim=682
 
 
 inst_attributes=684
 
-
-
-dictionary=686
-
-inst_attributes=687
-
-coopmatrix_type=688
-
-
-
-inst_attributes=690
-
-for_init=692 region=693
-dictionary=694
-
-dictionary=695
-
-
-init_value=697
-
-
-
-values=702
-
-
-
-
-inst_attributes=707
-
-inst_attributes=709
-
-
-inst_attributes=711
+coopmatrix_type=686
 
 
 
 
 
-inst_attributes=712
-region=713
-dictionary=714
-
-
-
-
-return_types=715
-init_value=716
 
 
 
 
 
-inst_attributes=722
 
 
-inst_attributes=724
+
+
+region=698
+dictionary=699
+region=700
+dictionary=701
+
+__for_init_star_10=705
+
+
+
+
+
+
+
+
+
+
+
+
+inst_attributes=716
+
+
+
+dictionary=718
+
+inst_attributes=719
+
+coopmatrix_type=720
+
+
+
+
+
+
 
 inst_attributes=725
 
+for_init=727 region=728
+dictionary=729
 
-dictionary=726
-
-
-
-return_types=727
-values=728
-region=729
-inst_attributes=730
+dictionary=730
 
 
-inst_attributes=732
+init_value=732
 
+
+
+values=737
 
 
 
 
+inst_attributes=742
+
+inst_attributes=744
 
 
-inst_attributes=734
+inst_attributes=746
 
-region=735
+
+
+
+
+
+
+
+inst_attributes=748
+region=749
+dictionary=750
+
+
+
+
+return_types=751
+init_value=752
+
+
+
+
+
+inst_attributes=758
+
+
+inst_attributes=760
+
+inst_attributes=761
+
+
+
+dictionary=762
+
+
+
+return_types=763
+values=764
+region=765
+inst_attributes=766
+
+
+inst_attributes=768
+
+
+
+
+
+
+
+inst_attributes=770
+
+region=771
 
 
 """

@@ -40,7 +40,7 @@ def verify_schedule(fn: Function, options: "PassOptions") -> None:
         errors += [Diagnostic(f"{inst.opname}: the schedule does not fit the device: {p}", inst.span)
                    for p in problems]
         if isinstance(inst, MATMULS) and knobs["stage"] and not problems:
-            room -= staged_bytes(matmul_shape(inst))
+            room -= staged_bytes(matmul_shape(inst, bool(knobs.get("swap"))))
         inst.attrs.update(knobs)
         record[key] = dict(knobs)
     if errors:

@@ -104,7 +104,7 @@ def coop_load(inst: CoopMatrixLoad, st: State) -> None:
 
 @evaluates(CoopMatrixStore)
 def coop_store(inst: CoopMatrixStore, st: State) -> None:
-    what = f"cooperative_matrix_store{inst.checked.value}{inst.flag.value}"
+    what = f"cooperative_matrix_store{'.t' if inst.transpose else ''}{inst.checked.value}{inst.flag.value}"
     value: CoopMatrix = st.get(inst.operands[0])
     t = _coop_type(inst.operands[0].type)
     _, _, active = st.subgroups(what)
@@ -113,8 +113,13 @@ def coop_store(inst: CoopMatrixStore, st: State) -> None:
     i, j = np.meshgrid(np.arange(t.rows), np.arange(t.cols), indexing="ij")
     for s, m in _subgroup_memrefs(st.get(inst.operands[1]), active, st, what).items():
         # subgroups store one after another
-        flat, inside = _block_indices(m, int(_pick(x, s)) + i, int(_pick(y, s)) + j,
-                                      inst.checked.rows, inst.checked.cols, what)
+        xs, ys = int(_pick(x, s)), int(_pick(y, s))
+        if inst.transpose:  # element (i, j) goes to M[x + j, y + i]
+            flat, inside = _block_indices(m, xs + j, ys + i, inst.checked.cols, inst.checked.rows,
+                                          what)
+        else:
+            flat, inside = _block_indices(m, xs + i, ys + j, inst.checked.rows, inst.checked.cols,
+                                          what)
         buffer = m.buffer
         assert isinstance(buffer, np.ndarray)
         values = value.data[s][inside]

@@ -72,9 +72,18 @@ def _static(t: MemrefType, mode: int) -> int | None:
     return None if t.shape[mode] == DYNAMIC else t.shape[mode]
 
 
-def matmul_shape(inst: BlasInstruction) -> MatmulShape:
-    """The matmul that gemm, gemv and ger compute (gemv: N = 1; ger: K = 1)."""
+def matmul_shape(inst: BlasInstruction, swap: bool = False) -> MatmulShape:
+    """The matmul that gemm, gemv and ger compute (gemv: N = 1; ger: K = 1).
+
+    With `swap` (gemm only), the product the lowering computes instead:
+    Cᵀ = op(B)ᵀ op(A)ᵀ, whose rows are C's columns and whose first operand is B.
+    """
     types = [v.type for v in inst.inputs] + [inst.output.type]
+    if isinstance(inst, Gemm) and swap:
+        a, b, c = types
+        K = _static(b, 1 if inst.transpose_b else 0)
+        return MatmulShape(_static(c, 1), _static(c, 0), K, c.element, b.element,
+                           not inst.transpose_b, b)
     if isinstance(inst, Gemm):
         a, _, c = types
         K = _static(a, 0 if inst.transpose_a else 1)
@@ -141,6 +150,12 @@ def matmul_defaults(shape: MatmulShape, S: int, device: DeviceInfo, stage_room: 
     width = max(2, VECTOR_LOAD_BYTES // shape.a_type.size)
     return {"tile": [blocks, n], "k_unroll": k, "stage": stage,
             "vector_width": max(v for v in (1, 2, 3, 4, 8, 16) if v <= width)}
+
+
+def default_swap(inst: BlasInstruction) -> bool:
+    """gemm.t.t computes Cᵀ = B·A (both operands read as `.n`) and stores it transposed:
+    no staging copy, no gathers; only C's store is per-lane vectors (vstoren)."""
+    return isinstance(inst, Gemm) and inst.transpose_a and inst.transpose_b
 
 
 def can_stage(shape: MatmulShape) -> bool:

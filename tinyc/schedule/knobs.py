@@ -137,7 +137,10 @@ COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
               TILE_ROWS, IntRange(1, 32)),
         _k_unroll("K step: columns of op(A) per multiply-add step (the K loop unrolled by it)",
                   16, (1, 2, 4, 8)),
-        _MATMUL_STAGE, _MATMUL_VECTOR)},
+        _MATMUL_STAGE, _MATMUL_VECTOR,
+        Knob("swap", "compute Cᵀ = op(B)ᵀ op(A)ᵀ and store it transposed (then `tile`, "
+                     "`stage` and `vector_width` apply to that product, whose rows are C's "
+                     "columns); stage must be false", Choice((False, True)), (False, True)))},
     "gemv": {k.name: k for k in (
         _tile("register tile of c per subgroup step: [row blocks of S rows, 1]",
               TILE_ROWS, _ONE),
@@ -178,6 +181,7 @@ COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
 """The knobs of each collective instruction, by opname."""
 
 KNOB_NAMES = ("tile", "k_unroll", "stage", "vector_width")
+"""The knobs of every collective (gemm has one more: `swap`)."""
 
 ORDER_CHANGING: dict[str, tuple[str, ...]] = {"sum": ("tile",)}
 """Knobs that change the order of floating-point additions (results then agree

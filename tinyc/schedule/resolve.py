@@ -16,7 +16,7 @@ from tinyc.ir.core import Function
 from tinyc.ir.instructions import Alloca, BlasInstruction, Cumsum, Gemm, Gemv, Ger, Sum
 from tinyc.passes.device_info import DeviceInfo
 from tinyc.schedule.defaults import (
-    FIXED_DEFAULTS, can_stage, matmul_defaults, matmul_shape, staged_bytes,
+    FIXED_DEFAULTS, can_stage, default_swap, matmul_defaults, matmul_shape, staged_bytes,
 )
 from tinyc.schedule.knobs import COLLECTIVE_KNOBS
 
@@ -36,8 +36,11 @@ def resolve_knobs(inst: BlasInstruction, S: int, device: DeviceInfo, stage_room:
     source = inst.attrs if knobs is None else knobs
     given = {k: v for k, v in source.items() if k in COLLECTIVE_KNOBS[inst.opname]}
     if isinstance(inst, MATMULS):
-        stage = bool(given["stage"]) if "stage" in given else None
-        defaults = matmul_defaults(matmul_shape(inst), S, device, stage_room, stage)
+        swap = bool(given.get("swap", default_swap(inst)))
+        stage = bool(given["stage"]) if "stage" in given else (False if swap else None)
+        defaults = matmul_defaults(matmul_shape(inst, swap), S, device, stage_room, stage)
+        if isinstance(inst, Gemm):
+            defaults["swap"] = swap
     else:
         defaults = dict(FIXED_DEFAULTS[inst.opname])
     return {**defaults, **{k: (list(v) if isinstance(v, tuple) else v) for k, v in given.items()}}
@@ -50,7 +53,7 @@ def accumulator_registers(inst: BlasInstruction, knobs: dict[str, Any], S: int,
     out = inst.output.type
     w = device.registers_per_value(out.element.size, S)  # type: ignore[attr-defined]
     if isinstance(inst, MATMULS):
-        shape = matmul_shape(inst)
+        shape = matmul_shape(inst, bool(knobs.get("swap")))
         if shape.M is not None:
             rows = min(rows, -(-shape.M // S))
         if shape.N is not None:
@@ -75,8 +78,10 @@ def fit_problems(inst: BlasInstruction, knobs: dict[str, Any], S: int, device: D
             f"{S} lanes × {inst.output.type.element}, {w} register(s) each); the device has "  # type: ignore[attr-defined]
             f"{device.vector_registers} of {device.vector_bytes} bytes")
     if isinstance(inst, MATMULS) and knobs["stage"]:
-        shape = matmul_shape(inst)
-        if not can_stage(shape):
+        shape = matmul_shape(inst, bool(knobs.get("swap")))
+        if knobs.get("swap"):
+            problems.append("stage=true and swap=true cannot be combined")
+        elif not can_stage(shape):
             problems.append("stage=true needs a transposed A of static size in global memory")
         elif staged_bytes(shape) > stage_room:
             problems.append(f"stage=true copies op(A) into {staged_bytes(shape)} bytes of local "

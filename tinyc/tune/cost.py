@@ -40,7 +40,7 @@ def _size(value: int | None) -> int:
 
 def matmul_cost(inst: BlasInstruction, knobs: dict[str, Any], S: int, device: DeviceInfo) -> float:
     """Estimated cycles of one work-group's matmul (see the module docstring)."""
-    shape = matmul_shape(inst)
+    shape = matmul_shape(inst, bool(knobs.get("swap")))
     M, N, K = _size(shape.M), _size(shape.N), _size(shape.K)
     rows, cols = knobs["tile"]
     blocks_total = -(-M // S)
@@ -65,7 +65,7 @@ def matmul_cost(inst: BlasInstruction, knobs: dict[str, Any], S: int, device: De
     tiles = tiles_m * tiles_n
     cycles += spilled * 2 * tiles * K / LOADS_PER_CYCLE
     cycles += tiles * (K / k_t) * LOOP_CYCLES
-    cycles += tiles * rows * cols * w_c * 2                 # epilogue: scale, store
+    cycles += tiles * rows * cols * w_c * (8 if knobs.get("swap") else 2)  # epilogue: scale, store
     if staged:
         copy = blocks_total * K * w_a
         cycles += copy * (2 + 8 / max(1, knobs["vector_width"])) + 200   # copy and barrier

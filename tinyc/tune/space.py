@@ -64,7 +64,7 @@ def _normalize(inst: BlasInstruction, knobs: dict[str, Any], S: int,
     out = dict(knobs)
     if not isinstance(inst, MATMULS):
         return out
-    shape = matmul_shape(inst)
+    shape = matmul_shape(inst, bool(out.get("swap")))
     rows, cols = out["tile"]
     if shape.M is not None:
         rows = min(rows, max(1, -(-shape.M // S)))
@@ -73,9 +73,9 @@ def _normalize(inst: BlasInstruction, knobs: dict[str, Any], S: int,
     out["tile"] = [rows, cols]
     if shape.K is not None:
         out["k_unroll"] = max(1, min(out["k_unroll"], shape.K))
-    if not can_stage(shape):
+    if not can_stage(shape) or out.get("swap"):
         out["stage"] = False
-    if not shape.transpose_a:
+    if not shape.transpose_a and not out.get("swap"):
         out["vector_width"] = matmul_defaults(shape, S, device, 0, False)["vector_width"]
     return out
 
@@ -121,7 +121,7 @@ def candidates(fn: Function, given: dict[str, Any], device: DeviceInfo,
             per_inst.append((key, configs))
             best = configs[0][1]
             if isinstance(inst, MATMULS) and best["stage"]:
-                room -= staged_bytes(matmul_shape(inst))
+                room -= staged_bytes(matmul_shape(inst, bool(best.get("swap"))))
         else:
             base = {key: configs[0] for key, configs in per_inst}
             head = {"subgroup_size": S} if S is not None else {}

@@ -166,20 +166,27 @@ class CoopMatrixScale(Instruction):
 
 
 class CoopMatrixStore(Instruction):
-    """Stores a coopmatrix into a 2-D memref at (x, y); checked and atomic variants."""
+    """Stores a coopmatrix into a 2-D memref at (x, y); transposed, checked and atomic variants.
+
+    `.t` (as in the newest reference language) stores element (i, j) at
+    M[x + j, y + i], the inverse of a `.t` load; the checked flags name the
+    matrix's rows and columns either way.
+    """
 
     opname = "cooperative_matrix_store"
     kind = Kind.SPMD
 
     def __init__(self, checked: CheckedFlag, flag: StoreFlag, value: Value, tensor: Value,
-                 x: Value, y: Value, span: Span | None = None):
+                 x: Value, y: Value, span: Span | None = None, transpose: bool = False):
         super().__init__([value, tensor, x, y], span=span)
         self.checked = checked
         self.flag = flag
+        self.transpose = transpose
 
     def format(self, p: "Printer") -> str:
         a, M, x, y = (p.v(v) for v in self.operands)
-        return f"cooperative_matrix_store{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
+        t = ".t" if self.transpose else ""
+        return f"cooperative_matrix_store{t}{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """A coopmatrix into a matrix memref of its component type, at index positions."""

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tinyc.ir.core import Instruction, Value
-from tinyc.ir.instructions import CheckedFlag, Gemm, Gemv, Ger
+from tinyc.ir.instructions import CheckedFlag, Gemm, Gemv, Ger, StoreFlag
 from tinyc.ir.types import DYNAMIC, MatrixUse, MemrefType, coopmatrix_type
 from tinyc.passes.lowering.builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
@@ -54,6 +54,11 @@ class Matmul:
     C: Value
     atomic: bool
     knobs: dict[str, Any]    # the instruction's complete schedule
+    transpose_c: bool = False  # C holds the transpose of the product (the `swap` knob)
+
+    def c_dim(self, mode: int) -> int:
+        """C's mode that holds the product's mode `mode`."""
+        return 1 - mode if self.transpose_c else mode
 
 
 def lower_gemm(ctx: LoweringContext, b: LoweringBuilder, inst: Gemm) -> None:
@@ -94,7 +99,11 @@ def checked_flag(rows: bool, cols: bool) -> CheckedFlag:
 
 
 def emit_matmul(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
-    """The matmul; with `stage`, a transposed A of static size goes through local memory first."""
+    """The matmul; with `swap`, Cᵀ = op(B)ᵀ op(A)ᵀ stored transposed; with `stage`, a
+    transposed A of static size goes through local memory first."""
+    if mm.knobs.get("swap"):
+        mm = replace(mm, A=mm.B, transpose_a=not mm.transpose_b, B=mm.A,
+                     transpose_b=not mm.transpose_a, transpose_c=True)
     if mm.knobs["stage"]:
         copy = stage_transposed(ctx, b, mm.A, mm.knobs["vector_width"])
         _emit_tiles(ctx, b, replace(mm, A=copy, transpose_a=False))
@@ -109,7 +118,7 @@ def _tiles(ctx: LoweringContext, mm: Matmul) -> GemmTiles:
     assert isinstance(a_t, MemrefType) and isinstance(c_t, MemrefType)
     blocks, columns = mm.knobs["tile"]
     m, n, k = blocks * ctx.subgroup_size, columns, mm.knobs["k_unroll"]
-    M, N = _static_dim(c_t, 0), _static_dim(c_t, 1)
+    M, N = _static_dim(c_t, mm.c_dim(0)), _static_dim(c_t, mm.c_dim(1))
     K = _static_dim(a_t, 0 if mm.transpose_a else 1)
     return GemmTiles(m if M is None else max(1, min(m, M)), n if N is None else max(1, min(n, N)),
                      k if K is None else max(1, min(k, K)))
@@ -123,8 +132,8 @@ def _emit_tiles(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
     with b.parallel():
         scaling = prepare_scaling(b, mm.alpha, mm.beta, mm.C.type.element,  # type: ignore[attr-defined]
                                   mm.atomic)
-        M = b.named(b.dim(mm.C, 0), "M")
-        N = b.named(b.dim(mm.C, 1), "N")
+        M = b.named(b.dim(mm.C, mm.c_dim(0)), "M")
+        N = b.named(b.dim(mm.C, mm.c_dim(1)), "N")
         K = b.named(b.dim(mm.A, k_mode), "K")
         sg = b.subgroup_id(ctx.num_subgroups)
         if static(M) is not None and static(N) is not None:
@@ -201,14 +210,14 @@ class _TileEmitter:
         # With alpha = beta = 1 the old C is the initial accumulator: no extra pass.
         c_in_acc = s.alpha is None and s.beta_const == 1 and not s.atomic
         if c_in_acc:
-            acc = b.coop_load(self.mm.C, m0, n0, self.acc_type, checked=c_flag)
+            acc = self._load_c(m0, n0, c_flag)
         else:
             acc = b.zero(self.acc_type)
         acc = b.named(self._k_loops(acc, m0, n0, check_m, check_n), "acc")
         if s.alpha is not None:
             acc = b.named(b.coop_scale(s.alpha, acc), "acc_scaled")
         if c_in_acc:
-            b.coop_store(acc, self.mm.C, m0, n0, c_flag)
+            self._store_c(acc, m0, n0, c_flag)
         else:
             self._epilogue(acc, m0, n0, c_flag)
 
@@ -259,23 +268,39 @@ class _TileEmitter:
 
     def _epilogue(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag) -> None:
         """C := acc + beta C (acc already holds alpha·AB), by the scaling rules."""
-        b, s, C = self.b, self.scaling, self.mm.C
+        b, s = self.b, self.scaling
         if s.atomic or s.beta_const == 0:
-            b.coop_store(acc, C, m0, n0, flag, s.store_flag)
+            self._store_c(acc, m0, n0, flag, s.store_flag)
             return
         if s.beta_const is not None:
-            b.coop_store(self._plus_beta_c(acc, m0, n0, flag), C, m0, n0, flag)
+            self._store_c(self._plus_beta_c(acc, m0, n0, flag), m0, n0, flag)
             return
         assert s.beta_is_zero is not None
         with b.if_(s.beta_is_zero) as branch:
             with branch.then():
-                b.coop_store(acc, C, m0, n0, flag)
+                self._store_c(acc, m0, n0, flag)
             with branch.otherwise():
-                b.coop_store(self._plus_beta_c(acc, m0, n0, flag), C, m0, n0, flag)
+                self._store_c(self._plus_beta_c(acc, m0, n0, flag), m0, n0, flag)
+
+    def _load_c(self, m0: Value, n0: Value, flag: CheckedFlag) -> Value:
+        """The C tile at (m0, n0) of the product (read transposed when C holds its transpose)."""
+        if not self.mm.transpose_c:
+            return self.b.coop_load(self.mm.C, m0, n0, self.acc_type, checked=flag)
+        loaded = self.b.coop_load(self.mm.C, n0, m0, self.acc_type, True, flag)
+        set_vector_width(loaded, self.vector_width)
+        return loaded
+
+    def _store_c(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag,
+                 store_flag: StoreFlag = StoreFlag.NONE) -> None:
+        if not self.mm.transpose_c:
+            self.b.coop_store(acc, self.mm.C, m0, n0, flag, store_flag)
+            return
+        store = self.b.coop_store(acc, self.mm.C, n0, m0, flag, store_flag, transpose=True)
+        store.attrs["vector_width"] = self.vector_width
 
     def _plus_beta_c(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag) -> Value:
         b, s = self.b, self.scaling
-        c = b.named(b.coop_load(self.mm.C, m0, n0, self.acc_type, checked=flag), "c")
+        c = b.named(self._load_c(m0, n0, flag), "c")
         if s.beta is not None:
             c = b.coop_scale(s.beta, c)
         return b.add(acc, c)

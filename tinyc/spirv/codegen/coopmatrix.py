@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tinyc.ir.instructions import ArithBinaryOp, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore
+from tinyc.ir.instructions import (
+    ArithBinaryOp, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, StoreFlag,
+)
 from tinyc.ir.types import CoopMatrixType, MatrixUse
 from tinyc.spirv.codegen import scalar
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
@@ -149,27 +151,62 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     x, y = ctx.index(xv), ctx.index(yv)
     comps: list[Id] = ctx[A]
     S = ctx.subgroup_size
+    # memref mode that the matrix rows / columns run along (as in emit_load)
+    row_mode, col_mode = (1, 0) if inst.transpose else (0, 1)
+    row_base, col_base = (y, x) if inst.transpose else (x, y)
+
+    def position(row: IndexLike, j: int) -> list[IndexLike]:
+        idx: list[IndexLike] = [0, 0]
+        idx[row_mode] = ctx.iadd(row_base, row)
+        idx[col_mode] = ctx.iadd(col_base, j)
+        return idx
+
+    stride = desc.stride[col_mode]
+    contiguous = (inst.transpose and t.use is not MatrixUse.B and not inst.checked.cols
+                  and inst.flag is StoreFlag.NONE and t.cols > 1 and not t.component.is_complex
+                  and not isinstance(stride, Id) and stride == 1)
     for b, (row, real) in enumerate(_rows(ctx, t)):
         row_ok = real
         if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
             row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
         if inst.checked.rows:
-            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(x, row), desc.shape[0]))
+            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
 
         def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
+            values = comps[b * t.cols:(b + 1) * t.cols]
+            if contiguous:
+                width = inst.attrs.get("vector_width") or max(2, VECTOR_LOAD_BYTES // desc.type.element.size)
+                _store_contiguous(ctx, desc, values, width, lambda j: position(row, j))
+                return []
             for j in range(t.cols):
                 col_ok: Cond = True
                 if inst.checked.cols:
-                    col_ok = _in_bounds(ctx, ctx.iadd(y, j), desc.shape[1])
+                    col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
 
                 def store_one(j: int = j) -> list[Id]:
-                    ptr = element_address(ctx, desc, [ctx.iadd(x, row), ctx.iadd(y, j)])
-                    store_element(ctx, desc, ptr, comps[b * t.cols + j], inst.flag)
+                    ptr = element_address(ctx, desc, position(row, j))
+                    store_element(ctx, desc, ptr, values[j], inst.flag)
                     return []
                 _guarded(ctx, col_ok, store_one, [], [])
             return []
 
         _guarded(ctx, row_ok, store_row, [], [])
+
+
+def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
+                      position: Callable[[int], list[IndexLike]]) -> None:
+    """Store `values` to consecutive elements from `position(0)` on, up to `width` per vstoren."""
+    ty = scalar_type(ctx.m, desc.type.element)
+    j = 0
+    while j < len(values):
+        n = max((v for v in VLOADN_SIZES if v <= min(width, len(values) - j)), default=1)
+        ptr = element_address(ctx, desc, position(j))
+        if n == 1:
+            store_element(ctx, desc, ptr, values[j], StoreFlag.NONE)
+        else:
+            vec = ctx.op(Op.CompositeConstruct, ctx.m.type_vector(ty, n), *values[j:j + n])
+            ctx.ext(OpenCLStd.vstoren, ctx.m.type_void(), vec, ctx.const64(0), ptr)
+        j += n
 
 
 @emits(CoopMatrixMulAdd)
