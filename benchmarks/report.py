@@ -290,8 +290,11 @@ def write_roofline(path: Path, results: list[CaseResult], ceilings: dict[str, An
         for r, marker, face in points:
             y = c.flops / r.median / 1e9
             ys[id(r)] = y
-            ax.scatter([x], [y], marker=marker, facecolors=face,
-                       edgecolors=COLORS["tinyc-tuned"] if face == "none" else face, s=36, zorder=3)
+            if marker == "x":
+                ax.scatter([x], [y], marker=marker, color=face, s=36, zorder=3)
+            else:
+                ax.scatter([x], [y], marker=marker, facecolors=face, s=36, zorder=3,
+                           edgecolors=COLORS["tinyc-tuned"] if face == "none" else face)
         if d is not None and t is not None and d.ok and t.ok:
             ax.annotate("", (x, ys[id(t)]), (x, ys[id(d)]),
                         arrowprops={"arrowstyle": "->", "color": "0.5", "lw": 0.8})

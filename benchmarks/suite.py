@@ -49,21 +49,29 @@ class ImplResult:
     times: list[float] = field(default_factory=list)  # wall seconds
     device_times: list[float] = field(default_factory=list)  # event seconds (raw, OpenCL C)
     setup_s: float | None = None  # compile/build time
+    setup_spirv: bytes | None = field(default=None, repr=False)  # tinyc: the module timed
+    same_as: "ImplResult | None" = field(default=None, repr=False)  # identical kernel timed there
 
     @property
     def ok(self) -> bool:
+        if self.same_as is not None:
+            return self.same_as.ok
         return self.status == "ok" and bool(self.times)
 
     @property
     def median(self) -> float | None:
+        if self.same_as is not None:
+            return self.same_as.median
         return float(np.median(self.times)) if self.times else None
 
     @property
     def device_median(self) -> float | None:
+        if self.same_as is not None:
+            return self.same_as.device_median
         return float(np.median(self.device_times)) if self.device_times else None
 
     def summary(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = {k: v for k, v in asdict(self).items() if k not in ("setup_spirv", "same_as")}
         out["median_s"] = self.median
         out["device_median_s"] = self.device_median
         return out
@@ -190,12 +198,22 @@ def _opencl_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Ar
 def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arrays,
                    config: Config) -> list[_Runner]:
     """tinyc through `compile(...)[name](*args, batch=N)`, and its SPIR-V submitted raw;
-    then the same for the kernel tuned by `compile(..., tune=True)`."""
+    then the same for the kernel tuned by `compile(..., tune=True)`.
+
+    When the tuner kept the default schedule, the tuned kernel is the default
+    one (the same SPIR-V): its rows are then the default's measurements, not
+    a second noisy timing of the same code.
+    """
     runners = _compiled_runners(case, queue, d, init, ref, "tinyc", {})
-    if config.tune_budget is not None:
-        runners += _compiled_runners(case, queue, d, init, ref, "tinyc-tuned",
-                                     {"tune": True}, config.tune_budget)
-    return runners
+    if config.tune_budget is None:
+        return runners
+    tuned = _compiled_runners(case, queue, d, init, ref, "tinyc-tuned", {"tune": True},
+                              config.tune_budget)
+    for default, same in zip(runners, tuned):
+        if same.result.status == "ok" and default.result.setup_spirv == same.result.setup_spirv:
+            same.result.status = "same kernel"
+            same.result.same_as = default.result
+    return runners + tuned
 
 
 def _compiled_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arrays,
@@ -215,6 +233,7 @@ def _compiled_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: 
                                 **options)
         kernel = program[case.kernel]
         api.setup_s = raw.setup_s = time.perf_counter() - start
+        api.setup_spirv = raw.setup_spirv = program.spirv
         schedule = program.schedules.get(case.kernel, {})
         api.variant = raw.variant = json.dumps(schedule, separators=(",", ":"))
     except Exception as exc:  # compiler still in progress: report the baselines anyway

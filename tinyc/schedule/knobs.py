@@ -222,3 +222,20 @@ def knob_problems(opname: str, attrs: dict[str, Any]) -> list[str]:
         if problem is not None:
             problems.append(f"schedule knob {problem} on {opname}")
     return problems
+
+
+def markdown_table() -> str:
+    """The knob reference of docs/schedules.md (tests/schedule/test_docs.py keeps them equal)."""
+    rows = ["| collective | knob | range | tuner tries | what it sets |", "|---|---|---|---|---|"]
+    for opname, knobs in COLLECTIVE_KNOBS.items():
+        for knob in knobs.values():
+            tries = ", ".join(attr_text(v) for v in knob.space)
+            if len(knob.space) > 8:
+                tries = f"{len(knob.space)} values"
+            rows.append(f"| {opname} | `{knob.name}` | {knob.range.describe()} | {tries} "
+                        f"| {knob.doc} |")
+    for knob in FUNCTION_KNOBS.values():
+        tries = ", ".join(attr_text(v) for v in knob.space) or "[S, 1] (CPU)"
+        rows.append(f"| (function) | `{knob.name}` | {knob.range.describe()} | {tries} "
+                    f"| {knob.doc} |")
+    return "\n".join(rows)

@@ -9,8 +9,8 @@
    again round-robin (so a slow phase of a shared machine hits them all); after
    each round the slower half is dropped, never the default.
 4. **Confirm**: the best and the default are timed in alternation; the best is
-   kept only if it stays faster than the default. The tuner never returns a
-   schedule slower than the default, as measured.
+   kept only if it stays at least 3% faster than the default (`MARGIN`). The
+   tuner never returns a schedule slower than the default, as measured.
 
 Times are compared by their lower quartile (`robust`): each round launches a
 candidate twice and keeps the faster, since other work on a shared machine
@@ -32,6 +32,9 @@ from tinyc.tune.space import Candidate, candidates
 
 BUILD_SHARE = 0.6
 CONFIRM_ROUNDS = 7
+MARGIN = 0.97
+"""A candidate replaces the default only if it is at least 3% faster: smaller
+differences are within the noise of a shared machine."""
 MIN_CANDIDATES = 4
 LOGGED = 12          # measured candidates kept in the cache entry, fastest first
 
@@ -140,7 +143,8 @@ def _confirm(bench: Bench, best: Timed, default: Timed) -> Timed:
         b.append(bench.time(default.kernel))
     best.times += a
     default.times += b
-    return best if robust(a) < robust(b) and best.score < default.score else default
+    faster = robust(a) < MARGIN * robust(b) and best.score < MARGIN * default.score
+    return best if faster else default
 
 
 def _speedup(timed: list[Timed], default: Timed) -> str:
