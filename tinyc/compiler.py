@@ -4,8 +4,10 @@
          ─codegen─▶ SPIR-V ─spirv-val─▶ bytes ─runtime─▶ kernels
 
 The IR after each stage is kept as text for `Program.ir(stage)` and
-`tinyc compile --emit`. A schedule (tinyc/schedule/) says how each kernel is
-lowered: given by the caller, written in the source, or found by the
+`tinyc compile --emit`. `check_source` is the front half alone (parse,
+verify), what `tinyc check` runs; nothing here imports dpctl or the SPIR-V
+layer before it is needed. A schedule (tinyc/schedule/) says how each kernel
+is lowered: given by the caller, written in the source, or found by the
 autotuner (tinyc/tune/) and cached on disk; the lowered IR shows the one used.
 """
 
@@ -47,16 +49,28 @@ Tuned = Callable[[IRProgram], dict] | dict | None
 """Tuned schedules by kernel, or a function of the checked program giving them."""
 
 
+def check_source(source: str, name: str = "<string>",
+                 timings: dict[str, float] | None = None) -> IRProgram:
+    """Parse and verify; raises CompilationError with every independent error."""
+    from tinyc.ir.verifier import verify
+    from tinyc.parser import parse
+
+    timings = {} if timings is None else timings
+    program = _timed(timings, "parse", lambda: parse(source, name))
+    _timed(timings, "verify", lambda: verify(program))
+    return program
+
+
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
-                     device_info: Any = None, validate: bool = True, schedule: Any = None,
-                     tuned: Tuned = None) -> CompileResult:
+                     device_info: Any = None, validate: bool = True,
+                     print_after: Callable[[str, IRProgram], None] | None = None,
+                     schedule: Any = None, tuned: Tuned = None) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
+    `print_after(pass_name, program)` is called after each pass (`--print-after`).
     `schedule` (a tinyc.schedule.Schedule, a dict or a JSON path) is the
     caller's; `tuned` the autotuner's (weaker than the source's attributes).
     """
-    from tinyc.ir.verifier import verify
-    from tinyc.parser import parse
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
@@ -64,17 +78,15 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
     given = _schedule(schedule)
-    program = _timed(timings, "parse", lambda: parse(source, name))
-    stages["parsed"] = print_program(program)
-    _timed(timings, "verify", lambda: verify(program))
+    program = check_source(source, name, timings)
+    stages["parsed"] = stages["checked"] = print_program(program)
     if given is not None:
         given.check_kernels(program.functions)
-    stages["checked"] = stages["parsed"]
     tuned_entries = tuned(program) if callable(tuned) else dict(tuned or {})
     used: dict[str, dict] = {}
     _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                   device_info=device_info, schedule=given,
-                                                   tuned=tuned_entries, used=used))
+                                                   device_info=device_info, print_after=print_after,
+                                                   schedule=given, tuned=tuned_entries, used=used))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_with_schedules(program, used, tuned_entries)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
@@ -142,7 +154,7 @@ def target_device(device: Any) -> tuple[Any, Any]:
     An explicitly requested device that cannot be used is an error; without a
     request, compiling still works on a machine without SPIR-V devices.
     """
-    from tinyc.passes.device_info import CPU_DEVICE, DeviceInfo
+    from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
 
     try:
         from tinyc.runtime.device import select_device

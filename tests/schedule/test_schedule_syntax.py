@@ -17,7 +17,7 @@ from tinyc.diagnostics import CompilationError
 from tinyc.ir.printer import print_program
 from tinyc.ir.verifier import verify
 from tinyc.parser import parse
-from tinyc.passes.device_info import DeviceInfo
+from tinyc.target.device_info import DeviceInfo
 from tinyc.schedule import Schedule
 from tinyc.schedule.knobs import COLLECTIVE_KNOBS, FUNCTION_KNOBS, KNOB_NAMES
 

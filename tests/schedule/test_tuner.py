@@ -102,7 +102,7 @@ def test_a_corrupt_cache_entry_is_ignored_with_a_warning(cache_dir, device, cont
 
 
 def _info(device):
-    from tinyc.passes.device_info import DeviceInfo
+    from tinyc.target.device_info import DeviceInfo
 
     return DeviceInfo.from_sycl_device(device)
 

@@ -109,14 +109,6 @@ def make_arguments(info: Any, batch: int, sizes: dict[str, str], seed: int) -> l
     return args
 
 
-def _copy(arg: Any) -> Any:
-    if isinstance(arg, np.ndarray):
-        return arg.copy(order="A")
-    if isinstance(arg, list):
-        return [a.copy(order="A") for a in arg]
-    return arg
-
-
 def _compare(info: Any, device_args: list[Any], reference_args: list[Any],
              groups: Sequence[int] | None) -> list[str]:
     """Names and errors of the written arguments that differ."""
@@ -150,6 +142,7 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
                echo: Callable[[str], None] = print) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
+    from tinyc.reference.arguments import copy_argument
 
     program = tinyc.compile(source, name=file, device=device)
     names = program.kernel_names
@@ -161,14 +154,14 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     build = time.perf_counter() - start
     info = kernel.info
     args = make_arguments(info, batch, parse_sizes(sizes), seed)
-    inputs = [_copy(a) for a in args]
+    inputs = [copy_argument(a) for a in args]
 
     start = time.perf_counter()
     kernel(*args, batch=batch)  # warm-up
     first = time.perf_counter() - start
     times = []
     for _ in range(repeat):
-        run_args = [_copy(a) for a in inputs]
+        run_args = [copy_argument(a) for a in inputs]
         start = time.perf_counter()
         kernel(*run_args, batch=batch)
         times.append(time.perf_counter() - start)
@@ -182,7 +175,7 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
 
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
-    reference_args = [_copy(a) for a in inputs]
+    reference_args = [copy_argument(a) for a in inputs]
     fn = program.checked_ir()[name]
     try:
         run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,

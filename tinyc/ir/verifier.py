@@ -49,16 +49,10 @@ from tinyc.diagnostics import DiagnosticSink, Note, Span
 from tinyc.ir import attr_checks
 from tinyc.ir.checks import title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
-from tinyc.ir.instructions import (
-    SPMD_BUILTINS, BlasInstruction, Builtin, For, Foreach, If, Parallel, Yield,
-)
+from tinyc.ir.instructions import SPMD_BUILTINS, BlasInstruction, Builtin, For, If, Yield
 from tinyc.ir.types import AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, Type, \
     VoidType, type_problems
 from tinyc.schedule.knobs import knob_problems
-
-SPMD_REGION_OWNERS = (Foreach, Parallel)
-"""Instructions whose regions are SPMD; all other regions take the enclosing kind."""
-
 
 class VerifyContext:
     """What an instruction's `verify` needs: error reporting and where it sits."""
@@ -158,10 +152,10 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
             for problem in knob_problems(inst.opname, inst.attrs):
                 ctx.error(f"{inst.opname}: {problem}", inst.span)
         for sub in inst.regions:
-            if isinstance(inst, SPMD_REGION_OWNERS):
-                _verify_region(ctx, sub, Kind.SPMD, inst, visible)
-            else:
+            if inst.region_kind is None:  # for, if: the enclosing kind
                 _verify_region(ctx, sub, kind, origin, visible)
+            else:
+                _verify_region(ctx, sub, inst.region_kind, inst, visible)
         for result in inst.results:
             visible.add(id(result))
             added.append(id(result))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
-from tinyc.passes.device_info import device_of
+from tinyc.target.device_info import device_of
 from tinyc.schedule.defaults import staged_bytes
 from tinyc.schedule.resolve import MATMULS, allocas_bytes, fit_problems, resolve_knobs
 from tinyc.schedule.defaults import matmul_shape

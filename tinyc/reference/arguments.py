@@ -25,6 +25,15 @@ from tinyc.reference.memory import GroupValue, Memref
 from tinyc.reference.scalars import coerce, int_range, storage_dtype
 
 
+def copy_argument(arg: Any) -> Any:
+    """A copy of an array or of a list of arrays, for a run that must leave the caller's alone."""
+    if isinstance(arg, np.ndarray):
+        return arg.copy(order="A")
+    if isinstance(arg, list):
+        return [a.copy(order="A") for a in arg]
+    return arg
+
+
 def bind_arguments(fn: Function, args: Any) -> list[Any]:
     """One interpreter value per parameter of `fn`; LaunchError on a mismatch."""
     args = list(args)

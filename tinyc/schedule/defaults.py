@@ -15,7 +15,7 @@ from typing import Any
 
 from tinyc.ir.instructions import BlasInstruction, Gemm, Gemv, Ger
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, ScalarType
-from tinyc.passes.device_info import DeviceInfo
+from tinyc.target.device_info import DeviceInfo
 
 ACC_REGISTERS = 8
 """Registers for the accumulator tile (of 32). Measured on the CPU device

@@ -14,7 +14,7 @@ from typing import Any
 
 from tinyc.ir.core import Function
 from tinyc.ir.instructions import Alloca, BlasInstruction, Cumsum, Gemm, Gemv, Ger, Sum
-from tinyc.passes.device_info import DeviceInfo
+from tinyc.target.device_info import DeviceInfo
 from tinyc.schedule.defaults import (
     FIXED_DEFAULTS, can_stage, default_swap, matmul_defaults, matmul_shape, staged_bytes,
 )

@@ -59,7 +59,7 @@ def cached_or_tuned(device: Any, request: Any, given: Any, subgroup_size: int | 
     schedule (all of `kernels` with `retune`) are tuned and cached; `results`
     receives the entries tuned here.
     """
-    from tinyc.passes.device_info import DeviceInfo
+    from tinyc.target.device_info import DeviceInfo
 
     info = DeviceInfo.from_sycl_device(device)
     wanted = None if kernels is None else set(kernels)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from tinyc.ir.instructions import BlasInstruction
-from tinyc.passes.device_info import DeviceInfo
+from tinyc.target.device_info import DeviceInfo
 from tinyc.schedule.defaults import can_stage, matmul_shape
 from tinyc.schedule.resolve import MATMULS
 

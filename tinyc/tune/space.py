@@ -21,7 +21,7 @@ from typing import Any
 
 from tinyc.ir.core import Function
 from tinyc.ir.instructions import BlasInstruction
-from tinyc.passes.device_info import DeviceInfo
+from tinyc.target.device_info import DeviceInfo
 from tinyc.schedule.defaults import can_stage, matmul_defaults, matmul_shape, staged_bytes
 from tinyc.schedule.knobs import COLLECTIVE_KNOBS, FUNCTION_KNOBS
 from tinyc.schedule.program import instruction_knobs, scheduled_instructions

@@ -32,7 +32,7 @@ from tinyc.ir.instructions import (
 )
 from tinyc.ir.types import MatrixUse, c64, f16, f32, f64
 from tinyc.ir.types import DYNAMIC, memref_type
-from tinyc.passes.device_info import CPU_DEVICE
+from tinyc.target.device_info import CPU_DEVICE
 from tinyc.passes.lowering.tiling import GemmTiles
 from tinyc.schedule.defaults import MatmulShape, matmul_defaults
 
