@@ -1,6 +1,7 @@
-"""Results as JSON (everything), a Markdown table (the summary) and a PNG plot.
+"""Results as JSON (everything), Markdown tables (the summary) and PNG plots.
 
-Ratios are ratios of times: tinyc/OpenCL C = 2.0 means tinyc takes twice as
+Ratios are medians of per-round ratios of times (suite.paired_ratio):
+tinyc/OpenCL C = 2.0 means tinyc takes twice as
 long as the hand-written kernel (lower is better for tinyc).
 """
 
@@ -10,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite import FAMILIES, CaseResult, ImplResult
+from benchmarks.suite import FAMILIES, CaseResult, ImplResult, paired_ratio
 
 LABELS = {"tinyc": "tinyc", "tinyc-tuned": "tinyc tuned", "opencl": "OpenCL C", "numpy": "NumPy"}
 COLORS = {"tinyc": "#1f77b4", "tinyc-tuned": "#9467bd", "opencl": "#ff7f0e", "numpy": "#2ca02c"}
@@ -31,9 +32,9 @@ def _rate(r: ImplResult | None, amount: float, unit: float = 1e9) -> str:
 
 
 def _ratio(a: ImplResult | None, b: ImplResult | None) -> str:
-    if a is None or b is None or not a.ok or not b.ok:
-        return "–"
-    return f"{a.median / b.median:.2f}"
+    """a's time over b's: the median of their per-round ratios (see _paired)."""
+    found = _paired(a, b)
+    return "–" if found is None else f"{found[0]:.2f}"
 
 
 def case_json(c: CaseResult) -> dict[str, Any]:
@@ -49,8 +50,10 @@ def case_json(c: CaseResult) -> dict[str, Any]:
             out["gbs"] = c.bytes / r.median / 1e9
         return out
 
-    ratio = lambda a, b: (best[a].median / best[b].median  # noqa: E731
-                          if best[a] and best[b] and best[a].ok and best[b].ok else None)
+    def ratio(a: str, b: str) -> float | None:
+        found = _paired(best[a], best[b])
+        return None if found is None else found[0]
+
     return {
         "case": c.name, "title": c.title, "batch": c.batch, "flops": c.flops, "bytes": c.bytes,
         "best": {f: metrics(r) for f, r in best.items()},
@@ -96,11 +99,26 @@ def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
+def _paired(a: ImplResult | None, b: ImplResult | None) -> tuple[float, float, float] | None:
+    if a is None or b is None or not a.ok or not b.ok:
+        return None
+    return paired_ratio(a, b)
+
+
+def _paired_text(found: tuple[float, float, float] | None) -> str:
+    if found is None:
+        return "–"
+    mid, lo, hi = found
+    return f"{mid:.2f} ({lo:.2f}-{hi:.2f})"
+
+
 def gemm_table(results: list[CaseResult], ceilings: dict[str, Any]) -> str:
     """The gemm suite: default and tuned kernels against the best OpenCL C, all submitted raw.
 
     Kernel against kernel: each side is one `queue.submit_async(...).wait()` on
     pre-packed arguments (tinyc's Python launch path is in the main table).
+    Ratios are the median of the per-round ratios (the sides alternate within
+    each round), with their 10th-90th percentile.
     """
     head = ("| case | batch | default ms | tuned ms | OpenCL C ms | tuned/OpenCL C | default/OpenCL C "
             "| tuned/default | tuned GFLOP/s | % of FMA peak | tuned schedule | tuning s |")
@@ -112,15 +130,18 @@ def gemm_table(results: list[CaseResult], ceilings: dict[str, Any]) -> str:
         d, t, cl = c.best("tinyc-raw"), c.best("tinyc-tuned-raw"), c.best("opencl")
         peak = _peak(c, ceilings)
         share = f"{100 * c.flops / t.median / peak:.0f}%" if t and t.ok and peak else "–"
-        if t and t.ok and cl and cl.ok:
-            tuned_vs_cl.append(t.median / cl.median)
-        if t and t.ok and d and d.ok:
-            tuned_vs_default.append(t.median / d.median)
+        t_cl, d_cl, t_d = _paired(t, cl), _paired(d, cl), _paired(t, d)
+        if t_cl:
+            tuned_vs_cl.append(t_cl[0])
+        if t_d:
+            tuned_vs_default.append(t_d[0])
         schedule = f"`{t.variant}`" if t is not None else "–"
+        if t is not None and t.same_as is not None:
+            schedule = "= default"
         setup = f"{t.setup_s:.1f}" if t is not None and t.setup_s is not None else "–"
-        rows.append(f"| {c.title} | {c.batch} | {_ms(d)} | {_ms(t)} | {_ms(cl)} | {_ratio(t, cl)} "
-                    f"| {_ratio(d, cl)} | {_ratio(t, d)} | {_rate(t, c.flops)} | {share} "
-                    f"| {schedule} | {setup} |")
+        rows.append(f"| {c.title} | {c.batch} | {_ms(d)} | {_ms(t)} | {_ms(cl)} "
+                    f"| {_paired_text(t_cl)} | {_paired_text(d_cl)} | {_paired_text(t_d)} "
+                    f"| {_rate(t, c.flops)} | {share} | {schedule} | {setup} |")
     summary = (f"Geometric mean of tuned/OpenCL C over {len(tuned_vs_cl)} gemm cases: "
                f"**{_geomean(tuned_vs_cl):.2f}**; tuned/default from "
                f"{min(tuned_vs_default, default=float('nan')):.2f} to "
@@ -179,7 +200,7 @@ def write_markdown(path: Path, results: list[CaseResult], meta: dict[str, Any], 
         "between runs; ratios within a case (measured interleaved) are steadier.",
         "",
         "GFLOP/s counts with tinyc's work model (as `tinyc bench`); GB/s is the minimum traffic "
-        "(each input read once, each output written once). Ratios are ratios of "
+        "(each input read once, each output written once). Ratios are medians of per-round ratios of "
         "times (> 1: tinyc is slower). tinyc = `tinyc.compile(src)[name](*args, batch=N)` "
         "on USM arrays; tinyc raw = the same SPIR-V submitted through dpctl with "
         "pre-packed arguments; OpenCL C and NumPy = the fastest of their variants.",

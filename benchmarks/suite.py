@@ -5,8 +5,11 @@ complete, synchronous execution (`time.perf_counter`): for the device
 sides that is submit plus wait, with the data already in USM memory; for
 NumPy the call itself. After warm-up runs, the implementations are timed
 round-robin (the order rotates every round), so a slow phase of this shared
-2-core machine hits them all alike; the median is reported. Raw and OpenCL C
-launches also record the device time of their events (profiling queue).
+2-core machine hits them all alike; in each round each one runs 3 times back
+to back and the fastest run counts (other work only ever adds time). The
+median over the rounds is reported, and a ratio of two implementations is
+the median of their per-round ratios. Raw and OpenCL C launches also record
+the device time of their events (profiling queue).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Config:
     budget_s: float = 4.0  # cap on the timed runs of one slow implementation
     variants: str = "all"  # "all": time every OpenCL C / NumPy variant; "first": only the first
     tune_budget: float | None = 30.0  # seconds of autotuning per kernel; None: no tuned side
+    launches: int = 3  # launches per implementation and round; the fastest counts
 
 
 @dataclass
@@ -46,7 +50,8 @@ class ImplResult:
     variant: str
     status: str = "ok"  # "ok", "not available (...)", "wrong result (...)", "failed (...)"
     max_error: float | None = None
-    times: list[float] = field(default_factory=list)  # wall seconds
+    times: list[float] = field(default_factory=list)  # wall seconds, one per round
+    rounds: list[int] = field(default_factory=list)   # the round of each time
     device_times: list[float] = field(default_factory=list)  # event seconds (raw, OpenCL C)
     setup_s: float | None = None  # compile/build time
     setup_spirv: bytes | None = field(default=None, repr=False)  # tinyc: the module timed
@@ -258,7 +263,13 @@ def _compiled_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: 
 
 
 def _time_all(runners: list[_Runner], config: Config) -> None:
-    """Warm up, then time the correct implementations round-robin."""
+    """Warm up, then time the correct implementations round-robin.
+
+    Each round runs every implementation `config.launches` times back to back
+    and keeps the fastest run: other work on this shared machine only ever
+    adds time. Round numbers are kept, so two implementations can be compared
+    round by round (`paired_ratio`).
+    """
     live = [r for r in runners if r.result.status == "ok"]
     caps: dict[int, int] = {}
     for i, runner in enumerate(live):
@@ -266,18 +277,39 @@ def _time_all(runners: list[_Runner], config: Config) -> None:
         for _ in range(max(config.warmup, 1)):
             runner.run()
         each = (time.perf_counter() - first) / max(config.warmup, 1)
-        caps[i] = max(1, min(config.repeat, int(config.budget_s / max(each, 1e-9))))
+        caps[i] = max(1, min(config.repeat, int(config.budget_s / max(each * config.launches, 1e-9))))
     for rnd in range(config.repeat):
         shift = rnd % max(len(live), 1)
         for i in list(range(shift, len(live))) + list(range(shift)):
             runner = live[i]
             if len(runner.result.times) >= caps[i]:
                 continue
-            start = time.perf_counter()
-            event = runner.run()
-            runner.result.times.append(time.perf_counter() - start)
-            if event is not None and hasattr(event, "profiling_info_end"):
-                runner.result.device_times.append((event.profiling_info_end - event.profiling_info_start) * 1e-9)
+            best, best_device = float("inf"), None
+            for _ in range(config.launches):
+                start = time.perf_counter()
+                event = runner.run()
+                wall = time.perf_counter() - start
+                if wall < best:
+                    best = wall
+                    if event is not None and hasattr(event, "profiling_info_end"):
+                        best_device = (event.profiling_info_end - event.profiling_info_start) * 1e-9
+            runner.result.times.append(best)
+            runner.result.rounds.append(rnd)
+            if best_device is not None:
+                runner.result.device_times.append(best_device)
+
+
+def paired_ratio(a: ImplResult, b: ImplResult) -> tuple[float, float, float] | None:
+    """Median, 10th and 90th percentile of a's time over b's, round by round."""
+    a, b = a.same_as or a, b.same_as or b
+    if a is b:
+        return 1.0, 1.0, 1.0
+    theirs = dict(zip(b.rounds, b.times))
+    ratios = [t / theirs[r] for r, t in zip(a.rounds, a.times) if r in theirs]
+    if not ratios:
+        return None
+    return (float(np.median(ratios)), float(np.percentile(ratios, 10)),
+            float(np.percentile(ratios, 90)))
 
 
 def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] = print) -> CaseResult:

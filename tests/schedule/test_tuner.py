@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import tinyc
 from tinyc.cli import cli
 from tinyc.compiler import compile_to_spirv
-from tinyc.frontend import check_source
+from tinyc.compiler import check_source
 from tinyc.tune import cache, cache_key
 from tinyc.tune.cache import Entry, TuningWarning
 from tinyc.tune.space import candidates

@@ -72,7 +72,7 @@ def tune_source(source: str, file: str, kernels: tuple[str, ...], batch: int | N
     """Tune (again) the selected kernels of `source`; returns their cache entries."""
     from tinyc.cli.run import parse_sizes
     from tinyc.compiler import compile_to_spirv, target_device
-    from tinyc.frontend import check_source
+    from tinyc.compiler import check_source
     from tinyc.schedule import Schedule
     from tinyc.tune import cached_or_tuned
 

@@ -12,9 +12,9 @@
    kept only if it stays at least 3% faster than the default (`MARGIN`). The
    tuner never returns a schedule slower than the default, as measured.
 
-Times are compared by their lower quartile (`robust`): each round launches a
-candidate twice and keeps the faster, since other work on a shared machine
-only ever adds time.
+Candidates are compared by their time relative to the default measured just
+before them (`paired`): a round launches each twice and keeps the faster, and
+a slow phase of a shared machine, which can last seconds, then slows both.
 """
 
 from __future__ import annotations
@@ -44,25 +44,37 @@ Progress = Callable[[float, str], None]
 
 @dataclass
 class Timed:
-    """A built candidate and its round times."""
+    """A built candidate, its times and its times relative to the default's."""
 
     candidate: Candidate
     kernel: Any
-    times: list[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)    # seconds per launch
+    ratios: list[float] = field(default_factory=list)   # over the default timed just before
 
     @property
     def score(self) -> float:
-        return robust(self.times)
+        """The median ratio to the default: < 1 is faster (the default itself scores 1)."""
+        return float(np.median(self.ratios)) if self.ratios else float("inf")
+
+    @property
+    def seconds(self) -> float:
+        return float(np.median(self.times)) if self.times else float("inf")
 
 
-def robust(times: list[float]) -> float:
-    """The lower quartile of round times (each the best of two launches).
+def paired(bench: Bench, entry: Timed, default: Timed) -> None:
+    """Time the default and then `entry` back to back; record both and their ratio.
 
-    On a shared machine other work only ever adds time, in bursts; the lower
-    quartile follows the kernel's own cost and still needs several good
-    rounds, where the minimum would reward one lucky round.
+    Other work on a shared machine slows everything down for seconds at a
+    time; a candidate measured right after the default meets the same load,
+    so their ratio stays steady where the times themselves swing by 2-5x.
     """
-    return float(np.percentile(times, 25)) if times else float("inf")
+    base = bench.time(default.kernel)
+    mine = bench.time(entry.kernel) if entry is not default else base
+    default.times.append(base)
+    default.ratios.append(1.0)
+    if entry is not default:
+        entry.times.append(mine)
+        entry.ratios.append(mine / base)
 
 
 def tune_kernel(fn: Function, text: str, device: Any, info: Any, given: dict[str, Any],
@@ -77,19 +89,20 @@ def tune_kernel(fn: Function, text: str, device: Any, info: Any, given: dict[str
     bench = Bench(text, fn.name, device, info, given, subgroup_size, batch, sizes)
     default = Timed(Candidate({}, 0.0, "default"), bench.default)
     bench.warm(bench.default)
-    default.times.append(bench.time(bench.default))
     ranked = candidates(fn, given, info, subgroup_size)
     timed = _measure_in_rank_order(bench, ranked, default, budget, spent, report)
     measured = list(timed)
     _halve(bench, timed, default, budget, spent, report)
     best = min(timed, key=lambda t: t.score)
     chosen = _confirm(bench, best, default) if best is not default else default
-    report(1.0, f"done: {default.score / chosen.score:.2f}x the default")
-    return Entry(schedule=chosen.candidate.schedule, default_seconds=default.score,
-                 tuned_seconds=chosen.score if chosen is not default else default.score,
+    speedup = 1.0 / chosen.score if chosen is not default else 1.0
+    report(1.0, f"done: {speedup:.2f}x the default")
+    return Entry(schedule=chosen.candidate.schedule, default_seconds=default.seconds,
+                 tuned_seconds=default.seconds / speedup,
                  tuning_seconds=spent(), batch=bench.batch, candidates=len(measured) - 1,
-                 ranking=[{"schedule": t.candidate.schedule, "seconds": t.score,
-                           "rounds": len(t.times)}
+                 ranking=[{"schedule": t.candidate.schedule, "seconds": t.seconds,
+                           "relative": t.score if t is not default else 1.0,
+                           "rounds": len(t.ratios)}
                           for t in sorted(measured, key=lambda t: t.score)[:LOGGED]])
 
 
@@ -102,7 +115,7 @@ def _measure_in_rank_order(bench: Bench, ranked: list[Candidate], default: Timed
         if spent() > budget:
             break
         report(min(spent() / budget, BUILD_SHARE),
-               f"candidate {i + 1}/{len(ranked)}, best {_speedup(timed, default)}")
+               f"candidate {i + 1}/{len(ranked)}, best {_speedup(timed)}")
         try:
             kernel = bench.build(cand.schedule)
             bench.check(kernel, cand.schedule)
@@ -110,21 +123,18 @@ def _measure_in_rank_order(bench: Bench, ranked: list[Candidate], default: Timed
         except CandidateError:
             continue
         entry = Timed(cand, kernel)
-        entry.times.append(bench.time(kernel))
-        default.times.append(bench.time(default.kernel))
+        paired(bench, entry, default)
         timed.append(entry)
     return timed
 
 
 def _halve(bench: Bench, timed: list[Timed], default: Timed, budget: float,
            spent: Callable[[], float], report: Progress) -> None:
-    """Time the survivors round-robin, dropping the slower half after each round."""
-    rnd = 0
+    """Time the survivors again, each paired with the default; drop the slower half per round."""
     while len(timed) > 2 and spent() < budget:
-        order = timed[rnd % len(timed):] + timed[: rnd % len(timed)]
-        for entry in order:
-            entry.times.append(bench.time(entry.kernel))
-        rnd += 1
+        for entry in timed:
+            if entry is not default:
+                paired(bench, entry, default)
         timed.sort(key=lambda t: t.score)
         keep = max(2, (len(timed) + 1) // 2)
         survivors = timed[:keep]
@@ -132,21 +142,18 @@ def _halve(bench: Bench, timed: list[Timed], default: Timed, budget: float,
             survivors.append(default)
         timed[:] = survivors
         report(min(0.99, BUILD_SHARE + (1 - BUILD_SHARE) * spent() / budget),
-               f"{len(timed)} left, best {_speedup(timed, default)}")
+               f"{len(timed)} left, best {_speedup(timed)}")
 
 
 def _confirm(bench: Bench, best: Timed, default: Timed) -> Timed:
-    """Alternate the two; keep `best` only if it stays faster than the default."""
-    a, b = [], []
+    """More paired rounds; keep `best` only if it stays MARGIN faster than the default."""
+    before = len(best.ratios)
     for _ in range(CONFIRM_ROUNDS):
-        a.append(bench.time(best.kernel))
-        b.append(bench.time(default.kernel))
-    best.times += a
-    default.times += b
-    faster = robust(a) < MARGIN * robust(b) and best.score < MARGIN * default.score
-    return best if faster else default
+        paired(bench, best, default)
+    fresh = float(np.median(best.ratios[before:]))
+    return best if fresh < MARGIN and best.score < MARGIN else default
 
 
-def _speedup(timed: list[Timed], default: Timed) -> str:
+def _speedup(timed: list[Timed]) -> str:
     best = min(timed, key=lambda t: t.score)
-    return f"{default.score / best.score:.2f}x" if best.times and default.times else "-"
+    return f"{1.0 / best.score:.2f}x" if best.ratios else "-"
