@@ -131,6 +131,14 @@ def _k_unroll(doc: str, hi: int, space: tuple[int, ...]) -> Knob:
     return Knob("k_unroll", doc, IntRange(1, hi), space)
 
 
+_ELEMENTWISE: dict[str, Knob] = {k.name: k for k in (
+    _tile("elements per work-item per step: [along mode 0 (S apart), along mode 1]",
+          TILE_ROWS, IntRange(1, 8)),
+    _fixed("k_unroll", "no summation loop", 1),
+    _fixed("stage", "every element is read once: nothing to stage", False),
+    _fixed("vector_width", "lanes read neighbouring elements (one vector per step)", 1))}
+"""axpby and hadamard_product."""
+
 COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
     "gemm": {k.name: k for k in (
         _tile("register tile of C per subgroup step: [row blocks of S rows, columns]",
@@ -152,18 +160,8 @@ COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
         _fixed("k_unroll", "K is 1 in a rank-1 update", 1),
         _fixed("stage", "a is a vector read once per tile: nothing to stage", False),
         _fixed("vector_width", "a is read across lanes (contiguous), b as uniform values", 1))},
-    "axpby": {k.name: k for k in (
-        _tile("elements per work-item per step: [along mode 0 (S apart), along mode 1]",
-              TILE_ROWS, IntRange(1, 8)),
-        _fixed("k_unroll", "no summation loop", 1),
-        _fixed("stage", "every element is read once: nothing to stage", False),
-        _fixed("vector_width", "lanes read neighbouring elements (one vector per step)", 1))},
-    "hadamard_product": {k.name: k for k in (
-        _tile("elements per work-item per step: [along mode 0 (S apart), along mode 1]",
-              TILE_ROWS, IntRange(1, 8)),
-        _fixed("k_unroll", "no summation loop", 1),
-        _fixed("stage", "every element is read once: nothing to stage", False),
-        _fixed("vector_width", "lanes read neighbouring elements (one vector per step)", 1))},
+    "axpby": _ELEMENTWISE,
+    "hadamard_product": _ELEMENTWISE,
     "sum": {k.name: k for k in (
         _tile("[independent partial sums per lane, 1] (more than 1 changes the order of the "
               "additions)", TILE_ROWS, _ONE),

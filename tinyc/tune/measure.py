@@ -23,6 +23,7 @@ import numpy as np
 
 from tinyc.compiler import compile_to_spirv
 from tinyc.diagnostics import CompilationError
+from tinyc.reference.arguments import copy_argument
 from tinyc.schedule.knobs import ORDER_CHANGING
 
 TARGET_SECONDS = 0.003
@@ -41,14 +42,6 @@ def _nbytes(arg: Any) -> int:
     if isinstance(arg, (list, tuple)):
         return sum(_nbytes(a) for a in arg)
     return 0
-
-
-def _copy(arg: Any) -> Any:
-    if isinstance(arg, np.ndarray):
-        return arg.copy(order="A")
-    if isinstance(arg, list):
-        return [a.copy(order="A") for a in arg]
-    return arg
 
 
 class Bench:
@@ -126,7 +119,7 @@ class Bench:
         batch = min(self.batch, CHECK_BATCH)
         if not hasattr(self, "_check_args"):
             self._check_args = self._arguments(batch)
-        args = [_copy(a) for a in self._check_args]
+        args = [copy_argument(a) for a in self._check_args]
         kernel(*args, batch=batch)
         return [a for p, a in zip(kernel.info.params, args) if p.written]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Callable
 
 from tinyc.ir.instructions import (
-    ArithBinaryOp, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
-    CoopMatrixStore, StoreFlag,
+    ArithBinaryOp, CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd,
+    CoopMatrixScale, CoopMatrixStore, StoreFlag,
 )
 from tinyc.ir.types import CoopMatrixType, MatrixUse
 from tinyc.spirv.codegen import scalar
@@ -81,6 +81,35 @@ def _guarded(ctx: Ctx, cond: Cond, then: Callable[[], list[Id]], types: list[Id]
     return ctx.branch(cond, then, None, types, defaults)
 
 
+class _Placement:
+    """Where the components of a coopmatrix at (x, y) sit in a memref, `.t` or not."""
+
+    def __init__(self, ctx: Ctx, transpose: bool, x: IndexLike, y: IndexLike):
+        self.ctx = ctx
+        # the memref modes that the matrix rows / columns run along
+        self.row_mode, self.col_mode = (1, 0) if transpose else (0, 1)
+        self.row_base, self.col_base = (y, x) if transpose else (x, y)
+
+    def position(self, row: IndexLike, j: int) -> list[IndexLike]:
+        """The memref index of column j of the matrix row `row`."""
+        idx: list[IndexLike] = [0, 0]
+        idx[self.row_mode] = self.ctx.iadd(self.row_base, row)
+        idx[self.col_mode] = self.ctx.iadd(self.col_base, j)
+        return idx
+
+    def row_inside(self, row: IndexLike, desc: MemrefDesc) -> Cond:
+        return _in_bounds(self.ctx, self.ctx.iadd(self.row_base, row), desc.shape[self.row_mode])
+
+    def column_inside(self, j: int, desc: MemrefDesc) -> Cond:
+        return _in_bounds(self.ctx, self.ctx.iadd(self.col_base, j), desc.shape[self.col_mode])
+
+    def contiguous(self, desc: MemrefDesc, t: CoopMatrixType, checked: CheckedFlag) -> bool:
+        """Whether each lane's row lies contiguously in memory (unit stride along it)."""
+        stride = desc.stride[self.col_mode]
+        return (t.use is not MatrixUse.B and not checked.cols and t.cols > 1
+                and not t.component.is_complex and not isinstance(stride, Id) and stride == 1)
+
+
 @emits(CoopMatrixLoad)
 def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     M, xv, yv = inst.operands
@@ -89,26 +118,16 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     x, y = ctx.index(xv), ctx.index(yv)
     ty = scalar_type(ctx.m, t.component)
     zero = scalar.zero(ctx, t.component)
-    # memref mode that the matrix rows / columns run along
-    row_mode, col_mode = (1, 0) if inst.transpose else (0, 1)
-    row_base, col_base = (y, x) if inst.transpose else (x, y)
-
-    def position(row: IndexLike, j: int) -> list[IndexLike]:
-        idx: list[IndexLike] = [0, 0]
-        idx[row_mode] = ctx.iadd(row_base, row)
-        idx[col_mode] = ctx.iadd(col_base, j)
-        return idx
-
+    at = _Placement(ctx, inst.transpose, x, y)
+    position = at.position
     # A lane's row is contiguous in memory (a .t load of a column-major memref):
     # vector loads instead of one gather per component.
-    stride = desc.stride[col_mode]
-    contiguous = (t.use is not MatrixUse.B and not inst.checked.cols and t.cols > 1
-                  and not t.component.is_complex and not isinstance(stride, Id) and stride == 1)
+    contiguous = at.contiguous(desc, t, inst.checked)
     comps: list[Id] = []
     for row, real in _rows(ctx, t):
         row_ok = real
         if inst.checked.rows:
-            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
+            row_ok = _and(ctx, row_ok, at.row_inside(row, desc))
 
         def load_row(row: IndexLike = row) -> list[Id]:
             if contiguous:
@@ -118,7 +137,7 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
             for j in range(t.cols):
                 col_ok: Cond = True
                 if inst.checked.cols:
-                    col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
+                    col_ok = at.column_inside(j, desc)
                 out += _guarded(ctx, col_ok, lambda j=j: [load_element(ctx, desc, element_address(
                     ctx, desc, position(row, j)))], [ty], [zero])
             return out
@@ -152,26 +171,16 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     x, y = ctx.index(xv), ctx.index(yv)
     comps: list[Id] = ctx[A]
     S = ctx.subgroup_size
-    # memref mode that the matrix rows / columns run along (as in emit_load)
-    row_mode, col_mode = (1, 0) if inst.transpose else (0, 1)
-    row_base, col_base = (y, x) if inst.transpose else (x, y)
-
-    def position(row: IndexLike, j: int) -> list[IndexLike]:
-        idx: list[IndexLike] = [0, 0]
-        idx[row_mode] = ctx.iadd(row_base, row)
-        idx[col_mode] = ctx.iadd(col_base, j)
-        return idx
-
-    stride = desc.stride[col_mode]
-    contiguous = (inst.transpose and t.use is not MatrixUse.B and not inst.checked.cols
-                  and inst.flag is StoreFlag.NONE and t.cols > 1 and not t.component.is_complex
-                  and not isinstance(stride, Id) and stride == 1)
+    at = _Placement(ctx, inst.transpose, x, y)
+    position = at.position
+    contiguous = (inst.transpose and inst.flag is StoreFlag.NONE
+                  and at.contiguous(desc, t, inst.checked))
     for b, (row, real) in enumerate(_rows(ctx, t)):
         row_ok = real
         if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
             row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
         if inst.checked.rows:
-            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
+            row_ok = _and(ctx, row_ok, at.row_inside(row, desc))
 
         def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
             values = comps[b * t.cols:(b + 1) * t.cols]
@@ -182,7 +191,7 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
             for j in range(t.cols):
                 col_ok: Cond = True
                 if inst.checked.cols:
-                    col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
+                    col_ok = at.column_inside(j, desc)
 
                 def store_one(j: int = j) -> list[Id]:
                     ptr = element_address(ctx, desc, position(row, j))
