@@ -110,7 +110,24 @@ def test_bench_reports_rates(device):
     batched = next(s for s in SAMPLES if s.endswith("batched_gemm.ir"))
     result = invoke("bench", batched, "--batch", "200", "--repeat", "3", "--warmup", "1")
     assert result.exit_code == 0, result.output
-    assert "GFLOP/s" in result.output and "copy bandwidth" in result.output
+    assert "GFLOP/s" in result.output
+    out = result.output
+    assert "memory ceiling" in out and "best of copy" in out and "read" in out and "triad" in out
+    assert "FMA peak" in out and "(f32," in out and "roofline at" in out
+
+
+def test_roofline_ceilings_are_the_best_of_their_kernels(device):
+    from tinyc.cli.roofline import STREAMS, measure
+
+    found = measure(device, 4 << 20, "f64", repeat=2)
+    assert not found.problems
+    assert set(found.streams) == set(STREAMS)
+    assert found.bandwidth == max(found.streams.values()) > 0
+    assert found.footprint >= 4 << 20
+    assert found.peak_flops > 0 and found.peak_type == "f64" and "chains" in found.peak_config
+    low = 0.01 * found.peak_flops / found.bandwidth
+    assert found.attainable(low) == low * found.bandwidth
+    assert found.attainable(1e9) == found.peak_flops
 
 
 def test_devices_lists_a_spirv_device(device):
