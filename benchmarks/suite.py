@@ -48,7 +48,7 @@ class ImplResult:
 
     family: str
     variant: str
-    status: str = "ok"  # "ok", "not available (...)", "wrong result (...)", "failed (...)"
+    status: str = "ok"  # "ok", "not available (...)", "wrong result (...)", "failed... (...)"
     max_error: float | None = None
     times: list[float] = field(default_factory=list)  # wall seconds, one per round
     rounds: list[int] = field(default_factory=list)   # the round of each time
@@ -241,8 +241,8 @@ def _compiled_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: 
         api.setup_spirv = raw.setup_spirv = program.spirv
         schedule = program.schedules.get(case.kernel, {})
         api.variant = raw.variant = json.dumps(schedule, separators=(",", ":"))
-    except Exception as exc:  # compiler still in progress: report the baselines anyway
-        reason = f"not available ({_short(exc)})"
+    except Exception as exc:  # a tinyc bug: report it, and the baselines anyway
+        reason = f"failed to compile ({_short(exc)})"
         api.status = raw.status = reason
         return [_Runner(api, lambda: None), _Runner(raw, lambda: None)]
     args = case.tinyc_args(d)

@@ -80,7 +80,7 @@ def test_print_after_an_unknown_pass_is_a_usage_error(tmp_path):
     fused = next(s for s in SAMPLES if s.endswith("fused_kernel.ir"))
     result = invoke("compile", fused, "-o", str(tmp_path / "f.spv"), "--print-after", "lower-gemm")
     assert result.exit_code == 2
-    assert "no pass 'lower-gemm'; passes: work-group-size," in result.stderr
+    assert "no pass 'lower-gemm'; passes: apply-schedule, work-group-size," in result.stderr
     assert not (tmp_path / "f.spv").exists()
 
 

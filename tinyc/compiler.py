@@ -149,22 +149,25 @@ def device_limits(device: Any) -> Any:
 
 
 def target_device(device: Any) -> tuple[Any, Any]:
-    """(the dpctl device or None, its pass-level DeviceInfo; CPU defaults if none is usable).
+    """(the dpctl device or None, its pass-level DeviceInfo; CPU defaults if there is none).
 
     An explicitly requested device that cannot be used is an error; without a
-    request, compiling still works on a machine without SPIR-V devices.
+    request, compiling still works on a machine without SPIR-V devices (no
+    dpctl, or no device that builds SPIR-V: LaunchError). Any other failure
+    is a bug and is not hidden behind the defaults.
     """
+    from tinyc.diagnostics import LaunchError
     from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
 
     try:
         from tinyc.runtime.device import select_device
 
         found = select_device(device)
-        return found, DeviceInfo.from_sycl_device(found)
-    except Exception:
+    except (ImportError, LaunchError):
         if device is not None:
             raise
         return None, CPU_DEVICE
+    return found, DeviceInfo.from_sycl_device(found)
 
 
 class Program:

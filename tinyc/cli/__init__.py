@@ -168,11 +168,13 @@ def _launch_options(default_batch: int, default_repeat: int):
 
 def _launching(action) -> None:
     """Run a launch command; user errors exit 1, bad options exit 2."""
+    from tinyc.cli.errors import UsageError
+
     try:
         action()
     except (CompilationError, LaunchError) as err:
         _fail(err)
-    except ValueError as err:
+    except UsageError as err:
         raise click.UsageError(str(err)) from None
 
 
