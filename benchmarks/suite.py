@@ -27,6 +27,9 @@ from benchmarks.device import import_dpctl
 from benchmarks.opencl_c import build, global_range
 
 FAMILIES = ("tinyc", "tinyc-raw", "tinyc-tuned", "tinyc-tuned-raw", "opencl", "numpy")
+PEAK = "fma-peak"
+"""The FMA-chain kernel of the roofline, timed in every round with the case's sides:
+a share of the peak is then a per-round ratio, like the others."""
 
 
 @dataclass
@@ -54,6 +57,7 @@ class ImplResult:
     rounds: list[int] = field(default_factory=list)   # the round of each time
     device_times: list[float] = field(default_factory=list)  # event seconds (raw, OpenCL C)
     setup_s: float | None = None  # compile/build time
+    work: float | None = None  # the peak kernel: flops per launch
     setup_spirv: bytes | None = field(default=None, repr=False)  # tinyc: the module timed
     same_as: "ImplResult | None" = field(default=None, repr=False)  # identical kernel timed there
 
@@ -312,8 +316,33 @@ def paired_ratio(a: ImplResult, b: ImplResult) -> tuple[float, float, float] | N
             float(np.percentile(ratios, 90)))
 
 
-def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] = print) -> CaseResult:
-    """Check and time every implementation of a case on `queue`."""
+def _peak_runner(queue: Any, peak: Any) -> _Runner:
+    result = ImplResult(PEAK, peak.config, work=peak.flops)
+
+    def run() -> Any:
+        event = peak.submit(queue)
+        event.wait()
+        return event
+
+    return _Runner(result, run)
+
+
+def peak_share(r: ImplResult, peak: ImplResult, flops: float) -> float | None:
+    """Median over the rounds of r's flop rate over the peak kernel's in the same round."""
+    r = r.same_as or r
+    theirs = dict(zip(peak.rounds, peak.times))
+    shares = [(flops / t) / (peak.work / theirs[k]) for k, t in zip(r.rounds, r.times)
+              if k in theirs and peak.work]
+    return float(np.median(shares)) if shares else None
+
+
+def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] = print,
+             peaks: dict[str, Any] | None = None) -> CaseResult:
+    """Check and time every implementation of a case on `queue`.
+
+    `peaks` (element type -> roofline.PeakLaunch) adds the FMA-peak kernel of
+    the case's precision to every round.
+    """
     rng = np.random.default_rng(config.seed)
     init = case.inputs(rng)
     ref = case.reference(init)
@@ -326,6 +355,9 @@ def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] 
         log(traceback.format_exc())
         for family in ("tinyc", "tinyc-raw"):
             runners.append(_Runner(ImplResult(family, "-", f"failed ({_short(exc)})"), lambda: None))
+    element = "f64" if np.dtype(case.dtype) == np.float64 else "f32"
+    if peaks and peaks.get(element) is not None:
+        runners.append(_peak_runner(queue, peaks[element]))
     for runner in runners:
         if runner.result.status != "ok":
             log(f"  {case.name}: {runner.result.family} [{runner.result.variant}]: {runner.result.status}")

@@ -139,28 +139,61 @@ def measure_bandwidth(queue: Any, footprint: float, repeat: int = 5) -> tuple[fl
     return max(rates.values()), rates, total
 
 
-def measure_peak(queue: Any, element: str = "f32", repeat: int = 3) -> tuple[float, str]:
-    """(best flop/s, its configuration) of the FMA-chain kernel for f32 or f64."""
+@dataclass
+class PeakLaunch:
+    """One configuration of the FMA-chain kernel, ready to launch (flops per launch known)."""
+
+    kernel: Any
+    args: list
+    items: int
+    chains: int
+    subgroup: int
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.chains * PEAK_ITERATIONS * self.items
+
+    @property
+    def config(self) -> str:
+        return f"{self.chains} chains, subgroup {self.subgroup}"
+
+    def submit(self, queue: Any) -> Any:
+        return queue.submit_async(self.kernel, self.args, [self.items], [64])
+
+
+def peak_launch(queue: Any, element: str, chains: int, subgroup: int) -> PeakLaunch:
+    """The FMA-chain kernel for f32 or f64 with `chains` chains per work-item."""
     import dpctl.memory
 
     ctype, cname = (ctypes.c_double, "double") if element == "f64" else (ctypes.c_float, "float")
     units = max(1, int(getattr(queue.sycl_device, "max_compute_units", 1)))
     items = 64 * 16 * units
     out = dpctl.memory.MemoryUSMDevice(items * 8, queue=queue)
-    best, config = 0.0, ""
+    program = _program(queue, _peak_source(chains), f"-DT={cname} -DSG={subgroup}")
+    args = [out, ctype(0.999), ctype(0.001), ctypes.c_int(PEAK_ITERATIONS)]
+    return PeakLaunch(program.get_sycl_kernel("peak"), args, items, chains, subgroup)
+
+
+def best_peak(queue: Any, element: str = "f32", repeat: int = 3) -> tuple[float, PeakLaunch | None]:
+    """(best flop/s, its launch) of the FMA-chain kernel over the configurations tried."""
+    best, found = 0.0, None
     for sg in PEAK_SUBGROUPS:
         for chains in PEAK_CHAINS:
             try:
-                program = _program(queue, _peak_source(chains), f"-DT={cname} -DSG={sg}")
-            except Exception:
+                launch = peak_launch(queue, element, chains, sg)
+            except Exception:  # this subgroup size or chain count does not build here
                 continue
-            args = [out, ctype(0.999), ctype(0.001), ctypes.c_int(PEAK_ITERATIONS)]
-            seconds = _best_seconds(queue, program.get_sycl_kernel("peak"), args, [items],
-                                    [64], repeat)
-            rate = 2.0 * chains * PEAK_ITERATIONS * items / seconds
-            if rate > best:
-                best, config = rate, f"{chains} chains, subgroup {sg}"
-    return best, config
+            seconds = _best_seconds(queue, launch.kernel, launch.args, [launch.items], [64],
+                                    repeat)
+            if launch.flops / seconds > best:
+                best, found = launch.flops / seconds, launch
+    return best, found
+
+
+def measure_peak(queue: Any, element: str = "f32", repeat: int = 3) -> tuple[float, str]:
+    """(best flop/s, its configuration) of the FMA-chain kernel for f32 or f64."""
+    rate, launch = best_peak(queue, element, repeat)
+    return rate, launch.config if launch is not None else ""
 
 
 def measure(device: Any, footprint: float, element: str = "f32", repeat: int = 5) -> Ceilings:
