@@ -223,8 +223,14 @@ def _from_binary(bridge: Any, context: int, device: int, path: Path) -> int | No
     status = ctypes.c_int32(0)
     program = bridge.build(context, device, lambda error: bridge.cl.clCreateProgramWithBinary(
         context, 1, devices, sizes, blobs, ctypes.byref(status), error))
-    if program is None:
-        path.unlink(missing_ok=True)  # stale or damaged: rebuilt from SPIR-V
+    if program is None:  # stale or damaged: rebuilt from SPIR-V
+        import warnings
+
+        from tinyc.tune.cache import TuningWarning
+
+        warnings.warn(f"ignoring the program binary {path}: the driver rejects it (rebuilt "
+                      f"from SPIR-V)", TuningWarning, stacklevel=4)
+        path.unlink(missing_ok=True)
     return program
 
 
