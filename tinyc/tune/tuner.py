@@ -112,7 +112,7 @@ def _measure_in_rank_order(bench: Bench, ranked: list[Candidate], default: Timed
     for i, cand in enumerate(ranked):
         if spent() > BUILD_SHARE * budget and len(timed) > MIN_CANDIDATES:
             break
-        if spent() > budget:
+        if spent() > budget and len(timed) > 1:  # at least one candidate, even when slow
             break
         report(min(spent() / budget, BUILD_SHARE),
                f"candidate {i + 1}/{len(ranked)}, best {_speedup(timed)}")
