@@ -20,11 +20,12 @@ import click
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option("--kernel", "kernels", multiple=True, help="Kernel to tune (repeatable; default: all).")
 @click.option("--batch", type=click.IntRange(min=1), default=None,
-              help="Work-groups per timed launch (default: about 3 ms of work).")
+              help="Work-groups per timed launch (default: about 2 ms of work, at most 8 MB).")
 @click.option("--budget", type=click.FloatRange(min=0.1), default=None,
               help="Seconds of tuning per kernel (default: $TINYC_TUNE_BUDGET or 30).")
 @click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
-              help="Shape of a memref argument with '?' sizes for the timing (as in tinyc run).")
+              help="Shape of a memref argument with '?' sizes for the timing (as in tinyc run; "
+                   "default: 32 for each '?' but the batch).")
 @click.option("--schedule", "schedule_file", type=click.Path(dir_okay=False), default=None,
               help="JSON schedule whose knobs stay fixed while tuning the others.")
 @click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0.")

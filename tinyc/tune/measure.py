@@ -1,9 +1,12 @@
 """Timing candidate schedules of one kernel on the device, on synthetic data.
 
-The inputs are random arrays of the kernel's types (`tinyc run`'s generator)
-at a representative batch: large enough that one launch takes a few
-milliseconds (`TARGET_SECONDS`), small enough to keep the data under
-`MAX_BYTES`. They are copied to the device once, with the default schedule's
+The inputs are random arrays of the kernel's types (`tinyc run`'s generator;
+`?` sizes other than the batch mode are `DYNAMIC_SIZE`) at a representative
+batch: large enough that one launch takes about `TARGET_SECONDS`, small
+enough that its data (`MAX_BYTES`) stays in the last-level cache, so the
+schedules are compared on the kernel's own work rather than on the memory
+bandwidth, which no schedule changes (and which other jobs on a shared
+machine take away in bursts). They are copied to the device once, with the default schedule's
 kernel; every candidate is launched on the same packed arguments (the ABI
 does not depend on the schedule). Times are the device's own (event
 profiling), so Python overhead does not blur small differences.
@@ -23,11 +26,14 @@ import numpy as np
 
 from tinyc.compiler import compile_to_spirv
 from tinyc.diagnostics import CompilationError
+from tinyc.ir.types import DYNAMIC, MemrefType
 from tinyc.reference.arguments import copy_argument
 from tinyc.schedule.knobs import ORDER_CHANGING
 
-TARGET_SECONDS = 0.003
-MAX_BYTES = 64 << 20
+TARGET_SECONDS = 0.002
+MAX_BYTES = 8 << 20
+DYNAMIC_SIZE = "32"
+"""A `?` size that the caller does not give (`tinyc tune --size`): a mid-sized problem."""
 MAX_BATCH = 1 << 20
 CHECK_BATCH = 16
 
@@ -80,7 +86,13 @@ class Bench:
     def _arguments(self, batch: int) -> list[Any]:
         from tinyc.cli.run import make_arguments
 
-        return make_arguments(self.default.info, batch, self.sizes, self.seed)
+        sizes = dict(self.sizes)
+        for p in self.default.info.params:  # `?` sizes the caller did not give
+            if p.name not in sizes and isinstance(p.type, MemrefType) and DYNAMIC in p.type.shape:
+                sizes[p.name] = "x".join("?" if (s == DYNAMIC and mode == p.batch_mode) else
+                                         (DYNAMIC_SIZE if s == DYNAMIC else str(s))
+                                         for mode, s in enumerate(p.type.shape))
+        return make_arguments(self.default.info, batch, sizes, self.seed)
 
     def _representative_batch(self) -> int:
         """A batch whose launch takes about TARGET_SECONDS, within MAX_BYTES of data."""

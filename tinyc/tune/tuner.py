@@ -9,7 +9,7 @@
    again round-robin (so a slow phase of a shared machine hits them all); after
    each round the slower half is dropped, never the default.
 4. **Confirm**: the best and the default are timed in alternation; the best is
-   kept only if it stays at least 3% faster than the default (`MARGIN`). The
+   kept only if it stays at least 5% faster than the default (`MARGIN`). The
    tuner never returns a schedule slower than the default, as measured.
 
 Candidates are compared by their time relative to the default measured just
@@ -32,9 +32,10 @@ from tinyc.tune.space import Candidate, candidates
 
 BUILD_SHARE = 0.6
 CONFIRM_ROUNDS = 7
-MARGIN = 0.97
-"""A candidate replaces the default only if it is at least 3% faster: smaller
-differences are within the noise of a shared machine."""
+MARGIN = 0.95
+"""A candidate replaces the default only if it is at least 5% faster: smaller
+differences are within the noise of a shared machine, and need not carry
+over to another batch size."""
 MIN_CANDIDATES = 4
 LOGGED = 12          # measured candidates kept in the cache entry, fastest first
 
