@@ -43,6 +43,7 @@ class Config:
     variants: str = "all"  # "all": time every OpenCL C / NumPy variant; "first": only the first
     tune_budget: float | None = 30.0  # seconds of autotuning per kernel; None: no tuned side
     launches: int = 3  # launches per implementation and round; the fastest counts
+    pair_rounds: int = 41  # tuned against default, alternating, after the interleaved rounds
 
 
 @dataclass
@@ -58,6 +59,7 @@ class ImplResult:
     device_times: list[float] = field(default_factory=list)  # event seconds (raw, OpenCL C)
     setup_s: float | None = None  # compile/build time
     work: float | None = None  # the peak kernel: flops per launch
+    vs_default: list[float] = field(default_factory=list)  # tuned raw: time over the default's
     setup_spirv: bytes | None = field(default=None, repr=False)  # tinyc: the module timed
     same_as: "ImplResult | None" = field(default=None, repr=False)  # identical kernel timed there
 
@@ -303,6 +305,37 @@ def _time_all(runners: list[_Runner], config: Config) -> None:
                 runner.result.device_times.append(best_device)
 
 
+def _pair_with_default(runners: list[_Runner], config: Config) -> None:
+    """The tuned kernel against the default one, back to back, `pair_rounds` times.
+
+    The interleaved rounds compare every side under the load of the moment;
+    tuned against default is the comparison the tuner made, so it gets a
+    measurement of its own: the two raw submissions alternate (each the
+    fastest of `launches`), within a fraction of a second, and
+    `vs_default` keeps their per-pair ratios.
+    """
+    by_family = {r.result.family: r for r in runners}
+    default, tuned = by_family.get("tinyc-raw"), by_family.get("tinyc-tuned-raw")
+    if default is None or tuned is None or not default.result.ok:
+        return
+    if tuned.result.status != "ok":  # the same kernel, or no tuned kernel
+        return
+
+    def best(runner: _Runner) -> float:
+        fastest = float("inf")
+        for _ in range(config.launches):
+            start = time.perf_counter()
+            runner.run()
+            fastest = min(fastest, time.perf_counter() - start)
+        return fastest
+
+    for k in range(config.pair_rounds):
+        first, second = (default, tuned) if k % 2 == 0 else (tuned, default)
+        a, b = best(first), best(second)
+        t, d = (b, a) if first is default else (a, b)
+        tuned.result.vs_default.append(t / d)
+
+
 def paired_ratio(a: ImplResult, b: ImplResult) -> tuple[float, float, float] | None:
     """Median, 10th and 90th percentile of a's time over b's, round by round."""
     a, b = a.same_as or a, b.same_as or b
@@ -362,4 +395,5 @@ def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] 
         if runner.result.status != "ok":
             log(f"  {case.name}: {runner.result.family} [{runner.result.variant}]: {runner.result.status}")
     _time_all(runners, config)
+    _pair_with_default(runners, config)
     return CaseResult(case.name, case.title, case.batch, case.flops, case.bytes, [r.result for r in runners])
