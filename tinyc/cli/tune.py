@@ -17,7 +17,7 @@ import click
 
 
 @click.command()
-@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--kernel", "kernels", multiple=True, help="Kernel to tune (repeatable; default: all).")
 @click.option("--batch", type=click.IntRange(min=1), default=None,
               help="Work-groups per timed launch (default: about 2 ms of work, at most 8 MB).")
@@ -34,7 +34,8 @@ def tune(file: str | None, kernels: tuple[str, ...], batch: int | None, budget: 
          sizes: tuple[str, ...], schedule_file: str | None, device: str | None,
          clear: bool) -> None:
     """Tune the kernels of FILE on the device and cache the fastest schedules."""
-    from tinyc.cli import _fail, _read
+    from tinyc.cli.common import EXIT_INPUT, print_diagnostics, read_one
+    from tinyc.cli.errors import UsageError
     from tinyc.diagnostics import CompilationError, LaunchError
     from tinyc.tune import cache
 
@@ -49,12 +50,16 @@ def tune(file: str | None, kernels: tuple[str, ...], batch: int | None, budget: 
         if not clear:
             raise click.UsageError("give FILE.ir to tune, or --clear to empty the cache")
         return
-    source = _read(file)
+    source = read_one(file)
     try:
         entries = tune_source(source, file, kernels, batch, budget, sizes, schedule_file, device)
-    except (CompilationError, LaunchError) as err:
-        _fail(err)
-    except ValueError as err:
+    except CompilationError as err:
+        print_diagnostics(err)
+        sys.exit(EXIT_INPUT)
+    except LaunchError as err:
+        click.echo(str(err), err=True)
+        sys.exit(EXIT_INPUT)
+    except UsageError as err:
         raise click.UsageError(str(err)) from None
     for name, entry in entries.items():
         speedup = entry.default_seconds / entry.tuned_seconds if entry.tuned_seconds else 1.0
@@ -77,13 +82,15 @@ def tune_source(source: str, file: str, kernels: tuple[str, ...], batch: int | N
     from tinyc.schedule import Schedule
     from tinyc.tune import cached_or_tuned
 
+    from tinyc.cli.errors import UsageError
+
     names = [fn.name for fn in check_source(source, file).functions]
     unknown = [k for k in kernels if k not in names]
     if unknown:
-        raise ValueError(f"no kernel '{unknown[0]}' in {file}; kernels: {', '.join(names)}")
+        raise UsageError(f"no kernel '{unknown[0]}' in {file}; kernels: {', '.join(names)}")
     found, info = target_device(device)
     if found is None:
-        raise ValueError("tinyc tune needs a SPIR-V capable device to measure on")
+        raise UsageError("tinyc tune needs a SPIR-V capable device to measure on")
     given = Schedule.load(schedule_file) if schedule_file else None
     results: dict = {}
     lookup = cached_or_tuned(found, device, given, None, True, budget, batch,
@@ -91,7 +98,3 @@ def tune_source(source: str, file: str, kernels: tuple[str, ...], batch: int | N
                              progress=True, results=results)
     compile_to_spirv(source, file, device_info=info, schedule=given, tuned=lookup)
     return {name: results[name] for name in names if name in results}
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(tune())

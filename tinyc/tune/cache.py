@@ -53,12 +53,9 @@ def schedules_dir() -> Path:
 
 
 def tinyc_version() -> str:
-    try:
-        from importlib.metadata import version
+    from tinyc import __version__
 
-        return version("tinyc")
-    except Exception:  # running from a source tree that is not installed
-        return "0+source"
+    return __version__
 
 
 @dataclass(frozen=True)
