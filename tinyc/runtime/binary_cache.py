@@ -18,8 +18,10 @@ OpenCL context underneath. So on the OpenCL backend tinyc:
    gives an ordinary `dpctl.program.SyclProgram`.
 
 Step 3 calls a C++ function of libsycl through ctypes, so it is used only
-where it was verified: dpctl 0.22 on libsycl.so.9 with the OpenCL backend.
-Anything else, or any failure, falls back to dpctl's own build.
+where it was verified (`applies`): dpctl 0.22 on libsycl.so.9, the OpenCL
+backend, a root device whose queue's context holds that device alone (not the
+sub-devices of `tinyc.devices(split=True)`), one build at a time. Anything
+else, or any failure before that call, falls back to dpctl's own build.
 `TINYC_BINARY_CACHE=0` turns it off. Entries are keyed by the SPIR-V, the
 device, its driver, the host CPU's features and the build options; a binary
 the driver rejects is rebuilt. The directory is the tuning cache's
@@ -54,6 +56,7 @@ _DEVICE_NATIVE = "_ZNK4sycl3_V16device9getNativeEv"
 
 _vp = ctypes.c_void_p
 _lock = threading.Lock()
+_build_lock = threading.Lock()
 _bridge: list[Any] = []     # the loaded interop functions, or [None] when unavailable
 
 
@@ -187,13 +190,32 @@ def cache_key(queue: Any, spirv: bytes, options: str = "") -> str:
     return hashlib.sha256(text.encode() + b"\0" + spirv).hexdigest()[:48]
 
 
+def applies(queue: Any) -> bool:
+    """Only where the round trip was verified: the OpenCL backend, a root device, a context
+    of that one device. (SYCL rejects a program whose devices do not match its context by
+    throwing a C++ exception, which would end the process under ctypes.)"""
+    device = queue.sycl_device
+    if device.backend.name != "opencl" or getattr(device, "parent_device", None) is not None:
+        return False
+    devices = queue.sycl_context.get_devices()
+    return len(devices) == 1 and devices[0] == device
+
+
 def build(queue: Any, spirv: bytes) -> Any | None:
-    """The program of `spirv`, from the disk cache or built and stored; None to let dpctl build."""
-    if not enabled() or queue.sycl_device.backend.name != "opencl":
+    """The program of `spirv`, from the disk cache or built and stored; None to let dpctl build.
+
+    One build at a time: the interop calls are not made from several threads.
+    """
+    if not enabled() or not applies(queue):
         return None
     bridge = _load_bridge()
     if bridge is None:
         return None
+    with _build_lock:
+        return _build_locked(bridge, queue, spirv)
+
+
+def _build_locked(bridge: Any, queue: Any, spirv: bytes) -> Any | None:
     try:
         context, device = bridge.handles(queue)
     except Exception:
