@@ -38,7 +38,7 @@ def resolve_knobs(inst: BlasInstruction, S: int, device: DeviceInfo, stage_room:
     if isinstance(inst, MATMULS):
         swap = bool(given.get("swap", default_swap(inst)))
         stage = bool(given["stage"]) if "stage" in given else (False if swap else None)
-        defaults = matmul_defaults(matmul_shape(inst, swap), S, device, stage_room, stage)
+        defaults = matmul_defaults(matmul_shape(inst, swap), S, device, stage_room, stage, swap)
         if isinstance(inst, Gemm):
             defaults["swap"] = swap
     else:
