@@ -120,6 +120,8 @@ class Instruction:
     kind: ClassVar[Kind] = Kind.MIXED
     region_kind: ClassVar[Kind | None] = None
     """SPMD for foreach/parallel bodies; None: the regions take the kind of the enclosing one."""
+    region_yields: ClassVar[bool] = False
+    """True when its regions end in a `yield` handing values back (for, if, cooperative_matrix_apply)."""
     keywords: ClassVar[tuple[str, ...] | dict[str, Any]] = ()
     """The spellings that start the instruction; unique across classes."""
     syntax: ClassVar[str | None] = None

@@ -49,7 +49,7 @@ from tinyc.diagnostics import DiagnosticSink, Note, Span
 from tinyc.ir import attr_checks
 from tinyc.ir.checks import title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
-from tinyc.ir.instructions import Builtin, For, If, SPMD_BUILTINS, Yield
+from tinyc.ir.instructions import Builtin, SPMD_BUILTINS, Yield
 from tinyc.ir.types import AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, Type, \
     VoidType, type_problems
 
@@ -193,8 +193,8 @@ def _check_visible(ctx: VerifyContext, inst: Instruction, visible: set[int]) -> 
 
 
 def _check_yield_place(ctx: VerifyContext, inst: Yield, region: Region, is_last: bool) -> None:
-    """Yield ends the region of a for or an if, and nothing else."""
-    if not isinstance(region.parent, (For, If)):
+    """Yield ends the region of a for, an if (or a cooperative_matrix_apply), and nothing else."""
+    if not getattr(region.parent, "region_yields", False):
         ctx.error("yield can only appear as the last instruction of a for or if region", inst.span)
     elif not is_last:
         ctx.error("yield must be the last instruction of its region", inst.span)

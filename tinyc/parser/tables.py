@@ -26,16 +26,27 @@ KEYWORDS: dict[str, str] = {
     '(': 'LPAR',
     ')': 'RPAR',
     ',': 'COMMA',
-    '->': '__ANON_9',
+    '->': '__ANON_20',
+    '.acquire': '__ANON_14',
+    '.acquire_release': '__ANON_16',
     '.atomic': '__ANON_2',
     '.atomic_add': '__ANON_3',
     '.both_checked': '__ANON_6',
     '.cols_checked': '__ANON_5',
+    '.column': '__ANON_19',
+    '.cross_device': '__ANON_9',
+    '.device': '__ANON_10',
     '.global': '__ANON_7',
     '.local': '__ANON_8',
     '.n': '__ANON_0',
+    '.relaxed': '__ANON_13',
+    '.release': '__ANON_15',
+    '.row': '__ANON_18',
     '.rows_checked': '__ANON_4',
+    '.sequentially_consistent': '__ANON_17',
+    '.subgroup': '__ANON_12',
     '.t': '__ANON_1',
+    '.work_group': '__ANON_11',
     ':': 'COLON',
     '<': 'LESSTHAN',
     '=': 'EQUAL',
@@ -45,48 +56,65 @@ KEYWORDS: dict[str, str] = {
     ']': 'RSQB',
     'alignment': 'ALIGNMENT',
     'alloca': 'ALLOCA',
-    'arith.abs': '__ANON_22',
-    'arith.add': '__ANON_10',
-    'arith.and': '__ANON_19',
-    'arith.conj': '__ANON_25',
-    'arith.div': '__ANON_13',
-    'arith.im': '__ANON_26',
-    'arith.max': '__ANON_16',
-    'arith.min': '__ANON_15',
-    'arith.mul': '__ANON_12',
-    'arith.neg': '__ANON_23',
-    'arith.not': '__ANON_24',
-    'arith.or': '__ANON_20',
-    'arith.re': '__ANON_27',
-    'arith.rem': '__ANON_14',
-    'arith.shl': '__ANON_17',
-    'arith.shr': '__ANON_18',
-    'arith.sub': '__ANON_11',
-    'arith.xor': '__ANON_21',
+    'arith.abs': '__ANON_33',
+    'arith.add': '__ANON_21',
+    'arith.and': '__ANON_30',
+    'arith.conj': '__ANON_36',
+    'arith.div': '__ANON_24',
+    'arith.im': '__ANON_37',
+    'arith.max': '__ANON_27',
+    'arith.min': '__ANON_26',
+    'arith.mul': '__ANON_23',
+    'arith.neg': '__ANON_34',
+    'arith.not': '__ANON_35',
+    'arith.or': '__ANON_31',
+    'arith.re': '__ANON_38',
+    'arith.rem': '__ANON_25',
+    'arith.shl': '__ANON_28',
+    'arith.shr': '__ANON_29',
+    'arith.sub': '__ANON_22',
+    'arith.xor': '__ANON_32',
+    'atomic_add': 'ATOMIC_ADD',
+    'atomic_load': 'ATOMIC_LOAD',
+    'atomic_max': 'ATOMIC_MAX',
+    'atomic_min': 'ATOMIC_MIN',
+    'atomic_store': 'ATOMIC_STORE',
     'attributes': 'ATTRIBUTES',
     'axpby': 'AXPBY',
     'barrier': 'BARRIER',
     'bf16': 'BF16',
     'bool': 'BOOL',
-    'builtin.group_id': '__ANON_28',
-    'builtin.group_size': '__ANON_29',
-    'builtin.num_subgroups': '__ANON_30',
-    'builtin.subgroup_id': '__ANON_32',
-    'builtin.subgroup_local_id': '__ANON_33',
-    'builtin.subgroup_size': '__ANON_31',
+    'builtin.group_id': '__ANON_39',
+    'builtin.group_size': '__ANON_40',
+    'builtin.num_subgroups': '__ANON_41',
+    'builtin.subgroup_id': '__ANON_43',
+    'builtin.subgroup_local_id': '__ANON_44',
+    'builtin.subgroup_size': '__ANON_42',
     'c32': 'C32',
     'c64': 'C64',
     'cast': 'CAST',
-    'cmp.eq': '__ANON_34',
-    'cmp.ge': '__ANON_37',
-    'cmp.gt': '__ANON_36',
-    'cmp.le': '__ANON_39',
-    'cmp.lt': '__ANON_38',
-    'cmp.ne': '__ANON_35',
+    'cmp.eq': '__ANON_45',
+    'cmp.ge': '__ANON_48',
+    'cmp.gt': '__ANON_47',
+    'cmp.le': '__ANON_50',
+    'cmp.lt': '__ANON_49',
+    'cmp.ne': '__ANON_46',
     'constant': 'CONSTANT',
+    'cooperative_matrix_apply': 'COOPERATIVE_MATRIX_APPLY',
+    'cooperative_matrix_atomic_add': 'COOPERATIVE_MATRIX_ATOMIC_ADD',
+    'cooperative_matrix_atomic_load': 'COOPERATIVE_MATRIX_ATOMIC_LOAD',
+    'cooperative_matrix_atomic_max': 'COOPERATIVE_MATRIX_ATOMIC_MAX',
+    'cooperative_matrix_atomic_min': 'COOPERATIVE_MATRIX_ATOMIC_MIN',
+    'cooperative_matrix_atomic_store': 'COOPERATIVE_MATRIX_ATOMIC_STORE',
     'cooperative_matrix_construct': 'COOPERATIVE_MATRIX_CONSTRUCT',
+    'cooperative_matrix_extract': 'COOPERATIVE_MATRIX_EXTRACT',
+    'cooperative_matrix_insert': 'COOPERATIVE_MATRIX_INSERT',
     'cooperative_matrix_load': 'COOPERATIVE_MATRIX_LOAD',
     'cooperative_matrix_mul_add': 'COOPERATIVE_MATRIX_MUL_ADD',
+    'cooperative_matrix_prefetch': 'COOPERATIVE_MATRIX_PREFETCH',
+    'cooperative_matrix_reduce_add': 'COOPERATIVE_MATRIX_REDUCE_ADD',
+    'cooperative_matrix_reduce_max': 'COOPERATIVE_MATRIX_REDUCE_MAX',
+    'cooperative_matrix_reduce_min': 'COOPERATIVE_MATRIX_REDUCE_MIN',
     'cooperative_matrix_scale': 'COOPERATIVE_MATRIX_SCALE',
     'cooperative_matrix_store': 'COOPERATIVE_MATRIX_STORE',
     'coopmatrix': 'COOPMATRIX',
@@ -117,8 +145,8 @@ KEYWORDS: dict[str, str] = {
     'lifetime_stop': 'LIFETIME_STOP',
     'load': 'LOAD',
     'local': 'LOCAL',
-    'math.exp': '__ANON_40',
-    'math.native_exp': '__ANON_41',
+    'math.exp': '__ANON_51',
+    'math.native_exp': '__ANON_52',
     'matrix_a': 'MATRIX_A',
     'matrix_acc': 'MATRIX_ACC',
     'matrix_b': 'MATRIX_B',
@@ -130,16 +158,16 @@ KEYWORDS: dict[str, str] = {
     'store': 'STORE',
     'stride_gcd': 'STRIDE_GCD',
     'strided': 'STRIDED',
-    'subgroup_add.exclusive_scan': '__ANON_42',
-    'subgroup_add.inclusive_scan': '__ANON_43',
-    'subgroup_add.reduce': '__ANON_44',
+    'subgroup_add.exclusive_scan': '__ANON_53',
+    'subgroup_add.inclusive_scan': '__ANON_54',
+    'subgroup_add.reduce': '__ANON_55',
     'subgroup_broadcast': 'SUBGROUP_BROADCAST',
-    'subgroup_max.exclusive_scan': '__ANON_45',
-    'subgroup_max.inclusive_scan': '__ANON_46',
-    'subgroup_max.reduce': '__ANON_47',
-    'subgroup_min.exclusive_scan': '__ANON_48',
-    'subgroup_min.inclusive_scan': '__ANON_49',
-    'subgroup_min.reduce': '__ANON_50',
+    'subgroup_max.exclusive_scan': '__ANON_56',
+    'subgroup_max.inclusive_scan': '__ANON_57',
+    'subgroup_max.reduce': '__ANON_58',
+    'subgroup_min.exclusive_scan': '__ANON_59',
+    'subgroup_min.inclusive_scan': '__ANON_60',
+    'subgroup_min.reduce': '__ANON_61',
     'subgroup_size': 'SUBGROUP_SIZE',
     'subview': 'SUBVIEW',
     'sum': 'SUM',
@@ -192,15 +220,26 @@ _constant_or_value: LOCAL_ID => _constant_or_value 0
 _operation: alloca => _operation 0
 _operation: arith_binary => _operation 0
 _operation: arith_unary => _operation 0
+_operation: atomic_load => _operation 0
+_operation: atomic_store => _operation 0
+_operation: atomic_update => _operation 0
 _operation: axpby => _operation 0
 _operation: barrier => _operation 0
 _operation: builtin => _operation 0
 _operation: cast => _operation 0
 _operation: cmp => _operation 0
 _operation: constant => _operation 0
+_operation: coop_matrix_apply => _operation 0
+_operation: coop_matrix_atomic_load => _operation 0
+_operation: coop_matrix_atomic_store => _operation 0
+_operation: coop_matrix_atomic_update => _operation 0
 _operation: coop_matrix_construct => _operation 0
+_operation: coop_matrix_extract => _operation 0
+_operation: coop_matrix_insert => _operation 0
 _operation: coop_matrix_load => _operation 0
 _operation: coop_matrix_mul_add => _operation 0
+_operation: coop_matrix_prefetch => _operation 0
+_operation: coop_matrix_reduce => _operation 0
 _operation: coop_matrix_scale => _operation 0
 _operation: coop_matrix_store => _operation 0
 _operation: cumsum => _operation 0
@@ -232,29 +271,58 @@ alloca_keyword: ALLOCA => alloca_keyword 0
 argument: LOCAL_ID COLON type => argument 0 2
 argument: LOCAL_ID COLON type dictionary => argument 0 2 3
 arith_binary: arith_binary_keyword LOCAL_ID COMMA LOCAL_ID COLON value_type => arith_binary 0 1 3 5
-arith_binary_keyword: __ANON_10 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_11 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_12 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_13 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_14 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_15 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_16 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_17 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_18 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_19 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_20 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_21 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_22 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_23 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_24 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_25 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_26 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_27 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_28 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_29 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_30 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_31 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_32 => arith_binary_keyword 0
 arith_unary: arith_unary_keyword LOCAL_ID COLON value_type => arith_unary 0 1 3
-arith_unary_keyword: __ANON_22 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_23 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_24 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_25 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_26 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_27 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_33 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_34 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_35 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_36 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_37 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_38 => arith_unary_keyword 0
 array: LSQB RSQB => array
 array: LSQB attribute RSQB => array 1
 array: LSQB attribute __array_star_6 RSQB => array 1 2*
 atomic: __ANON_2 => atomic 0
+atomic_load: atomic_load_keyword LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 5
+atomic_load: atomic_load_keyword LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 3 6
+atomic_load: atomic_load_keyword memory_scope LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 2 6
+atomic_load: atomic_load_keyword memory_scope LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 2 4 7
+atomic_load: atomic_load_keyword memory_scope memory_semantics LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 2 3 7
+atomic_load: atomic_load_keyword memory_scope memory_semantics LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 2 3 5 8
+atomic_load: atomic_load_keyword memory_semantics LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 2 6
+atomic_load: atomic_load_keyword memory_semantics LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 2 4 7
+atomic_load_keyword: ATOMIC_LOAD => atomic_load_keyword 0
+atomic_store: atomic_store_keyword LOCAL_ID COMMA LOCAL_ID LSQB RSQB => atomic_store 0 1 3
+atomic_store: atomic_store_keyword LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB => atomic_store 0 1 3 5
+atomic_store: atomic_store_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB RSQB => atomic_store 0 1 2 4
+atomic_store: atomic_store_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB => atomic_store 0 1 2 4 6
+atomic_store: atomic_store_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB RSQB => atomic_store 0 1 2 3 5
+atomic_store: atomic_store_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB => atomic_store 0 1 2 3 5 7
+atomic_store: atomic_store_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB RSQB => atomic_store 0 1 2 4
+atomic_store: atomic_store_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB => atomic_store 0 1 2 4 6
+atomic_store_keyword: ATOMIC_STORE => atomic_store_keyword 0
+atomic_update: atomic_update_keyword LOCAL_ID COMMA LOCAL_ID LSQB RSQB COLON scalar_type => atomic_update 0 1 3 7
+atomic_update: atomic_update_keyword LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_update 0 1 3 5 8
+atomic_update: atomic_update_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB RSQB COLON scalar_type => atomic_update 0 1 2 4 8
+atomic_update: atomic_update_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_update 0 1 2 4 6 9
+atomic_update: atomic_update_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB RSQB COLON scalar_type => atomic_update 0 1 2 3 5 9
+atomic_update: atomic_update_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_update 0 1 2 3 5 7 10
+atomic_update: atomic_update_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB RSQB COLON scalar_type => atomic_update 0 1 2 4 8
+atomic_update: atomic_update_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_update 0 1 2 4 6 9
+atomic_update_keyword: ATOMIC_ADD => atomic_update_keyword 0
+atomic_update_keyword: ATOMIC_MAX => atomic_update_keyword 0
+atomic_update_keyword: ATOMIC_MIN => atomic_update_keyword 0
 attribute: INTEGER => attribute ? 0
 attribute: STRING => attribute ? 0
 attribute: array => attribute ? 0
@@ -279,40 +347,111 @@ bool_type: BOOL => bool_type
 boolean: FALSE => boolean 0
 boolean: TRUE => boolean 0
 builtin: builtin_keyword COLON integer_type => builtin 0 2
-builtin_keyword: __ANON_28 => builtin_keyword 0
-builtin_keyword: __ANON_29 => builtin_keyword 0
-builtin_keyword: __ANON_30 => builtin_keyword 0
-builtin_keyword: __ANON_31 => builtin_keyword 0
-builtin_keyword: __ANON_32 => builtin_keyword 0
-builtin_keyword: __ANON_33 => builtin_keyword 0
+builtin_keyword: __ANON_39 => builtin_keyword 0
+builtin_keyword: __ANON_40 => builtin_keyword 0
+builtin_keyword: __ANON_41 => builtin_keyword 0
+builtin_keyword: __ANON_42 => builtin_keyword 0
+builtin_keyword: __ANON_43 => builtin_keyword 0
+builtin_keyword: __ANON_44 => builtin_keyword 0
 cast: cast_keyword LOCAL_ID COLON value_type => cast 0 1 3
 cast_keyword: CAST => cast_keyword 0
 checked_flag: __ANON_4 => checked_flag 0
 checked_flag: __ANON_5 => checked_flag 0
 checked_flag: __ANON_6 => checked_flag 0
 cmp: cmp_keyword LOCAL_ID COMMA LOCAL_ID COLON bool_type => cmp 0 1 3 5
-cmp_keyword: __ANON_34 => cmp_keyword 0
-cmp_keyword: __ANON_35 => cmp_keyword 0
-cmp_keyword: __ANON_36 => cmp_keyword 0
-cmp_keyword: __ANON_37 => cmp_keyword 0
-cmp_keyword: __ANON_38 => cmp_keyword 0
-cmp_keyword: __ANON_39 => cmp_keyword 0
+cmp_keyword: __ANON_45 => cmp_keyword 0
+cmp_keyword: __ANON_46 => cmp_keyword 0
+cmp_keyword: __ANON_47 => cmp_keyword 0
+cmp_keyword: __ANON_48 => cmp_keyword 0
+cmp_keyword: __ANON_49 => cmp_keyword 0
+cmp_keyword: __ANON_50 => cmp_keyword 0
 complex: LSQB FLOAT COMMA FLOAT RSQB => complex 1 3
 constant: constant_keyword literal COLON value_type => constant 0 1 3
 constant_keyword: CONSTANT => constant_keyword 0
+coop_matrix_apply: coop_matrix_apply_keyword LPAR new_value COMMA new_value COMMA new_value RPAR EQUAL LOCAL_ID __ANON_20 coopmatrix_type region => coop_matrix_apply 0 2 4 6 9 11 12
+coop_matrix_apply_keyword: COOPERATIVE_MATRIX_APPLY => coop_matrix_apply_keyword 0
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 3 5 8
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword checked_flag LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 4 6 9
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword checked_flag memory_scope LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword checked_flag memory_scope memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 6 8 11
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword checked_flag memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword memory_scope LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 4 6 9
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword memory_scope memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 4 6 9
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 4 6 9
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose checked_flag LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose checked_flag memory_scope LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 6 8 11
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose checked_flag memory_scope memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 5 7 9 12
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose checked_flag memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 6 8 11
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose memory_scope LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose memory_scope memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 6 8 11
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load_keyword: COOPERATIVE_MATRIX_ATOMIC_LOAD => coop_matrix_atomic_load_keyword 0
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 3 5 7
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 4 6 8
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword checked_flag memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword checked_flag memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 6 8 10
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword checked_flag memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 4 6 8
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 4 6 8
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 4 6 8
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose checked_flag memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 6 8 10
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose checked_flag memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 5 7 9 11
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose checked_flag memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 6 8 10
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 6 8 10
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store_keyword: COOPERATIVE_MATRIX_ATOMIC_STORE => coop_matrix_atomic_store_keyword 0
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 3 5 7 10
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 4 6 8 11
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword checked_flag memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword checked_flag memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 6 8 10 13
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword checked_flag memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 4 6 8 11
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 4 6 8 11
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 4 6 8 11
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose checked_flag memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 6 8 10 13
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose checked_flag memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 5 7 9 11 14
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose checked_flag memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 6 8 10 13
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 6 8 10 13
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update_keyword: COOPERATIVE_MATRIX_ATOMIC_ADD => coop_matrix_atomic_update_keyword 0
+coop_matrix_atomic_update_keyword: COOPERATIVE_MATRIX_ATOMIC_MAX => coop_matrix_atomic_update_keyword 0
+coop_matrix_atomic_update_keyword: COOPERATIVE_MATRIX_ATOMIC_MIN => coop_matrix_atomic_update_keyword 0
 coop_matrix_construct: coop_matrix_construct_keyword LOCAL_ID COLON coopmatrix_type => coop_matrix_construct 0 1 3
 coop_matrix_construct_keyword: COOPERATIVE_MATRIX_CONSTRUCT => coop_matrix_construct_keyword 0
+coop_matrix_extract: coop_matrix_extract_keyword LOCAL_ID LSQB INTEGER RSQB COLON scalar_type => coop_matrix_extract 0 1 3 6
+coop_matrix_extract_keyword: COOPERATIVE_MATRIX_EXTRACT => coop_matrix_extract_keyword 0
+coop_matrix_insert: coop_matrix_insert_keyword LOCAL_ID COMMA LOCAL_ID LSQB INTEGER RSQB COLON coopmatrix_type => coop_matrix_insert 0 1 3 5 8
+coop_matrix_insert_keyword: COOPERATIVE_MATRIX_INSERT => coop_matrix_insert_keyword 0
+coop_matrix_load: coop_matrix_load_keyword LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_load 0 1 3 5 8
+coop_matrix_load: coop_matrix_load_keyword checked_flag LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_load 0 1 2 4 6 9
 coop_matrix_load: coop_matrix_load_keyword transpose LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_load 0 1 2 4 6 9
 coop_matrix_load: coop_matrix_load_keyword transpose checked_flag LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_load 0 1 2 3 5 7 10
 coop_matrix_load_keyword: COOPERATIVE_MATRIX_LOAD => coop_matrix_load_keyword 0
 coop_matrix_mul_add: coop_matrix_mul_add_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COLON coopmatrix_type => coop_matrix_mul_add 0 1 3 5 7
 coop_matrix_mul_add_keyword: COOPERATIVE_MATRIX_MUL_ADD => coop_matrix_mul_add_keyword 0
+coop_matrix_prefetch: coop_matrix_prefetch_keyword INTEGER COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COMMA INTEGER COMMA INTEGER => coop_matrix_prefetch 0 1 3 5 7 10 12
+coop_matrix_prefetch_keyword: COOPERATIVE_MATRIX_PREFETCH => coop_matrix_prefetch_keyword 0
+coop_matrix_reduce: coop_matrix_reduce_keyword reduce_mode LOCAL_ID COLON coopmatrix_type => coop_matrix_reduce 0 1 2 4
+coop_matrix_reduce_keyword: COOPERATIVE_MATRIX_REDUCE_ADD => coop_matrix_reduce_keyword 0
+coop_matrix_reduce_keyword: COOPERATIVE_MATRIX_REDUCE_MAX => coop_matrix_reduce_keyword 0
+coop_matrix_reduce_keyword: COOPERATIVE_MATRIX_REDUCE_MIN => coop_matrix_reduce_keyword 0
 coop_matrix_scale: coop_matrix_scale_keyword LOCAL_ID COMMA LOCAL_ID COLON coopmatrix_type => coop_matrix_scale 0 1 3 5
 coop_matrix_scale_keyword: COOPERATIVE_MATRIX_SCALE => coop_matrix_scale_keyword 0
 coop_matrix_store: coop_matrix_store_keyword LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 3 5 7
 coop_matrix_store: coop_matrix_store_keyword checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 4 6 8
 coop_matrix_store: coop_matrix_store_keyword checked_flag store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 3 5 7 9
 coop_matrix_store: coop_matrix_store_keyword store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 4 6 8
+coop_matrix_store: coop_matrix_store_keyword transpose LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 4 6 8
+coop_matrix_store: coop_matrix_store_keyword transpose checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 3 5 7 9
+coop_matrix_store: coop_matrix_store_keyword transpose checked_flag store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 3 4 6 8 10
+coop_matrix_store: coop_matrix_store_keyword transpose store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 3 5 7 9
 coop_matrix_store_keyword: COOPERATIVE_MATRIX_STORE => coop_matrix_store_keyword 0
 coopmatrix_type: COOPMATRIX LESSTHAN scalar_type X INTEGER X INTEGER COMMA matrix_use MORETHAN => coopmatrix_type 2 4 6 8
 cumsum: cumsum_keyword LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID => cumsum 0 1 3 5 7 9
@@ -323,7 +462,7 @@ dictionary: LBRACE named_attribute RBRACE => dictionary 1
 dictionary: LBRACE named_attribute __dictionary_star_7 RBRACE => dictionary 1 2*
 dim: INTEGER => dim 0
 dim: QMARK => dim 0
-expand: expand_keyword LOCAL_ID LSQB INTEGER __ANON_9 expand_shape RSQB COLON memref_type => expand 0 1 3 5 8
+expand: expand_keyword LOCAL_ID LSQB INTEGER __ANON_20 expand_shape RSQB COLON memref_type => expand 0 1 3 5 8
 expand_keyword: EXPAND => expand_keyword 0
 expand_shape: _constant_or_value __expand_shape_plus_9 => expand_shape 0* 1*
 fn_attributes: ATTRIBUTES dictionary => fn_attributes 1
@@ -343,8 +482,8 @@ for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region => for 
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 6 7 8
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 6
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 6 7
-for_init: INIT LPAR init_value RPAR __ANON_9 return_types => for_init 2 5
-for_init: INIT LPAR init_value __for_init_star_10 RPAR __ANON_9 return_types => for_init 2 3* 6
+for_init: INIT LPAR init_value RPAR __ANON_20 return_types => for_init 2 5
+for_init: INIT LPAR init_value __for_init_star_10 RPAR __ANON_20 return_types => for_init 2 3* 6
 for_keyword: FOR => for_keyword 0
 foreach: foreach_keyword LPAR new_values RPAR COLON integer_type EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 5 8 12 14
 foreach: foreach_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 6 10 12
@@ -373,8 +512,8 @@ group_type: GROUP LESSTHAN memref_type X dim group_offset MORETHAN => group_type
 hadamard_product: hadamard_product_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 3 5 7 9
 hadamard_product: hadamard_product_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 2 4 6 8 10
 hadamard_product_keyword: HADAMARD_PRODUCT => hadamard_product_keyword 0
-if: if_keyword LOCAL_ID __ANON_9 return_types region => if 0 1 3 4
-if: if_keyword LOCAL_ID __ANON_9 return_types region ELSE region => if 0 1 3 4 6
+if: if_keyword LOCAL_ID __ANON_20 return_types region => if 0 1 3 4
+if: if_keyword LOCAL_ID __ANON_20 return_types region ELSE region => if 0 1 3 4 6
 if: if_keyword LOCAL_ID region => if 0 1 2
 if: if_keyword LOCAL_ID region ELSE region => if 0 1 2 4
 if_keyword: IF => if_keyword 0
@@ -402,11 +541,20 @@ load: load_keyword LOCAL_ID LSQB indices RSQB COLON scalar_type => load 0 1 3 6
 load_keyword: LOAD => load_keyword 0
 local_fence: __ANON_8 => local_fence 0
 math_unary: math_unary_keyword LOCAL_ID COLON scalar_type => math_unary 0 1 3
-math_unary_keyword: __ANON_40 => math_unary_keyword 0
-math_unary_keyword: __ANON_41 => math_unary_keyword 0
+math_unary_keyword: __ANON_51 => math_unary_keyword 0
+math_unary_keyword: __ANON_52 => math_unary_keyword 0
 matrix_use: MATRIX_A => matrix_use 0
 matrix_use: MATRIX_ACC => matrix_use 0
 matrix_use: MATRIX_B => matrix_use 0
+memory_scope: __ANON_10 => memory_scope 0
+memory_scope: __ANON_11 => memory_scope 0
+memory_scope: __ANON_12 => memory_scope 0
+memory_scope: __ANON_9 => memory_scope 0
+memory_semantics: __ANON_13 => memory_semantics 0
+memory_semantics: __ANON_14 => memory_semantics 0
+memory_semantics: __ANON_15 => memory_semantics 0
+memory_semantics: __ANON_16 => memory_semantics 0
+memory_semantics: __ANON_17 => memory_semantics 0
 memref_layout: STRIDED LESSTHAN MORETHAN => memref_layout
 memref_layout: STRIDED LESSTHAN dim MORETHAN => memref_layout 2
 memref_layout: STRIDED LESSTHAN dim __memref_layout_star_4 MORETHAN => memref_layout 2 3*
@@ -424,6 +572,8 @@ new_values: LOCAL_ID => new_values 0
 new_values: LOCAL_ID __results_star_8 => new_values 0 1*
 parallel: parallel_keyword region => parallel 0 1
 parallel_keyword: PARALLEL => parallel_keyword 0
+reduce_mode: __ANON_18 => reduce_mode 0
+reduce_mode: __ANON_19 => reduce_mode 0
 region: LBRACE RBRACE => region
 region: LBRACE __region_star_2 RBRACE => region 1*
 results: LOCAL_ID => results 0
@@ -459,15 +609,15 @@ store_keyword: STORE => store_keyword 0
 subgroup_broadcast: subgroup_broadcast_keyword LOCAL_ID COMMA LOCAL_ID COLON scalar_type => subgroup_broadcast 0 1 3 5
 subgroup_broadcast_keyword: SUBGROUP_BROADCAST => subgroup_broadcast_keyword 0
 subgroup_operation: subgroup_operation_keyword LOCAL_ID COLON scalar_type => subgroup_operation 0 1 3
-subgroup_operation_keyword: __ANON_42 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_43 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_44 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_45 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_46 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_47 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_48 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_49 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_50 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_53 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_54 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_55 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_56 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_57 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_58 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_59 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_60 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_61 => subgroup_operation_keyword 0
 subview: subview_keyword LOCAL_ID LSQB RSQB COLON memref_type => subview 0 1 5
 subview: subview_keyword LOCAL_ID LSQB slice RSQB COLON memref_type => subview 0 1 3 6
 subview: subview_keyword LOCAL_ID LSQB slice __subview_star_11 RSQB COLON memref_type => subview 0 1 3 4* 7
@@ -523,13 +673,30 @@ INDEX
 MEMREF
 VOID
 ALLOCA
+ATOMIC_ADD
+ATOMIC_LOAD
+ATOMIC_MAX
+ATOMIC_MIN
+ATOMIC_STORE
 AXPBY
 BARRIER
 CAST
 CONSTANT
+COOPERATIVE_MATRIX_APPLY
+COOPERATIVE_MATRIX_ATOMIC_ADD
+COOPERATIVE_MATRIX_ATOMIC_LOAD
+COOPERATIVE_MATRIX_ATOMIC_MAX
+COOPERATIVE_MATRIX_ATOMIC_MIN
+COOPERATIVE_MATRIX_ATOMIC_STORE
 COOPERATIVE_MATRIX_CONSTRUCT
+COOPERATIVE_MATRIX_EXTRACT
+COOPERATIVE_MATRIX_INSERT
 COOPERATIVE_MATRIX_LOAD
 COOPERATIVE_MATRIX_MUL_ADD
+COOPERATIVE_MATRIX_PREFETCH
+COOPERATIVE_MATRIX_REDUCE_ADD
+COOPERATIVE_MATRIX_REDUCE_MAX
+COOPERATIVE_MATRIX_REDUCE_MIN
 COOPERATIVE_MATRIX_SCALE
 COOPERATIVE_MATRIX_STORE
 CUMSUM
@@ -552,17 +719,6 @@ SUBGROUP_BROADCAST
 SUBVIEW
 SUM
 YIELD
-__ANON_10
-__ANON_11
-__ANON_12
-__ANON_13
-__ANON_14
-__ANON_15
-__ANON_16
-__ANON_17
-__ANON_18
-__ANON_19
-__ANON_20
 __ANON_21
 __ANON_22
 __ANON_23
@@ -593,8 +749,19 @@ __ANON_47
 __ANON_48
 __ANON_49
 __ANON_50
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID MORETHAN PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+__ANON_51
+__ANON_52
+__ANON_53
+__ANON_54
+__ANON_55
+__ANON_56
+__ANON_57
+__ANON_58
+__ANON_59
+__ANON_60
+__ANON_61
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID MORETHAN PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
 LESSTHAN
 COMMA LBRACE RPAR
 COMMA RPAR
@@ -606,50 +773,67 @@ SUBGROUP_SIZE
 UNROLL
 WORK_GROUP_SIZE
 COLON LBRACE
+LOCAL_ID __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_9
 __ANON_0 __ANON_1
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_7 __ANON_8
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_7 __ANON_8
 FALSE FLOAT INTEGER LSQB TRUE
-LOCAL_ID __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
+LOCAL_ID __ANON_0 __ANON_1 __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_4 __ANON_5 __ANON_6 __ANON_9
+LOCAL_ID __ANON_0 __ANON_1 __ANON_4 __ANON_5 __ANON_6
+INTEGER
+__ANON_18 __ANON_19
+LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
 LOCAL_ID __ANON_2
 EQUAL
-$END ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM ELSE EXPAND FOR FOREACH FUNC FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+$END ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM ELSE EXPAND FOR FOREACH FUNC FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
 LOCAL_ID __ANON_2 __ANON_3
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+__ANON_10
+__ANON_11
+__ANON_12
+__ANON_13
+__ANON_14
+__ANON_15
+__ANON_16
+__ANON_17
+__ANON_9
 __ANON_0
 __ANON_1
 __ANON_7
 __ANON_8
 FALSE
 FLOAT
-INTEGER
 LSQB
 TRUE
-__ANON_2
-__ANON_3
 __ANON_4
 __ANON_5
 __ANON_6
-ALLOCA AXPBY BARRIER CAST COLON COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR RSQB SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
-LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_4 __ANON_5 __ANON_6
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_8
+__ANON_18
+__ANON_19
+__ANON_2
+__ANON_3
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COLON COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR RSQB SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+LOCAL_ID __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17
+LOCAL_ID __ANON_0 __ANON_1 __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6 __ANON_9
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_8
 COLON COMMA RBRACE RSQB
-COLON EQUAL
-__ANON_9
+LOCAL_ID __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_2 __ANON_3 __ANON_9
+COLON COMMA EQUAL RPAR
+__ANON_20
 X
 MORETHAN
 COMMA EQUAL RPAR RSQB
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EQUAL EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
-ELSE
 RSQB
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EQUAL EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+ELSE
 QMARK
 GLOBAL
 LOCAL
 STRIDED
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
 COMMA MORETHAN X
 COMMA RBRACE RSQB
 COMMA RBRACE
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
 COMMA RSQB
 COLON COMMA RSQB X
 OFFSET
@@ -662,9 +846,9 @@ RSQB X
 """
 
 ACTIONS = """\
-r284 @0 s1 @1
+r406 @0 s1 @1
 s5 @2
-r285 @0 s1 @1
+r407 @0 s1 @1
 r21 @3
 
 s7 @4
@@ -675,752 +859,1475 @@ s12 @8 s13 @9
 s16 @10 s17 @6
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25 s34 @26
 s42 @9
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @5 s67 @49 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @5 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114
 s13 @9
-r187 @3
+r298 @3
 s8 @5
 s12 @8 s13 @9
-s194 @10 s195 @6
-r267 @98
-r112 @99
-r268 @98
-r269 @98
-s196 @100
-r270 @98
-r271 @98
-r272 @98
-s197 @100
-r273 @98
-r274 @98
-r275 @98
-r276 @98
-r277 @98
-s198 @100
-r325 @101
-r314 @101
-r315 @101
-r316 @101
-r317 @101
-r318 @101
-r66 @102 s42 @9
-r319 @101
-s200 @103 s201 @50 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r163 @9
-r65 @110
-r106 @111
-r111 @112
-r123 @5
-r136 @113
-r138 @5
-r141 @111
-r143 @5
-r145 @5
-r150 @114
-r154 @115
-r161 @5
-r182 @5
-r185 @4
-r193 @5
-r196 @111
-r199 @111
-r202 @115
-r209 @115
-r214 @5
-r227 @5
-r236 @5
-s210 @10 r263 @116
-r260 @9
-r261 @117
-r280 @5
-r292 @118
-r294 @5
-r308 @5
-r311 @111
-r328 @4
-r69 @5
-r70 @5
-r71 @5
-r72 @5
-r73 @5
-r74 @5
-r75 @5
-r76 @5
-r77 @5
-r78 @5
-r79 @5
+s233 @10 s234 @6
+r389 @115
+r152 @116
+r390 @115
+r391 @115
+s235 @117
+r392 @115
+r393 @115
+r394 @115
+s236 @117
+r395 @115
+r396 @115
+r397 @115
+r398 @115
+r399 @115
+s237 @117
+r447 @118
+r436 @118
+r437 @118
+r438 @118
+r439 @118
+r440 @118
+r77 @119 s42 @9
+r441 @118
+s239 @120 s240 @67 s241 @121 s242 @122 s243 @123 s244 @124 s245 @125 s246 @126
+r274 @9
+r76 @127
+r129 @128
+r111 @128
+r130 @128
+r131 @128
+r120 @128
+r146 @129
+r151 @130
+r163 @5
+r176 @131
+r178 @4
+r229 @132
+r195 @132
+r230 @132
+r231 @132
+r212 @132
+r233 @5
+r235 @5
+r237 @5
+r242 @133
+r244 @5
+r246 @134
+r248 @135
+r249 @135
+r250 @135
+r252 @5
+r261 @136
+r265 @137
+r272 @5
+r293 @5
+r296 @4
+r304 @5
+r307 @129
+r310 @129
+r313 @137
+r320 @137
+r325 @5
+r338 @5
+r347 @5
+s249 @10 r385 @138
+r380 @9
+r383 @139
+r402 @5
+r414 @140
+r416 @5
+r430 @5
+r433 @129
+r450 @4
 r80 @5
+r81 @5
 r82 @5
 r83 @5
 r84 @5
 r85 @5
 r86 @5
 r87 @5
-r116 @7
-r117 @7
-r118 @7
-r119 @7
-r120 @7
-r121 @7
-r128 @5
-r129 @5
-r130 @5
-r131 @5
-r132 @5
-r133 @5
-r239 @5
-r240 @5
-r296 @5
-r297 @5
-r298 @5
-r299 @5
-r300 @5
-r301 @5
-r302 @5
-r303 @5
-r304 @5
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @5 s67 @49 s212 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
-r219 @119
-r26 @119
-s214 @7 s42 @9
-r27 @119
-s216 @5
-r28 @119
-s217 @5
-r29 @119
-s218 @120 s219 @121
-r30 @119
-r107 @119 s221 @122 s222 @123
-r31 @119
-s225 @7
-r32 @119
-s226 @5
-r33 @119
-s227 @5
-r34 @119
-s228 @124 s229 @125 s230 @126 s231 @127 s232 @128
-r35 @119
-s236 @5
-r36 @119
-s218 @120 s219 @121
-r37 @119
-s238 @5
-r38 @119
-s239 @5
-r39 @119
-s240 @5 s241 @129 s242 @130 s243 @131 s244 @132 s245 @133
-r40 @119
-s248 @5 s249 @129
-r41 @119
-s251 @5
-r42 @119
-s252 @5
-r43 @119
-s254 @4
-r44 @119
+r88 @5
+r89 @5
+r90 @5
+r91 @5
+r93 @5
+r94 @5
+r95 @5
+r96 @5
+r97 @5
+r98 @5
+r156 @7
+r157 @7
+r158 @7
+r159 @7
+r160 @7
+r161 @7
+r168 @5
+r169 @5
+r170 @5
+r171 @5
+r172 @5
+r173 @5
+r350 @5
+r351 @5
+r418 @5
+r419 @5
+r420 @5
+r421 @5
+r422 @5
+r423 @5
+r424 @5
+r425 @5
+r426 @5
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @5 s84 @66 s251 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114
+r330 @141
+r26 @141
+s253 @7 s42 @9
+r27 @141
 s255 @5
-r45 @119
-s218 @120 s219 @121
-r46 @119
-s218 @120 s219 @121
-r47 @119
-s258 @5 s249 @129
-r48 @119
-s260 @5 s249 @129
-r49 @119
-s262 @5
-r15 @119
-r50 @119
-s263 @5
-r51 @119
-s264 @5
-r52 @119
-s265 @5
-r53 @119
+r28 @141
+s256 @5
+r29 @141
+s257 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+r30 @141
+s269 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+r31 @141
+s272 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+r32 @141
+s275 @151 s276 @152
+r33 @141
+r147 @141 s278 @153 s279 @154
+r34 @141
+s282 @7
+r35 @141
+s283 @5
+r36 @141
+s284 @5
+r37 @141
+s285 @155 s286 @156 s287 @134 s288 @157 s289 @158
+r38 @141
+s293 @4
+r39 @141
+s294 @5 s275 @151 s276 @152 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
+r40 @141
+s302 @5 s275 @151 s276 @152 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
+r41 @141
+s307 @5 s275 @151 s276 @152 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
+r42 @141
+s312 @5
+r43 @141
+s313 @5
+r44 @141
+s314 @5
+r45 @141
+s315 @5 s275 @151 s276 @152 s295 @159 s296 @160 s297 @161
+r46 @141
+s318 @5
+r47 @141
+s319 @134
+r48 @141
+s320 @162 s321 @163
+r49 @141
+s323 @5
+r50 @141
+s324 @5 s275 @151 s276 @152 s325 @164 s326 @165 s295 @159 s296 @160 s297 @161
+r51 @141
+s330 @5 s331 @164
+r52 @141
+s333 @5
+r53 @141
+s334 @5
+r54 @141
+s336 @4
+r55 @141
+s337 @5
+r56 @141
+s275 @151 s276 @152
+r57 @141
+s275 @151 s276 @152
+r58 @141
+s340 @5 s331 @164
+r59 @141
+s342 @5 s331 @164
+r60 @141
+s344 @5
+r15 @141
+r61 @141
+s345 @5
+r62 @141
+s346 @5
+r63 @141
+s347 @5
+r64 @141
 s13 @9
-s267 @116
-r54 @119
-s268 @5
-r55 @119
-s269 @5 s241 @129 s242 @130
-r56 @119
-s271 @5
-r57 @119
-s272 @5
-r58 @119
-s273 @5
-r59 @119
-s218 @120 s219 @121
-r60 @119
-s275 @4
-r186 @3
-r8 @102
+s349 @138
+r65 @141
+s350 @5
+r66 @141
+s351 @5 s325 @164 s326 @165
+r67 @141
+s353 @5
+r68 @141
+s354 @5
+r69 @141
+s355 @5
+r70 @141
+s275 @151 s276 @152
+r71 @141
+s357 @4
+r297 @3
+r8 @119
 s13 @9
-r189 @3
+r300 @3
 s8 @5
 s12 @8 s13 @9
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s33 @25
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r67 @102
-r97 @116
-r155 @134
-r98 @116
-r99 @116
-r100 @116
-r101 @116
-r102 @116
-r103 @116
-s283 @116
-s284 @10 s285 @50
-s287 @5
-s288 @10 r264 @116
-r262 @117
-r14 @119
+r78 @119
+r137 @138
+r266 @166
+r138 @138
+r139 @138
+r140 @138
+r141 @138
+r142 @138
+r143 @138
+s365 @138
+s366 @10 s367 @67
+s369 @5
+s370 @10 r386 @138
+r384 @139
+r14 @141
 s33 @25
-s290 @7
-s291 @10
-s292 @7
-r312 @135
-r313 @135
-s293 @5 s249 @129
-r203 @136
-r237 @119
-r108 @119 s222 @123
-r110 @119
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s302 @7
-s303 @10
-r113 @137
-r228 @7
-r229 @7
-s304 @125
-r114 @137
-r230 @7
-r231 @7
-s305 @7
-s306 @7
-s307 @5 s243 @131 s244 @132 s245 @133
-s309 @10
-s310 @10
-s311 @10
-r290 @5
-r291 @5
-r124 @118
-r125 @118
-r126 @118
-s312 @5 s241 @129 s242 @130
-s314 @5
-s315 @10
-r91 @5
-s316 @5
-s317 @127
-r256 @138
-s318 @7 s319 @116
-s320 @5
-s322 @127
-s218 @120 s219 @121
-s324 @5 s249 @129
-s326 @10
-s327 @5
-s328 @10
-s329 @5
-s13 @9 s330 @139
-r226 @119
-s332 @127
-s333 @7
-r259 @119
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s67 @49 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
-s335 @127
-s336 @10
-s337 @5
-s338 @10
-s339 @7
-s340 @127
-s341 @5 s249 @129
-s343 @5 s344 @6
-r188 @3
-r9 @102
-s13 @9
-r191 @3
-s347 @140
-s348 @140
-s349 @10 s350 @141 s351 @140
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-s200 @103 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r156 @134
-s362 @10 s363 @50
-r16 @142
-s364 @5
-r63 @119
-s33 @25
-s366 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s371 @10
-s372 @5
-r109 @119
-r221 @143
-r222 @143
-r223 @143
-r224 @143
-r225 @143
-r115 @119
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s374 @5
-s375 @10
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s23 @15
-s378 @127
-s379 @5
-s380 @5
-s381 @5
+s372 @7
+s373 @10
+s374 @7
+s375 @157
+r355 @167
+r356 @167
+r357 @167
+r359 @5
+r360 @5
+r361 @5
+r362 @5
+r363 @5
+r358 @167
+s376 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s378 @5
+s379 @10
+s380 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
 s382 @5
 s383 @10
-s384 @5
-s385 @10
+s384 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
 s386 @5
-s387 @10
-s388 @126
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s390 @5
-s210 @10 r257 @6
-s392 @6
-s393 @126
-s394 @5 s249 @129
-s396 @10
-s397 @5
-s398 @5
-s399 @10
-s400 @5
-s401 @10
-s402 @4
-r212 @119 s404 @144
-s405 @5 s406 @145
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r220 @119
-s409 @126
-s410 @5
-s411 @10
-s412 @5
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s414 @7 s415 @126 s416 @5 s417 @145
-s420 @10
-s421 @5
-s210 @10 r323 @6
-r326 @119
-s423 @6
-r190 @3
-s424 @126
-s425 @126 s426 @146
-s428 @147 s429 @148 s430 @149
-r250 @150
-s425 @126 s426 @146
-s434 @10 s435 @141 s351 @140
-r13 @151
-r92 @152
-s228 @124 s354 @126 s42 @9 s355 @127 s437 @145 s356 @106 s232 @128
-r93 @152
-r94 @152
-r255 @153
-r95 @152
-r96 @152
-r2 @153
-s200 @103 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r157 @134
-r17 @142
-r64 @119
-s440 @7
-r320 @154
-r321 @154
-r322 @154
-r81 @119
-s441 @5
+r434 @168
+r435 @168
+s387 @5 s331 @164
+r314 @169
+r348 @141
+r148 @141 s279 @154
+r150 @141
+s390 @20 s391 @21 s392 @22 s393 @23 s394 @24
+s396 @7
+s397 @10
+r153 @170
+r339 @7
+r340 @7
+s398 @156
+r154 @170
+r341 @7
+r342 @7
+s399 @7
+s334 @5
+s401 @157
+r164 @171
+r165 @171
+r166 @171
+s402 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+s405 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s407 @5
+s408 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
+s412 @10
+s413 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+s416 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s418 @5
+s419 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
+s423 @10
+s424 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+s427 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s429 @5
+s430 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
+s434 @7
+s435 @157
+s436 @10
+s437 @157
+s438 @5
+s439 @5 s295 @159 s296 @160 s297 @161
+s441 @10
 s442 @10
-r122 @119
-s443 @7
-s444 @125
-r135 @119
-r137 @119
-s445 @5
-s446 @127
-s447 @10
-s448 @7
-s449 @127
-s450 @5
-s451 @10
-s452 @5
-s453 @10
-s454 @5
-s455 @139
-s456 @116
-s457 @10
-s288 @10 r258 @6
-s458 @7 s459 @116
-s460 @10
-s461 @10
-s462 @5
-s463 @5
-s464 @10
+r381 @5
+r382 @5
+s443 @5
+s444 @10
+s445 @10
+r412 @5
+r413 @5
+s446 @5 s325 @164 s326 @165
+s448 @5
+s449 @5 s325 @164 s326 @165 s295 @159 s296 @160 s297 @161
+s452 @10
+r102 @5
+s453 @5
+s454 @157
+r376 @172
+s455 @7 s456 @138
+s457 @5
+s459 @157
+s275 @151 s276 @152
+s461 @5 s331 @164
+s463 @10
+s464 @5
 s465 @10
 s466 @5
-s467 @10
-s468 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s13 @9 s467 @173
+r337 @141
+s469 @157
+s470 @7
+r379 @141
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s84 @66 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114
+s472 @157
+s473 @10
+s474 @5
+s475 @10
+s476 @7
+s477 @157
+s478 @5 s331 @164
+s480 @5 s481 @6
+r299 @3
+r9 @119
 s13 @9
-s13 @9
-s210 @10 r216 @145
-s473 @7
-s474 @145
-r238 @119
-s475 @145
-s476 @127
-s477 @5
-s478 @7
-r295 @119
-r281 @155
-r24 @156
-r25 @156
-s479 @7
-s480 @7 r282 @155
-s481 @10 s482 @145
-s484 @5
-s485 @10
-s288 @10 r324 @6
-r327 @119
-s486 @140
-r158 @151
-r159 @151
-s487 @10 s488 @141
-r61 @141
-r62 @141
-s490 @100
-s491 @141
-s492 @10 s493 @141
-r278 @151
-s428 @147 s429 @148 s430 @149
-r254 @150
-r12 @151
-r88 @152
-s496 @10 s497 @145
-r3 @153
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s500 @10
+r302 @3
+s484 @174
+s485 @174
+s486 @10 s487 @175 s488 @174
+s285 @155 s491 @134 s42 @9 s492 @157 s493 @123 s289 @158
+s239 @120 s241 @121 s242 @122 s243 @123 s244 @124 s245 @125 s246 @126
+r267 @166
+s499 @10 s500 @67
+r16 @176
 s501 @5
-s20 @12
-s503 @145
-s504 @10
-s505 @5
-s506 @5
-s23 @15
-s508 @5
-s509 @127
-s510 @5
-s511 @127
-s512 @126
-s513 @10
-s415 @126 s416 @5
+r74 @141
+s33 @25
+s503 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s508 @5 s509 @177
+s511 @157
+s512 @5
+s513 @157
+s514 @5
+s515 @10
 s516 @5
-s517 @5
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s519 @4
-s520 @126
-s521 @5
+s517 @10
+s518 @5
+s519 @10
+s520 @5
+s521 @10
 s522 @10
-s523 @10
-s524 @5
+s523 @5
+r149 @141
+r332 @178
+r333 @178
+r334 @178
+r335 @178
+r336 @178
+r155 @141
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s525 @5
 s526 @10
-s527 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s528 @10
-s529 @10 s530 @6
-r210 @119 s532 @144
-r213 @119
-s288 @10 r217 @145
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s535 @7
-s536 @7
-s405 @5 s537 @145
-s539 @127
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s33 @25
-s415 @126 s416 @5
-s414 @7 s415 @126 s416 @5
-s544 @7
-s545 @10 s546 @145
-s547 @10
+s529 @5
+s530 @157
+s531 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s533 @5
+s534 @157
+s535 @5
+s536 @157
+s537 @157
+s538 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+s541 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s543 @5
+s544 @5
+s545 @10
+s546 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
 s548 @5
-s549 @126
-s550 @157
-r205 @101
-s551 @141
-s425 @126 s552 @141 s426 @146
-r247 @150
-s428 @147 s429 @148
-r249 @150
-s555 @141
-s556 @10 s557 @141
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-r89 @152
-s559 @10 s560 @145
-r68 @119
-s561 @5
-s562 @10
-r127 @119
-r134 @7
+s549 @10
+s550 @5
+s551 @10
+s552 @10
+s553 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+s556 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s558 @5
+s559 @5
+s560 @10
+s561 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
 s563 @5
 s564 @10
-s565 @7
-r144 @119
+s565 @5
 s566 @10
-s567 @5
-s568 @127
-s569 @5
-s570 @10
-s571 @126
-s572 @140
-s574 @145
-s575 @10
-s576 @10 s577 @158 s13 @9
-s580 @116
-s343 @5
-s582 @145
-s583 @10
+s567 @10
+s568 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
+s571 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s573 @5
+s23 @15
+s575 @134
+s576 @5
+s577 @5
+s578 @157
+s579 @157
+s580 @5
+s581 @5
+s582 @5
+s583 @7
 s584 @5
 s585 @5
 s586 @10
-s587 @10
-s588 @5
+s587 @5
+s588 @10
 s589 @10
-s590 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r265 @9
-s592 @10 s593 @6
-s13 @9
-r232 @119
-r233 @119
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s597 @24
-r286 @119
-s599 @145
-s405 @5 s600 @145
-r293 @119
-r305 @119
-r283 @155
-r22 @155
-s33 @25
-s414 @7 s415 @126 s416 @5
-s604 @7
+s590 @5 s325 @164 s326 @165
+s592 @5
+s593 @5
+s594 @10
+s595 @134
+s390 @20 s391 @21 s392 @22 s393 @23 s394 @24
+s597 @5
+s249 @10 r377 @6
+s599 @6
+s600 @134
+s601 @5 s331 @164
+s603 @10
+s604 @5
 s605 @5
 s606 @10
-s607 @10
-s608 @7
-r206 @101
-r244 @159
-s609 @10 s610 @141
-s612 @141
-r251 @150
-s428 @147 s429 @148
-r253 @150
-r0 @155
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-r90 @152
-s615 @10
+s607 @5
+s608 @10
+s609 @4
+r323 @141 s611 @179
+s508 @5 s612 @177
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r331 @141
+s615 @134
 s616 @5
-s617 @145
+s617 @10
 s618 @5
-s23 @15
-s620 @5
-s621 @10
-s622 @5
-s623 @10
-s624 @5
-s625 @10
-s415 @126 s416 @5
-r162 @145 s627 @140
-s628 @7
-s629 @5
-s630 @5
-s631 @4
-s13 @9
-r178 @119 s42 @9
-s634 @4
-s635 @6
-s636 @7
-s637 @5
-s638 @10
-s639 @10
-s640 @5
-s641 @5
-s642 @10
-s643 @5
-s644 @10
-r18 @102
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r266 @9
-r211 @119
-r234 @119
-r235 @119
-r215 @119
-r279 @119
-r287 @119
-r288 @119
-s646 @145
-r306 @119
-r23 @155
-s33 @25
-s648 @10
-s649 @5
-s650 @160 s651 @161 s652 @162
-s425 @126 s426 @146
-s425 @126 s426 @146
-r245 @159
-s656 @10 s657 @141
-r248 @150
-s658 @141
-r1 @155
-s659 @5
-s660 @10
-s661 @7
-s662 @145
-r142 @119
-s663 @145
-s664 @5
-s665 @10
-s666 @5
-s667 @10
-s668 @5
-r4 @163
-s415 @126 s416 @5
-s33 @25
-s671 @10 s577 @158 s13 @9
-s577 @158 s13 @9
-s252 @5
-r176 @119 s42 @9
-r179 @119
-s343 @5
-s680 @10
-s33 @25
-s682 @10
-s683 @5
-s684 @5
-s685 @10
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s620 @7 s621 @134 s622 @5 s623 @177
+s626 @10
+s627 @5
+s249 @10 r445 @6
+r448 @141
+s629 @6
+r301 @3
+s630 @134
+s631 @134 s632 @180
+s634 @181 s635 @182 s636 @183
+r370 @184
+s631 @134 s632 @180
+s640 @10 s641 @175 s488 @174
+r13 @185
+r132 @186
+s285 @155 s491 @134 s42 @9 s492 @157 s643 @177 s493 @123 s289 @158
+r133 @186
+r134 @186
+r375 @187
+r135 @186
+r136 @186
+r2 @187
+s239 @120 s241 @121 s242 @122 s243 @123 s244 @124 s245 @125 s246 @126
+r268 @166
+r17 @176
+r75 @141
+s646 @7
+r442 @188
+r443 @188
+r444 @188
+r92 @141
+s249 @10 r327 @177
+s648 @7
+s649 @177
+s508 @5 s650 @177
+s652 @157
+s508 @5 s653 @177
+s655 @157
+s656 @5
+s657 @10
+s658 @5
+s659 @157
+s660 @5
+s661 @10
+s662 @5
+s663 @5
+s664 @10
+r162 @141
+s665 @7
+s666 @156
+r175 @141
+s334 @5
+s668 @10
+s669 @5
+s670 @157
+s671 @5
+s672 @157
+s673 @5
+s674 @157
+s675 @5
+s676 @5
+s677 @157
+s678 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s680 @5
+s681 @157
+s682 @5
+s683 @157
+s684 @157
+s685 @5
 s686 @10
 s687 @5
 s688 @10
 s689 @5
-r19 @102
-r289 @119
-r307 @119
-s690 @5
-s691 @10
-r241 @141
-r242 @141
-r243 @141
-s692 @141
-r204 @141
-r10 @159
-s425 @126 s426 @146
-r246 @159
-r252 @150
-r104 @119
-s694 @5
-s23 @15
-s696 @7
-r146 @119
-s697 @145
+s690 @10
+s691 @5
+s692 @5
+s693 @10
+s694 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s696 @5
+s697 @10
 s698 @5
-s699 @145
-s700 @5
-s701 @10
-r5 @163
-r160 @119
-s702 @5
-s13 @9
-r170 @119 s42 @9
-s13 @9
-r174 @119 s42 @9
-s707 @10 s708 @6
-s710 @116
-r177 @119
-s711 @6
-s712 @4
-r192 @119
-s713 @5
-s714 @10
+s699 @10
+s700 @157
+s701 @5
+s702 @10
+s703 @5
+s704 @10
+s705 @5
+s706 @10
+s707 @5
+s708 @5
+s709 @10
+s710 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s712 @5
+s713 @10
+s714 @5
 s715 @10
-s716 @5
-s717 @5
+r232 @141
+s716 @177
+s717 @157
 s718 @10
 s719 @5
-s720 @10
-r309 @119
-s721 @5
-r151 @99
-r11 @159
-r105 @119
-r139 @119
+s720 @5
+s721 @157
+s722 @10
+s723 @157
 s23 @15
-r147 @119
-s723 @145
-r149 @119
-r152 @119
-s724 @5
-s577 @158 s13 @9
-r168 @119 s42 @9
-r171 @119
-r172 @119 s42 @9
-r175 @119
-s252 @5
-s730 @139
-s731 @10 s732 @6
-s733 @5
+s725 @7
+s726 @157
+s727 @5
+s728 @10
+s729 @5
+s730 @5
+s731 @10
+s732 @5
+s733 @10
 s734 @10
-s343 @5
-s736 @10
-s737 @5
-s738 @5
-s739 @10
-r200 @119
-s740 @5
-r207 @119
-s741 @5
-r310 @119
-r140 @119
-r148 @119
-r153 @119
-s13 @9
-r166 @119 s42 @9
-r169 @119
-r173 @119
-r6 @102
-s402 @4
-s252 @5
-s746 @139
-r218 @102
-s747 @4
-s748 @6
+s735 @5
+s736 @173
+s737 @138
+s738 @10
+s370 @10 r378 @6
+s739 @7 s740 @138
+s741 @10
+s742 @10
+s743 @5
+s744 @5
+s745 @10
+s746 @10
+s747 @5
+s748 @10
 s749 @5
-s750 @10
-r197 @119
-s751 @5
-r201 @119
-r208 @119
-r164 @119 s42 @9
-r167 @119
-r180 @9
-r7 @102
-s402 @4
-s343 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s13 @9
-r194 @119
-s756 @5
-r198 @119
-r165 @119
-r181 @9
-s757 @6
-r184 @119
-r195 @119
 s13 @9
-r183 @119
+s753 @7
+s754 @177
+r349 @141
+s755 @177
+s756 @157
+s757 @5
+s758 @7
+r417 @141
+r403 @189
+r24 @190
+r25 @190
+s759 @7
+s760 @7 r404 @189
+s761 @10 s762 @177
+s764 @5
+s765 @10
+s370 @10 r446 @6
+r449 @141
+s766 @174
+r269 @185
+r270 @185
+s767 @10 s768 @175
+r72 @175
+r73 @175
+s770 @117
+s771 @175
+s772 @10 s773 @175
+r400 @185
+s634 @181 s635 @182 s636 @183
+r374 @184
+r12 @185
+r99 @186
+s776 @10 s777 @177
+r3 @187
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s370 @10 r328 @177
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s781 @7
+s782 @7
+s783 @177
+s508 @5 s784 @177
+s786 @7
+s787 @177
+s508 @5 s788 @177
+s790 @157
+s791 @5
+s792 @157
+s508 @5 s793 @177
+s795 @157
+s796 @5
+s797 @157
+s798 @10
+s799 @5
+s20 @12
+s801 @177
+s802 @10
+s803 @5
+s804 @10
+s805 @5
+s806 @157
+s807 @5
+s808 @10
+s809 @5
+s810 @10
+s811 @10
+s812 @5
+s813 @157
+s814 @5
+s815 @157
+s816 @5
+s817 @157
+s818 @5
+s819 @5
+s820 @157
+s821 @5
+s822 @10
+s823 @5
+s824 @157
+s825 @5
+s826 @157
+s827 @157
+s828 @5
+s829 @10
+s830 @5
+s831 @10
+s832 @5
+s833 @10
+s834 @5
+s835 @5
+s836 @157
+s837 @5
+s838 @10
+s839 @5
+s840 @157
+s841 @5
+s842 @157
+s843 @157
+s844 @5
+s845 @10
+s846 @5
+s847 @10
+s848 @5
+s849 @10
+s850 @5
+s851 @7
+s852 @134
+s853 @5
+s854 @10
+s855 @10
+s856 @5
+s857 @5
+s858 @5
+r247 @141
+s23 @15
+s860 @5
+s861 @157
+s862 @5
+s863 @157
+s864 @157
+s865 @5
+s866 @10
+s867 @5
+s868 @134
+s869 @10
+s621 @134 s622 @5
+s872 @5
+s873 @5
+s390 @20 s391 @21 s392 @22 s393 @23 s394 @24
+s875 @4
+s876 @134
+s877 @5
+s878 @10
+s879 @10
+s880 @5
+s881 @5
+s882 @10
+s883 @5
+s884 @10
+s885 @10 s886 @6
+r321 @141 s888 @179
+r324 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s891 @7
+s892 @7
+s508 @5 s893 @177
+s895 @157
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s33 @25
+s621 @134 s622 @5
+s620 @7 s621 @134 s622 @5
+s900 @7
+s901 @10 s902 @177
+s903 @10
+s904 @5
+s905 @134
+s906 @191
+r316 @118
+s907 @175
+s631 @134 s908 @175 s632 @180
+r367 @184
+s634 @181 s635 @182
+r369 @184
+s911 @175
+s912 @10 s913 @175
+s285 @155 s491 @134 s42 @9 s492 @157 s493 @123 s289 @158
+r100 @186
+s915 @10 s916 @177
+r79 @141
+r103 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s919 @7
+s920 @7
+s921 @177
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s923 @7
+r112 @141
+s924 @177
+s508 @5 s925 @177
+s927 @157
+s508 @5 s928 @177
+s930 @7
+s931 @177
+s508 @5 s932 @177
+s934 @157
+s508 @5 s935 @177
+s937 @5
+s938 @10
+r167 @141
+r174 @7
+s334 @5
+s940 @177
+s941 @5
+s942 @10
+s943 @5
+s944 @10
+s945 @5
+s946 @10
+s947 @5
+s948 @5
+s949 @10
+s950 @5
+s951 @157
+s952 @5
+s953 @10
+s954 @5
+s955 @10
+s956 @10
+s957 @5
+s958 @157
+s959 @5
+s960 @157
+s961 @5
+s962 @157
+s963 @5
+s964 @5
+s965 @157
+s966 @5
+s967 @10
+s968 @5
+s969 @157
+s970 @5
+s971 @157
+s972 @10
+s973 @5
+s974 @157
+s975 @5
+s976 @157
+s977 @5
+s978 @157
+s979 @5
+s980 @5
+s981 @157
+s982 @5
+s983 @10
+s984 @5
+s985 @157
+s986 @5
+s987 @157
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s989 @177
+s990 @177
+s991 @5
+s992 @5
+s993 @10
+s994 @7
+s995 @10
+r251 @141
+s996 @10
+s997 @5
+s998 @157
+s999 @5
+s1000 @5
+s1001 @157
+s1002 @5
+s1003 @157
+s1004 @10
+s1005 @134
+s1006 @174
+s1008 @177
+s1009 @10
+s1010 @10 s1011 @192 s13 @9
+s1014 @138
+s480 @5
+s1016 @177
+s1017 @10
+s1018 @5
+s1019 @5
+s1020 @10
+s1021 @10
+s1022 @5
+s1023 @10
+s1024 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r387 @9
+s1026 @10 s1027 @6
+s13 @9
+r343 @141
+r344 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s1031 @24
+r408 @141
+s1033 @177
+s508 @5 s1034 @177
+r415 @141
+r427 @141
+r405 @189
+r22 @189
+s33 @25
+s620 @7 s621 @134 s622 @5
+s1038 @7
+s1039 @5
+s1040 @10
+s1041 @10
+s1042 @7
+r317 @118
+r364 @193
+s1043 @10 s1044 @175
+s1046 @175
+r371 @184
+s634 @181 s635 @182
+r373 @184
+r0 @189
+s285 @155 s491 @134 s42 @9 s492 @157 s493 @123 s289 @158
+r101 @186
+r104 @141
+r105 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1051 @7
+r109 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r113 @141
+r114 @141
+s1053 @177
+s508 @5 s1054 @177
+r118 @141
+s1056 @177
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1058 @7
+s1059 @7
+s1060 @177
+s508 @5 s1061 @177
+s1063 @7
+s1064 @177
+s1065 @10
+s1066 @5
+s1067 @6
+s1068 @7
+s1069 @177
+s1070 @5
+s1071 @10
+s1072 @5
+s1073 @177
+s1074 @5
+s1075 @177
+s1076 @177
+s1077 @5
+s1078 @10
+s1079 @5
+s1080 @10
+s1081 @5
+s1082 @10
+s1083 @5
+s1084 @5
+s1085 @10
+s1086 @5
+s1087 @157
+s1088 @5
+s1089 @10
+s1090 @5
+s1091 @10
+s1092 @10
+s1093 @5
+s1094 @157
+s1095 @5
+s1096 @157
+s1097 @5
+s1098 @157
+s1099 @5
+s1100 @5
+s1101 @10
+s1102 @5
+s1103 @157
+s1104 @5
+s1105 @10
+s1106 @5
+s1107 @10
+s1108 @10
+s1109 @5
+s1110 @157
+s1111 @5
+s1112 @157
+s1113 @5
+s1114 @157
+s1115 @5
+r234 @141
+s1116 @7
+s1117 @7
+s1118 @177
+s1119 @177
+s1120 @5
+s23 @15
+s1122 @5
+s1123 @5
+s1124 @10
+s1125 @5
+s1126 @10
+s1127 @10
+s1128 @5
+s1129 @157
+s1130 @5
+s1131 @5
+s1132 @10
+s621 @134 s622 @5
+r273 @177 s1134 @174
+s1135 @7
+s1136 @5
+s1137 @5
+s1138 @4
+s13 @9
+r289 @141 s42 @9
+s1141 @4
+s1142 @6
+s1143 @7
+s1144 @5
+s1145 @10
+s1146 @10
+s1147 @5
+s1148 @5
+s1149 @10
+s1150 @5
+s1151 @10
+r18 @119
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r388 @9
+r322 @141
+r345 @141
+r346 @141
+r326 @141
+r401 @141
+r409 @141
+r410 @141
+s1153 @177
+r428 @141
+r23 @189
+s33 @25
+s1155 @10
+s1156 @5
+s1157 @194 s1158 @195 s1159 @196
+s631 @134 s632 @180
+s631 @134 s632 @180
+r365 @193
+s1163 @10 s1164 @175
+r368 @184
+s1165 @175
+r1 @189
+r106 @141
+r107 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r110 @141
+r115 @141
+r116 @141
+s1167 @177
+r119 @141
+r121 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1170 @7
+s1171 @7
+s1172 @177
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1174 @7
+s1175 @5
+s1176 @10
+s1177 @138
+s23 @15
+s1179 @7
+s1180 @177
+s1181 @5
+s1182 @177
+s1183 @7
+s1184 @177
+s1185 @7
+s1186 @7
+s1187 @177
+s1188 @5
+s1189 @10
+s1190 @5
+s1191 @177
+s1192 @5
+s1193 @177
+s1194 @177
+s1195 @5
+s1196 @10
+s1197 @5
+s1198 @10
+s1199 @5
+s1200 @10
+s1201 @5
+s1202 @5
+s1203 @10
+s1204 @5
+s1205 @157
+s1206 @5
+s1207 @10
+s1208 @5
+s1209 @10
+s1210 @177
+s1211 @5
+s1212 @10
+s1213 @5
+s1214 @10
+s1215 @5
+s1216 @10
+s1217 @5
+s1218 @5
+s1219 @10
+s1220 @5
+s1221 @157
+s1222 @5
+s1223 @10
+s1224 @5
+s1225 @10
+s23 @15
+s23 @15
+s1228 @7
+s1229 @7
+s1230 @177
+r243 @141
+s1231 @177
+s1232 @177
+s1233 @5
+s1234 @10
+s1235 @5
+s1236 @5
+s1237 @10
+s1238 @5
+s1239 @10
+s1240 @10
+s1241 @5
+r4 @197
+s621 @134 s622 @5
+s33 @25
+s1244 @10 s1011 @192 s13 @9
+s1011 @192 s13 @9
+s334 @5
+r287 @141 s42 @9
+r290 @141
+s480 @5
+s1253 @10
+s33 @25
+s1255 @10
+s1256 @5
+s1257 @5
+s1258 @10
+s1259 @10
+s1260 @5
+s1261 @10
+s1262 @5
+r19 @119
+r411 @141
+r429 @141
+s1263 @5
+s1264 @10
+r352 @175
+r353 @175
+r354 @175
+s1265 @175
+r315 @175
+r10 @193
+s631 @134 s632 @180
+r366 @193
+r372 @184
+r108 @141
+r117 @141
+r122 @141
+r123 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1269 @7
+r127 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r144 @141
+s1271 @5
+s1272 @5
+r179 @141
+s23 @15
+s1274 @7
+s1275 @177
+s1276 @7
+s23 @15
+s1278 @7
+s23 @15
+s23 @15
+s1281 @7
+s1282 @177
+s1283 @5
+s1284 @177
+s1285 @7
+s1286 @177
+s1287 @7
+r196 @141
+s1288 @177
+s1289 @5
+s1290 @10
+s1291 @5
+s1292 @177
+s1293 @5
+s1294 @177
+s1295 @177
+s1296 @5
+s1297 @10
+s1298 @5
+s1299 @10
+s1300 @5
+s1301 @10
+s1302 @5
+s1303 @7
+s1304 @177
+s1305 @5
+s1306 @10
+s1307 @5
+s1308 @177
+s1309 @5
+s1310 @177
+s1311 @177
+s1312 @5
+s1313 @10
+s1314 @5
+s1315 @10
+s1316 @5
+s1317 @10
+s1318 @5
+r236 @141
+r238 @141
+s23 @15
+s23 @15
+s1321 @7
+s1322 @10
+r253 @141
+s1323 @177
+s1324 @5
+s1325 @177
+s1326 @177
+s1327 @5
+s1328 @10
+s1329 @5
+s1330 @5
+s1331 @10
+r5 @197
+r271 @141
+s1332 @5
+s13 @9
+r281 @141 s42 @9
+s13 @9
+r285 @141 s42 @9
+s1337 @10 s1338 @6
+s1340 @138
+r288 @141
+s1341 @6
+s1342 @4
+r303 @141
+s1343 @5
+s1344 @10
+s1345 @10
+s1346 @5
+s1347 @5
+s1348 @10
+s1349 @5
+s1350 @10
+r431 @141
+s1351 @5
+r262 @116
+r11 @193
+r124 @141
+r125 @141
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r128 @141
+r145 @141
+s1353 @173
+r180 @141
+s23 @15
+s1355 @7
+s23 @15
+r184 @141
+s23 @15
+r186 @141
+r187 @141
+s23 @15
+s1359 @7
+s1360 @177
+s1361 @7
+s23 @15
+s1363 @7
+s23 @15
+r197 @141
+s1365 @177
+s1366 @5
+s1367 @177
+r201 @141
+s1368 @177
+r203 @141
+r204 @141
+s1369 @177
+s1370 @5
+s1371 @10
+s1372 @5
+s1373 @177
+s1374 @5
+s1375 @177
+s23 @15
+s1377 @7
+s1378 @177
+s1379 @5
+s1380 @177
+s1381 @7
+s1382 @177
+s1383 @7
+s1384 @7
+s1385 @177
+s1386 @5
+s1387 @10
+s1388 @5
+s1389 @177
+s1390 @5
+s1391 @177
+r239 @141
+r240 @141
+s23 @15
+s1393 @134
+r254 @141
+s1394 @177
+r256 @141
+r257 @141
+s1395 @177
+s1396 @5
+s1397 @177
+r263 @141
+s1398 @5
+s1011 @192 s13 @9
+r279 @141 s42 @9
+r282 @141
+r283 @141 s42 @9
+r286 @141
+s334 @5
+s1404 @173
+s1405 @10 s1406 @6
+s1407 @5
+s1408 @10
+s480 @5
+s1410 @10
+s1411 @5
+s1412 @5
+s1413 @10
+r311 @141
+s1414 @5
+r318 @141
+s1415 @5
+r432 @141
+r126 @141
+s23 @15
+r181 @141
+s23 @15
+r183 @141
+r185 @141
+r188 @141
+s23 @15
+s1419 @7
+s23 @15
+r192 @141
+s23 @15
+r194 @141
+r198 @141
+s1422 @177
+r200 @141
+r202 @141
+r205 @141
+s1423 @177
+s1424 @5
+s1425 @177
+r209 @141
+s1426 @177
+r211 @141
+r213 @141
+s23 @15
+s1428 @7
+s1429 @177
+s1430 @7
+s23 @15
+s1432 @7
+s23 @15
+s23 @15
+s1435 @7
+s1436 @177
+s1437 @5
+s1438 @177
+s1439 @7
+s1440 @177
+s1441 @7
+r241 @141
+s1442 @10
+r255 @141
+r258 @141
+s1443 @177
+r260 @141
+r264 @141
+s13 @9
+r277 @141 s42 @9
+r280 @141
+r284 @141
+r6 @119
+s609 @4
+s334 @5
+s1448 @173
+r329 @119
+s1449 @4
+s1450 @6
+s1451 @5
+s1452 @10
+r308 @141
+s1453 @5
+r312 @141
+r319 @141
+s13 @9
+r182 @141
+r189 @141
+s23 @15
+r191 @141
+r193 @141
+r199 @141
+r206 @141
+s1456 @177
+r208 @141
+r210 @141
+r214 @141
+s23 @15
+s1458 @7
+s23 @15
+r218 @141
+s23 @15
+r220 @141
+r221 @141
+s23 @15
+s1462 @7
+s1463 @177
+s1464 @7
+s23 @15
+s1466 @7
+s23 @15
+s1468 @134
+r259 @141
+r275 @141 s42 @9
+r278 @141
+r291 @9
+r7 @119
+s609 @4
+s480 @5
+s13 @9
+r305 @141
+s1473 @5
+r309 @141
+r177 @141
+r190 @141
+r207 @141
+r215 @141
+s23 @15
+r217 @141
+r219 @141
+r222 @141
+s23 @15
+s1476 @7
+s23 @15
+r226 @141
+s23 @15
+r228 @141
+r245 @141
+r276 @141
+r292 @9
+s1479 @6
+r295 @141
+r306 @141
+r216 @141
+r223 @141
+s23 @15
+r225 @141
+r227 @141
+s13 @9
+r224 @141
+r294 @141
 """
 
 GOTOS = """\
@@ -1437,11 +2344,11 @@ fn_attributes=14 region=15
 __function_star_1=18
 bool_type=35 coopmatrix_type=36 group_type=37 memref_type=38 scalar_type=39 type=40 void_type=41
 dictionary=43
-__region_star_2=116 _operation=117 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 instruction=166 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 results=175 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
-region=190
+__region_star_2=133 _operation=134 alloca=135 alloca_keyword=136 arith_binary=137 arith_binary_keyword=138 arith_unary=139 arith_unary_keyword=140 atomic_load=141 atomic_load_keyword=142 atomic_store=143 atomic_store_keyword=144 atomic_update=145 atomic_update_keyword=146 axpby=147 axpby_keyword=148 barrier=149 barrier_keyword=150 builtin=151 builtin_keyword=152 cast=153 cast_keyword=154 cmp=155 cmp_keyword=156 constant=157 constant_keyword=158 coop_matrix_apply=159 coop_matrix_apply_keyword=160 coop_matrix_atomic_load=161 coop_matrix_atomic_load_keyword=162 coop_matrix_atomic_store=163 coop_matrix_atomic_store_keyword=164 coop_matrix_atomic_update=165 coop_matrix_atomic_update_keyword=166 coop_matrix_construct=167 coop_matrix_construct_keyword=168 coop_matrix_extract=169 coop_matrix_extract_keyword=170 coop_matrix_insert=171 coop_matrix_insert_keyword=172 coop_matrix_load=173 coop_matrix_load_keyword=174 coop_matrix_mul_add=175 coop_matrix_mul_add_keyword=176 coop_matrix_prefetch=177 coop_matrix_prefetch_keyword=178 coop_matrix_reduce=179 coop_matrix_reduce_keyword=180 coop_matrix_scale=181 coop_matrix_scale_keyword=182 coop_matrix_store=183 coop_matrix_store_keyword=184 cumsum=185 cumsum_keyword=186 expand=187 expand_keyword=188 for=189 for_keyword=190 foreach=191 foreach_keyword=192 fuse=193 fuse_keyword=194 gemm=195 gemm_keyword=196 gemv=197 gemv_keyword=198 ger=199 ger_keyword=200 hadamard_product=201 hadamard_product_keyword=202 if=203 if_keyword=204 instruction=205 lifetime_stop=206 lifetime_stop_keyword=207 load=208 load_keyword=209 math_unary=210 math_unary_keyword=211 parallel=212 parallel_keyword=213 results=214 size=215 size_keyword=216 store=217 store_keyword=218 subgroup_broadcast=219 subgroup_broadcast_keyword=220 subgroup_operation=221 subgroup_operation_keyword=222 subview=223 subview_keyword=224 sum=225 sum_keyword=226 yield=227 yield_keyword=228
+region=229
 
-argument=191
-fn_attributes=192 region=193
+argument=230
+fn_attributes=231 region=232
 
 
 
@@ -1464,9 +2371,9 @@ fn_attributes=192 region=193
 
 
 
-dictionary=199
+dictionary=238
 
-attribute_name=208 named_attribute=209
+attribute_name=247 named_attribute=248
 
 
 
@@ -1490,7 +2397,6 @@ attribute_name=208 named_attribute=209
 
 
 
-__results_star_8=211
 
 
 
@@ -1508,6 +2414,7 @@ __results_star_8=211
 
 
 
+__results_star_8=250
 
 
 
@@ -1540,18 +2447,14 @@ __results_star_8=211
 
 
 
-_operation=117 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 instruction=213 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 results=175 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
 
 
-dictionary=215
 
 
 
 
 
-transpose=220
 
-global_fence=223 local_fence=224
 
 
 
@@ -1559,109 +2462,114 @@ global_fence=223 local_fence=224
 
 
 
-boolean=233 complex=234 literal=235
 
 
+_operation=134 alloca=135 alloca_keyword=136 arith_binary=137 arith_binary_keyword=138 arith_unary=139 arith_unary_keyword=140 atomic_load=141 atomic_load_keyword=142 atomic_store=143 atomic_store_keyword=144 atomic_update=145 atomic_update_keyword=146 axpby=147 axpby_keyword=148 barrier=149 barrier_keyword=150 builtin=151 builtin_keyword=152 cast=153 cast_keyword=154 cmp=155 cmp_keyword=156 constant=157 constant_keyword=158 coop_matrix_apply=159 coop_matrix_apply_keyword=160 coop_matrix_atomic_load=161 coop_matrix_atomic_load_keyword=162 coop_matrix_atomic_store=163 coop_matrix_atomic_store_keyword=164 coop_matrix_atomic_update=165 coop_matrix_atomic_update_keyword=166 coop_matrix_construct=167 coop_matrix_construct_keyword=168 coop_matrix_extract=169 coop_matrix_extract_keyword=170 coop_matrix_insert=171 coop_matrix_insert_keyword=172 coop_matrix_load=173 coop_matrix_load_keyword=174 coop_matrix_mul_add=175 coop_matrix_mul_add_keyword=176 coop_matrix_prefetch=177 coop_matrix_prefetch_keyword=178 coop_matrix_reduce=179 coop_matrix_reduce_keyword=180 coop_matrix_scale=181 coop_matrix_scale_keyword=182 coop_matrix_store=183 coop_matrix_store_keyword=184 cumsum=185 cumsum_keyword=186 expand=187 expand_keyword=188 for=189 for_keyword=190 foreach=191 foreach_keyword=192 fuse=193 fuse_keyword=194 gemm=195 gemm_keyword=196 gemv=197 gemv_keyword=198 ger=199 ger_keyword=200 hadamard_product=201 hadamard_product_keyword=202 if=203 if_keyword=204 instruction=252 lifetime_stop=206 lifetime_stop_keyword=207 load=208 load_keyword=209 math_unary=210 math_unary_keyword=211 parallel=212 parallel_keyword=213 results=214 size=215 size_keyword=216 store=217 store_keyword=218 subgroup_broadcast=219 subgroup_broadcast_keyword=220 subgroup_operation=221 subgroup_operation_keyword=222 subview=223 subview_keyword=224 sum=225 sum_keyword=226 yield=227 yield_keyword=228
 
-transpose=237
 
+dictionary=254
 
 
 
 
-checked_flag=246 store_flag=247
 
-atomic=250
+memory_scope=267 memory_semantics=268
 
+memory_scope=270 memory_semantics=271
 
+memory_scope=273 memory_semantics=274
 
-new_value=253
+transpose=277
 
+global_fence=280 local_fence=281
 
 
 
 
-transpose=256
 
-transpose=257
 
-atomic=259
 
-atomic=261
+boolean=290 complex=291 literal=292
 
 
 
+checked_flag=298 memory_scope=299 memory_semantics=300 transpose=301
 
+checked_flag=303 memory_scope=304 memory_semantics=305 transpose=306
 
+checked_flag=308 memory_scope=309 memory_semantics=310 transpose=311
 
 
 
 
 
-region=266
 
 
+checked_flag=316 transpose=317
 
 
-store_flag=270
 
 
 
+reduce_mode=322
 
 
 
+checked_flag=327 store_flag=328 transpose=329
 
-transpose=274
+atomic=332
 
 
 
+new_value=335
 
-region=276
 
-argument=277
-fn_attributes=278 region=279
-scalar_type=280
-memref_type=281
-scalar_type=282
 
 
 
+transpose=338
 
+transpose=339
 
+atomic=341
 
+atomic=343
 
 
 
 
-__dictionary_star_7=286
 
 
 
 
-memref_type=289
 
 
+region=348
 
 
 
-atomic=294
 
+store_flag=352
 
-local_fence=295
 
-integer_type=301
 
 
 
 
 
+transpose=356
 
 
 
 
+region=358
 
+argument=359
+fn_attributes=360 region=361
+scalar_type=362
+memref_type=363
+scalar_type=364
 
-checked_flag=308
 
 
 
@@ -1670,132 +2578,135 @@ checked_flag=308
 
 
 
-store_flag=313
 
+__dictionary_star_7=368
 
 
 
 
+memref_type=371
 
 
-new_values=321
 
-transpose=323
-atomic=325
 
 
 
 
-region=331
 
 
 
 
-_operation=334 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
 
 
+memory_semantics=377
 
 
+memory_semantics=381
 
 
-atomic=342
-values=345
+memory_semantics=385
 
 
-region=346
 
+atomic=388
 
 
-__memref_type_star_3=352 shape_dim=353
-array=357 attribute=358 boolean=359 dictionary=360
-attribute_name=208 named_attribute=361
+local_fence=389
 
+integer_type=395
 
 
 
 
-memref_type=365
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=370
 
 
 
 
 
+new_value=400
 
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=373
+memory_scope=403 memory_semantics=404
+memory_semantics=406
 
+checked_flag=409 memory_scope=410 memory_semantics=411
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=376
-coopmatrix_type=377
+memory_scope=414 memory_semantics=415
+memory_semantics=417
 
+checked_flag=420 memory_scope=421 memory_semantics=422
 
+memory_scope=425 memory_semantics=426
+memory_semantics=428
 
+checked_flag=431 memory_scope=432 memory_semantics=433
 
 
 
 
 
+checked_flag=440
 
 
 
-integer_type=389
 
-__results_star_8=391
 
 
-atomic=395
 
 
 
+store_flag=447
 
+checked_flag=450 store_flag=451
 
 
-return_types=403
 
-indices=407
-scalar_type=408
 
 
 
+new_values=458
 
+transpose=460
+atomic=462
 
-scalar_type=413
-_constant_or_value=418 slice=419
 
 
-__results_star_8=422
 
+region=468
 
 
 
-dim=427
-address_space=431 memref_layout=432
 
-dim=433
-shape_dim=436
+_operation=471 alloca=135 alloca_keyword=136 arith_binary=137 arith_binary_keyword=138 arith_unary=139 arith_unary_keyword=140 atomic_load=141 atomic_load_keyword=142 atomic_store=143 atomic_store_keyword=144 atomic_update=145 atomic_update_keyword=146 axpby=147 axpby_keyword=148 barrier=149 barrier_keyword=150 builtin=151 builtin_keyword=152 cast=153 cast_keyword=154 cmp=155 cmp_keyword=156 constant=157 constant_keyword=158 coop_matrix_apply=159 coop_matrix_apply_keyword=160 coop_matrix_atomic_load=161 coop_matrix_atomic_load_keyword=162 coop_matrix_atomic_store=163 coop_matrix_atomic_store_keyword=164 coop_matrix_atomic_update=165 coop_matrix_atomic_update_keyword=166 coop_matrix_construct=167 coop_matrix_construct_keyword=168 coop_matrix_extract=169 coop_matrix_extract_keyword=170 coop_matrix_insert=171 coop_matrix_insert_keyword=172 coop_matrix_load=173 coop_matrix_load_keyword=174 coop_matrix_mul_add=175 coop_matrix_mul_add_keyword=176 coop_matrix_prefetch=177 coop_matrix_prefetch_keyword=178 coop_matrix_reduce=179 coop_matrix_reduce_keyword=180 coop_matrix_scale=181 coop_matrix_scale_keyword=182 coop_matrix_store=183 coop_matrix_store_keyword=184 cumsum=185 cumsum_keyword=186 expand=187 expand_keyword=188 for=189 for_keyword=190 foreach=191 foreach_keyword=192 fuse=193 fuse_keyword=194 gemm=195 gemm_keyword=196 gemv=197 gemv_keyword=198 ger=199 ger_keyword=200 hadamard_product=201 hadamard_product_keyword=202 if=203 if_keyword=204 lifetime_stop=206 lifetime_stop_keyword=207 load=208 load_keyword=209 math_unary=210 math_unary_keyword=211 parallel=212 parallel_keyword=213 size=215 size_keyword=216 store=217 store_keyword=218 subgroup_broadcast=219 subgroup_broadcast_keyword=220 subgroup_operation=221 subgroup_operation_keyword=222 subview=223 subview_keyword=224 sum=225 sum_keyword=226 yield=227 yield_keyword=228
 
 
-array=357 attribute=438 boolean=359 dictionary=360
 
 
 
 
+atomic=479
+values=482
 
 
-attribute_name=208 named_attribute=439
+region=483
 
 
 
+__memref_type_star_3=489 shape_dim=490
+array=494 attribute=495 boolean=496 dictionary=497
+attribute_name=247 named_attribute=498
 
 
 
 
 
+memref_type=502
 
+bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=507
+indices=510
 
 
 
@@ -1816,116 +2727,124 @@ attribute_name=208 named_attribute=439
 
 
 
+bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=524
 
 
+bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=527
 
 
 
+memory_semantics=532
 
 
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=469
-region=470
-region=471
-__results_star_8=472
+memory_scope=539 memory_semantics=540
+memory_semantics=542
 
 
 
+memory_semantics=547
 
 
 
 
 
+memory_scope=554 memory_semantics=555
+memory_semantics=557
 
 
 
+memory_semantics=562
 
 
-__subview_star_11=483
 
 
 
+memory_scope=569 memory_semantics=570
+memory_semantics=572
 
+coopmatrix_type=574
 
 
 
-group_offset=489
 
 
 
 
 
 
-address_space=494 memref_layout=495
 
 
 
-__array_star_6=498
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=499
 
 
-bool_type=502
+store_flag=591
 
 
 
 
-coopmatrix_type=507
+integer_type=596
 
+__results_star_8=598
 
 
+atomic=602
 
 
 
-_constant_or_value=514 expand_shape=515
 
 
-integer_type=518
 
+return_types=610
 
+indices=613
+scalar_type=614
 
 
 
 
 
+scalar_type=619
+_constant_or_value=624 slice=625
 
 
+__results_star_8=628
 
-__return_types_star_5=531
 
 
 
-memref_type=533 scalar_type=534
+dim=633
+address_space=637 memref_layout=638
 
+dim=639
+shape_dim=642
 
-indices=538
 
-scalar_type=540
-memref_type=541
-_constant_or_value=542
-_constant_or_value=418 slice=543
+array=494 attribute=644 boolean=496 dictionary=497
 
 
 
 
 
 
+attribute_name=247 named_attribute=645
 
 
-dim=553
 
-address_space=554
 
 
 
-array=357 attribute=558 boolean=359 dictionary=360
 
 
+__results_star_8=647
 
 
+indices=651
 
+indices=654
 
 
 
@@ -1938,12 +2857,10 @@ array=357 attribute=558 boolean=359 dictionary=360
 
 
 
-__expand_shape_plus_9=573
 
 
-for_init=578 region=579
+new_value=667
 
-values=581
 
 
 
@@ -1953,61 +2870,51 @@ values=581
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=591
+memory_semantics=679
 
 
-region=594
 
 
-memref_type=595 scalar_type=596
-index_type=598
 
 
-indices=601
 
 
 
 
-memref_type=602
-_constant_or_value=418 slice=603
 
 
 
 
+memory_semantics=695
 
 
 
-__memref_layout_star_4=611
 
 
-address_space=613
 
 
-array=357 attribute=614 boolean=359 dictionary=360
 
 
 
 
 
-coopmatrix_type=619
 
 
+memory_semantics=711
 
 
 
 
-_constant_or_value=626
 
 
 
 
 
-region=632
-dictionary=633
 
 
 
 
+coopmatrix_type=724
 
 
 
@@ -2016,7 +2923,6 @@ dictionary=633
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=645
 
 
 
@@ -2028,16 +2934,15 @@ bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=645
 
 
 
-memref_type=647
 
 
-matrix_use=653
-dim=654
-dim=655
 
 
 
 
+bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=750
+region=751
+region=752
 
 
 
@@ -2051,56 +2956,51 @@ dim=655
 
 
 
-_constant_or_value=669
-memref_type=670
-for_init=672 region=673
-for_init=674 region=675
-init_value=676 new_value=677
-dictionary=678
+__subview_star_11=763
 
-values=679
 
-memref_type=681
 
 
 
 
 
+group_offset=769
 
 
 
 
 
 
+address_space=774 memref_layout=775
 
 
 
+__array_star_6=778
 
+bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=779
 
+scalar_type=780
 
 
 
-dim=693
+indices=785
 
 
+indices=789
 
 
-coopmatrix_type=695
 
+indices=794
 
 
 
 
 
+bool_type=800
 
 
 
 
-region=703
-dictionary=704
-region=705
-dictionary=706
-__for_init_star_10=709
 
 
 
@@ -2120,23 +3020,17 @@ __for_init_star_10=709
 
 
 
-coopmatrix_type=722
 
 
 
 
 
-for_init=725 region=726
-dictionary=727
 
-dictionary=728
 
-init_value=729 new_value=677
 
 
 
 
-values=735
 
 
 
@@ -2149,13 +3043,9 @@ values=735
 
 
 
-region=742
-dictionary=743
 
 
 
-return_types=744
-init_value=745 new_value=677
 
 
 
@@ -2166,13 +3056,10 @@ init_value=745 new_value=677
 
 
 
-dictionary=752
+coopmatrix_type=859
 
 
 
-return_types=753
-values=754
-region=755
 
 
 
@@ -2180,7 +3067,750 @@ region=755
 
 
 
+_constant_or_value=870 expand_shape=871
 
-region=758
+
+integer_type=874
+
+
+
+
+
+
+
+
+
+
+__return_types_star_5=887
+
+
+memref_type=889 scalar_type=890
+
+
+indices=894
+
+scalar_type=896
+memref_type=897
+_constant_or_value=898
+_constant_or_value=624 slice=899
+
+
+
+
+
+
+
+
+dim=909
+
+address_space=910
+
+
+
+array=494 attribute=914 boolean=496 dictionary=497
+
+
+
+
+scalar_type=917
+scalar_type=918
+
+
+
+scalar_type=922
+
+
+
+indices=926
+
+indices=929
+
+
+indices=933
+
+indices=936
+
+
+
+
+new_value=939
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+scalar_type=988
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+__expand_shape_plus_9=1007
+
+
+for_init=1012 region=1013
+
+values=1015
+
+
+
+
+
+
+
+
+
+bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=1025
+
+
+region=1028
+
+
+memref_type=1029 scalar_type=1030
+index_type=1032
+
+
+indices=1035
+
+
+
+
+memref_type=1036
+_constant_or_value=624 slice=1037
+
+
+
+
+
+
+
+__memref_layout_star_4=1045
+
+
+address_space=1047
+
+
+array=494 attribute=1048 boolean=496 dictionary=497
+
+
+
+scalar_type=1049
+scalar_type=1050
+
+
+scalar_type=1052
+
+
+
+indices=1055
+
+
+scalar_type=1057
+
+
+
+indices=1062
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1121
+
+
+
+
+
+
+
+
+
+
+
+_constant_or_value=1133
+
+
+
+
+
+region=1139
+dictionary=1140
+
+
+
+
+
+
+
+
+
+
+
+
+bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=1152
+
+
+
+
+
+
+
+
+
+
+
+memref_type=1154
+
+
+matrix_use=1160
+dim=1161
+dim=1162
+
+
+
+
+
+
+
+scalar_type=1166
+
+
+
+
+
+
+scalar_type=1168
+scalar_type=1169
+
+
+
+scalar_type=1173
+
+
+
+
+coopmatrix_type=1178
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1226
+coopmatrix_type=1227
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+_constant_or_value=1242
+memref_type=1243
+for_init=1245 region=1246
+for_init=1247 region=1248
+init_value=1249 new_value=1250
+dictionary=1251
+
+values=1252
+
+memref_type=1254
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+dim=1266
+
+
+
+
+
+
+scalar_type=1267
+scalar_type=1268
+
+
+scalar_type=1270
+
+
+
+
+coopmatrix_type=1273
+
+
+
+coopmatrix_type=1277
+
+coopmatrix_type=1279
+coopmatrix_type=1280
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1319
+coopmatrix_type=1320
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1333
+dictionary=1334
+region=1335
+dictionary=1336
+__for_init_star_10=1339
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+scalar_type=1352
+
+
+
+
+coopmatrix_type=1354
+
+coopmatrix_type=1356
+
+coopmatrix_type=1357
+
+
+coopmatrix_type=1358
+
+
+
+coopmatrix_type=1362
+
+coopmatrix_type=1364
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1376
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1392
+
+
+
+
+
+
+
+
+
+
+for_init=1399 region=1400
+dictionary=1401
+
+dictionary=1402
+
+init_value=1403 new_value=1250
+
+
+
+
+values=1409
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1416
+
+coopmatrix_type=1417
+
+
+
+coopmatrix_type=1418
+
+coopmatrix_type=1420
+
+coopmatrix_type=1421
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1427
+
+
+
+coopmatrix_type=1431
+
+coopmatrix_type=1433
+coopmatrix_type=1434
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1444
+dictionary=1445
+
+
+
+return_types=1446
+init_value=1447 new_value=1250
+
+
+
+
+
+
+
+
+
+
+region=1454
+
+
+coopmatrix_type=1455
+
+
+
+
+
+
+
+
+coopmatrix_type=1457
+
+coopmatrix_type=1459
+
+coopmatrix_type=1460
+
+
+coopmatrix_type=1461
+
+
+
+coopmatrix_type=1465
+
+coopmatrix_type=1467
+
+
+dictionary=1469
+
+
+
+return_types=1470
+values=1471
+region=1472
+
+
+
+
+
+
+
+coopmatrix_type=1474
+
+
+
+coopmatrix_type=1475
+
+coopmatrix_type=1477
+
+coopmatrix_type=1478
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1480
+
+
+region=1481
+
 
 """

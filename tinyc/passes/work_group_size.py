@@ -65,6 +65,20 @@ def choose_work_group_size(fn: Function, options: "PassOptions | None" = None) -
         rows, cols = default_work_group_size(fn, sgs, device)
     fn.attrs["subgroup_size"] = sgs
     fn.attrs["work_group_size"] = [rows, cols]
+    check_subgroup_rules(fn, sgs)
+
+
+def check_subgroup_rules(fn: Function, sgs: int) -> None:
+    """Rules that depend on the subgroup size (coopmatrix layouts: extract/insert indices).
+
+    The verifier checks them when the `subgroup_size` attribute gives the size;
+    otherwise they can only be checked here, once the size is chosen.
+    """
+    for inst in fn.walk():
+        rule = getattr(inst, "subgroup_size_problem", None)
+        problem = rule(sgs) if rule is not None else None
+        if problem:
+            raise CompilationError(Diagnostic(f"{inst.title}: {problem}", inst.span))
 
 
 def _error(fn: Function, message: str) -> CompilationError:

@@ -8,7 +8,8 @@ import numpy as np
 
 from tinyc.ir.core import Function
 from tinyc.reference import (  # noqa: F401  (importing registers the evaluators)
-    ops_collective, ops_control, ops_coopmatrix, ops_memory, ops_scalar, ops_subgroup,
+    ops_atomics, ops_collective, ops_control, ops_coopmatrix, ops_coopmatrix_elements, ops_memory,
+    ops_scalar, ops_subgroup,
 )
 from tinyc.reference.arguments import bind_arguments
 from tinyc.reference.state import Geometry, State, execute_region

@@ -29,6 +29,7 @@ class For(Instruction):
 
     opname = "for"
     keywords = ("for",)
+    region_yields = True
     syntax = ('new_value (":" integer_type)? "=" LOCAL_ID "," LOCAL_ID ("," LOCAL_ID)? for_init? '
               'region dictionary?')
     memory_accesses = no_memory_access
@@ -149,6 +150,7 @@ class If(Instruction):
 
     opname = "if"
     keywords = ("if",)
+    region_yields = True
     syntax = 'LOCAL_ID ("->" return_types)? region ("else" region)?'
     memory_accesses = no_memory_access
 
@@ -207,7 +209,7 @@ class If(Instruction):
 
 
 class Yield(Instruction):
-    """Ends a for/if region, handing values to the next iteration or the results."""
+    """Ends a for/if (or cooperative_matrix_apply) region, handing values to the next iteration or the results."""
 
     opname = "yield"
     keywords = ("yield",)

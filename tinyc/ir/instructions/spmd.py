@@ -10,6 +10,7 @@ from tinyc.ir.checks import (
     cast_problem, check_size_match, expect_coop, expect_memref, expect_order, expect_result,
     expect_scalar, expect_type, inst_error, operand_error, result_error,
 )
+from tinyc.ir.coopmatrix_layout import known_subgroup_size, newest_rules, rows_multiple_problem
 from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_memory_access
 from tinyc.ir.instructions.scalar import Builtin
 from tinyc.ir.instructions.views import StoreFlag
@@ -60,12 +61,12 @@ class SpmdBuiltin(Builtin):
 
 
 class CoopMatrixLoad(Instruction):
-    """Loads a coopmatrix block of a 2-D memref at (x, y)."""
+    """Loads a coopmatrix block of a 2-D memref at (x, y) (the transpose may be left out: `.n`)."""
 
     opname = "cooperative_matrix_load"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_load",)
-    syntax = 'transpose checked_flag? LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type'
+    syntax = 'transpose? checked_flag? LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type'
 
     def __init__(self, transpose: bool, checked: CheckedFlag, tensor: Value, x: Value, y: Value,
                  type: Type, span: Span | None = None, name: str | None = None):
@@ -180,6 +181,8 @@ class CoopMatrixMulAdd(Instruction):
         if not isinstance(D, CoopMatrixType):
             result_error(ctx, self, f"result type must be a coopmatrix, got {D}")
             return
+        if newest_rules(ctx):
+            self._check_rows(ctx, A, C, D)
         if D.use is not MatrixUse.ACC:
             result_error(ctx, self, f"the result must have use matrix_acc, got {D}")
         if C is not None:
@@ -190,6 +193,18 @@ class CoopMatrixMulAdd(Instruction):
             if problem:
                 result_error(ctx, self, f"the component type of C must be castable to the result's: "
                                         f"{problem}", vals[2:])
+
+
+    def _check_rows(self, ctx: "VerifyContext", A: CoopMatrixType | None, C: CoopMatrixType | None,
+                    D: CoopMatrixType) -> None:
+        """Newest language: the rows of A, C and the result are a multiple of the subgroup size."""
+        sgs = known_subgroup_size(ctx)
+        for i, what, t in ((0, "A", A), (2, "C", C), (None, "the result", D)):
+            problem = rows_multiple_problem(t.rows, what, sgs) if t is not None else None
+            if problem and i is None:
+                result_error(ctx, self, problem)
+            elif problem:
+                operand_error(ctx, self, i, problem)
 
 
 class CoopMatrixScale(Instruction):
@@ -226,29 +241,35 @@ class CoopMatrixScale(Instruction):
 
 
 class CoopMatrixStore(Instruction):
-    """Stores a coopmatrix into a 2-D memref at (x, y); checked and atomic variants."""
+    """Stores a coopmatrix into a 2-D memref at (x, y); transposed, checked and atomic variants.
+
+    The seed spells `[checked-flag] [store-flag]`, the newest language
+    `[transpose] [checked-flag]`; both are accepted, in that order.
+    """
 
     opname = "cooperative_matrix_store"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_store",)
-    syntax = 'checked_flag? store_flag? LOCAL_ID "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]"'
+    syntax = 'transpose? checked_flag? store_flag? LOCAL_ID "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]"'
 
     def __init__(self, checked: CheckedFlag, flag: StoreFlag, value: Value, tensor: Value,
-                 x: Value, y: Value, span: Span | None = None):
+                 x: Value, y: Value, span: Span | None = None, transpose: bool = False):
         super().__init__([value, tensor, x, y], span=span)
         self.checked = checked
         self.flag = flag
+        self.transpose = transpose
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixStore":
-        return cls(CheckedFlag.of(s), StoreFlag.of(s), *s.operands)
+        return cls(CheckedFlag.of(s), StoreFlag.of(s), *s.operands, transpose=".t" in s.modifiers)
 
     def memory_accesses(self) -> Accesses:
         return [(self.operands[1], self.flag.effect)]
 
     def format(self, p: "Printer") -> str:
         a, M, x, y = (p.v(v) for v in self.operands)
-        return f"cooperative_matrix_store{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
+        t = ".t" if self.transpose else ""
+        return f"cooperative_matrix_store{t}{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """A coopmatrix into a matrix memref of its component type, at index positions."""

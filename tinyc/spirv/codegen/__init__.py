@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from tinyc.ir.core import Program
 from tinyc.signature import KernelInfo
-from tinyc.spirv.codegen import arith, control, coopmatrix, memref, subgroup  # noqa: F401 (register emitters)
+from tinyc.spirv.codegen import (  # noqa: F401 (register emitters)
+    arith, atomics, control, coopmatrix, coopmatrix_elements, memref, subgroup,
+)
 from tinyc.spirv.codegen.context import CodegenError
 from tinyc.spirv.codegen.kernel import emit_kernel
 from tinyc.spirv.module import Module
