@@ -219,8 +219,8 @@ class CoopMatrixPrefetch(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixPrefetch":
-        level, _, _, _, rows, cols = s.items
-        return cls(level, *s.operands, rows, cols)
+        _, _, _, _, rows, cols = s.items
+        return cls(s.nonnegative(0, "the cache level"), *s.operands, rows, cols)
 
     def format(self, p: "Printer") -> str:
         M, x, y = (p.v(v) for v in self.operands)
