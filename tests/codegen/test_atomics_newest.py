@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen_testlib import COMPLEX_TYPES, NUMPY, bf16_to_f32, f32_to_bf16, program
+from codegen_testlib import COMPLEX_TYPES, NUMPY, bf16_to_f32, checked, f32_to_bf16, program
 from ir_equality import roundtrip
 from tinyc.compiler import check_source
 from tinyc.ir.instructions import AtomicOp, AtomicUpdate, MemoryScope, MemorySemantics
@@ -122,7 +122,7 @@ def test_updates_in_the_reference(k):
     t, op = CASES[k]
     acc, x, O = update_inputs(k)
     want_acc, want_olds = lane_order(op, decoded(t, acc), decoded(t, x))
-    run_reference(check_source(UPDATES)[f"u{k}"], [acc, x, O], BATCH)
+    run_reference(checked(UPDATES)[f"u{k}"], [acc, x, O], BATCH)
     np.testing.assert_array_equal(decoded(t, acc), want_acc)
     np.testing.assert_array_equal(decoded(t, O), want_olds)
 
@@ -203,7 +203,7 @@ def test_atomic_store_then_load_on_the_device_and_in_the_reference(device, t):
     else:
         x = rng.integers(-100, 100, n).astype(NUMPY[t])
     for run in (lambda *a: program(ROUND_TRIP)[f"rt_{t}"](*a, batch=2),
-                lambda *a: run_reference(check_source(ROUND_TRIP)[f"rt_{t}"], list(a), 2)):
+                lambda *a: run_reference(checked(ROUND_TRIP)[f"rt_{t}"], list(a), 2)):
         O, P = np.zeros_like(x), np.zeros_like(x)
         run(x, O, P)
         np.testing.assert_array_equal(O, x)
@@ -246,7 +246,7 @@ func @local(%O: memref<i32x?>, %T: memref<i32x?>) attributes {{subgroup_size={X}
 def test_in_a_collective_region_every_work_item_updates(device):
     """32 work-items each add 1.5 (and take the max) on the device and in the reference."""
     for run in (lambda *a: program(COLLECTIVE)["coll"](*a, batch=3),
-                lambda *a: run_reference(check_source(COLLECTIVE)["coll"], list(a), 3)):
+                lambda *a: run_reference(checked(COLLECTIVE)["coll"], list(a), 3)):
         acc = np.array([1.0, -4.0], np.float32)
         run(acc, np.float32(1.5))
         np.testing.assert_array_equal(acc, [1.0 + 3 * 2 * X * 1.5, 1.5])
@@ -263,7 +263,7 @@ def test_local_memory_counter_with_barriers_around_it(device):
     for g in range(groups):
         np.testing.assert_array_equal(np.sort(O[g * 2 * X:(g + 1) * 2 * X]), np.arange(2 * X))
     O2, T2 = np.full_like(O, -1), np.zeros_like(T)
-    run_reference(check_source(COLLECTIVE)["local"], [O2, T2], groups)
+    run_reference(checked(COLLECTIVE)["local"], [O2, T2], groups)
     np.testing.assert_array_equal(T2, 2 * X)
     np.testing.assert_array_equal(O2, np.tile(np.arange(2 * X), groups))  # lane order
 
