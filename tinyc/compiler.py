@@ -95,21 +95,25 @@ def _verify_lowered(program: IRProgram) -> None:
 
 
 def device_limits(device: Any) -> Any:
-    """The pass-level DeviceInfo of the launch device; CPU defaults if none is usable.
+    """The pass-level DeviceInfo of the launch device; CPU defaults if there is none.
 
     An explicitly requested device that cannot be used is an error; without a
-    request, compiling still works on a machine without SPIR-V devices.
+    request, compiling still works on a machine without SPIR-V devices (no
+    dpctl, or no device that builds SPIR-V: LaunchError). Any other failure
+    is a bug and is not hidden behind the defaults.
     """
+    from tinyc.diagnostics import LaunchError
     from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
 
     try:
         from tinyc.runtime.device import select_device
 
-        return DeviceInfo.from_sycl_device(select_device(device))
-    except Exception:
+        found = select_device(device)
+    except (ImportError, LaunchError):
         if device is not None:
             raise
         return CPU_DEVICE
+    return DeviceInfo.from_sycl_device(found)
 
 
 class Program:

@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from tinyc.analysis.work import count_work
+from tinyc.cli.errors import UsageError
 
 COPY_KERNEL = """
 func @copy(%src: memref<f32x?x?>, %dst: memref<f32x?x?>) {
@@ -50,7 +51,7 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
     program = tinyc.compile(source, name=file, device=device)
     name = kernel_name or program.kernel_names[0]
     if name not in program.kernel_names:
-        raise ValueError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")
+        raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")
     kernel = program[name]
     args = make_arguments(kernel.info, batch, parse_sizes(sizes), seed)
     times = kernel.time(*args, batch=batch, repeat=repeat, warmup=warmup)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tinyc.cli.errors import UsageError
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
 
 DEFAULT_DYNAMIC_SIZE = 16
@@ -29,12 +30,12 @@ NUMPY_DTYPES = {
 
 
 def parse_sizes(sizes: Sequence[str]) -> dict[str, str]:
-    """`NAME=VALUE` pairs; a malformed one is a usage error (ValueError)."""
+    """`NAME=VALUE` pairs; a malformed one is a UsageError."""
     parsed: dict[str, str] = {}
     for item in sizes:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
-            raise ValueError(f"--size expects NAME=VALUE, got '{item}'")
+            raise UsageError(f"--size expects NAME=VALUE, got '{item}'")
         parsed[name.lstrip("%")] = value
     return parsed
 
@@ -44,14 +45,14 @@ def _shape(name: str, memref: MemrefType, batch_mode: int | None, batch: int,
     given = sizes.get(name)
     dims = given.split("x") if given else ["?"] * memref.order
     if len(dims) != memref.order:
-        raise ValueError(f"--size {name}: expected {memref.order} modes, got '{given}'")
+        raise UsageError(f"--size {name}: expected {memref.order} modes, got '{given}'")
     shape = []
     for mode, (static, text) in enumerate(zip(memref.shape, dims)):
         if static != DYNAMIC:
             shape.append(static)
         elif text not in ("?", ""):
             if not text.isdigit() or int(text) < 1:
-                raise ValueError(f"--size {name}: '{text}' is not a positive size")
+                raise UsageError(f"--size {name}: '{text}' is not a positive size")
             shape.append(int(text))
         else:
             shape.append(batch if mode == batch_mode else DEFAULT_DYNAMIC_SIZE)
@@ -77,7 +78,7 @@ def _random_scalar(rng: np.random.Generator, t: ScalarType, text: str | None) ->
         try:
             return complex(text) if t.is_complex else float(text) if t.is_float else int(text)
         except ValueError:
-            raise ValueError(f"--size: '{text}' is not a {t} value") from None
+            raise UsageError(f"--size: '{text}' is not a {t} value") from None
     if t.is_int:
         return int(rng.integers(1, 4))
     value = float(rng.uniform(0.5, 1.5))
@@ -90,7 +91,7 @@ def make_arguments(info: Any, batch: int, sizes: dict[str, str], seed: int) -> l
     known = {p.name for p in info.params}
     for name in sizes:
         if name not in known:
-            raise ValueError(f"--size {name}: the kernel has no argument '{name}'; "
+            raise UsageError(f"--size {name}: the kernel has no argument '{name}'; "
                              f"arguments: {', '.join(sorted(known))}")
     args: list[Any] = []
     for p in info.params:
@@ -105,7 +106,7 @@ def make_arguments(info: Any, batch: int, sizes: dict[str, str], seed: int) -> l
             members = [_random_array(rng, t.memref.element, shape) for _ in range(count)]
             args.append(members)
         else:
-            raise ValueError(f"argument '{p.name}' of type {t} cannot be generated")
+            raise UsageError(f"argument '{p.name}' of type {t} cannot be generated")
     return args
 
 
@@ -148,7 +149,7 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:
-        raise ValueError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
+        raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
     start = time.perf_counter()
     kernel = program[name]  # builds the program on the device (the runtime's JIT)
     build = time.perf_counter() - start

@@ -26,6 +26,9 @@ WORD = "WORD"
 DOTWORD = "DOTWORD"
 """`.something` that is no known modifier."""
 
+ERROR = "ERROR"
+"""Text that starts no token, in tolerant mode (for editors); never reaches the parser."""
+
 _SKIP = re.compile(r"(?:[ \t\r\n\f\v\ufeff]+|;[^\n]*)+")  # \ufeff: a byte-order mark
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -58,7 +61,8 @@ class TensorLexer:
         # `arith` in `arith.add`: words that join the next `.segment` into one name.
         self.families = {k.split(".")[0] for k in self.keywords if "." in k[1:]}
 
-    def lex(self, text: str) -> Iterator[Token]:
+    def lex(self, text: str, tolerant: bool = False) -> Iterator[Token]:
+        """The tokens of `text`; `tolerant` (editors) turns a LexError into an ERROR token."""
         line, line_start, pos, n = 1, 0, 0, len(text)
         while True:
             skip = _SKIP.match(text, pos)
@@ -71,7 +75,16 @@ class TensorLexer:
             if pos >= n:
                 return
             column = pos - line_start + 1
-            for kind, start, end in self._scan(text, pos, line, column):
+            try:
+                scanned = self._scan(text, pos, line, column)
+            except LexError as err:
+                if not tolerant:
+                    raise
+                end = min(pos + err.end_column - err.column + 1, n)
+                if "\n" in text[pos:end]:
+                    end = text.index("\n", pos)
+                scanned = [(ERROR, pos, max(end, pos + 1))]
+            for kind, start, end in scanned:
                 yield Token(kind, text[start:end], start_pos=start, line=line,
                             column=start - line_start + 1, end_line=line,
                             end_column=end - line_start + 1, end_pos=end)
