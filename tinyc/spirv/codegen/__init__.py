@@ -10,8 +10,9 @@ classes with `dispatch.emits` on import:
     types       IR types -> SPIR-V types            scalar     arithmetic per type
     arith       arith/cast/cmp/constant/math/builtin
     memref      descriptors, load/store, views, alloca
-    control     for/if/parallel/foreach/barrier     atomics    atomic stores and adds
+    control     for/if/parallel/foreach/barrier     atomics    atomic loads, stores, updates
     subgroup    broadcast, reductions, scans        coopmatrix per-lane matrices
+    coopmatrix_elements  apply, extract, insert, reduce, prefetch
 """
 
 from __future__ import annotations

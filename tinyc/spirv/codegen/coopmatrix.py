@@ -98,10 +98,13 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     # memref mode that the matrix rows / columns run along
     row_mode, col_mode = (1, 0) if inst.transpose else (0, 1)
     row_base, col_base = (y, x) if inst.transpose else (x, y)
-    read: Callable[[Id], Id] = lambda ptr: load_element(ctx, desc, ptr)
-    if isinstance(inst, CoopMatrixAtomicLoad):
-        order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
-        read = lambda ptr: atomics.atomic_load(ctx, desc.type, ptr, order)  # noqa: E731
+    order = (atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
+             if isinstance(inst, CoopMatrixAtomicLoad) else None)
+
+    def read(ptr: Id) -> Id:
+        if order is not None:
+            return atomics.atomic_load(ctx, desc.type, ptr, order)
+        return load_element(ctx, desc, ptr)
 
     def position(row: IndexLike, j: int) -> list[IndexLike]:
         idx: list[IndexLike] = [0, 0]
@@ -114,7 +117,7 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     stride = desc.stride[col_mode]
     contiguous = (t.use is not MatrixUse.B and not inst.checked.cols and t.cols > 1
                   and not t.component.is_complex and not isinstance(stride, Id) and stride == 1
-                  and not isinstance(inst, CoopMatrixAtomicLoad))
+                  and order is None)
     comps: list[Id] = []
     for row, real in _rows(ctx, t):
         row_ok = real
