@@ -297,6 +297,12 @@ class CoopMatrixReduce(Instruction):
                 operand_error(ctx, self, 0, problem)
 
 
+def _flags(inst: "CoopMatrixAtomicLoad | CoopMatrixAtomicStore | CoopMatrixAtomicUpdate") -> str:
+    """`.t`, the checked flag, the scope and the semantics as written (defaults left out)."""
+    return ((".t" if inst.transpose else "") + inst.checked.value
+            + format_ordering(inst.scope, inst.semantics))
+
+
 class CoopMatrixAtomicLoad(CoopMatrixLoad):
     """cooperative_matrix_load with each component read atomically."""
 
@@ -320,9 +326,7 @@ class CoopMatrixAtomicLoad(CoopMatrixLoad):
 
     def format(self, p: "Printer") -> str:
         M, x, y = (p.v(v) for v in self.operands)
-        flags = (".t" if self.transpose else "") + self.checked.value
-        return (f"cooperative_matrix_atomic_load{flags}{format_ordering(self.scope, self.semantics)} "
-                f"{M}[{x}, {y}] : {self.result.type}")
+        return f"cooperative_matrix_atomic_load{_flags(self)} {M}[{x}, {y}] : {self.result.type}"
 
 
 class CoopMatrixAtomicStore(CoopMatrixStore):
@@ -347,9 +351,7 @@ class CoopMatrixAtomicStore(CoopMatrixStore):
 
     def format(self, p: "Printer") -> str:
         a, M, x, y = (p.v(v) for v in self.operands)
-        flags = (".t" if self.transpose else "") + self.checked.value
-        return (f"cooperative_matrix_atomic_store{flags}{format_ordering(self.scope, self.semantics)} "
-                f"{a}, {M}[{x}, {y}]")
+        return f"cooperative_matrix_atomic_store{_flags(self)} {a}, {M}[{x}, {y}]"
 
 
 class CoopMatrixAtomicUpdate(Instruction):
@@ -392,9 +394,7 @@ class CoopMatrixAtomicUpdate(Instruction):
 
     def format(self, p: "Printer") -> str:
         a, M, x, y = (p.v(v) for v in self.operands)
-        flags = (".t" if self.transpose else "") + self.checked.value
-        return (f"{self.title}{flags}{format_ordering(self.scope, self.semantics)} {a}, {M}[{x}, {y}] "
-                f": {self.result.type}")
+        return f"{self.title}{_flags(self)} {a}, {M}[{x}, {y}] : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """As cooperative_matrix_store; the result has the matrix's type; no complex max/min."""
