@@ -56,7 +56,10 @@ def _insert(m: CoopMatrix, t: CoopMatrixType, value: Any, st: State, k: int, wha
         lanes = np.repeat(active, size) & (row < t.rows)
     if t.use is MatrixUse.B:
         per = values.reshape(count, size)
-        if bool((active[:, None] & (per != per[:, :1])).any()):
+        differs = per != per[:, :1]
+        if per.dtype.kind in "fc":  # NaN equals NaN here: the lanes agree
+            differs &= ~(np.isnan(per) & np.isnan(per[:, :1]))
+        if bool((active[:, None] & differs).any()):
             raise ReferenceFault(f"{what}: every work-item holds all of a matrix_b, so the value "
                                  "inserted must be the same in the whole subgroup")
     data = m.data.copy()
