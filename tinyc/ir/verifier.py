@@ -195,6 +195,7 @@ def _check_visible(ctx: VerifyContext, inst: Instruction, visible: set[int]) -> 
 def _check_yield_place(ctx: VerifyContext, inst: Yield, region: Region, is_last: bool) -> None:
     """Yield ends the region of a for, an if (or a cooperative_matrix_apply), and nothing else."""
     if not getattr(region.parent, "region_yields", False):
-        ctx.error("yield can only appear as the last instruction of a for or if region", inst.span)
+        ctx.error("yield can only appear as the last instruction of a for, if or "
+                  "cooperative_matrix_apply region", inst.span)
     elif not is_last:
         ctx.error("yield must be the last instruction of its region", inst.span)
