@@ -18,7 +18,8 @@ Defaults when nothing is forced:
   for f64 were no faster than 16 (16x16x16: 1.18 vs 1.14 ms), and f16 at 32
   lanes was 4x slower than at 16, so the element type does not change S.
   Coopmatrix types in the kernel narrow the choice to sizes that divide the
-  rows of every matrix_a and matrix_acc. The supported size nearest to 16
+  rows of every matrix_a and matrix_acc (but for matrices with fewer rows
+  than any size, such as a column reduction's 1×N, which pad at any size). The supported size nearest to 16
   (on a log scale; the larger on a tie) is taken.
 - With a `work_group_size` attribute but no subgroup size, S is the
   supported divisor of X nearest to 16, so `work_group_size=[32, 2]` means
@@ -141,7 +142,8 @@ def preferred_subgroup_size(fn: Function, device: DeviceInfo, allowed: Sequence[
     """The size in `allowed` (default: the device's) nearest to `preferred` that suits the
     kernel's coopmatrix shapes."""
     candidates = list(device.subgroup_sizes if allowed is None else allowed)
-    rows = _coopmatrix_rows(fn)
+    smallest = min(candidates, default=1)
+    rows = [r for r in _coopmatrix_rows(fn) if r >= smallest]  # fewer rows pad at any size
     fitting = [s for s in candidates if all(r % s == 0 for r in rows)]
     return _nearest(fitting or candidates, preferred)
 
