@@ -18,13 +18,21 @@ _ensure_opencl_icd()
 from tinyc.compiler import Program, compile  # noqa: E402
 from tinyc.diagnostics import CompilationError, LaunchError  # noqa: E402
 
-__all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group"]
+__all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group", "Devices", "devices", "distributed"]
+
+_RUNTIME = {  # public names that load the runtime (and dpctl) only when asked for
+    "Group": "tinyc.runtime.arguments",
+    "Devices": "tinyc.runtime.devices",
+    "devices": "tinyc.runtime.devices",
+}
 
 
 def __getattr__(name: str):
-    """`tinyc.Group` lives in the runtime; load it only when asked for."""
-    if name == "Group":
-        from tinyc.runtime.arguments import Group
+    """`tinyc.Group`, `tinyc.devices`, ... live in the runtime; load them on first use."""
+    from importlib import import_module
 
-        return Group
+    if name in _RUNTIME:
+        return getattr(import_module(_RUNTIME[name]), name)
+    if name == "distributed":
+        return import_module("tinyc.distributed")
     raise AttributeError(f"module 'tinyc' has no attribute '{name}'")

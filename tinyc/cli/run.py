@@ -143,7 +143,11 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
                echo: Callable[[str], None] = print) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
+    from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
     from tinyc.reference.arguments import copy_argument
+
+    if launched_by_mpi():  # under mpiexec: the batch split over the ranks
+        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device, echo)
 
     program = tinyc.compile(source, name=file, device=device)
     names = program.kernel_names
@@ -170,10 +174,18 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     echo(f"{name}: batch {batch}, {median * 1e3:.3f} ms per launch "
          f"(median of {repeat}, wall clock incl. argument transfer; JIT build "
          f"{build * 1e3:.1f} ms, first launch {first * 1e3:.1f} ms)")
-    if not check:
-        return
-    from tinyc.reference import ReferenceFault, ReferenceUnsupported, run as run_reference
+    if check:
+        check_results(program, name, inputs, args, batch, seed, echo)
 
+
+def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
+                  echo: Callable[[str], None]) -> None:
+    """Compare a launch's `results` (from `inputs`) with the NumPy reference interpreter."""
+    import tinyc
+    from tinyc.reference import ReferenceFault, ReferenceUnsupported, run as run_reference
+    from tinyc.reference.arguments import copy_argument
+
+    info = program[name].info
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
     reference_args = [copy_argument(a) for a in inputs]
@@ -186,7 +198,7 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
         return
     except ReferenceFault as exc:
         raise tinyc.LaunchError(f"check: the kernel does something undefined on these inputs: {exc}")
-    problems = _compare(info, args, reference_args, groups)
+    problems = _compare(info, results, reference_args, groups)
     scope = "all work-groups" if groups is None else f"{len(groups)} sampled work-groups"
     if problems:
         raise tinyc.LaunchError("check failed against the NumPy reference over " + scope

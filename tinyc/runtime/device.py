@@ -42,6 +42,7 @@ _queues: dict[Any, Any] = {}  # SyclDevice -> in-order SyclQueue
 _profiling_queues: dict[Any, Any] = {}  # (context, device) -> profiling queue
 _spirv_ok: dict[tuple[str, str], bool] = {}  # (filter string, driver) -> builds SPIR-V
 _default: list[Any] = []  # the chosen default queue, once found
+_labels: dict[Any, str] = {}  # sub-device -> "parent/i" (sub-devices have no filter string)
 
 
 def import_dpctl() -> ModuleType:
@@ -69,6 +70,29 @@ def queue_for_device(device: Any) -> Any:
         return queue
 
 
+def register_queue(device: Any, queue: Any, label: str) -> None:
+    """Use `queue` for a sub-device (made by tinyc.devices), and name it `label`."""
+    with _lock:
+        _queues[device] = queue
+        _labels[device] = label
+
+
+def device_label(device: Any) -> str:
+    """A short name of a device: its filter string, or `parent/i` for a sub-device."""
+    label = _labels.get(device)
+    if label is not None:
+        return label
+    try:
+        return device.filter_string
+    except ValueError:  # a sub-device tinyc did not make
+        return f"sub-device of {device_label(device.get_unpartitioned_parent_device())}"
+
+
+def _root(device: Any) -> Any:
+    """The device itself, or the unpartitioned device a sub-device belongs to."""
+    return device if device.parent_device is None else device.get_unpartitioned_parent_device()
+
+
 def profiling_queue(queue: Any) -> Any:
     """A queue with event profiling on the same context and device as `queue`."""
     if queue.has_enable_profiling:
@@ -88,6 +112,7 @@ def profiling_queue(queue: Any) -> Any:
 def accepts_spirv(device: Any) -> bool:
     """True if the device builds a SPIR-V 1.4 kernel (cached per device)."""
     dpctl = import_dpctl()
+    device = _root(device)  # a sub-device builds what its device builds
     key = (device.filter_string, device.driver_version)
     with _lock:
         if key not in _spirv_ok:
@@ -106,7 +131,7 @@ def _try_probe(dpctl: ModuleType, device: Any) -> bool:
 
 
 def _describe(device: Any) -> str:
-    return f"{device.filter_string} ({device.name}, driver {device.driver_version})"
+    return f"{device_label(device)} ({device.name}, driver {device.driver_version})"
 
 
 def _no_device_message(seen: list[Any]) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 
 from tinyc.diagnostics import LaunchError
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
-from tinyc.runtime.device import import_dpctl, profiling_queue, select_queue
+from tinyc.runtime.device import device_label, import_dpctl, profiling_queue, select_queue
 from tinyc.runtime.pool import Pools
 from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
@@ -60,6 +60,7 @@ class Kernel:
     def __init__(self, spirv: bytes, info: KernelInfo, device: Any = None):
         self.info = info
         self.name = info.name
+        self.spirv = spirv  # kept to build the kernel for other devices (sharding.py)
         self.queue = select_queue(device)
         self.program = build_program(self.queue, spirv)
         if not self.program.has_sycl_kernel(info.name):
@@ -82,14 +83,15 @@ class Kernel:
         self._names = ", ".join(p.name for p in info.params)
 
     def __repr__(self) -> str:
-        return f"<tinyc.Kernel {self.name}({self._names}) on {self.queue.sycl_device.filter_string}>"
+        return f"<tinyc.Kernel {self.name}({self._names}) on {device_label(self.queue.sycl_device)}>"
 
     # -- checking and packing ------------------------------------------------
     def _batch(self, kwargs: dict[str, Any]) -> int:
         batch = kwargs.pop("batch", 1)
         if kwargs:
             unknown = ", ".join(sorted(kwargs))
-            raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; only batch= is accepted")
+            raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; "
+                              f"only batch=, device= and weights= are accepted")
         if type(batch) is not int:  # the common case without ABC checks
             if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
                 raise LaunchError(f"batch must be a positive integer, got {batch!r}", argument="batch")
@@ -152,6 +154,11 @@ class Kernel:
         self.submit(packed, batch).wait()
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
+        if "device" in kwargs or "weights" in kwargs:  # the batch split over devices
+            from tinyc.runtime import sharding
+
+            device, weights = kwargs.pop("device", None), kwargs.pop("weights", None)
+            return sharding.launch(self, args, self._batch(kwargs), device, weights)
         batch = self._batch(kwargs)
         self._check_count(args)
         call, parts = self._bound(args, batch, self._pools)

@@ -16,6 +16,7 @@ from tinyc.ir.core import Value
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
 from tinyc.signature import KernelInfo
 from tinyc.spirv.codegen.analysis import param_infos
+from tinyc.spirv.codegen.batch_split import batch_split_problem
 from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, Lowered, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emit_region
 from tinyc.spirv.codegen.memref import declare_local_memory, plan_local_memory
@@ -90,4 +91,5 @@ def emit_kernel(m: Module, fn: IRFunction) -> KernelInfo:
     emit_region(ctx, fn.body)
     ctx.do(Op.Return)
     ctx.prologue.op(Op.Branch, ctx.body_label)
-    return KernelInfo(fn.name, param_infos(fn), (X, Y), ctx.subgroup_size)
+    params = param_infos(fn)
+    return KernelInfo(fn.name, params, (X, Y), ctx.subgroup_size, batch_split_problem(fn, params))
