@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tinyc.ir.core import Program as IRProgram
 from tinyc.ir.printer import print_program
+
+if TYPE_CHECKING:
+    from tinyc.std import Std
 
 STAGES = ("parsed", "checked", "lowered")
 
@@ -32,6 +35,8 @@ class CompileResult:
     timings: dict[str, float] = field(default_factory=dict)
     source: str = ""
     name: str = "<string>"
+    std: Any = None  # the program's language version (tinyc.std.Std)
+    defines: dict[str, str] = field(default_factory=dict)  # preprocessor definitions from outside
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -42,23 +47,47 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
 
 
 def check_source(source: str, name: str = "<string>",
-                 timings: dict[str, float] | None = None) -> IRProgram:
-    """Parse and verify; raises CompilationError with every independent error."""
+                 timings: dict[str, float] | None = None, std: "Std | str | None" = None,
+                 defines: dict[str, str] | None = None) -> IRProgram:
+    """Parse and verify; raises CompilationError with every independent error.
+
+    `std` ("seed" or "newest") overrides the version the source declares or
+    implies (tinyc.std); ValueError for another name. `defines` are
+    preprocessor definitions given from outside (`{"ty": "f64"}`).
+    """
     from tinyc.ir.verifier import verify
     from tinyc.parser import parse
+    from tinyc.std import parse_std
 
+    given = parse_std(std)
     timings = {} if timings is None else timings
-    program = _timed(timings, "parse", lambda: parse(source, name))
+    program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
     _timed(timings, "verify", lambda: verify(program))
     return program
 
 
+def stage_text(program: IRProgram) -> str:
+    """The program's IR text in its own version; in the newest spelling where that one
+    cannot spell it (a newest-only instruction in a program compiled with --std seed)."""
+    from tinyc.diagnostics import CompilationError
+    from tinyc.std import Std
+
+    try:
+        return print_program(program)
+    except CompilationError:
+        return print_program(program, Std.NEWEST)
+
+
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
                      device_info: Any = None, validate: bool = True,
-                     print_after: Callable[[str, IRProgram], None] | None = None) -> CompileResult:
+                     print_after: Callable[[str, IRProgram], None] | None = None,
+                     std: "Std | str | None" = None,
+                     defines: dict[str, str] | None = None) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
-    `print_after(pass_name, program)` is called after each pass (`--print-after`).
+    `print_after(pass_name, program)` is called after each pass (`--print-after`);
+    `std` overrides the language version (tinyc.std); `defines` are
+    preprocessor definitions from outside.
     """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
@@ -66,16 +95,17 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
 
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
-    program = check_source(source, name, timings)
-    stages["parsed"] = stages["checked"] = print_program(program)
+    program = check_source(source, name, timings, std, defines)
+    stages["parsed"] = stages["checked"] = stage_text(program)
     _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
                                                    device_info=device_info, print_after=print_after))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
-    stages["lowered"] = print_program(program)
+    stages["lowered"] = stage_text(program)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
-    return CompileResult(program, stages, spirv, kernels, timings, source, name)
+    return CompileResult(program, stages, spirv, kernels, timings, source, name, program.std,
+                         dict(defines or {}))
 
 
 class InternalCompilerError(RuntimeError):
@@ -86,9 +116,10 @@ def _verify_lowered(program: IRProgram) -> None:
     """Verify first and last: the passes must leave valid IR behind."""
     from tinyc.diagnostics import CompilationError
     from tinyc.ir.verifier import verify
+    from tinyc.std import Std, Version
 
     try:
-        verify(program)
+        verify(program, Version(Std.SEED, "lowered"))
     except CompilationError as err:
         raise InternalCompilerError(
             "internal compiler error: the lowered IR fails verification\n" + str(err)) from None
@@ -142,11 +173,17 @@ class Program:
             raise ValueError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")
         return self._result.stages[stage]
 
+    @property
+    def std(self) -> str:
+        """The language version the program was compiled as: "seed" or "newest" (tinyc.std)."""
+        return self._result.std.value
+
     def checked_ir(self) -> IRProgram:
         """A fresh copy of the checked, unlowered IR (for the reference interpreter)."""
         from tinyc.parser import parse
 
-        return parse(self._result.source, self._result.name)
+        return parse(self._result.source, self._result.name, self._result.std,
+                     self._result.defines)
 
     def __getitem__(self, name: str):
         if name not in self._result.kernels:
@@ -164,8 +201,14 @@ class Program:
 
 
 def compile(source: str, *, name: str = "<string>", device: Any = None,
-            subgroup_size: int | None = None) -> Program:
-    """Compile tensor-language source for `device` (default: the first SPIR-V device)."""
+            subgroup_size: int | None = None, std: str | None = None,
+            defines: dict[str, str] | None = None) -> Program:
+    """Compile tensor-language source for `device` (default: the first SPIR-V device).
+
+    `std` ("seed" or "newest") overrides the language version the source
+    declares or implies; `defines` gives preprocessor definitions, as
+    `{"ty": "f64"}` for `$ty = f64` (docs/newest.md).
+    """
     result = compile_to_spirv(source, name, subgroup_size=subgroup_size,
-                              device_info=device_limits(device))
+                              device_info=device_limits(device), std=std, defines=defines)
     return Program(result, device)

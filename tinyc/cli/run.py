@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyc.cli.errors import UsageError
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 
 DEFAULT_DYNAMIC_SIZE = 16
 FULL_CHECK_LIMIT = 256
@@ -85,6 +85,15 @@ def _random_scalar(rng: np.random.Generator, t: ScalarType, text: str | None) ->
     return complex(value, 0.25) if t.is_complex else value
 
 
+def _bool(name: str, text: str | None, rng: np.random.Generator) -> bool:
+    """`--size flag=true|false|1|0`, else random."""
+    if text is None:
+        return bool(rng.integers(0, 2))
+    if text.lower() in ("true", "1", "false", "0"):
+        return text.lower() in ("true", "1")
+    raise UsageError(f"--size {name}: '{text}' is not a bool (true, false, 1 or 0)")
+
+
 def make_arguments(info: Any, batch: int, sizes: dict[str, str], seed: int) -> list[Any]:
     """Random arguments for every parameter of a kernel (KernelInfo)."""
     rng = np.random.default_rng(seed)
@@ -98,6 +107,8 @@ def make_arguments(info: Any, batch: int, sizes: dict[str, str], seed: int) -> l
         t = p.type
         if isinstance(t, ScalarType):
             args.append(_random_scalar(rng, t, sizes.get(p.name)))
+        elif isinstance(t, BoolType):
+            args.append(_bool(p.name, sizes.get(p.name), rng))
         elif isinstance(t, MemrefType):
             args.append(_random_array(rng, t.element, _shape(p.name, t, p.batch_mode, batch, sizes)))
         elif isinstance(t, GroupType):
@@ -140,16 +151,18 @@ def _compare(info: Any, device_args: list[Any], reference_args: list[Any],
 
 def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
                check: bool, repeat: int, seed: int, device: str | None,
-               echo: Callable[[str], None] = print) -> None:
+               echo: Callable[[str], None] = print, std: str | None = None,
+               defines: dict[str, str] | None = None) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
     from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
     from tinyc.reference.arguments import copy_argument
 
     if launched_by_mpi():  # under mpiexec: the batch split over the ranks
-        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device, echo)
+        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device,
+                              echo, std=std, defines=defines)
 
-    program = tinyc.compile(source, name=file, device=device)
+    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:

@@ -49,13 +49,17 @@ KEYWORDS: dict[str, str] = {
     '.work_group': '__ANON_11',
     ':': 'COLON',
     '<': 'LESSTHAN',
+    '<=': '__ANON_65',
     '=': 'EQUAL',
     '>': 'MORETHAN',
     '?': 'QMARK',
     '[': 'LSQB',
     ']': 'RSQB',
+    'abs': 'ABS',
+    'add': 'ADD',
     'alignment': 'ALIGNMENT',
     'alloca': 'ALLOCA',
+    'and': 'AND',
     'arith.abs': '__ANON_33',
     'arith.add': '__ANON_21',
     'arith.and': '__ANON_30',
@@ -74,6 +78,8 @@ KEYWORDS: dict[str, str] = {
     'arith.shr': '__ANON_29',
     'arith.sub': '__ANON_22',
     'arith.xor': '__ANON_32',
+    'as': 'AS',
+    'associated': 'ASSOCIATED',
     'atomic_add': 'ATOMIC_ADD',
     'atomic_load': 'ATOMIC_LOAD',
     'atomic_max': 'ATOMIC_MAX',
@@ -88,17 +94,19 @@ KEYWORDS: dict[str, str] = {
     'builtin.group_size': '__ANON_40',
     'builtin.num_subgroups': '__ANON_41',
     'builtin.subgroup_id': '__ANON_43',
+    'builtin.subgroup_linear_id': '__ANON_57',
     'builtin.subgroup_local_id': '__ANON_44',
     'builtin.subgroup_size': '__ANON_42',
     'c32': 'C32',
     'c64': 'C64',
     'cast': 'CAST',
-    'cmp.eq': '__ANON_45',
-    'cmp.ge': '__ANON_48',
-    'cmp.gt': '__ANON_47',
-    'cmp.le': '__ANON_50',
-    'cmp.lt': '__ANON_49',
-    'cmp.ne': '__ANON_46',
+    'cmp.eq': '__ANON_58',
+    'cmp.ge': '__ANON_61',
+    'cmp.gt': '__ANON_60',
+    'cmp.le': '__ANON_63',
+    'cmp.lt': '__ANON_62',
+    'cmp.ne': '__ANON_59',
+    'conj': 'CONJ',
     'constant': 'CONSTANT',
     'cooperative_matrix_apply': 'COOPERATIVE_MATRIX_APPLY',
     'cooperative_matrix_atomic_add': 'COOPERATIVE_MATRIX_ATOMIC_ADD',
@@ -118,8 +126,13 @@ KEYWORDS: dict[str, str] = {
     'cooperative_matrix_scale': 'COOPERATIVE_MATRIX_SCALE',
     'cooperative_matrix_store': 'COOPERATIVE_MATRIX_STORE',
     'coopmatrix': 'COOPMATRIX',
+    'cos': 'COS',
     'cumsum': 'CUMSUM',
+    'div': 'DIV',
     'else': 'ELSE',
+    'equal': '__ANON_64',
+    'exp': 'EXP',
+    'exp2': 'EXP2',
     'expand': 'EXPAND',
     'f16': 'F16',
     'f32': 'F32',
@@ -127,47 +140,108 @@ KEYWORDS: dict[str, str] = {
     'false': 'FALSE',
     'for': 'FOR',
     'foreach': 'FOREACH',
+    'foreach_tile': 'FOREACH_TILE',
     'func': 'FUNC',
     'fuse': 'FUSE',
     'gemm': 'GEMM',
     'gemv': 'GEMV',
     'ger': 'GER',
     'global': 'GLOBAL',
+    'greater_than': 'GREATER_THAN',
+    'greater_than_equal': 'GREATER_THAN_EQUAL',
     'group': 'GROUP',
+    'group_id.x': '__ANON_45',
+    'group_id.y': '__ANON_46',
+    'group_id.z': '__ANON_47',
+    'hadamard': 'HADAMARD',
     'hadamard_product': 'HADAMARD_PRODUCT',
     'i16': 'I16',
     'i32': 'I32',
     'i64': 'I64',
     'i8': 'I8',
     'if': 'IF',
+    'im': 'IM',
     'index': 'INDEX',
     'init': 'INIT',
+    'less_than': 'LESS_THAN',
+    'less_than_equal': 'LESS_THAN_EQUAL',
     'lifetime_stop': 'LIFETIME_STOP',
     'load': 'LOAD',
     'local': 'LOCAL',
-    'math.exp': '__ANON_51',
-    'math.native_exp': '__ANON_52',
+    'log': 'LOG',
+    'log2': 'LOG2',
+    'math.cos': '__ANON_66',
+    'math.exp': '__ANON_68',
+    'math.exp2': '__ANON_69',
+    'math.log': '__ANON_70',
+    'math.log2': '__ANON_71',
+    'math.native_cos': '__ANON_72',
+    'math.native_exp': '__ANON_74',
+    'math.native_exp2': '__ANON_75',
+    'math.native_log': '__ANON_76',
+    'math.native_log2': '__ANON_77',
+    'math.native_sin': '__ANON_73',
+    'math.sin': '__ANON_67',
     'matrix_a': 'MATRIX_A',
     'matrix_acc': 'MATRIX_ACC',
     'matrix_b': 'MATRIX_B',
+    'max': 'MAX',
     'memref': 'MEMREF',
+    'min': 'MIN',
+    'mul': 'MUL',
+    'native_cos': 'NATIVE_COS',
+    'native_exp': 'NATIVE_EXP',
+    'native_exp2': 'NATIVE_EXP2',
+    'native_log': 'NATIVE_LOG',
+    'native_log2': 'NATIVE_LOG2',
+    'native_sin': 'NATIVE_SIN',
+    'neg': 'NEG',
+    'not': 'NOT',
+    'not_equal': 'NOT_EQUAL',
+    'num_groups.x': '__ANON_48',
+    'num_groups.y': '__ANON_49',
+    'num_groups.z': '__ANON_50',
+    'num_subgroups.x': '__ANON_51',
+    'num_subgroups.y': '__ANON_52',
+    'num_subgroups.z': '__ANON_53',
     'offset': 'OFFSET',
+    'or': 'OR',
     'parallel': 'PARALLEL',
+    're': 'RE',
+    'rem': 'REM',
     'shape_gcd': 'SHAPE_GCD',
+    'shl': 'SHL',
+    'shr': 'SHR',
+    'sin': 'SIN',
     'size': 'SIZE',
     'store': 'STORE',
     'stride_gcd': 'STRIDE_GCD',
     'strided': 'STRIDED',
-    'subgroup_add.exclusive_scan': '__ANON_53',
-    'subgroup_add.inclusive_scan': '__ANON_54',
-    'subgroup_add.reduce': '__ANON_55',
+    'sub': 'SUB',
+    'subgroup_add.exclusive_scan': '__ANON_78',
+    'subgroup_add.inclusive_scan': '__ANON_79',
+    'subgroup_add.reduce': '__ANON_80',
     'subgroup_broadcast': 'SUBGROUP_BROADCAST',
-    'subgroup_max.exclusive_scan': '__ANON_56',
-    'subgroup_max.inclusive_scan': '__ANON_57',
-    'subgroup_max.reduce': '__ANON_58',
-    'subgroup_min.exclusive_scan': '__ANON_59',
-    'subgroup_min.inclusive_scan': '__ANON_60',
-    'subgroup_min.reduce': '__ANON_61',
+    'subgroup_exclusive_scan_add': 'SUBGROUP_EXCLUSIVE_SCAN_ADD',
+    'subgroup_exclusive_scan_max': 'SUBGROUP_EXCLUSIVE_SCAN_MAX',
+    'subgroup_exclusive_scan_min': 'SUBGROUP_EXCLUSIVE_SCAN_MIN',
+    'subgroup_id.x': '__ANON_54',
+    'subgroup_id.y': '__ANON_55',
+    'subgroup_id.z': '__ANON_56',
+    'subgroup_inclusive_scan_add': 'SUBGROUP_INCLUSIVE_SCAN_ADD',
+    'subgroup_inclusive_scan_max': 'SUBGROUP_INCLUSIVE_SCAN_MAX',
+    'subgroup_inclusive_scan_min': 'SUBGROUP_INCLUSIVE_SCAN_MIN',
+    'subgroup_linear_id': 'SUBGROUP_LINEAR_ID',
+    'subgroup_local_id': 'SUBGROUP_LOCAL_ID',
+    'subgroup_max.exclusive_scan': '__ANON_81',
+    'subgroup_max.inclusive_scan': '__ANON_82',
+    'subgroup_max.reduce': '__ANON_83',
+    'subgroup_min.exclusive_scan': '__ANON_84',
+    'subgroup_min.inclusive_scan': '__ANON_85',
+    'subgroup_min.reduce': '__ANON_86',
+    'subgroup_reduce_add': 'SUBGROUP_REDUCE_ADD',
+    'subgroup_reduce_max': 'SUBGROUP_REDUCE_MAX',
+    'subgroup_reduce_min': 'SUBGROUP_REDUCE_MIN',
     'subgroup_size': 'SUBGROUP_SIZE',
     'subview': 'SUBVIEW',
     'sum': 'SUM',
@@ -176,6 +250,7 @@ KEYWORDS: dict[str, str] = {
     'void': 'VOID',
     'work_group_size': 'WORK_GROUP_SIZE',
     'x': 'X',
+    'xor': 'XOR',
     'yield': 'YIELD',
     '{': 'LBRACE',
     '}': 'RBRACE',
@@ -199,6 +274,8 @@ __expand_shape_plus_9: X _constant_or_value => __expand_shape_plus_9 1*
 __expand_shape_plus_9: __expand_shape_plus_9 X _constant_or_value => __expand_shape_plus_9 0* 2*
 __for_init_star_10: COMMA init_value => __for_init_star_10 1
 __for_init_star_10: __for_init_star_10 COMMA init_value => __for_init_star_10 0* 2
+__foreach_tile_star_11: COMMA INTEGER => __foreach_tile_star_11 1
+__foreach_tile_star_11: __foreach_tile_star_11 COMMA INTEGER => __foreach_tile_star_11 0* 2
 __function_star_1: COMMA argument => __function_star_1 1
 __function_star_1: __function_star_1 COMMA argument => __function_star_1 0* 2
 __memref_layout_star_4: COMMA dim => __memref_layout_star_4 1
@@ -213,13 +290,14 @@ __return_types_star_5: COMMA value_type => __return_types_star_5 1
 __return_types_star_5: __return_types_star_5 COMMA value_type => __return_types_star_5 0* 2
 __start_star_0: __start_star_0 function => __start_star_0 0* 1
 __start_star_0: function => __start_star_0 0
-__subview_star_11: COMMA slice => __subview_star_11 1
-__subview_star_11: __subview_star_11 COMMA slice => __subview_star_11 0* 2
+__subview_star_12: COMMA slice => __subview_star_12 1
+__subview_star_12: __subview_star_12 COMMA slice => __subview_star_12 0* 2
 _constant_or_value: INTEGER => _constant_or_value 0
 _constant_or_value: LOCAL_ID => _constant_or_value 0
 _operation: alloca => _operation 0
 _operation: arith_binary => _operation 0
 _operation: arith_unary => _operation 0
+_operation: associated => _operation 0
 _operation: atomic_load => _operation 0
 _operation: atomic_store => _operation 0
 _operation: atomic_update => _operation 0
@@ -246,6 +324,7 @@ _operation: cumsum => _operation 0
 _operation: expand => _operation 0
 _operation: for => _operation 0
 _operation: foreach => _operation 0
+_operation: foreach_tile => _operation 0
 _operation: fuse => _operation 0
 _operation: gemm => _operation 0
 _operation: gemv => _operation 0
@@ -271,6 +350,18 @@ alloca_keyword: ALLOCA => alloca_keyword 0
 argument: LOCAL_ID COLON type => argument 0 2
 argument: LOCAL_ID COLON type dictionary => argument 0 2 3
 arith_binary: arith_binary_keyword LOCAL_ID COMMA LOCAL_ID COLON value_type => arith_binary 0 1 3 5
+arith_binary_keyword: ADD => arith_binary_keyword 0
+arith_binary_keyword: AND => arith_binary_keyword 0
+arith_binary_keyword: DIV => arith_binary_keyword 0
+arith_binary_keyword: MAX => arith_binary_keyword 0
+arith_binary_keyword: MIN => arith_binary_keyword 0
+arith_binary_keyword: MUL => arith_binary_keyword 0
+arith_binary_keyword: OR => arith_binary_keyword 0
+arith_binary_keyword: REM => arith_binary_keyword 0
+arith_binary_keyword: SHL => arith_binary_keyword 0
+arith_binary_keyword: SHR => arith_binary_keyword 0
+arith_binary_keyword: SUB => arith_binary_keyword 0
+arith_binary_keyword: XOR => arith_binary_keyword 0
 arith_binary_keyword: __ANON_21 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_22 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_23 => arith_binary_keyword 0
@@ -284,6 +375,12 @@ arith_binary_keyword: __ANON_30 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_31 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_32 => arith_binary_keyword 0
 arith_unary: arith_unary_keyword LOCAL_ID COLON value_type => arith_unary 0 1 3
+arith_unary_keyword: ABS => arith_unary_keyword 0
+arith_unary_keyword: CONJ => arith_unary_keyword 0
+arith_unary_keyword: IM => arith_unary_keyword 0
+arith_unary_keyword: NEG => arith_unary_keyword 0
+arith_unary_keyword: NOT => arith_unary_keyword 0
+arith_unary_keyword: RE => arith_unary_keyword 0
 arith_unary_keyword: __ANON_33 => arith_unary_keyword 0
 arith_unary_keyword: __ANON_34 => arith_unary_keyword 0
 arith_unary_keyword: __ANON_35 => arith_unary_keyword 0
@@ -293,6 +390,8 @@ arith_unary_keyword: __ANON_38 => arith_unary_keyword 0
 array: LSQB RSQB => array
 array: LSQB attribute RSQB => array 1
 array: LSQB attribute __array_star_6 RSQB => array 1 2*
+associated: associated_keyword LOCAL_ID COLON bool_type => associated 0 1 3
+associated_keyword: ASSOCIATED => associated_keyword 0
 atomic: __ANON_2 => atomic 0
 atomic_load: atomic_load_keyword LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 5
 atomic_load: atomic_load_keyword LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 3 6
@@ -335,6 +434,9 @@ attribute_name: STRING => attribute_name 0
 attribute_name: SUBGROUP_SIZE => attribute_name 0
 attribute_name: UNROLL => attribute_name 0
 attribute_name: WORK_GROUP_SIZE => attribute_name 0
+axpby: axpby_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 3 5 7
+axpby: axpby_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 4 6 8
+axpby: axpby_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 3 5 7 9
 axpby: axpby_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 4 6 8
 axpby: axpby_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 3 5 7 9
 axpby_keyword: AXPBY => axpby_keyword 0
@@ -347,24 +449,46 @@ bool_type: BOOL => bool_type
 boolean: FALSE => boolean 0
 boolean: TRUE => boolean 0
 builtin: builtin_keyword COLON integer_type => builtin 0 2
+builtin_keyword: SUBGROUP_LINEAR_ID => builtin_keyword 0
+builtin_keyword: SUBGROUP_LOCAL_ID => builtin_keyword 0
+builtin_keyword: SUBGROUP_SIZE => builtin_keyword 0
 builtin_keyword: __ANON_39 => builtin_keyword 0
 builtin_keyword: __ANON_40 => builtin_keyword 0
 builtin_keyword: __ANON_41 => builtin_keyword 0
 builtin_keyword: __ANON_42 => builtin_keyword 0
 builtin_keyword: __ANON_43 => builtin_keyword 0
 builtin_keyword: __ANON_44 => builtin_keyword 0
+builtin_keyword: __ANON_45 => builtin_keyword 0
+builtin_keyword: __ANON_46 => builtin_keyword 0
+builtin_keyword: __ANON_47 => builtin_keyword 0
+builtin_keyword: __ANON_48 => builtin_keyword 0
+builtin_keyword: __ANON_49 => builtin_keyword 0
+builtin_keyword: __ANON_50 => builtin_keyword 0
+builtin_keyword: __ANON_51 => builtin_keyword 0
+builtin_keyword: __ANON_52 => builtin_keyword 0
+builtin_keyword: __ANON_53 => builtin_keyword 0
+builtin_keyword: __ANON_54 => builtin_keyword 0
+builtin_keyword: __ANON_55 => builtin_keyword 0
+builtin_keyword: __ANON_56 => builtin_keyword 0
+builtin_keyword: __ANON_57 => builtin_keyword 0
 cast: cast_keyword LOCAL_ID COLON value_type => cast 0 1 3
 cast_keyword: CAST => cast_keyword 0
 checked_flag: __ANON_4 => checked_flag 0
 checked_flag: __ANON_5 => checked_flag 0
 checked_flag: __ANON_6 => checked_flag 0
 cmp: cmp_keyword LOCAL_ID COMMA LOCAL_ID COLON bool_type => cmp 0 1 3 5
-cmp_keyword: __ANON_45 => cmp_keyword 0
-cmp_keyword: __ANON_46 => cmp_keyword 0
-cmp_keyword: __ANON_47 => cmp_keyword 0
-cmp_keyword: __ANON_48 => cmp_keyword 0
-cmp_keyword: __ANON_49 => cmp_keyword 0
-cmp_keyword: __ANON_50 => cmp_keyword 0
+cmp_keyword: GREATER_THAN => cmp_keyword 0
+cmp_keyword: GREATER_THAN_EQUAL => cmp_keyword 0
+cmp_keyword: LESS_THAN => cmp_keyword 0
+cmp_keyword: LESS_THAN_EQUAL => cmp_keyword 0
+cmp_keyword: NOT_EQUAL => cmp_keyword 0
+cmp_keyword: __ANON_58 => cmp_keyword 0
+cmp_keyword: __ANON_59 => cmp_keyword 0
+cmp_keyword: __ANON_60 => cmp_keyword 0
+cmp_keyword: __ANON_61 => cmp_keyword 0
+cmp_keyword: __ANON_62 => cmp_keyword 0
+cmp_keyword: __ANON_63 => cmp_keyword 0
+cmp_keyword: __ANON_64 => cmp_keyword 0
 complex: LSQB FLOAT COMMA FLOAT RSQB => complex 1 3
 constant: constant_keyword literal COLON value_type => constant 0 1 3
 constant_keyword: CONSTANT => constant_keyword 0
@@ -468,26 +592,37 @@ expand_shape: _constant_or_value __expand_shape_plus_9 => expand_shape 0* 1*
 fn_attributes: ATTRIBUTES dictionary => fn_attributes 1
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 9 10 11
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 9 10 11 12
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 9 10 11 12
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 9 10
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 9 10 11
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 9 10 11
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 8 9
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 8 9 10
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 8 9 10
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 8
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 8 9
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 8 9 10
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 8 9 10
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 8
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 8 9
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 6 7
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 6 7 8
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 6 7 8
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 6
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 6 7
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 6 7
 for_init: INIT LPAR init_value RPAR __ANON_20 return_types => for_init 2 5
 for_init: INIT LPAR init_value __for_init_star_10 RPAR __ANON_20 return_types => for_init 2 3* 6
 for_keyword: FOR => for_keyword 0
 foreach: foreach_keyword LPAR new_values RPAR COLON integer_type EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 5 8 12 14
 foreach: foreach_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 6 10 12
 foreach_keyword: FOREACH => foreach_keyword 0
+foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_65 LPAR INTEGER RPAR region => foreach_tile 0 2 6 10 14 18 20
+foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_65 LPAR INTEGER __foreach_tile_star_11 RPAR region => foreach_tile 0 2 6 10 14 18 19* 21
+foreach_tile_keyword: FOREACH_TILE => foreach_tile_keyword 0
 function: FUNC GLOBAL_ID LPAR RPAR fn_attributes region => function 1 4 5
 function: FUNC GLOBAL_ID LPAR RPAR region => function 1 4
 function: FUNC GLOBAL_ID LPAR argument RPAR fn_attributes region => function 1 3 5 6
@@ -496,9 +631,17 @@ function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR fn_attributes regi
 function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR region => function 1 3 4* 6
 fuse: fuse_keyword LOCAL_ID LSQB INTEGER COMMA INTEGER RSQB COLON memref_type => fuse 0 1 3 5 8
 fuse_keyword: FUSE => fuse_keyword 0
+gemm: gemm_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 3 5 7 9
+gemm: gemm_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 4 6 8 10
+gemm: gemm_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 5 7 9 11
+gemm: gemm_keyword atomic transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 4 6 8 10 12
+gemm: gemm_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 4 6 8 10
 gemm: gemm_keyword transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 5 7 9 11
 gemm: gemm_keyword transpose transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 4 6 8 10 12
 gemm_keyword: GEMM => gemm_keyword 0
+gemv: gemv_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 3 5 7 9
+gemv: gemv_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 4 6 8 10
+gemv: gemv_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 3 5 7 9 11
 gemv: gemv_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 4 6 8 10
 gemv: gemv_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 3 5 7 9 11
 gemv_keyword: GEMV => gemv_keyword 0
@@ -511,7 +654,10 @@ group_type: GROUP LESSTHAN memref_type X dim MORETHAN => group_type 2 4
 group_type: GROUP LESSTHAN memref_type X dim group_offset MORETHAN => group_type 2 4 5
 hadamard_product: hadamard_product_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 3 5 7 9
 hadamard_product: hadamard_product_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 2 4 6 8 10
+hadamard_product_keyword: HADAMARD => hadamard_product_keyword 0
 hadamard_product_keyword: HADAMARD_PRODUCT => hadamard_product_keyword 0
+if: if_keyword LOCAL_ID __ANON_20 LPAR RPAR region => if 0 1 5
+if: if_keyword LOCAL_ID __ANON_20 LPAR RPAR region ELSE region => if 0 1 5 7
 if: if_keyword LOCAL_ID __ANON_20 return_types region => if 0 1 3 4
 if: if_keyword LOCAL_ID __ANON_20 return_types region ELSE region => if 0 1 3 4 6
 if: if_keyword LOCAL_ID region => if 0 1 2
@@ -541,8 +687,30 @@ load: load_keyword LOCAL_ID LSQB indices RSQB COLON scalar_type => load 0 1 3 6
 load_keyword: LOAD => load_keyword 0
 local_fence: __ANON_8 => local_fence 0
 math_unary: math_unary_keyword LOCAL_ID COLON scalar_type => math_unary 0 1 3
-math_unary_keyword: __ANON_51 => math_unary_keyword 0
-math_unary_keyword: __ANON_52 => math_unary_keyword 0
+math_unary_keyword: COS => math_unary_keyword 0
+math_unary_keyword: EXP => math_unary_keyword 0
+math_unary_keyword: EXP2 => math_unary_keyword 0
+math_unary_keyword: LOG => math_unary_keyword 0
+math_unary_keyword: LOG2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_COS => math_unary_keyword 0
+math_unary_keyword: NATIVE_EXP => math_unary_keyword 0
+math_unary_keyword: NATIVE_EXP2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_LOG => math_unary_keyword 0
+math_unary_keyword: NATIVE_LOG2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_SIN => math_unary_keyword 0
+math_unary_keyword: SIN => math_unary_keyword 0
+math_unary_keyword: __ANON_66 => math_unary_keyword 0
+math_unary_keyword: __ANON_67 => math_unary_keyword 0
+math_unary_keyword: __ANON_68 => math_unary_keyword 0
+math_unary_keyword: __ANON_69 => math_unary_keyword 0
+math_unary_keyword: __ANON_70 => math_unary_keyword 0
+math_unary_keyword: __ANON_71 => math_unary_keyword 0
+math_unary_keyword: __ANON_72 => math_unary_keyword 0
+math_unary_keyword: __ANON_73 => math_unary_keyword 0
+math_unary_keyword: __ANON_74 => math_unary_keyword 0
+math_unary_keyword: __ANON_75 => math_unary_keyword 0
+math_unary_keyword: __ANON_76 => math_unary_keyword 0
+math_unary_keyword: __ANON_77 => math_unary_keyword 0
 matrix_use: MATRIX_A => matrix_use 0
 matrix_use: MATRIX_ACC => matrix_use 0
 matrix_use: MATRIX_B => matrix_use 0
@@ -609,19 +777,31 @@ store_keyword: STORE => store_keyword 0
 subgroup_broadcast: subgroup_broadcast_keyword LOCAL_ID COMMA LOCAL_ID COLON scalar_type => subgroup_broadcast 0 1 3 5
 subgroup_broadcast_keyword: SUBGROUP_BROADCAST => subgroup_broadcast_keyword 0
 subgroup_operation: subgroup_operation_keyword LOCAL_ID COLON scalar_type => subgroup_operation 0 1 3
-subgroup_operation_keyword: __ANON_53 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_54 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_55 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_56 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_57 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_58 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_59 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_60 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_61 => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_78 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_79 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_80 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_81 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_82 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_83 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_84 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_85 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_86 => subgroup_operation_keyword 0
 subview: subview_keyword LOCAL_ID LSQB RSQB COLON memref_type => subview 0 1 5
 subview: subview_keyword LOCAL_ID LSQB slice RSQB COLON memref_type => subview 0 1 3 6
-subview: subview_keyword LOCAL_ID LSQB slice __subview_star_11 RSQB COLON memref_type => subview 0 1 3 4* 7
+subview: subview_keyword LOCAL_ID LSQB slice __subview_star_12 RSQB COLON memref_type => subview 0 1 3 4* 7
 subview_keyword: SUBVIEW => subview_keyword 0
+sum: sum_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 3 5 7
+sum: sum_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 4 6 8
+sum: sum_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 3 5 7 9
 sum: sum_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 4 6 8
 sum: sum_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 3 5 7 9
 sum_keyword: SUM => sum_keyword 0
@@ -672,7 +852,11 @@ I8
 INDEX
 MEMREF
 VOID
+ABS
+ADD
 ALLOCA
+AND
+ASSOCIATED
 ATOMIC_ADD
 ATOMIC_LOAD
 ATOMIC_MAX
@@ -681,6 +865,7 @@ ATOMIC_STORE
 AXPBY
 BARRIER
 CAST
+CONJ
 CONSTANT
 COOPERATIVE_MATRIX_APPLY
 COOPERATIVE_MATRIX_ATOMIC_ADD
@@ -699,25 +884,70 @@ COOPERATIVE_MATRIX_REDUCE_MAX
 COOPERATIVE_MATRIX_REDUCE_MIN
 COOPERATIVE_MATRIX_SCALE
 COOPERATIVE_MATRIX_STORE
+COS
 CUMSUM
+DIV
+EXP
+EXP2
 EXPAND
 FOR
 FOREACH
+FOREACH_TILE
 FUSE
 GEMM
 GEMV
 GER
+GREATER_THAN
+GREATER_THAN_EQUAL
+HADAMARD
 HADAMARD_PRODUCT
 IF
+IM
+LESS_THAN
+LESS_THAN_EQUAL
 LIFETIME_STOP
 LOAD
+LOG
+LOG2
+MAX
+MIN
+MUL
+NATIVE_COS
+NATIVE_EXP
+NATIVE_EXP2
+NATIVE_LOG
+NATIVE_LOG2
+NATIVE_SIN
+NEG
+NOT
+NOT_EQUAL
+OR
 PARALLEL
 RBRACE
+RE
+REM
+SHL
+SHR
+SIN
 SIZE
 STORE
+SUB
 SUBGROUP_BROADCAST
+SUBGROUP_EXCLUSIVE_SCAN_ADD
+SUBGROUP_EXCLUSIVE_SCAN_MAX
+SUBGROUP_EXCLUSIVE_SCAN_MIN
+SUBGROUP_INCLUSIVE_SCAN_ADD
+SUBGROUP_INCLUSIVE_SCAN_MAX
+SUBGROUP_INCLUSIVE_SCAN_MIN
+SUBGROUP_LINEAR_ID
+SUBGROUP_LOCAL_ID
+SUBGROUP_REDUCE_ADD
+SUBGROUP_REDUCE_MAX
+SUBGROUP_REDUCE_MIN
+SUBGROUP_SIZE
 SUBVIEW
 SUM
+XOR
 YIELD
 __ANON_21
 __ANON_22
@@ -760,8 +990,32 @@ __ANON_58
 __ANON_59
 __ANON_60
 __ANON_61
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID MORETHAN PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+__ANON_62
+__ANON_63
+__ANON_64
+__ANON_66
+__ANON_67
+__ANON_68
+__ANON_69
+__ANON_70
+__ANON_71
+__ANON_72
+__ANON_73
+__ANON_74
+__ANON_75
+__ANON_76
+__ANON_77
+__ANON_78
+__ANON_79
+__ANON_80
+__ANON_81
+__ANON_82
+__ANON_83
+__ANON_84
+__ANON_85
+__ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MORETHAN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 LESSTHAN
 COMMA LBRACE RPAR
 COMMA RPAR
@@ -769,13 +1023,13 @@ ALIGNMENT
 SHAPE_GCD
 STRIDE_GCD
 STRING
-SUBGROUP_SIZE
 UNROLL
 WORK_GROUP_SIZE
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 COLON LBRACE
 LOCAL_ID __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_9
-__ANON_0 __ANON_1
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_7 __ANON_8
+LOCAL_ID __ANON_0 __ANON_1 __ANON_2
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_7 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_8 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 FALSE FLOAT INTEGER LSQB TRUE
 LOCAL_ID __ANON_0 __ANON_1 __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_4 __ANON_5 __ANON_6 __ANON_9
 LOCAL_ID __ANON_0 __ANON_1 __ANON_4 __ANON_5 __ANON_6
@@ -784,9 +1038,9 @@ __ANON_18 __ANON_19
 LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
 LOCAL_ID __ANON_2
 EQUAL
-$END ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM ELSE EXPAND FOR FOREACH FUNC FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+$END ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE ATTRIBUTES AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV ELSE EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUNC FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 LOCAL_ID __ANON_2 __ANON_3
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 __ANON_10
 __ANON_11
 __ANON_12
@@ -798,6 +1052,7 @@ __ANON_17
 __ANON_9
 __ANON_0
 __ANON_1
+__ANON_2
 __ANON_7
 __ANON_8
 FALSE
@@ -809,12 +1064,12 @@ __ANON_5
 __ANON_6
 __ANON_18
 __ANON_19
-__ANON_2
 __ANON_3
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COLON COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR RSQB SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COLON COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR RSQB SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 LOCAL_ID __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17
 LOCAL_ID __ANON_0 __ANON_1 __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6 __ANON_9
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_8
+LOCAL_ID __ANON_0 __ANON_1
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_8 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 COLON COMMA RBRACE RSQB
 LOCAL_ID __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_2 __ANON_3 __ANON_9
 COLON COMMA EQUAL RPAR
@@ -823,17 +1078,17 @@ X
 MORETHAN
 COMMA EQUAL RPAR RSQB
 RSQB
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EQUAL EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EQUAL EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 ELSE
 QMARK
 GLOBAL
 LOCAL
 STRIDED
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 COMMA MORETHAN X
 COMMA RBRACE RSQB
 COMMA RBRACE
-ALLOCA ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 COMMA RSQB
 COLON COMMA RSQB X
 OFFSET
@@ -843,1491 +1098,1737 @@ MATRIX_A
 MATRIX_ACC
 MATRIX_B
 RSQB X
+AS
+__ANON_65
 """
 
 ACTIONS = """\
-r406 @0 s1 @1
+r499 @0 s1 @1
 s5 @2
-r407 @0 s1 @1
-r21 @3
+r500 @0 s1 @1
+r23 @3
 
 s7 @4
-r20 @3
+r22 @3
 s8 @5 s9 @6
 s11 @7
 s12 @8 s13 @9
 s16 @10 s17 @6
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25 s34 @26
 s42 @9
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @5 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s99 @5 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
 s13 @9
-r298 @3
+r358 @3
 s8 @5
 s12 @8 s13 @9
-s233 @10 s234 @6
-r389 @115
-r152 @116
-r390 @115
-r391 @115
-s235 @117
-r392 @115
-r393 @115
-r394 @115
-s236 @117
-r395 @115
-r396 @115
-r397 @115
-r398 @115
-r399 @115
-s237 @117
-r447 @118
-r436 @118
-r437 @118
-r438 @118
-r439 @118
-r440 @118
-r77 @119 s42 @9
-r441 @118
-s239 @120 s240 @67 s241 @121 s242 @122 s243 @123 s244 @124 s245 @125 s246 @126
-r274 @9
-r76 @127
-r129 @128
-r111 @128
-r130 @128
-r131 @128
-r120 @128
-r146 @129
-r151 @130
-r163 @5
-r176 @131
-r178 @4
-r229 @132
-r195 @132
-r230 @132
-r231 @132
-r212 @132
-r233 @5
-r235 @5
-r237 @5
-r242 @133
-r244 @5
-r246 @134
-r248 @135
-r249 @135
-r250 @135
-r252 @5
-r261 @136
-r265 @137
-r272 @5
-r293 @5
-r296 @4
-r304 @5
-r307 @129
-r310 @129
-r313 @137
-r320 @137
-r325 @5
-r338 @5
-r347 @5
-s249 @10 r385 @138
-r380 @9
-r383 @139
-r402 @5
-r414 @140
-r416 @5
-r430 @5
-r433 @129
-r450 @4
-r80 @5
-r81 @5
-r82 @5
-r83 @5
+s311 @10 s312 @6
+r482 @189
+r179 @190
+r483 @189
+r484 @189
+s313 @191
+r485 @189
+r486 @189
+r487 @189
+s314 @191
+r488 @189
+r489 @189
+r490 @189
+r491 @189
+r492 @189
+s315 @191
+r552 @192
+r541 @192
+r542 @192
+r543 @192
+r544 @192
+r545 @192
+r81 @193 s42 @9
+r546 @192
+s317 @194 s318 @98 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
+r323 @200
+r109 @5
 r84 @5
+r80 @201
 r85 @5
+r125 @5
+r153 @202
+r135 @202
+r154 @202
+r155 @202
+r144 @202
+r173 @203
+r178 @204
+r206 @5
+r110 @5
+r225 @205
+r227 @4
+r278 @206
+r244 @206
+r279 @206
+r280 @206
+r261 @206
+r282 @5
+r284 @5
+r286 @5
+r291 @207
+r293 @5
+r295 @208
+r297 @209
+r298 @209
+r299 @209
+r301 @5
+r310 @210
+r421 @5
+r314 @211
 r86 @5
+r422 @5
+r423 @5
+r321 @5
+r350 @5
+r353 @4
+r356 @4
+r364 @5
+r372 @203
+r378 @203
+r381 @211
+r211 @5
+r212 @5
+r388 @211
+r389 @211
+r396 @5
+r111 @5
+r213 @5
+r214 @5
+r409 @5
+r418 @5
+s327 @10 r478 @212
+r424 @5
+r425 @5
 r87 @5
 r88 @5
 r89 @5
+r426 @5
+r427 @5
+r428 @5
+r429 @5
+r430 @5
+r431 @5
+r112 @5
+r113 @5
+r215 @5
 r90 @5
+r473 @9
+r476 @213
+r114 @5
 r91 @5
+r92 @5
 r93 @5
+r432 @5
+r495 @5
+r507 @214
 r94 @5
+r509 @5
+r511 @5
+r512 @5
+r513 @5
+r514 @5
+r515 @5
+r516 @5
+r183 @7
+r184 @7
+r517 @5
+r518 @5
+r519 @5
+r185 @7
+r532 @5
+r538 @203
 r95 @5
+r555 @4
 r96 @5
 r97 @5
 r98 @5
-r156 @7
-r157 @7
-r158 @7
-r159 @7
-r160 @7
-r161 @7
-r168 @5
-r169 @5
-r170 @5
-r171 @5
-r172 @5
-r173 @5
-r350 @5
-r351 @5
-r418 @5
-r419 @5
-r420 @5
-r421 @5
-r422 @5
-r423 @5
-r424 @5
-r425 @5
-r426 @5
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @5 s84 @66 s251 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114
-r330 @141
-r26 @141
-s253 @7 s42 @9
-r27 @141
-s255 @5
-r28 @141
-s256 @5
-r29 @141
-s257 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-r30 @141
-s269 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-r31 @141
-s272 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-r32 @141
-s275 @151 s276 @152
-r33 @141
-r147 @141 s278 @153 s279 @154
-r34 @141
-s282 @7
-r35 @141
-s283 @5
-r36 @141
-s284 @5
-r37 @141
-s285 @155 s286 @156 s287 @134 s288 @157 s289 @158
-r38 @141
-s293 @4
-r39 @141
-s294 @5 s275 @151 s276 @152 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
-r40 @141
-s302 @5 s275 @151 s276 @152 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
-r41 @141
-s307 @5 s275 @151 s276 @152 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
-r42 @141
-s312 @5
-r43 @141
-s313 @5
-r44 @141
-s314 @5
-r45 @141
-s315 @5 s275 @151 s276 @152 s295 @159 s296 @160 s297 @161
-r46 @141
-s318 @5
-r47 @141
-s319 @134
-r48 @141
-s320 @162 s321 @163
-r49 @141
-s323 @5
-r50 @141
-s324 @5 s275 @151 s276 @152 s325 @164 s326 @165 s295 @159 s296 @160 s297 @161
-r51 @141
-s330 @5 s331 @164
-r52 @141
+r99 @5
+r100 @5
+r101 @5
+r102 @5
+r103 @5
+r104 @5
+r105 @5
+r106 @5
+r107 @5
+r115 @5
+r116 @5
+r117 @5
+r118 @5
+r119 @5
+r120 @5
+r186 @7
+r187 @7
+r188 @7
+r189 @7
+r190 @7
+r191 @7
+r192 @7
+r193 @7
+r194 @7
+r195 @7
+r196 @7
+r197 @7
+r198 @7
+r199 @7
+r200 @7
+r201 @7
+r202 @7
+r203 @7
+r204 @7
+r216 @5
+r217 @5
+r218 @5
+r219 @5
+r220 @5
+r221 @5
+r222 @5
+r433 @5
+r434 @5
+r435 @5
+r436 @5
+r437 @5
+r438 @5
+r439 @5
+r440 @5
+r441 @5
+r442 @5
+r443 @5
+r444 @5
+r520 @5
+r521 @5
+r522 @5
+r523 @5
+r524 @5
+r525 @5
+r526 @5
+r527 @5
+r528 @5
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s99 @5 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s329 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
+r401 @215
+r28 @215
+s331 @7 s42 @9
+r29 @215
 s333 @5
-r53 @141
+r30 @215
 s334 @5
-r54 @141
-s336 @4
-r55 @141
-s337 @5
-r56 @141
-s275 @151 s276 @152
-r57 @141
-s275 @151 s276 @152
-r58 @141
-s340 @5 s331 @164
-r59 @141
-s342 @5 s331 @164
-r60 @141
-s344 @5
-r15 @141
-r61 @141
-s345 @5
-r62 @141
-s346 @5
-r63 @141
-s347 @5
-r64 @141
+r31 @215
+s335 @5
+r32 @215
+s336 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+r33 @215
+s348 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+r34 @215
+s351 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+r35 @215
+s354 @5 s355 @225 s356 @226 s357 @227
+r36 @215
+r174 @215 s360 @228 s361 @229
+r37 @215
+s364 @7
+r38 @215
+s365 @5
+r39 @215
+s366 @5
+r40 @215
+s367 @230 s368 @231 s369 @208 s370 @232 s371 @233
+r41 @215
+s375 @4
+r42 @215
+s376 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+r43 @215
+s384 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+r44 @215
+s389 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+r45 @215
+s394 @5
+r46 @215
+s395 @5
+r47 @215
+s396 @5
+r48 @215
+s397 @5 s355 @225 s356 @226 s377 @234 s378 @235 s379 @236
+r49 @215
+s400 @5
+r50 @215
+s401 @208
+r51 @215
+s402 @237 s403 @238
+r52 @215
+s405 @5
+r53 @215
+s406 @5 s355 @225 s356 @226 s407 @227 s408 @239 s377 @234 s378 @235 s379 @236
+r54 @215
+s412 @5 s357 @227
+r55 @215
+s414 @5
+r56 @215
+s415 @5
+r57 @215
+s417 @4
+r58 @215
+s418 @4
+r59 @215
+s419 @5
+r60 @215
+s420 @5 s355 @225 s356 @226 s357 @227
+r61 @215
+s423 @5 s355 @225 s356 @226 s357 @227
+r62 @215
+s426 @5 s357 @227
+r63 @215
+s428 @5 s357 @227
+r64 @215
+s430 @5
+r17 @215
+r65 @215
+s431 @5
+r66 @215
+s432 @5
+r67 @215
+s433 @5
+r68 @215
 s13 @9
-s349 @138
-r65 @141
-s350 @5
-r66 @141
-s351 @5 s325 @164 s326 @165
-r67 @141
-s353 @5
-r68 @141
-s354 @5
-r69 @141
-s355 @5
-r70 @141
-s275 @151 s276 @152
-r71 @141
-s357 @4
-r297 @3
-r8 @119
+s435 @212
+r69 @215
+s436 @5
+r70 @215
+s437 @5 s407 @227 s408 @239
+r71 @215
+s439 @5
+r72 @215
+s440 @5
+r73 @215
+s441 @5
+r74 @215
+s442 @5 s355 @225 s356 @226 s357 @227
+r75 @215
+s445 @4
+r357 @3
+r10 @193
 s13 @9
-r300 @3
+r360 @3
 s8 @5
 s12 @8 s13 @9
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s33 @25
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r78 @119
-r137 @138
-r266 @166
-r138 @138
-r139 @138
-r140 @138
-r141 @138
-r142 @138
-r143 @138
-s365 @138
-s366 @10 s367 @67
-s369 @5
-s370 @10 r386 @138
-r384 @139
-r14 @141
-s33 @25
-s372 @7
-s373 @10
-s374 @7
-s375 @157
-r355 @167
-r356 @167
-r357 @167
-r359 @5
-r360 @5
-r361 @5
-r362 @5
-r363 @5
-r358 @167
-s376 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s378 @5
-s379 @10
-s380 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s382 @5
-s383 @10
-s384 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s386 @5
-r434 @168
-r435 @168
-s387 @5 s331 @164
-r314 @169
-r348 @141
-r148 @141 s279 @154
-r150 @141
-s390 @20 s391 @21 s392 @22 s393 @23 s394 @24
-s396 @7
-s397 @10
-r153 @170
-r339 @7
-r340 @7
-s398 @156
-r154 @170
-r341 @7
-r342 @7
-s399 @7
-s334 @5
-s401 @157
-r164 @171
-r165 @171
-r166 @171
-s402 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-s405 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s407 @5
-s408 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
-s412 @10
-s413 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-s416 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s418 @5
-s419 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
-s423 @10
-s424 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-s427 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s429 @5
-s430 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s295 @159 s296 @160 s297 @161 s266 @150
-s434 @7
-s435 @157
-s436 @10
-s437 @157
-s438 @5
-s439 @5 s295 @159 s296 @160 s297 @161
-s441 @10
-s442 @10
-r381 @5
-r382 @5
-s443 @5
-s444 @10
-s445 @10
-r412 @5
-r413 @5
-s446 @5 s325 @164 s326 @165
-s448 @5
-s449 @5 s325 @164 s326 @165 s295 @159 s296 @160 s297 @161
-s452 @10
-r102 @5
-s453 @5
-s454 @157
-r376 @172
-s455 @7 s456 @138
+r82 @193
+r161 @212
+r315 @240
+r162 @212
+r163 @212
+r164 @212
+r165 @212
+r166 @212
+r167 @212
+s453 @212
+s454 @10 s455 @98
 s457 @5
-s459 @157
-s275 @151 s276 @152
-s461 @5 s331 @164
-s463 @10
-s464 @5
-s465 @10
-s466 @5
-s13 @9 s467 @173
-r337 @141
-s469 @157
-s470 @7
-r379 @141
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s84 @66 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114
-s472 @157
-s473 @10
-s474 @5
-s475 @10
-s476 @7
-s477 @157
-s478 @5 s331 @164
-s480 @5 s481 @6
-r299 @3
-r9 @119
-s13 @9
-r302 @3
-s484 @174
-s485 @174
-s486 @10 s487 @175 s488 @174
-s285 @155 s491 @134 s42 @9 s492 @157 s493 @123 s289 @158
-s239 @120 s241 @121 s242 @122 s243 @123 s244 @124 s245 @125 s246 @126
-r267 @166
-s499 @10 s500 @67
-r16 @176
-s501 @5
-r74 @141
+s458 @10 r479 @212
+r477 @213
+r16 @215
 s33 @25
-s503 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s508 @5 s509 @177
-s511 @157
-s512 @5
-s513 @157
-s514 @5
+s460 @7
+s461 @10
+s462 @7
+s463 @7
+s464 @232
+r448 @241
+r449 @241
+r450 @241
+r452 @5
+r453 @5
+r454 @5
+r455 @5
+r456 @5
+r451 @241
+s465 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s467 @5
+s468 @10
+s469 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s471 @5
+s472 @10
+s473 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s475 @5
+s476 @10
+r539 @242
+r540 @242
+r126 @243
+s477 @5 s355 @225 s356 @226
+s479 @5 s357 @227
+r382 @244
+r419 @215
+r175 @215 s361 @229
+r177 @215
+s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
+s488 @7
+s489 @10
+r180 @245
+r410 @7
+r411 @7
+s490 @231
+r181 @245
+r412 @7
+r413 @7
+s491 @7
+s415 @5
+s493 @232
+r207 @246
+r208 @246
+r209 @246
+s494 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s497 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s499 @5
+s500 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+s504 @10
+s505 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s508 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s510 @5
+s511 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
 s515 @10
-s516 @5
-s517 @10
-s518 @5
-s519 @10
-s520 @5
-s521 @10
-s522 @10
-s523 @5
-r149 @141
-r332 @178
-r333 @178
-r334 @178
-r335 @178
-r336 @178
-r155 @141
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s525 @5
-s526 @10
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s516 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s519 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s521 @5
+s522 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+s526 @7
+s527 @232
 s528 @10
-s529 @5
-s530 @157
-s531 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s533 @5
-s534 @157
+s529 @232
+s530 @5
+s531 @5 s377 @234 s378 @235 s379 @236
+s533 @10
+s534 @10
+r474 @5
+r475 @5
 s535 @5
-s536 @157
-s537 @157
-s538 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-s541 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s543 @5
-s544 @5
-s545 @10
-s546 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s548 @5
-s549 @10
-s550 @5
-s551 @10
-s552 @10
-s553 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-s556 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s558 @5
-s559 @5
-s560 @10
-s561 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s563 @5
-s564 @10
-s565 @5
-s566 @10
-s567 @10
-s568 @5 s258 @142 s259 @143 s260 @144 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149 s266 @150
-s571 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s573 @5
-s23 @15
-s575 @134
-s576 @5
-s577 @5
-s578 @157
-s579 @157
-s580 @5
-s581 @5
-s582 @5
-s583 @7
-s584 @5
-s585 @5
-s586 @10
-s587 @5
-s588 @10
-s589 @10
-s590 @5 s325 @164 s326 @165
-s592 @5
-s593 @5
-s594 @10
-s595 @134
-s390 @20 s391 @21 s392 @22 s393 @23 s394 @24
-s597 @5
-s249 @10 r377 @6
-s599 @6
-s600 @134
-s601 @5 s331 @164
-s603 @10
+s536 @10
+s537 @10
+r505 @5
+r506 @5
+s538 @5 s407 @227 s408 @239
+s540 @5
+s541 @5 s407 @227 s408 @239 s377 @234 s378 @235 s379 @236
+s544 @10
+s545 @5
+s546 @232
+r469 @247
+s547 @7 s548 @212
+s549 @5
+s549 @5
+s552 @232
+s553 @10
+s554 @5 s355 @225 s356 @226
+s556 @5 s355 @225 s356 @226
+s558 @10
+s559 @5 s355 @225 s356 @226
+s561 @5 s357 @227
+s563 @10
+s564 @5
+s565 @10
+s566 @5
+s13 @9 s567 @248
+r408 @215
+s569 @232
+s570 @7
+r472 @215
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
+s572 @232
+s573 @10
+s574 @5
+s575 @10
+s576 @7
+s577 @232
+s578 @10
+s579 @5 s355 @225 s356 @226
+s581 @5 s357 @227
+s583 @5 s584 @6
+r359 @3
+r11 @193
+s13 @9
+r362 @3
+s587 @249
+s588 @249
+s589 @10 s590 @250 s591 @249
+s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
+s317 @194 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
+r316 @240
+s602 @10 s603 @98
+r18 @251
 s604 @5
-s605 @5
-s606 @10
-s607 @5
-s608 @10
-s609 @4
-r323 @141 s611 @179
-s508 @5 s612 @177
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r331 @141
-s615 @134
+r78 @215
+s33 @25
+s606 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s20 @12
+s612 @5 s613 @252
+s615 @232
 s616 @5
-s617 @10
+s617 @232
 s618 @5
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s620 @7 s621 @134 s622 @5 s623 @177
-s626 @10
-s627 @5
-s249 @10 r445 @6
-r448 @141
-s629 @6
-r301 @3
-s630 @134
-s631 @134 s632 @180
-s634 @181 s635 @182 s636 @183
-r370 @184
-s631 @134 s632 @180
-s640 @10 s641 @175 s488 @174
-r13 @185
-r132 @186
-s285 @155 s491 @134 s42 @9 s492 @157 s643 @177 s493 @123 s289 @158
-r133 @186
-r134 @186
-r375 @187
-r135 @186
-r136 @186
-r2 @187
-s239 @120 s241 @121 s242 @122 s243 @123 s244 @124 s245 @125 s246 @126
-r268 @166
-r17 @176
-r75 @141
-s646 @7
-r442 @188
-r443 @188
-r444 @188
-r92 @141
-s249 @10 r327 @177
-s648 @7
-s649 @177
-s508 @5 s650 @177
-s652 @157
-s508 @5 s653 @177
-s655 @157
-s656 @5
-s657 @10
-s658 @5
-s659 @157
-s660 @5
-s661 @10
-s662 @5
-s663 @5
-s664 @10
-r162 @141
-s665 @7
-s666 @156
-r175 @141
-s334 @5
-s668 @10
-s669 @5
-s670 @157
-s671 @5
-s672 @157
-s673 @5
-s674 @157
-s675 @5
-s676 @5
-s677 @157
-s678 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
+s619 @10
+s620 @5
+s621 @10
+s622 @5
+s623 @10
+s624 @5
+s625 @10
+s626 @5
+s627 @10
+s628 @5
+s629 @10
+s630 @5
+r176 @215
+r403 @253
+r404 @253
+r405 @253
+r406 @253
+r407 @253
+r182 @215
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s632 @5
+s633 @10
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s635 @10
+s636 @5
+s637 @232
+s638 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s640 @5
+s641 @232
+s642 @5
+s643 @232
+s644 @232
+s645 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s648 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s650 @5
+s651 @5
+s652 @10
+s653 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s655 @5
+s656 @10
+s657 @5
+s658 @10
+s659 @10
+s660 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s663 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s665 @5
+s666 @5
+s667 @10
+s668 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s670 @5
+s671 @10
+s672 @5
+s673 @10
+s674 @10
+s675 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s678 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s680 @5
-s681 @157
-s682 @5
-s683 @157
-s684 @157
-s685 @5
-s686 @10
+s23 @15
+s682 @208
+s683 @5
+s684 @5
+s685 @232
+s686 @232
 s687 @5
-s688 @10
+s688 @5
 s689 @5
-s690 @10
+s690 @7
 s691 @5
 s692 @5
 s693 @10
-s694 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s696 @5
-s697 @10
-s698 @5
-s699 @10
-s700 @157
-s701 @5
-s702 @10
-s703 @5
-s704 @10
-s705 @5
-s706 @10
-s707 @5
-s708 @5
-s709 @10
-s710 @5 s261 @145 s262 @146 s263 @147 s264 @148 s265 @149
-s712 @5
+s694 @5
+s695 @10
+s696 @10
+s697 @5 s407 @227 s408 @239
+s699 @5
+s700 @5
+s701 @10
+s702 @208
+s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
+s704 @5
+s327 @10 r470 @6
+s706 @6
+s707 @6
+s708 @208
+s709 @5
+s710 @10
+s711 @5 s355 @225 s356 @226
 s713 @10
-s714 @5
-s715 @10
-r232 @141
-s716 @177
-s717 @157
-s718 @10
-s719 @5
+s714 @5 s357 @227
+s716 @5
+s717 @10
+s718 @5
+s719 @10
 s720 @5
-s721 @157
+s721 @5
 s722 @10
-s723 @157
-s23 @15
-s725 @7
-s726 @157
-s727 @5
-s728 @10
-s729 @5
-s730 @5
-s731 @10
+s723 @5
+s724 @10
+s725 @4
+r394 @215 s727 @254
+s612 @5 s728 @252
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r402 @215
+s731 @208
 s732 @5
 s733 @10
-s734 @10
-s735 @5
-s736 @173
-s737 @138
-s738 @10
-s370 @10 r378 @6
-s739 @7 s740 @138
-s741 @10
-s742 @10
-s743 @5
+s734 @5
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s736 @7 s737 @208 s738 @5 s739 @252
+s742 @5
+s743 @10
 s744 @5
 s745 @10
-s746 @10
-s747 @5
-s748 @10
-s749 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s13 @9
-s13 @9
-s753 @7
-s754 @177
-r349 @141
-s755 @177
-s756 @157
-s757 @5
-s758 @7
-r417 @141
-r403 @189
-r24 @190
-r25 @190
-s759 @7
-s760 @7 r404 @189
-s761 @10 s762 @177
-s764 @5
-s765 @10
-s370 @10 r446 @6
-r449 @141
-s766 @174
-r269 @185
-r270 @185
-s767 @10 s768 @175
-r72 @175
-r73 @175
-s770 @117
-s771 @175
-s772 @10 s773 @175
-r400 @185
-s634 @181 s635 @182 s636 @183
-r374 @184
-r12 @185
-r99 @186
-s776 @10 s777 @177
-r3 @187
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s370 @10 r328 @177
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s781 @7
-s782 @7
-s783 @177
-s508 @5 s784 @177
-s786 @7
-s787 @177
-s508 @5 s788 @177
-s790 @157
+s746 @5
+s327 @10 r550 @6
+r553 @215
+s748 @6
+r361 @3
+s749 @208
+s750 @208 s751 @255
+s753 @256 s754 @257 s755 @258
+r463 @259
+s750 @208 s751 @255
+s759 @10 s760 @250 s591 @249
+r15 @260
+r156 @261
+s367 @230 s594 @208 s42 @9 s595 @232 s762 @252 s596 @197 s371 @233
+r157 @261
+r158 @261
+r468 @262
+r159 @261
+r160 @261
+r2 @262
+s317 @194 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
+r317 @240
+r19 @251
+r79 @215
+s765 @7
+r547 @263
+r548 @263
+r549 @263
+r108 @215
+r124 @215
+s327 @10 r398 @252
+s767 @7
+s768 @252
+s612 @5 s769 @252
+s771 @232
+s612 @5 s772 @252
+s774 @232
+s775 @5
+s776 @10
+s777 @5
+s778 @232
+s779 @5
+s780 @10
+s781 @5
+s782 @10
+s783 @5
+s784 @10
+s785 @5
+s786 @10
+r205 @215
+s787 @7
+s788 @231
+r224 @215
+s415 @5
+s790 @10
 s791 @5
-s792 @157
-s508 @5 s793 @177
-s795 @157
-s796 @5
-s797 @157
-s798 @10
-s799 @5
-s20 @12
-s801 @177
-s802 @10
-s803 @5
-s804 @10
-s805 @5
-s806 @157
+s792 @232
+s793 @5
+s794 @232
+s795 @5
+s796 @232
+s797 @5
+s798 @5
+s799 @232
+s800 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s802 @5
+s803 @232
+s804 @5
+s805 @232
+s806 @232
 s807 @5
 s808 @10
 s809 @5
 s810 @10
-s811 @10
-s812 @5
-s813 @157
+s811 @5
+s812 @10
+s813 @5
 s814 @5
-s815 @157
-s816 @5
-s817 @157
+s815 @10
+s816 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s818 @5
-s819 @5
-s820 @157
-s821 @5
-s822 @10
+s819 @10
+s820 @5
+s821 @10
+s822 @232
 s823 @5
-s824 @157
+s824 @10
 s825 @5
-s826 @157
-s827 @157
-s828 @5
-s829 @10
+s826 @10
+s827 @5
+s828 @10
+s829 @5
 s830 @5
 s831 @10
-s832 @5
-s833 @10
+s832 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s834 @5
-s835 @5
-s836 @157
-s837 @5
-s838 @10
-s839 @5
-s840 @157
+s835 @10
+s836 @5
+s837 @10
+r281 @215
+s838 @252
+s839 @232
+s840 @10
 s841 @5
-s842 @157
-s843 @157
-s844 @5
-s845 @10
-s846 @5
-s847 @10
-s848 @5
-s849 @10
-s850 @5
-s851 @7
-s852 @134
-s853 @5
-s854 @10
-s855 @10
-s856 @5
-s857 @5
-s858 @5
-r247 @141
+s842 @5
+s843 @232
+s844 @10
+s845 @232
 s23 @15
-s860 @5
-s861 @157
-s862 @5
-s863 @157
-s864 @157
-s865 @5
-s866 @10
-s867 @5
-s868 @134
-s869 @10
-s621 @134 s622 @5
-s872 @5
+s847 @7
+s848 @232
+s849 @5
+s850 @10
+s851 @5
+s852 @5
+s853 @10
+s854 @5
+s855 @10
+s856 @10
+s857 @5
+s858 @248
+s859 @212
+s860 @10
+s458 @10 r471 @6
+s861 @7 s862 @212
+s863 @212
+s864 @10
+s865 @10
+s866 @5
+s867 @10
+s868 @5
+s869 @5
+s870 @10
+s871 @5
+s872 @10
 s873 @5
-s390 @20 s391 @21 s392 @22 s393 @23 s394 @24
-s875 @4
-s876 @134
-s877 @5
-s878 @10
+s874 @10
+s875 @5
+s876 @10
+s877 @10
+s878 @5
 s879 @10
 s880 @5
-s881 @5
-s882 @10
-s883 @5
-s884 @10
-s885 @10 s886 @6
-r321 @141 s888 @179
-r324 @141
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s881 @6
+s13 @9
+s13 @9
+s885 @7
+s886 @252
+r420 @215
+s887 @252
+s888 @232
+s889 @5
+s890 @7
+r510 @215
+r496 @264
+r26 @265
+r27 @265
 s891 @7
-s892 @7
-s508 @5 s893 @177
-s895 @157
+s892 @7 r497 @264
+s893 @10 s894 @252
+s896 @10
+s897 @5
+s898 @10
+s899 @5
+s900 @10
+s458 @10 r551 @6
+r554 @215
+s901 @249
+r318 @260
+r319 @260
+s902 @10 s903 @250
+r76 @250
+r77 @250
+s905 @191
+s906 @250
+s907 @10 s908 @250
+r493 @260
+s753 @256 s754 @257 s755 @258
+r467 @259
+r14 @260
+r121 @261
+s911 @10 s912 @252
+r3 @262
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s458 @10 r399 @252
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s33 @25
-s621 @134 s622 @5
-s620 @7 s621 @134 s622 @5
-s900 @7
-s901 @10 s902 @177
-s903 @10
-s904 @5
-s905 @134
-s906 @191
-r316 @118
-s907 @175
-s631 @134 s908 @175 s632 @180
-r367 @184
-s634 @181 s635 @182
-r369 @184
-s911 @175
-s912 @10 s913 @175
-s285 @155 s491 @134 s42 @9 s492 @157 s493 @123 s289 @158
-r100 @186
-s915 @10 s916 @177
-r79 @141
-r103 @141
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s919 @7
-s920 @7
-s921 @177
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s923 @7
-r112 @141
-s924 @177
-s508 @5 s925 @177
-s927 @157
-s508 @5 s928 @177
-s930 @7
-s931 @177
-s508 @5 s932 @177
-s934 @157
-s508 @5 s935 @177
+s916 @7
+s917 @7
+s918 @252
+s612 @5 s919 @252
+s921 @7
+s922 @252
+s612 @5 s923 @252
+s925 @232
+s926 @5
+s927 @232
+s612 @5 s928 @252
+s930 @232
+s931 @5
+s932 @232
+s933 @5
+s934 @10
+s935 @5
+s936 @10
 s937 @5
-s938 @10
-r167 @141
-r174 @7
-s334 @5
-s940 @177
+s20 @12
+s939 @252
+s940 @10
 s941 @5
 s942 @10
 s943 @5
-s944 @10
+s944 @232
 s945 @5
 s946 @10
 s947 @5
-s948 @5
+s948 @10
 s949 @10
 s950 @5
-s951 @157
+s951 @232
 s952 @5
-s953 @10
+s953 @232
 s954 @5
-s955 @10
-s956 @10
+s955 @232
+s956 @5
 s957 @5
-s958 @157
+s958 @232
 s959 @5
-s960 @157
+s960 @10
 s961 @5
-s962 @157
+s962 @232
 s963 @5
-s964 @5
-s965 @157
+s964 @232
+s965 @232
 s966 @5
 s967 @10
 s968 @5
-s969 @157
+s969 @10
 s970 @5
-s971 @157
-s972 @10
+s971 @10
+s972 @5
 s973 @5
-s974 @157
+s974 @232
 s975 @5
-s976 @157
+s976 @10
 s977 @5
-s978 @157
+s978 @232
 s979 @5
-s980 @5
-s981 @157
+s980 @232
+s981 @232
 s982 @5
 s983 @10
 s984 @5
-s985 @157
+s985 @10
 s986 @5
-s987 @157
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s989 @177
-s990 @177
+s987 @10
+s988 @5
+s989 @7
+s990 @208
 s991 @5
-s992 @5
+s992 @10
 s993 @10
-s994 @7
-s995 @10
-r251 @141
-s996 @10
-s997 @5
-s998 @157
-s999 @5
+s994 @5
+s995 @5
+s996 @5
+r296 @215
+s23 @15
+s998 @5
+s999 @232
 s1000 @5
-s1001 @157
-s1002 @5
-s1003 @157
+s1001 @232
+s1002 @232
+s1003 @5
 s1004 @10
-s1005 @134
-s1006 @174
-s1008 @177
-s1009 @10
-s1010 @10 s1011 @192 s13 @9
-s1014 @138
-s480 @5
-s1016 @177
+s1005 @5
+s1006 @208
+s1007 @10
+s737 @208 s738 @5
+s1010 @5
+s1011 @5
+s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
+s1013 @4
+s1014 @4
+s1015 @208
+s1016 @5
 s1017 @10
 s1018 @5
-s1019 @5
+s1019 @10
 s1020 @10
-s1021 @10
-s1022 @5
-s1023 @10
-s1024 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r387 @9
-s1026 @10 s1027 @6
+s1021 @5
+s1022 @10
+s1023 @5
+s1024 @10
+s1025 @5
+s1026 @10
+s1027 @5
+s1028 @5
+s1029 @10
+s1030 @5
+s1031 @10
 s13 @9
-r343 @141
-r344 @141
+s1033 @10 s1034 @6
+r392 @215 s1036 @254
+r395 @215
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s1031 @24
-r408 @141
-s1033 @177
-s508 @5 s1034 @177
-r415 @141
-r427 @141
-r405 @189
-r22 @189
+s1039 @7
+s1040 @7
+s612 @5 s1041 @252
+s1043 @232
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s33 @25
-s620 @7 s621 @134 s622 @5
-s1038 @7
-s1039 @5
-s1040 @10
-s1041 @10
-s1042 @7
-r317 @118
-r364 @193
-s1043 @10 s1044 @175
-s1046 @175
-r371 @184
-s634 @181 s635 @182
-r373 @184
-r0 @189
-s285 @155 s491 @134 s42 @9 s492 @157 s493 @123 s289 @158
-r101 @186
-r104 @141
-r105 @141
+s737 @208 s738 @5
+s736 @7 s737 @208 s738 @5
+s1048 @7
+s1049 @10 s1050 @252
+s1051 @5
+s1052 @10
+s1053 @5
+s1054 @10
+s1055 @5
+s1056 @208
+s1057 @266
+r384 @192
+s1058 @250
+s750 @208 s1059 @250 s751 @255
+r460 @259
+s753 @256 s754 @257
+r462 @259
+s1062 @250
+s1063 @10 s1064 @250
+s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
+r122 @261
+s1066 @10 s1067 @252
+r83 @215
+r127 @215
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1051 @7
-r109 @141
+s1070 @7
+s1071 @7
+s1072 @252
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r113 @141
-r114 @141
-s1053 @177
-s508 @5 s1054 @177
-r118 @141
-s1056 @177
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1058 @7
-s1059 @7
-s1060 @177
-s508 @5 s1061 @177
-s1063 @7
-s1064 @177
-s1065 @10
-s1066 @5
-s1067 @6
-s1068 @7
-s1069 @177
-s1070 @5
-s1071 @10
-s1072 @5
-s1073 @177
-s1074 @5
-s1075 @177
-s1076 @177
-s1077 @5
-s1078 @10
-s1079 @5
-s1080 @10
-s1081 @5
-s1082 @10
-s1083 @5
-s1084 @5
-s1085 @10
-s1086 @5
-s1087 @157
-s1088 @5
-s1089 @10
-s1090 @5
-s1091 @10
+s1074 @7
+r136 @215
+s1075 @252
+s612 @5 s1076 @252
+s1078 @232
+s612 @5 s1079 @252
+s1081 @7
+s1082 @252
+s612 @5 s1083 @252
+s1085 @232
+s612 @5 s1086 @252
+s1088 @10
+s1089 @5
+s1090 @10
+s1091 @5
 s1092 @10
-s1093 @5
-s1094 @157
+r210 @215
+r223 @7
+s415 @5
+s1094 @252
 s1095 @5
-s1096 @157
+s1096 @10
 s1097 @5
-s1098 @157
+s1098 @10
 s1099 @5
-s1100 @5
-s1101 @10
+s1100 @10
+s1101 @5
 s1102 @5
-s1103 @157
+s1103 @10
 s1104 @5
-s1105 @10
+s1105 @232
 s1106 @5
 s1107 @10
-s1108 @10
-s1109 @5
-s1110 @157
+s1108 @5
+s1109 @10
+s1110 @10
 s1111 @5
-s1112 @157
+s1112 @232
 s1113 @5
-s1114 @157
+s1114 @232
 s1115 @5
-r234 @141
-s1116 @7
-s1117 @7
-s1118 @177
-s1119 @177
+s1116 @232
+s1117 @5
+s1118 @5
+s1119 @232
 s1120 @5
-s23 @15
+s1121 @10
 s1122 @5
-s1123 @5
-s1124 @10
-s1125 @5
+s1123 @232
+s1124 @5
+s1125 @232
 s1126 @10
-s1127 @10
-s1128 @5
-s1129 @157
-s1130 @5
+s1127 @5
+s1128 @232
+s1129 @5
+s1130 @232
 s1131 @5
-s1132 @10
-s621 @134 s622 @5
-r273 @177 s1134 @174
-s1135 @7
+s1132 @232
+s1133 @5
+s1134 @5
+s1135 @232
 s1136 @5
-s1137 @5
-s1138 @4
-s13 @9
-r289 @141 s42 @9
-s1141 @4
-s1142 @6
-s1143 @7
-s1144 @5
-s1145 @10
-s1146 @10
-s1147 @5
-s1148 @5
+s1137 @10
+s1138 @5
+s1139 @232
+s1140 @5
+s1141 @232
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1143 @252
+s1144 @252
+s1145 @5
+s1146 @5
+s1147 @10
+s1148 @7
 s1149 @10
-s1150 @5
-s1151 @10
-r18 @119
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r388 @9
-r322 @141
-r345 @141
-r346 @141
-r326 @141
-r401 @141
-r409 @141
-r410 @141
-s1153 @177
-r428 @141
-r23 @189
-s33 @25
-s1155 @10
+r300 @215
+s1150 @10
+s1151 @5
+s1152 @232
+s1153 @5
+s1154 @5
+s1155 @232
 s1156 @5
-s1157 @194 s1158 @195 s1159 @196
-s631 @134 s632 @180
-s631 @134 s632 @180
-r365 @193
-s1163 @10 s1164 @175
-r368 @184
-s1165 @175
-r1 @189
-r106 @141
-r107 @141
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r110 @141
-r115 @141
-r116 @141
-s1167 @177
-r119 @141
-r121 @141
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1170 @7
-s1171 @7
-s1172 @177
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1174 @7
+s1157 @232
+s1158 @10
+s1159 @208
+s1160 @249
+s1162 @252
+s1163 @10
+s1164 @10 s1165 @267 s13 @9
+s1168 @212
+s583 @5
+s583 @5
+s1171 @252
+s1172 @10
+s1173 @5
+s1174 @10
 s1175 @5
-s1176 @10
-s1177 @138
-s23 @15
-s1179 @7
-s1180 @177
-s1181 @5
-s1182 @177
-s1183 @7
-s1184 @177
-s1185 @7
-s1186 @7
-s1187 @177
-s1188 @5
-s1189 @10
-s1190 @5
-s1191 @177
-s1192 @5
-s1193 @177
-s1194 @177
-s1195 @5
-s1196 @10
-s1197 @5
-s1198 @10
-s1199 @5
-s1200 @10
-s1201 @5
-s1202 @5
+s1176 @5
+s1177 @10
+s1178 @5
+s1179 @10
+s1180 @5
+s1181 @10
+s1182 @5
+s1183 @10
+s1184 @10
+s1185 @5
+s1186 @10
+s1187 @5
+r390 @215 s1188 @254
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r480 @9
+s1190 @10 s1191 @6
+s13 @9
+r414 @215
+r415 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s1195 @24
+r501 @215
+s1197 @252
+s612 @5 s1198 @252
+r508 @215
+r529 @215
+r498 @264
+r24 @264
+s33 @25
+s736 @7 s737 @208 s738 @5
+s1202 @7
 s1203 @10
 s1204 @5
-s1205 @157
+s1205 @10
 s1206 @5
 s1207 @10
-s1208 @5
-s1209 @10
-s1210 @177
-s1211 @5
-s1212 @10
-s1213 @5
-s1214 @10
-s1215 @5
-s1216 @10
-s1217 @5
-s1218 @5
-s1219 @10
-s1220 @5
-s1221 @157
-s1222 @5
-s1223 @10
-s1224 @5
-s1225 @10
-s23 @15
-s23 @15
-s1228 @7
-s1229 @7
-s1230 @177
-r243 @141
-s1231 @177
-s1232 @177
-s1233 @5
-s1234 @10
-s1235 @5
+s1208 @10
+s1209 @7
+r385 @192
+r457 @268
+s1210 @10 s1211 @250
+s1213 @250
+r464 @259
+s753 @256 s754 @257
+r466 @259
+r0 @264
+s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
+r123 @261
+r128 @215
+r129 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1218 @7
+r133 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r137 @215
+r138 @215
+s1220 @252
+s612 @5 s1221 @252
+r142 @215
+s1223 @252
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1225 @7
+s1226 @7
+s1227 @252
+s612 @5 s1228 @252
+s1230 @7
+s1231 @252
+s1232 @5
+s1233 @10
+s1234 @5
+s1235 @10
 s1236 @5
-s1237 @10
-s1238 @5
-s1239 @10
-s1240 @10
-s1241 @5
-r4 @197
-s621 @134 s622 @5
-s33 @25
-s1244 @10 s1011 @192 s13 @9
-s1011 @192 s13 @9
-s334 @5
-r287 @141 s42 @9
-r290 @141
-s480 @5
-s1253 @10
-s33 @25
+s1237 @6
+s1238 @7
+s1239 @252
+s1240 @5
+s1241 @10
+s1242 @5
+s1243 @252
+s1244 @5
+s1245 @252
+s1246 @252
+s1247 @5
+s1248 @10
+s1249 @5
+s1250 @10
+s1251 @5
+s1252 @10
+s1253 @5
+s1254 @5
 s1255 @10
 s1256 @5
-s1257 @5
-s1258 @10
+s1257 @232
+s1258 @5
 s1259 @10
 s1260 @5
 s1261 @10
-s1262 @5
-r19 @119
-r411 @141
-r429 @141
+s1262 @10
 s1263 @5
-s1264 @10
-r352 @175
-r353 @175
-r354 @175
-s1265 @175
-r315 @175
-r10 @193
-s631 @134 s632 @180
-r366 @193
-r372 @184
-r108 @141
-r117 @141
-r122 @141
-r123 @141
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1269 @7
-r127 @141
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r144 @141
-s1271 @5
+s1264 @232
+s1265 @5
+s1266 @232
+s1267 @5
+s1268 @232
+s1269 @5
+s1270 @5
+s1271 @10
 s1272 @5
-r179 @141
-s23 @15
-s1274 @7
-s1275 @177
-s1276 @7
-s23 @15
-s1278 @7
-s23 @15
-s23 @15
-s1281 @7
-s1282 @177
+s1273 @232
+s1274 @5
+s1275 @10
+s1276 @5
+s1277 @10
+s1278 @10
+s1279 @5
+s1280 @232
+s1281 @5
+s1282 @232
 s1283 @5
-s1284 @177
-s1285 @7
-s1286 @177
+s1284 @232
+s1285 @5
+r283 @215
+s1286 @7
 s1287 @7
-r196 @141
-s1288 @177
-s1289 @5
-s1290 @10
-s1291 @5
-s1292 @177
+s1288 @252
+s1289 @252
+s1290 @5
+s23 @15
+s1292 @5
 s1293 @5
-s1294 @177
-s1295 @177
-s1296 @5
+s1294 @10
+s1295 @5
+s1296 @10
 s1297 @10
 s1298 @5
-s1299 @10
+s1299 @232
 s1300 @5
-s1301 @10
-s1302 @5
-s1303 @7
-s1304 @177
-s1305 @5
-s1306 @10
+s1301 @5
+s1302 @10
+s737 @208 s738 @5
+r322 @252 s1304 @249
+s1305 @7
+s1306 @5
 s1307 @5
-s1308 @177
-s1309 @5
-s1310 @177
-s1311 @177
-s1312 @5
-s1313 @10
-s1314 @5
-s1315 @10
+s1308 @4
+s13 @9
+r345 @215 s12 @8 s42 @9
+s1312 @4
+s1313 @6
+s1314 @6
+s1315 @7
 s1316 @5
 s1317 @10
 s1318 @5
-r236 @141
-r238 @141
-s23 @15
-s23 @15
-s1321 @7
+s1319 @10
+s1320 @10
+s1321 @5
 s1322 @10
-r253 @141
-s1323 @177
-s1324 @5
-s1325 @177
-s1326 @177
+s1323 @5
+s1324 @10
+s1325 @5
+s1326 @10
 s1327 @5
-s1328 @10
-s1329 @5
+s1328 @5
+s1329 @10
 s1330 @5
 s1331 @10
-r5 @197
-r271 @141
-s1332 @5
 s13 @9
-r281 @141 s42 @9
-s13 @9
-r285 @141 s42 @9
-s1337 @10 s1338 @6
-s1340 @138
-r288 @141
-s1341 @6
-s1342 @4
-r303 @141
-s1343 @5
-s1344 @10
-s1345 @10
-s1346 @5
-s1347 @5
-s1348 @10
-s1349 @5
-s1350 @10
-r431 @141
-s1351 @5
-r262 @116
-r11 @193
-r124 @141
-r125 @141
+r20 @193
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r481 @9
+r393 @215
+r416 @215
+r417 @215
+r397 @215
+r494 @215
+r502 @215
+r503 @215
+s1334 @252
+r530 @215
+r25 @264
+s33 @25
+s1336 @5
+s1337 @10
+s1338 @5
+s1339 @10
+s1340 @5
+s1341 @269 s1342 @270 s1343 @271
+s750 @208 s751 @255
+s750 @208 s751 @255
+r458 @268
+s1347 @10 s1348 @250
+r461 @259
+s1349 @250
+r1 @264
+r130 @215
+r131 @215
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r128 @141
-r145 @141
-s1353 @173
-r180 @141
-s23 @15
+r134 @215
+r139 @215
+r140 @215
+s1351 @252
+r143 @215
+r145 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1354 @7
 s1355 @7
+s1356 @252
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1358 @7
+r168 @215
+s1359 @5
+s1360 @10
+s1361 @5
+s1362 @10
+s1363 @212
 s23 @15
-r184 @141
-s23 @15
-r186 @141
-r187 @141
-s23 @15
-s1359 @7
-s1360 @177
-s1361 @7
-s23 @15
-s1363 @7
-s23 @15
-r197 @141
-s1365 @177
-s1366 @5
-s1367 @177
-r201 @141
-s1368 @177
-r203 @141
-r204 @141
-s1369 @177
-s1370 @5
-s1371 @10
-s1372 @5
-s1373 @177
+s1365 @7
+s1366 @252
+s1367 @5
+s1368 @252
+s1369 @7
+s1370 @252
+s1371 @7
+s1372 @7
+s1373 @252
 s1374 @5
-s1375 @177
-s23 @15
-s1377 @7
-s1378 @177
-s1379 @5
-s1380 @177
-s1381 @7
-s1382 @177
-s1383 @7
-s1384 @7
-s1385 @177
-s1386 @5
-s1387 @10
+s1375 @10
+s1376 @5
+s1377 @252
+s1378 @5
+s1379 @252
+s1380 @252
+s1381 @5
+s1382 @10
+s1383 @5
+s1384 @10
+s1385 @5
+s1386 @10
+s1387 @5
 s1388 @5
-s1389 @177
+s1389 @10
 s1390 @5
-s1391 @177
-r239 @141
-r240 @141
+s1391 @232
+s1392 @5
+s1393 @10
+s1394 @5
+s1395 @10
+s1396 @252
+s1397 @5
+s1398 @10
+s1399 @5
+s1400 @10
+s1401 @5
+s1402 @10
+s1403 @5
+s1404 @5
+s1405 @10
+s1406 @5
+s1407 @232
+s1408 @5
+s1409 @10
+s1410 @5
+s1411 @10
 s23 @15
-s1393 @134
-r254 @141
-s1394 @177
-r256 @141
-r257 @141
-s1395 @177
-s1396 @5
-s1397 @177
-r263 @141
-s1398 @5
-s1011 @192 s13 @9
-r279 @141 s42 @9
-r282 @141
-r283 @141 s42 @9
-r286 @141
-s334 @5
-s1404 @173
-s1405 @10 s1406 @6
-s1407 @5
-s1408 @10
-s480 @5
-s1410 @10
-s1411 @5
-s1412 @5
-s1413 @10
-r311 @141
-s1414 @5
-r318 @141
-s1415 @5
-r432 @141
-r126 @141
 s23 @15
-r181 @141
-s23 @15
-r183 @141
-r185 @141
-r188 @141
-s23 @15
-s1419 @7
-s23 @15
-r192 @141
-s23 @15
-r194 @141
-r198 @141
-s1422 @177
-r200 @141
-r202 @141
-r205 @141
-s1423 @177
+s1414 @7
+s1415 @7
+s1416 @252
+r292 @215
+s1417 @252
+s1418 @252
+s1419 @5
+s1420 @10
+s1421 @5
+s1422 @5
+s1423 @10
 s1424 @5
-s1425 @177
-r209 @141
-s1426 @177
-r211 @141
-r213 @141
-s23 @15
-s1428 @7
-s1429 @177
-s1430 @7
-s23 @15
-s1432 @7
-s23 @15
-s23 @15
-s1435 @7
-s1436 @177
-s1437 @5
-s1438 @177
-s1439 @7
-s1440 @177
-s1441 @7
-r241 @141
-s1442 @10
-r255 @141
-r258 @141
-s1443 @177
-r260 @141
-r264 @141
-s13 @9
-r277 @141 s42 @9
-r280 @141
-r284 @141
-r6 @119
-s609 @4
-s334 @5
-s1448 @173
-r329 @119
-s1449 @4
-s1450 @6
+s1425 @10
+s1426 @10
+s1427 @5
+r4 @272
+s737 @208 s738 @5
+s33 @25
+s1430 @10 s1165 @267 s13 @9
+s1165 @267 s13 @9
+s415 @5
+r342 @215 s12 @8 s42 @9
+r346 @215
+r347 @215
+s583 @5
+s1440 @10
+s1441 @10
+s33 @25
+s1443 @10
+s1444 @5
+s1445 @10
+s1446 @5
+s1447 @5
+s1448 @10
+s1449 @5
+s1450 @10
 s1451 @5
 s1452 @10
-r308 @141
 s1453 @5
-r312 @141
-r319 @141
+s1454 @10
+s1455 @10
+s1456 @5
+s1457 @10
+s1458 @5
+r391 @215
+r21 @193
+r504 @215
+r531 @215
+r533 @215
+s1459 @5
+s1460 @10
+s1461 @5
+s1462 @10
+r445 @250
+r446 @250
+r447 @250
+s1463 @250
+r383 @250
+r12 @268
+s750 @208 s751 @255
+r459 @268
+r465 @259
+r132 @215
+r141 @215
+r146 @215
+r147 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1467 @7
+r151 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r169 @215
+s1469 @5
+r171 @215
+s1470 @5
+s1471 @5
+r228 @215
+s23 @15
+s1473 @7
+s1474 @252
+s1475 @7
+s23 @15
+s1477 @7
+s23 @15
+s23 @15
+s1480 @7
+s1481 @252
+s1482 @5
+s1483 @252
+s1484 @7
+s1485 @252
+s1486 @7
+r245 @215
+s1487 @252
+s1488 @5
+s1489 @10
+s1490 @5
+s1491 @252
+s1492 @5
+s1493 @252
+s1494 @252
+s1495 @5
+s1496 @10
+s1497 @5
+s1498 @10
+s1499 @5
+s1500 @10
+s1501 @5
+s1502 @7
+s1503 @252
+s1504 @5
+s1505 @10
+s1506 @5
+s1507 @252
+s1508 @5
+s1509 @252
+s1510 @252
+s1511 @5
+s1512 @10
+s1513 @5
+s1514 @10
+s1515 @5
+s1516 @10
+s1517 @5
+r285 @215
+r287 @215
+s23 @15
+s23 @15
+s1520 @7
+s1521 @10
+r302 @215
+s1522 @252
+s1523 @5
+s1524 @252
+s1525 @252
+s1526 @5
+s1527 @10
+s1528 @5
+s1529 @5
+s1530 @10
+r5 @272
+r320 @215
+s1531 @5
 s13 @9
-r182 @141
-r189 @141
-s23 @15
-r191 @141
-r193 @141
-r199 @141
-r206 @141
-s1456 @177
-r208 @141
-r210 @141
-r214 @141
-s23 @15
-s1458 @7
-s23 @15
-r218 @141
-s23 @15
-r220 @141
-r221 @141
-s23 @15
-s1462 @7
-s1463 @177
-s1464 @7
-s23 @15
-s1466 @7
-s23 @15
-s1468 @134
-r259 @141
-r275 @141 s42 @9
-r278 @141
-r291 @9
-r7 @119
-s609 @4
-s480 @5
+r333 @215 s12 @8 s42 @9
 s13 @9
-r305 @141
-s1473 @5
-r309 @141
-r177 @141
-r190 @141
-r207 @141
-r215 @141
+r339 @215 s12 @8 s42 @9
+s1538 @10 s1539 @6
+s1541 @212
+r343 @215
+r344 @215
+s1542 @6
+s1543 @4
+s1544 @4
+r363 @215
+s1545 @5
+s1546 @10
+s1547 @5
+s1548 @10
+s1549 @10
+s1550 @5
+s1551 @10
+s1552 @5
+s1553 @10
+s1554 @5
+s1555 @10
+s1556 @5
+s1557 @5
+s1558 @10
+s1559 @5
+s1560 @10
+r534 @215
+s1561 @5
+r536 @215
+s1562 @5
+r311 @190
+r13 @268
+r148 @215
+r149 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r152 @215
+r170 @215
+r172 @215
+s1564 @248
+r229 @215
 s23 @15
-r217 @141
-r219 @141
-r222 @141
+s1566 @7
 s23 @15
-s1476 @7
+r233 @215
 s23 @15
-r226 @141
+r235 @215
+r236 @215
 s23 @15
-r228 @141
-r245 @141
-r276 @141
-r292 @9
-s1479 @6
-r295 @141
-r306 @141
-r216 @141
-r223 @141
+s1570 @7
+s1571 @252
+s1572 @7
 s23 @15
-r225 @141
-r227 @141
+s1574 @7
+s23 @15
+r246 @215
+s1576 @252
+s1577 @5
+s1578 @252
+r250 @215
+s1579 @252
+r252 @215
+r253 @215
+s1580 @252
+s1581 @5
+s1582 @10
+s1583 @5
+s1584 @252
+s1585 @5
+s1586 @252
+s23 @15
+s1588 @7
+s1589 @252
+s1590 @5
+s1591 @252
+s1592 @7
+s1593 @252
+s1594 @7
+s1595 @7
+s1596 @252
+s1597 @5
+s1598 @10
+s1599 @5
+s1600 @252
+s1601 @5
+s1602 @252
+r288 @215
+r289 @215
+s23 @15
+s1604 @208
+r303 @215
+s1605 @252
+r305 @215
+r306 @215
+s1606 @252
+s1607 @5
+s1608 @252
+r312 @215
+s1609 @5
+s1165 @267 s13 @9
+r330 @215 s12 @8 s42 @9
+r334 @215
+r335 @215
+r336 @215 s12 @8 s42 @9
+r340 @215
+r341 @215
+s415 @5
+s1617 @248
+s1618 @10 s1619 @6
+s1620 @5
+s1621 @10
+s583 @5
+s583 @5
+r365 @215
+s1624 @5
+s1625 @10
+s1626 @5
+s1627 @5
+s1628 @10
+s1629 @5
+r373 @215
+s1630 @5
+s1631 @10
+s1632 @5
+s1633 @10
+r379 @215
+s1634 @5
+r386 @215
+s1635 @5
+r535 @215
+r537 @215
+r150 @215
+s23 @15
+r230 @215
+s23 @15
+r232 @215
+r234 @215
+r237 @215
+s23 @15
+s1639 @7
+s23 @15
+r241 @215
+s23 @15
+r243 @215
+r247 @215
+s1642 @252
+r249 @215
+r251 @215
+r254 @215
+s1643 @252
+s1644 @5
+s1645 @252
+r258 @215
+s1646 @252
+r260 @215
+r262 @215
+s23 @15
+s1648 @7
+s1649 @252
+s1650 @7
+s23 @15
+s1652 @7
+s23 @15
+s23 @15
+s1655 @7
+s1656 @252
+s1657 @5
+s1658 @252
+s1659 @7
+s1660 @252
+s1661 @7
+r290 @215
+s1662 @10
+r304 @215
+r307 @215
+s1663 @252
+r309 @215
+r313 @215
 s13 @9
-r224 @141
-r294 @141
+r327 @215 s12 @8 s42 @9
+r331 @215
+r332 @215
+r337 @215
+r338 @215
+r6 @193
+s1667 @4
+s415 @5
+s1670 @248
+r400 @193
+s1671 @4
+s1672 @6
+s1673 @6
+r366 @215
+s1674 @5
+s1675 @10
+r369 @215
+s1676 @5
+s1677 @10
+r374 @215
+s1678 @5
+r376 @215
+s1679 @5
+r380 @215
+r387 @215
+s13 @9
+r231 @215
+r238 @215
+s23 @15
+r240 @215
+r242 @215
+r248 @215
+r255 @215
+s1682 @252
+r257 @215
+r259 @215
+r263 @215
+s23 @15
+s1684 @7
+s23 @15
+r267 @215
+s23 @15
+r269 @215
+r270 @215
+s23 @15
+s1688 @7
+s1689 @252
+s1690 @7
+s23 @15
+s1692 @7
+s23 @15
+s1694 @208
+r308 @215
+r324 @215 s12 @8 s42 @9
+r328 @215
+r329 @215
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r348 @9
+r7 @193
+s1667 @4
+s583 @5
+s13 @9
+s1700 @273
+r367 @215
+s1701 @5
+r370 @215
+s1702 @5
+r375 @215
+r377 @215
+r226 @215
+r239 @215
+r256 @215
+r264 @215
+s23 @15
+r266 @215
+r268 @215
+r271 @215
+s23 @15
+s1705 @7
+s23 @15
+r275 @215
+s23 @15
+r277 @215
+r294 @215
+r325 @215
+r326 @215
+r349 @9
+s1708 @6
+r352 @215
+s1709 @4
+r368 @215
+r371 @215
+r265 @215
+r272 @215
+s23 @15
+r274 @215
+r276 @215
+s13 @9
+s549 @5
+r273 @215
+r351 @215
+s1713 @6
+s1714 @274
+s1715 @4
+s1716 @208
+s1717 @10 s1718 @6
+s1720 @208
+s13 @9
+s1722 @10 s1723 @6
+r8 @193
+r354 @215
+s1724 @208
+s13 @9
+r9 @193
+r355 @215
 """
 
 GOTOS = """\
@@ -2344,11 +2845,11 @@ fn_attributes=14 region=15
 __function_star_1=18
 bool_type=35 coopmatrix_type=36 group_type=37 memref_type=38 scalar_type=39 type=40 void_type=41
 dictionary=43
-__region_star_2=133 _operation=134 alloca=135 alloca_keyword=136 arith_binary=137 arith_binary_keyword=138 arith_unary=139 arith_unary_keyword=140 atomic_load=141 atomic_load_keyword=142 atomic_store=143 atomic_store_keyword=144 atomic_update=145 atomic_update_keyword=146 axpby=147 axpby_keyword=148 barrier=149 barrier_keyword=150 builtin=151 builtin_keyword=152 cast=153 cast_keyword=154 cmp=155 cmp_keyword=156 constant=157 constant_keyword=158 coop_matrix_apply=159 coop_matrix_apply_keyword=160 coop_matrix_atomic_load=161 coop_matrix_atomic_load_keyword=162 coop_matrix_atomic_store=163 coop_matrix_atomic_store_keyword=164 coop_matrix_atomic_update=165 coop_matrix_atomic_update_keyword=166 coop_matrix_construct=167 coop_matrix_construct_keyword=168 coop_matrix_extract=169 coop_matrix_extract_keyword=170 coop_matrix_insert=171 coop_matrix_insert_keyword=172 coop_matrix_load=173 coop_matrix_load_keyword=174 coop_matrix_mul_add=175 coop_matrix_mul_add_keyword=176 coop_matrix_prefetch=177 coop_matrix_prefetch_keyword=178 coop_matrix_reduce=179 coop_matrix_reduce_keyword=180 coop_matrix_scale=181 coop_matrix_scale_keyword=182 coop_matrix_store=183 coop_matrix_store_keyword=184 cumsum=185 cumsum_keyword=186 expand=187 expand_keyword=188 for=189 for_keyword=190 foreach=191 foreach_keyword=192 fuse=193 fuse_keyword=194 gemm=195 gemm_keyword=196 gemv=197 gemv_keyword=198 ger=199 ger_keyword=200 hadamard_product=201 hadamard_product_keyword=202 if=203 if_keyword=204 instruction=205 lifetime_stop=206 lifetime_stop_keyword=207 load=208 load_keyword=209 math_unary=210 math_unary_keyword=211 parallel=212 parallel_keyword=213 results=214 size=215 size_keyword=216 store=217 store_keyword=218 subgroup_broadcast=219 subgroup_broadcast_keyword=220 subgroup_operation=221 subgroup_operation_keyword=222 subview=223 subview_keyword=224 sum=225 sum_keyword=226 yield=227 yield_keyword=228
-region=229
+__region_star_2=207 _operation=208 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 instruction=283 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 results=292 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
+region=307
 
-argument=230
-fn_attributes=231 region=232
+argument=308
+fn_attributes=309 region=310
 
 
 
@@ -2371,9 +2872,9 @@ fn_attributes=231 region=232
 
 
 
-dictionary=238
+dictionary=316
 
-attribute_name=247 named_attribute=248
+attribute_name=325 named_attribute=326
 
 
 
@@ -2414,7 +2915,6 @@ attribute_name=247 named_attribute=248
 
 
 
-__results_star_8=250
 
 
 
@@ -2431,6 +2931,7 @@ __results_star_8=250
 
 
 
+__results_star_8=328
 
 
 
@@ -2464,24 +2965,17 @@ __results_star_8=250
 
 
 
-_operation=134 alloca=135 alloca_keyword=136 arith_binary=137 arith_binary_keyword=138 arith_unary=139 arith_unary_keyword=140 atomic_load=141 atomic_load_keyword=142 atomic_store=143 atomic_store_keyword=144 atomic_update=145 atomic_update_keyword=146 axpby=147 axpby_keyword=148 barrier=149 barrier_keyword=150 builtin=151 builtin_keyword=152 cast=153 cast_keyword=154 cmp=155 cmp_keyword=156 constant=157 constant_keyword=158 coop_matrix_apply=159 coop_matrix_apply_keyword=160 coop_matrix_atomic_load=161 coop_matrix_atomic_load_keyword=162 coop_matrix_atomic_store=163 coop_matrix_atomic_store_keyword=164 coop_matrix_atomic_update=165 coop_matrix_atomic_update_keyword=166 coop_matrix_construct=167 coop_matrix_construct_keyword=168 coop_matrix_extract=169 coop_matrix_extract_keyword=170 coop_matrix_insert=171 coop_matrix_insert_keyword=172 coop_matrix_load=173 coop_matrix_load_keyword=174 coop_matrix_mul_add=175 coop_matrix_mul_add_keyword=176 coop_matrix_prefetch=177 coop_matrix_prefetch_keyword=178 coop_matrix_reduce=179 coop_matrix_reduce_keyword=180 coop_matrix_scale=181 coop_matrix_scale_keyword=182 coop_matrix_store=183 coop_matrix_store_keyword=184 cumsum=185 cumsum_keyword=186 expand=187 expand_keyword=188 for=189 for_keyword=190 foreach=191 foreach_keyword=192 fuse=193 fuse_keyword=194 gemm=195 gemm_keyword=196 gemv=197 gemv_keyword=198 ger=199 ger_keyword=200 hadamard_product=201 hadamard_product_keyword=202 if=203 if_keyword=204 instruction=252 lifetime_stop=206 lifetime_stop_keyword=207 load=208 load_keyword=209 math_unary=210 math_unary_keyword=211 parallel=212 parallel_keyword=213 results=214 size=215 size_keyword=216 store=217 store_keyword=218 subgroup_broadcast=219 subgroup_broadcast_keyword=220 subgroup_operation=221 subgroup_operation_keyword=222 subview=223 subview_keyword=224 sum=225 sum_keyword=226 yield=227 yield_keyword=228
 
 
-dictionary=254
 
 
 
 
 
-memory_scope=267 memory_semantics=268
 
-memory_scope=270 memory_semantics=271
 
-memory_scope=273 memory_semantics=274
 
-transpose=277
 
-global_fence=280 local_fence=281
 
 
 
@@ -2489,15 +2983,11 @@ global_fence=280 local_fence=281
 
 
 
-boolean=290 complex=291 literal=292
 
 
 
-checked_flag=298 memory_scope=299 memory_semantics=300 transpose=301
 
-checked_flag=303 memory_scope=304 memory_semantics=305 transpose=306
 
-checked_flag=308 memory_scope=309 memory_semantics=310 transpose=311
 
 
 
@@ -2505,35 +2995,26 @@ checked_flag=308 memory_scope=309 memory_semantics=310 transpose=311
 
 
 
-checked_flag=316 transpose=317
 
 
 
 
 
-reduce_mode=322
 
 
 
-checked_flag=327 store_flag=328 transpose=329
 
-atomic=332
 
 
 
-new_value=335
 
 
 
 
 
-transpose=338
 
-transpose=339
 
-atomic=341
 
-atomic=343
 
 
 
@@ -2544,12 +3025,10 @@ atomic=343
 
 
 
-region=348
 
 
 
 
-store_flag=352
 
 
 
@@ -2557,18 +3036,13 @@ store_flag=352
 
 
 
-transpose=356
 
 
 
+_operation=208 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 instruction=330 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 results=292 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
 
-region=358
 
-argument=359
-fn_attributes=360 region=361
-scalar_type=362
-memref_type=363
-scalar_type=364
+dictionary=332
 
 
 
@@ -2576,261 +3050,266 @@ scalar_type=364
 
 
 
+memory_scope=346 memory_semantics=347
 
+memory_scope=349 memory_semantics=350
 
+memory_scope=352 memory_semantics=353
 
-__dictionary_star_7=368
+atomic=358 transpose=359
 
+global_fence=362 local_fence=363
 
 
 
-memref_type=371
 
 
 
 
+boolean=372 complex=373 literal=374
 
 
 
+checked_flag=380 memory_scope=381 memory_semantics=382 transpose=383
 
+checked_flag=385 memory_scope=386 memory_semantics=387 transpose=388
 
+checked_flag=390 memory_scope=391 memory_semantics=392 transpose=393
 
 
 
 
-memory_semantics=377
 
 
-memory_semantics=381
 
+checked_flag=398 transpose=399
 
-memory_semantics=385
 
 
 
-atomic=388
 
+reduce_mode=404
 
-local_fence=389
 
-integer_type=395
 
+checked_flag=409 store_flag=410 transpose=411
 
+atomic=413
 
 
 
+new_value=416
 
 
 
 
 
-new_value=400
 
 
+atomic=421 transpose=422
 
+atomic=424 transpose=425
 
-memory_scope=403 memory_semantics=404
-memory_semantics=406
+atomic=427
 
-checked_flag=409 memory_scope=410 memory_semantics=411
+atomic=429
 
-memory_scope=414 memory_semantics=415
-memory_semantics=417
 
-checked_flag=420 memory_scope=421 memory_semantics=422
 
-memory_scope=425 memory_semantics=426
-memory_semantics=428
 
-checked_flag=431 memory_scope=432 memory_semantics=433
 
 
 
 
 
-checked_flag=440
 
+region=434
 
 
 
 
+store_flag=438
 
 
 
 
-store_flag=447
 
-checked_flag=450 store_flag=451
 
 
+atomic=443 transpose=444
 
 
 
 
-new_values=458
+region=446
 
-transpose=460
-atomic=462
+argument=447
+fn_attributes=448 region=449
+scalar_type=450
+memref_type=451
+scalar_type=452
 
 
 
 
-region=468
 
 
 
 
-_operation=471 alloca=135 alloca_keyword=136 arith_binary=137 arith_binary_keyword=138 arith_unary=139 arith_unary_keyword=140 atomic_load=141 atomic_load_keyword=142 atomic_store=143 atomic_store_keyword=144 atomic_update=145 atomic_update_keyword=146 axpby=147 axpby_keyword=148 barrier=149 barrier_keyword=150 builtin=151 builtin_keyword=152 cast=153 cast_keyword=154 cmp=155 cmp_keyword=156 constant=157 constant_keyword=158 coop_matrix_apply=159 coop_matrix_apply_keyword=160 coop_matrix_atomic_load=161 coop_matrix_atomic_load_keyword=162 coop_matrix_atomic_store=163 coop_matrix_atomic_store_keyword=164 coop_matrix_atomic_update=165 coop_matrix_atomic_update_keyword=166 coop_matrix_construct=167 coop_matrix_construct_keyword=168 coop_matrix_extract=169 coop_matrix_extract_keyword=170 coop_matrix_insert=171 coop_matrix_insert_keyword=172 coop_matrix_load=173 coop_matrix_load_keyword=174 coop_matrix_mul_add=175 coop_matrix_mul_add_keyword=176 coop_matrix_prefetch=177 coop_matrix_prefetch_keyword=178 coop_matrix_reduce=179 coop_matrix_reduce_keyword=180 coop_matrix_scale=181 coop_matrix_scale_keyword=182 coop_matrix_store=183 coop_matrix_store_keyword=184 cumsum=185 cumsum_keyword=186 expand=187 expand_keyword=188 for=189 for_keyword=190 foreach=191 foreach_keyword=192 fuse=193 fuse_keyword=194 gemm=195 gemm_keyword=196 gemv=197 gemv_keyword=198 ger=199 ger_keyword=200 hadamard_product=201 hadamard_product_keyword=202 if=203 if_keyword=204 lifetime_stop=206 lifetime_stop_keyword=207 load=208 load_keyword=209 math_unary=210 math_unary_keyword=211 parallel=212 parallel_keyword=213 size=215 size_keyword=216 store=217 store_keyword=218 subgroup_broadcast=219 subgroup_broadcast_keyword=220 subgroup_operation=221 subgroup_operation_keyword=222 subview=223 subview_keyword=224 sum=225 sum_keyword=226 yield=227 yield_keyword=228
 
 
+__dictionary_star_7=456
 
 
 
 
-atomic=479
-values=482
+memref_type=459
 
 
-region=483
 
 
 
-__memref_type_star_3=489 shape_dim=490
-array=494 attribute=495 boolean=496 dictionary=497
-attribute_name=247 named_attribute=498
 
 
 
 
 
-memref_type=502
 
-bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=507
-indices=510
 
 
 
+memory_semantics=466
 
 
+memory_semantics=470
 
 
+memory_semantics=474
 
 
 
 
 
+transpose=478
+atomic=480
 
 
+local_fence=481
 
+integer_type=487
 
 
 
 
 
-bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=524
 
 
-bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=527
 
 
 
-memory_semantics=532
+new_value=492
 
 
 
 
+memory_scope=495 memory_semantics=496
+memory_semantics=498
 
-memory_scope=539 memory_semantics=540
-memory_semantics=542
+checked_flag=501 memory_scope=502 memory_semantics=503
 
+memory_scope=506 memory_semantics=507
+memory_semantics=509
 
+checked_flag=512 memory_scope=513 memory_semantics=514
 
-memory_semantics=547
+memory_scope=517 memory_semantics=518
+memory_semantics=520
 
+checked_flag=523 memory_scope=524 memory_semantics=525
 
 
 
 
-memory_scope=554 memory_semantics=555
-memory_semantics=557
 
+checked_flag=532
 
 
-memory_semantics=562
 
 
 
 
 
-memory_scope=569 memory_semantics=570
-memory_semantics=572
 
-coopmatrix_type=574
 
+store_flag=539
 
+checked_flag=542 store_flag=543
 
 
 
 
 
+new_values=550
+new_values=551
 
 
+transpose=555
+transpose=557
 
+transpose=560
+atomic=562
 
 
 
 
+region=568
 
-store_flag=591
 
 
 
+_operation=571 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
 
-integer_type=596
 
-__results_star_8=598
 
 
-atomic=602
 
 
 
+transpose=580
+atomic=582
+values=585
 
 
+region=586
 
-return_types=610
 
-indices=613
-scalar_type=614
 
+__memref_type_star_3=592 shape_dim=593
+array=597 attribute=598 boolean=599 dictionary=600
+attribute_name=325 named_attribute=601
 
 
 
 
-scalar_type=619
-_constant_or_value=624 slice=625
 
+memref_type=605
 
-__results_star_8=628
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=610
+bool_type=611
+indices=614
 
 
 
 
-dim=633
-address_space=637 memref_layout=638
 
-dim=639
-shape_dim=642
 
 
-array=494 attribute=644 boolean=496 dictionary=497
 
 
 
 
 
 
-attribute_name=247 named_attribute=645
 
 
 
@@ -2839,39 +3318,47 @@ attribute_name=247 named_attribute=645
 
 
 
-__results_star_8=647
 
 
-indices=651
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=631
 
-indices=654
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=634
 
 
 
+memory_semantics=639
 
 
 
 
 
+memory_scope=646 memory_semantics=647
+memory_semantics=649
 
 
 
+memory_semantics=654
 
 
-new_value=667
 
 
 
+memory_scope=661 memory_semantics=662
+memory_semantics=664
 
 
 
+memory_semantics=669
 
 
 
 
+
+memory_scope=676 memory_semantics=677
 memory_semantics=679
 
+coopmatrix_type=681
 
 
 
@@ -2885,22 +3372,25 @@ memory_semantics=679
 
 
 
-memory_semantics=695
 
 
+store_flag=698
 
 
 
 
+integer_type=703
 
+__results_star_8=705
 
 
 
 
 
+transpose=712
 
+atomic=715
 
-memory_semantics=711
 
 
 
@@ -2909,46 +3399,57 @@ memory_semantics=711
 
 
 
+return_types=726
 
+indices=729
+scalar_type=730
 
 
 
 
-coopmatrix_type=724
 
+scalar_type=735
+_constant_or_value=740 slice=741
 
 
 
 
 
+__results_star_8=747
 
 
 
 
+dim=752
+address_space=756 memref_layout=757
 
+dim=758
+shape_dim=761
 
 
+array=597 attribute=763 boolean=599 dictionary=600
 
 
 
 
 
 
+attribute_name=325 named_attribute=764
 
 
 
 
 
 
-bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=750
-region=751
-region=752
 
 
 
+__results_star_8=766
 
 
+indices=770
 
+indices=773
 
 
 
@@ -2956,7 +3457,6 @@ region=752
 
 
 
-__subview_star_11=763
 
 
 
@@ -2964,42 +3464,36 @@ __subview_star_11=763
 
 
 
-group_offset=769
 
 
 
+new_value=789
 
 
 
-address_space=774 memref_layout=775
 
 
 
-__array_star_6=778
 
-bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=779
 
-scalar_type=780
 
 
+memory_semantics=801
 
-indices=785
 
 
-indices=789
 
 
 
-indices=794
 
 
 
 
 
-bool_type=800
 
 
 
+memory_semantics=817
 
 
 
@@ -3014,6 +3508,7 @@ bool_type=800
 
 
 
+memory_semantics=833
 
 
 
@@ -3027,6 +3522,7 @@ bool_type=800
 
 
 
+coopmatrix_type=846
 
 
 
@@ -3056,85 +3552,74 @@ bool_type=800
 
 
 
-coopmatrix_type=859
 
 
 
 
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=882
+region=883
+region=884
 
 
 
 
 
-_constant_or_value=870 expand_shape=871
 
 
-integer_type=874
 
 
 
 
 
 
+__subview_star_12=895
 
 
 
 
-__return_types_star_5=887
 
 
-memref_type=889 scalar_type=890
 
 
-indices=894
 
-scalar_type=896
-memref_type=897
-_constant_or_value=898
-_constant_or_value=624 slice=899
 
+group_offset=904
 
 
 
 
 
 
+address_space=909 memref_layout=910
 
-dim=909
 
-address_space=910
 
+__array_star_6=913
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=914
 
-array=494 attribute=914 boolean=496 dictionary=497
+scalar_type=915
 
 
 
+indices=920
 
-scalar_type=917
-scalar_type=918
 
+indices=924
 
 
-scalar_type=922
-
-
-
-indices=926
 
 indices=929
 
 
-indices=933
 
-indices=936
 
 
 
 
-new_value=939
 
+bool_type=938
 
 
 
@@ -3182,7 +3667,6 @@ new_value=939
 
 
 
-scalar_type=988
 
 
 
@@ -3195,90 +3679,92 @@ scalar_type=988
 
 
 
+coopmatrix_type=997
 
 
 
 
 
 
-__expand_shape_plus_9=1007
 
 
-for_init=1012 region=1013
 
-values=1015
 
+_constant_or_value=1008 expand_shape=1009
 
 
+integer_type=1012
 
 
 
 
 
 
-bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=1025
 
 
-region=1028
 
 
-memref_type=1029 scalar_type=1030
-index_type=1032
 
 
-indices=1035
 
 
 
 
-memref_type=1036
-_constant_or_value=624 slice=1037
 
 
 
+region=1032
+__return_types_star_5=1035
 
 
+memref_type=1037 scalar_type=1038
 
 
-__memref_layout_star_4=1045
+indices=1042
 
+scalar_type=1044
+memref_type=1045
+_constant_or_value=1046
+_constant_or_value=740 slice=1047
 
-address_space=1047
 
 
-array=494 attribute=1048 boolean=496 dictionary=497
 
 
 
-scalar_type=1049
-scalar_type=1050
 
 
-scalar_type=1052
 
 
 
-indices=1055
+dim=1060
 
+address_space=1061
 
-scalar_type=1057
 
 
+array=597 attribute=1065 boolean=599 dictionary=600
 
-indices=1062
 
 
 
+scalar_type=1068
+scalar_type=1069
 
 
 
+scalar_type=1073
 
 
 
+indices=1077
 
+indices=1080
 
 
+indices=1084
 
+indices=1087
 
 
 
@@ -3286,6 +3772,7 @@ indices=1062
 
 
 
+new_value=1093
 
 
 
@@ -3325,7 +3812,6 @@ indices=1062
 
 
 
-coopmatrix_type=1121
 
 
 
@@ -3335,16 +3821,14 @@ coopmatrix_type=1121
 
 
 
+scalar_type=1142
 
 
-_constant_or_value=1133
 
 
 
 
 
-region=1139
-dictionary=1140
 
 
 
@@ -3356,10 +3840,13 @@ dictionary=1140
 
 
 
+__expand_shape_plus_9=1161
 
-bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=1152
 
+for_init=1166 region=1167
 
+values=1169
+values=1170
 
 
 
@@ -3369,12 +3856,8 @@ bool_type=504 coopmatrix_type=505 scalar_type=506 value_type=1152
 
 
 
-memref_type=1154
 
 
-matrix_use=1160
-dim=1161
-dim=1162
 
 
 
@@ -3382,24 +3865,26 @@ dim=1162
 
 
 
-scalar_type=1166
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=1189
 
 
+region=1192
 
 
+memref_type=1193 scalar_type=1194
+index_type=1196
 
 
-scalar_type=1168
-scalar_type=1169
+indices=1199
 
 
 
-scalar_type=1173
 
+memref_type=1200
+_constant_or_value=740 slice=1201
 
 
 
-coopmatrix_type=1178
 
 
 
@@ -3407,23 +3892,32 @@ coopmatrix_type=1178
 
 
 
+__memref_layout_star_4=1212
 
 
+address_space=1214
 
 
+array=597 attribute=1215 boolean=599 dictionary=600
 
 
 
+scalar_type=1216
+scalar_type=1217
 
 
+scalar_type=1219
 
 
 
+indices=1222
 
 
+scalar_type=1224
 
 
 
+indices=1229
 
 
 
@@ -3447,8 +3941,6 @@ coopmatrix_type=1178
 
 
 
-coopmatrix_type=1226
-coopmatrix_type=1227
 
 
 
@@ -3465,16 +3957,8 @@ coopmatrix_type=1227
 
 
 
-_constant_or_value=1242
-memref_type=1243
-for_init=1245 region=1246
-for_init=1247 region=1248
-init_value=1249 new_value=1250
-dictionary=1251
 
-values=1252
 
-memref_type=1254
 
 
 
@@ -3494,32 +3978,28 @@ memref_type=1254
 
 
 
-dim=1266
 
 
+coopmatrix_type=1291
 
 
 
 
-scalar_type=1267
-scalar_type=1268
 
 
-scalar_type=1270
 
 
 
 
-coopmatrix_type=1273
 
+_constant_or_value=1303
 
 
-coopmatrix_type=1277
 
-coopmatrix_type=1279
-coopmatrix_type=1280
 
 
+region=1309
+dictionary=1310 fn_attributes=1311
 
 
 
@@ -3540,7 +4020,9 @@ coopmatrix_type=1280
 
 
 
+region=1332
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=1333
 
 
 
@@ -3552,48 +4034,23 @@ coopmatrix_type=1280
 
 
 
+memref_type=1335
 
 
 
 
 
+matrix_use=1344
+dim=1345
+dim=1346
 
 
-coopmatrix_type=1319
-coopmatrix_type=1320
 
 
 
 
 
-
-
-
-
-
-
-
-
-
-
-region=1333
-dictionary=1334
-region=1335
-dictionary=1336
-__for_init_star_10=1339
-
-
-
-
-
-
-
-
-
-
-
-
-
+scalar_type=1350
 
 
 
@@ -3601,22 +4058,17 @@ __for_init_star_10=1339
 
 
 scalar_type=1352
+scalar_type=1353
+
+
+
+scalar_type=1357
 
 
 
 
-coopmatrix_type=1354
-
-coopmatrix_type=1356
-
-coopmatrix_type=1357
 
 
-coopmatrix_type=1358
-
-
-
-coopmatrix_type=1362
 
 coopmatrix_type=1364
 
@@ -3634,7 +4086,6 @@ coopmatrix_type=1364
 
 
 
-coopmatrix_type=1376
 
 
 
@@ -3652,7 +4103,6 @@ coopmatrix_type=1376
 
 
 
-coopmatrix_type=1392
 
 
 
@@ -3663,17 +4113,14 @@ coopmatrix_type=1392
 
 
 
-for_init=1399 region=1400
-dictionary=1401
 
-dictionary=1402
 
-init_value=1403 new_value=1250
 
 
 
+coopmatrix_type=1412
+coopmatrix_type=1413
 
-values=1409
 
 
 
@@ -3684,20 +4131,23 @@ values=1409
 
 
 
-coopmatrix_type=1416
 
-coopmatrix_type=1417
 
 
 
-coopmatrix_type=1418
 
-coopmatrix_type=1420
+_constant_or_value=1428
+memref_type=1429
+for_init=1431 region=1432
+for_init=1433 region=1434
+init_value=1435 new_value=1436
+dictionary=1437 fn_attributes=1438
 
-coopmatrix_type=1421
 
+values=1439
 
 
+memref_type=1442
 
 
 
@@ -3708,14 +4158,10 @@ coopmatrix_type=1421
 
 
 
-coopmatrix_type=1427
 
 
 
-coopmatrix_type=1431
 
-coopmatrix_type=1433
-coopmatrix_type=1434
 
 
 
@@ -3730,74 +4176,35 @@ coopmatrix_type=1434
 
 
 
-region=1444
-dictionary=1445
 
 
 
-return_types=1446
-init_value=1447 new_value=1250
+dim=1464
 
 
 
 
 
 
+scalar_type=1465
+scalar_type=1466
 
 
+scalar_type=1468
 
 
-region=1454
 
 
-coopmatrix_type=1455
 
 
+coopmatrix_type=1472
 
 
 
-
-
-
-coopmatrix_type=1457
-
-coopmatrix_type=1459
-
-coopmatrix_type=1460
-
-
-coopmatrix_type=1461
-
-
-
-coopmatrix_type=1465
-
-coopmatrix_type=1467
-
-
-dictionary=1469
-
-
-
-return_types=1470
-values=1471
-region=1472
-
-
-
-
-
-
-
-coopmatrix_type=1474
-
-
-
-coopmatrix_type=1475
-
-coopmatrix_type=1477
+coopmatrix_type=1476
 
 coopmatrix_type=1478
+coopmatrix_type=1479
 
 
 
@@ -3807,10 +4214,348 @@ coopmatrix_type=1478
 
 
 
-coopmatrix_type=1480
 
 
-region=1481
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1518
+coopmatrix_type=1519
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1532
+dictionary=1533 fn_attributes=1534
+region=1535
+dictionary=1536 fn_attributes=1537
+__for_init_star_10=1540
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+scalar_type=1563
+
+
+
+
+
+coopmatrix_type=1565
+
+coopmatrix_type=1567
+
+coopmatrix_type=1568
+
+
+coopmatrix_type=1569
+
+
+
+coopmatrix_type=1573
+
+coopmatrix_type=1575
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1587
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1603
+
+
+
+
+
+
+
+
+
+
+for_init=1610 region=1611
+dictionary=1612 fn_attributes=1613
+
+
+dictionary=1614 fn_attributes=1615
+
+
+init_value=1616 new_value=1436
+
+
+
+
+values=1622
+values=1623
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1636
+
+coopmatrix_type=1637
+
+
+
+coopmatrix_type=1638
+
+coopmatrix_type=1640
+
+coopmatrix_type=1641
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1647
+
+
+
+coopmatrix_type=1651
+
+coopmatrix_type=1653
+coopmatrix_type=1654
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1664
+dictionary=1665 fn_attributes=1666
+
+
+
+
+
+return_types=1668
+init_value=1669 new_value=1436
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1680
+
+
+coopmatrix_type=1681
+
+
+
+
+
+
+
+
+coopmatrix_type=1683
+
+coopmatrix_type=1685
+
+coopmatrix_type=1686
+
+
+coopmatrix_type=1687
+
+
+
+coopmatrix_type=1691
+
+coopmatrix_type=1693
+
+
+dictionary=1695 fn_attributes=1696
+
+
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=882
+
+
+return_types=1697
+values=1698
+region=1699
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1703
+
+
+
+coopmatrix_type=1704
+
+coopmatrix_type=1706
+
+coopmatrix_type=1707
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1710
+
+
+region=1711
+new_values=1712
+
+
+
+
+
+
+__foreach_tile_star_11=1719
+
+region=1721
+
+
+
+
+region=1725
 
 
 """

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tinyc.ir.core import Function, Program
+from tinyc.std import Version
 from tinyc.passes.barriers import insert_barriers
 from tinyc.passes.local_memory import assign_local_memory
 from tinyc.passes.lower_collectives import LOWERINGS, lower_collectives
@@ -26,6 +27,7 @@ class PassOptions:
 
     subgroup_size: int | None = None   # forced by the caller (tinyc.compile(subgroup_size=))
     device_info: Any = None            # sizes supported by the device, local memory size
+    version: Version | None = None     # the program's language version (tinyc.std)
 
 
 Pass = Callable[[Function, PassOptions], None]
@@ -47,7 +49,7 @@ LOWERED: frozenset[type] = frozenset(LOWERINGS) | frozenset(FOREACH_LOWERS)
 def run_pipeline(program: Program, subgroup_size: int | None = None, device_info: Any = None,
                  print_after: Callable[[str, Program], None] | None = None) -> None:
     """Run every pass on every function; `print_after(name, program)` after each."""
-    options = PassOptions(subgroup_size, device_info)
+    options = PassOptions(subgroup_size, device_info, program.version)
     for name, run in PIPELINE:
         for fn in program.functions:
             run(fn, options)

@@ -25,6 +25,7 @@ from tinyc.spirv.codegen import (  # noqa: F401 (register emitters)
 from tinyc.spirv.codegen.context import CodegenError
 from tinyc.spirv.codegen.kernel import emit_kernel
 from tinyc.spirv.module import Module
+from tinyc.std import BATCH_AXIS
 
 __all__ = ["CodegenError", "generate"]
 
@@ -32,5 +33,6 @@ __all__ = ["CodegenError", "generate"]
 def generate(program: Program) -> tuple[bytes, dict[str, KernelInfo]]:
     """The SPIR-V binary of every function, and per kernel what the runtime needs."""
     m = Module((1, 4))
-    kernels = {fn.name: emit_kernel(m, fn) for fn in program.functions}
+    axis = BATCH_AXIS[program.std]
+    kernels = {fn.name: emit_kernel(m, fn, axis) for fn in program.functions}
     return m.assemble(), kernels

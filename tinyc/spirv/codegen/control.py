@@ -26,7 +26,8 @@ from tinyc.spirv.spv import LoopControl, MemorySemantics, Op, Scope
 def counted_loop(ctx: Ctx, loop_type: ScalarType, lower: Id, upper: Id, step: Id,
                  init: Sequence[Id], init_types: Sequence[Id],
                  body: Callable[[Id, list[Id]], list[Id]],
-                 control: LoopControl = LoopControl.None_) -> list[Id]:
+                 control: LoopControl = LoopControl.None_,
+                 control_args: Sequence[int] = ()) -> list[Id]:
     """for (iv = lower; iv < upper; iv += step) with carried ids; their final values."""
     m = ctx.m
     lt = value_type(m, loop_type)
@@ -37,7 +38,7 @@ def counted_loop(ctx: Ctx, loop_type: ScalarType, lower: Id, upper: Id, step: Id
     iv = header.phi(lt, (lower, pre.label))
     phis = [header.phi(t, (x, pre.label)) for t, x in zip(init_types, init)]
     cond = header.op(Op.SLessThan, ctx.bool, iv.result, upper)
-    header.op(Op.LoopMerge, merge_label, cont_label, control)
+    header.op(Op.LoopMerge, merge_label, cont_label, control, *control_args)
     header.op(Op.BranchConditional, cond, body_label, merge_label)
 
     ctx.block = ctx.new_block(body_label)
@@ -79,8 +80,13 @@ def emit_for(ctx: Ctx, inst: For) -> None:
             ctx[v] = lowered
         return [x for y in emit_region(ctx, inst.body) for x in flatten(y)]
 
-    control = _UNROLL.get(inst.attrs.get("unroll"), LoopControl.None_)
-    final = counted_loop(ctx, lt, ctx.id(inst.lower), ctx.id(inst.upper), step, init, types, body, control)
+    unroll = inst.attrs.get("unroll")
+    if isinstance(unroll, bool) or unroll is None:
+        control, args = _UNROLL.get(unroll, LoopControl.None_), ()
+    else:  # an unroll count (newest language): a partial unroll
+        control, args = LoopControl.PartialCount, (unroll,)
+    final = counted_loop(ctx, lt, ctx.id(inst.lower), ctx.id(inst.upper), step, init, types, body,
+                         control, args)
     for r, lowered in zip(inst.results, split(final)):
         ctx[r] = lowered
 
