@@ -311,3 +311,72 @@ func @k(%R: memref<f32x4>, %S: memref<f32x4>, %U: memref<f32x4>) {
     kinds = [[e.kind for e in direct_effects(i)] for i in fn.walk()][-3:]
     assert kinds == [[EffectKind.READ], [EffectKind.WRITE], [EffectKind.WRITE]]
     assert [p.written for p in param_infos(fn)] == [False, True, True]
+
+
+# ---------------------------------------------------------------- the seed's store flags, migrated
+
+SEED_FLAGS = f"""
+func @flags(%A: memref<f32x4>, %M: memref<f32x{X}x4>) attributes {{subgroup_size={X}}} {{
+  parallel {{
+    %z = constant 0 : index
+    %o = constant 1 : index
+    %v = constant 1.5 : f32
+    store.atomic_add %v, %A[%z]
+    store.atomic %v, %A[%o]
+    %m = cooperative_matrix_load.n %M[%z, %z] : coopmatrix<f32x{X}x4,matrix_acc>
+    cooperative_matrix_store.atomic_add %m, %M[%z, %z]
+  }}
+}}
+"""
+
+
+def test_the_seeds_store_flags_migrate_to_the_newest_atomics_and_back(device):
+    """`store.atomic_add` is `%r = atomic_add` with its result unused; both spellings compute
+    the same, and the seed spelling comes back."""
+    from tinyc.ir.printer import print_program
+    from tinyc.std import Std
+
+    seed = checked(SEED_FLAGS)
+    newest = print_program(seed, Std.NEWEST, declare=True)
+    assert "%old = atomic_add %v, %A[%z] : f32" in newest
+    assert "atomic_store %v, %A[%o]" in newest
+    assert f"= cooperative_matrix_atomic_add %m, %M[%z, %z] : coopmatrix<f32x{X}x4,matrix_acc>" in newest
+    assert print_program(checked(newest), Std.SEED) == print_program(seed)
+    results = []
+    for source in (SEED_FLAGS, newest):
+        A = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+        M = np.asfortranarray(np.arange(4 * X, dtype=np.float32).reshape(X, 4))
+        program(source)["flags"](A, M, batch=1)
+        results.append((A, M))
+    np.testing.assert_array_equal(results[0][0], [1.0 + X * 1.5, 1.5, 3.0, 4.0])
+    np.testing.assert_array_equal(results[0][1], 2 * np.arange(4 * X, dtype=np.float32).reshape(X, 4))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_what_the_seed_cannot_spell_of_the_atomics_is_a_diagnostic():
+    from tinyc.diagnostics import CompilationError
+    from tinyc.ir.printer import print_program
+    from tinyc.std import Std
+
+    prog = checked("""
+func @k(%A: memref<f32x4>, %B: memref<f32x4>) {
+  parallel {
+    %z = constant 0 : index
+    %a = atomic_load %A[%z] : f32
+    %b = atomic_add %a, %A[%z] : f32
+    store %b, %B[%z]
+    atomic_store.release %a, %A[%z]
+    %c = atomic_max %a, %A[%z] : f32
+  }
+}
+""")
+    with pytest.raises(CompilationError) as info:
+        print_program(prog, Std.SEED)
+    assert [d.message for d in info.value.diagnostics] == [
+        "'atomic_load' cannot be written in the seed language",
+        "'atomic_add' with its result used (the seed's store.atomic_add returns nothing) cannot be "
+        "written in the seed language",
+        "'atomic_store.release' cannot be written in the seed language",
+        "'atomic_max' cannot be written in the seed language",
+    ]

@@ -1,4 +1,4 @@
-"""How a coopmatrix is spread over the work-items of a subgroup of size S, and the rules on S.
+"""How a coopmatrix is spread over the work-items of a subgroup of size S.
 
 The spec leaves the layout to the implementation; `cooperative_matrix_extract`
 and `_insert` address a work-item's own vector of components, so the layout
@@ -46,7 +46,7 @@ def component_position(t: CoopMatrixType, subgroup_size: int, lane: int, k: int)
     return lane + subgroup_size * block, col
 
 
-# ---------------------------------------------------------------- rules on the subgroup size
+# ---------------------------------------------------------------- the subgroup size a check knows
 
 def known_subgroup_size(ctx: "VerifyContext") -> int | None:
     """The function's `subgroup_size` attribute when it is a valid size, else None."""
@@ -54,26 +54,3 @@ def known_subgroup_size(ctx: "VerifyContext") -> int | None:
     sgs = fn.attrs.get("subgroup_size") if fn is not None else None
     valid = isinstance(sgs, int) and not isinstance(sgs, bool) and sgs in SUBGROUP_SIZES
     return sgs if valid else None
-
-
-def newest_rules(ctx: "VerifyContext") -> bool:
-    """Whether the file is checked by the newest language's rules (see docs/newest.md)."""
-    return getattr(ctx, "std", None) == "newest"
-
-
-def rows_multiple_problem(rows: int, what: str, subgroup_size: int | None) -> str | None:
-    """Newest language: rows of mul_add / reduce operands are a multiple of the subgroup size.
-
-    Without a `subgroup_size` attribute the compiler picks a size dividing every
-    matrix_a/acc row count it can, so only rows no supported size divides fail.
-    """
-    if subgroup_size is not None:
-        if rows % subgroup_size:
-            return (f"the rows of {what} ({rows}) must be a multiple of the subgroup size "
-                    f"({subgroup_size}) in the newest language")
-        return None
-    if all(rows % s for s in SUBGROUP_SIZES):
-        return (f"the rows of {what} ({rows}) must be a multiple of the subgroup size in the "
-                f"newest language, and no supported subgroup size "
-                f"({', '.join(map(str, SUBGROUP_SIZES))}) divides {rows}")
-    return None

@@ -23,6 +23,7 @@ from tinyc.ir.checks import (
 )
 from tinyc.ir.core import Accesses, EffectKind, Instruction, Value
 from tinyc.ir.types import MemrefType, Type
+from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -63,6 +64,15 @@ def format_ordering(scope: MemoryScope, semantics: MemorySemantics) -> str:
     """The modifiers as written: the defaults (`.work_group`, `.relaxed`) are left out."""
     return ((scope.value if scope is not MemoryScope.WORK_GROUP else "")
             + (semantics.value if semantics is not MemorySemantics.RELAXED else ""))
+
+
+def has_uses(inst: Instruction) -> bool:
+    """Whether any instruction of the enclosing function uses one of `inst`'s results."""
+    node = inst
+    while getattr(node, "parent", None) is not None:
+        node = node.parent
+    mine = {id(r) for r in inst.results}
+    return any(id(v) in mine for other in node.walk() for v in other.operands)
 
 
 class AtomicOp(Enum):
@@ -115,6 +125,7 @@ class AtomicLoad(AtomicInstruction):
 
     opname = "atomic_load"
     keywords = ("atomic_load",)
+    versions = {"atomic_load": Std.NEWEST}
     syntax = 'memory_scope? memory_semantics? LOCAL_ID "[" indices? "]" ":" scalar_type'
 
     def __init__(self, tensor: Value, indices: Sequence[Value], type: Type,
@@ -132,6 +143,8 @@ class AtomicLoad(AtomicInstruction):
         return [(self.tensor, EffectKind.READ)]
 
     def format(self, p: "Printer") -> str:
+        if not p.newest:
+            p.cannot(self, "'atomic_load'")
         return f"atomic_load{self.ordering} {self._indexed(p)} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
@@ -146,6 +159,7 @@ class AtomicStore(AtomicInstruction):
 
     opname = "atomic_store"
     keywords = ("atomic_store",)
+    versions = {"atomic_store": Std.NEWEST}
     syntax = 'memory_scope? memory_semantics? LOCAL_ID "," LOCAL_ID "[" indices? "]"'
 
     def __init__(self, value: Value, tensor: Value, indices: Sequence[Value],
@@ -166,6 +180,11 @@ class AtomicStore(AtomicInstruction):
         return [(self.tensor, EffectKind.WRITE)]
 
     def format(self, p: "Printer") -> str:
+        """The seed spells a relaxed atomic store `store.atomic` (at device scope)."""
+        if not p.newest:
+            if self.semantics is not MemorySemantics.RELAXED:
+                p.cannot(self, f"'atomic_store{self.semantics.value}'")
+            return f"store.atomic {p.v(self.value)}, {self._indexed(p)}"
         return f"atomic_store{self.ordering} {p.v(self.value)}, {self._indexed(p)}"
 
     def verify(self, ctx: "VerifyContext") -> None:
@@ -180,6 +199,7 @@ class AtomicUpdate(AtomicInstruction):
 
     opname = "atomic"
     keywords = {f"atomic_{op.value}": op for op in AtomicOp}
+    versions = {keyword: Std.NEWEST for keyword in keywords}
     syntax = 'memory_scope? memory_semantics? LOCAL_ID "," LOCAL_ID "[" indices? "]" ":" scalar_type'
 
     def __init__(self, op: AtomicOp, value: Value, tensor: Value, indices: Sequence[Value],
@@ -208,6 +228,15 @@ class AtomicUpdate(AtomicInstruction):
         return [(self.tensor, EffectKind.WRITE)]
 
     def format(self, p: "Printer") -> str:
+        """The seed spells a relaxed add whose result is unused `store.atomic_add`."""
+        if not p.newest:
+            if self.op is AtomicOp.ADD and self.semantics is MemorySemantics.RELAXED \
+                    and not has_uses(self):
+                p.without_results()
+                return f"store.atomic_add {p.v(self.value)}, {self._indexed(p)}"
+            p.cannot(self, f"'{self.title}{self.ordering}' with its result used (the seed's "
+                           f"store.atomic_add returns nothing)" if self.op is AtomicOp.ADD else
+                     f"'{self.title}'")
         return f"{self.title}{self.ordering} {p.v(self.value)}, {self._indexed(p)} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:

@@ -25,14 +25,15 @@ from tinyc.ir.checks import (
     check_yield, expect_coop, expect_memref, expect_order, expect_scalar, expect_type, inst_error,
     operand_error, result_error,
 )
-from tinyc.ir.coopmatrix_layout import (
-    known_subgroup_size, newest_rules, rows_multiple_problem, vector_length,
-)
+from tinyc.ir.coopmatrix_layout import known_subgroup_size, vector_length
 from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Region, Value, no_memory_access
-from tinyc.ir.instructions.atomics import AtomicOp, MemoryScope, MemorySemantics, format_ordering
+from tinyc.ir.instructions.atomics import (
+    AtomicOp, MemoryScope, MemorySemantics, format_ordering, has_uses,
+)
 from tinyc.ir.instructions.spmd import CheckedFlag, CoopMatrixLoad, CoopMatrixStore
 from tinyc.ir.instructions.views import StoreFlag
 from tinyc.ir.types import CoopMatrixType, Type, i32, index
+from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -46,6 +47,7 @@ class CoopMatrixApply(Instruction):
     opname = "cooperative_matrix_apply"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_apply",)
+    versions = {"cooperative_matrix_apply": Std.NEWEST}
     syntax = ('"(" new_value "," new_value "," new_value ")" "=" LOCAL_ID "->" coopmatrix_type '
               'region')
     memory_accesses = no_memory_access
@@ -73,6 +75,7 @@ class CoopMatrixApply(Instruction):
         return self.regions[0]
 
     def format(self, p: "Printer") -> str:
+        _newest_only(self, p)
         row, col, val = (p.v(a) for a in self.body.args)
         return (f"cooperative_matrix_apply ({row}, {col}, {val}) = {p.v(self.operands[0])} -> "
                 f"{self.result.type} " + p.region(self.body))
@@ -127,6 +130,7 @@ class CoopMatrixExtract(_ComponentIndex, Instruction):
     opname = "cooperative_matrix_extract"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_extract",)
+    versions = {"cooperative_matrix_extract": Std.NEWEST}
     syntax = 'LOCAL_ID "[" INTEGER "]" ":" scalar_type'
     memory_accesses = no_memory_access
 
@@ -144,6 +148,7 @@ class CoopMatrixExtract(_ComponentIndex, Instruction):
         return self.operands[0].type
 
     def format(self, p: "Printer") -> str:
+        _newest_only(self, p)
         return f"cooperative_matrix_extract {p.v(self.operands[0])}[{self.index}] : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
@@ -164,6 +169,7 @@ class CoopMatrixInsert(_ComponentIndex, Instruction):
     opname = "cooperative_matrix_insert"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_insert",)
+    versions = {"cooperative_matrix_insert": Std.NEWEST}
     syntax = 'LOCAL_ID "," LOCAL_ID "[" INTEGER "]" ":" coopmatrix_type'
     memory_accesses = no_memory_access
 
@@ -182,6 +188,7 @@ class CoopMatrixInsert(_ComponentIndex, Instruction):
         return self.operands[1].type
 
     def format(self, p: "Printer") -> str:
+        _newest_only(self, p)
         value, matrix = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_insert {value}, {matrix}[{self.index}] : {self.result.type}"
 
@@ -207,6 +214,7 @@ class CoopMatrixPrefetch(Instruction):
     opname = "cooperative_matrix_prefetch"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_prefetch",)
+    versions = {"cooperative_matrix_prefetch": Std.NEWEST}
     syntax = 'INTEGER "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" "," INTEGER "," INTEGER'
     memory_accesses = no_memory_access  # a hint: nothing observable is read
 
@@ -223,6 +231,7 @@ class CoopMatrixPrefetch(Instruction):
         return cls(s.nonnegative(0, "the cache level"), *s.operands, rows, cols)
 
     def format(self, p: "Printer") -> str:
+        _newest_only(self, p)
         M, x, y = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_prefetch {self.cache_level}, {M}[{x}, {y}], {self.rows}, {self.cols}"
 
@@ -251,6 +260,7 @@ class CoopMatrixReduce(Instruction):
     opname = "cooperative_matrix_reduce"
     kind = Kind.SPMD
     keywords = {f"cooperative_matrix_reduce_{op.value}": op for op in AtomicOp}
+    versions = {keyword: Std.NEWEST for keyword in keywords}
     syntax = 'reduce_mode LOCAL_ID ":" coopmatrix_type'
     memory_accesses = no_memory_access
 
@@ -270,6 +280,7 @@ class CoopMatrixReduce(Instruction):
         return f"cooperative_matrix_reduce_{self.op.value}"
 
     def format(self, p: "Printer") -> str:
+        _newest_only(self, p)
         return f"{self.title}{self.mode.value} {p.v(self.operands[0])} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
@@ -291,10 +302,17 @@ class CoopMatrixReduce(Instruction):
         if a.component.is_complex and self.op is not AtomicOp.ADD:
             operand_error(ctx, self, 0, f"complex components ({a.component}) have no order; only "
                                         f"cooperative_matrix_reduce_add takes complex types")
-        if newest_rules(ctx):
-            problem = rows_multiple_problem(a.rows, "the matrix", known_subgroup_size(ctx))
-            if problem:
-                operand_error(ctx, self, 0, problem)
+
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """The newest language: the rows of the matrix are a multiple of the subgroup size."""
+        t = self.operands[0].type
+        return [(t.rows, "the rows of the matrix")] if std is Std.NEWEST and isinstance(t, CoopMatrixType) else []
+
+
+def _newest_only(inst: Instruction, p: "Printer") -> None:
+    """The seed has no spelling for the newest language's coopmatrix instructions."""
+    if not p.newest:
+        p.cannot(inst, f"'{inst.title}'")
 
 
 def _flags(inst: "CoopMatrixAtomicLoad | CoopMatrixAtomicStore | CoopMatrixAtomicUpdate") -> str:
@@ -308,6 +326,7 @@ class CoopMatrixAtomicLoad(CoopMatrixLoad):
 
     opname = "cooperative_matrix_atomic_load"
     keywords = ("cooperative_matrix_atomic_load",)
+    versions = {"cooperative_matrix_atomic_load": Std.NEWEST}
     syntax = ('transpose? checked_flag? memory_scope? memory_semantics? '
               'LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type')
 
@@ -325,6 +344,7 @@ class CoopMatrixAtomicLoad(CoopMatrixLoad):
                    MemorySemantics.of(s))
 
     def format(self, p: "Printer") -> str:
+        _newest_only(self, p)
         M, x, y = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_atomic_load{_flags(self)} {M}[{x}, {y}] : {self.result.type}"
 
@@ -334,6 +354,7 @@ class CoopMatrixAtomicStore(CoopMatrixStore):
 
     opname = "cooperative_matrix_atomic_store"
     keywords = ("cooperative_matrix_atomic_store",)
+    versions = {"cooperative_matrix_atomic_store": Std.NEWEST}
     syntax = ('transpose? checked_flag? memory_scope? memory_semantics? '
               'LOCAL_ID "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]"')
 
@@ -350,7 +371,12 @@ class CoopMatrixAtomicStore(CoopMatrixStore):
                    scope=MemoryScope.of(s), semantics=MemorySemantics.of(s))
 
     def format(self, p: "Printer") -> str:
+        """The seed spells a relaxed, untransposed one `cooperative_matrix_store.atomic`."""
         a, M, x, y = (p.v(v) for v in self.operands)
+        if not p.newest:
+            if self.transpose or self.semantics is not MemorySemantics.RELAXED:
+                p.cannot(self, f"'cooperative_matrix_atomic_store{_flags(self)}'")
+            return f"cooperative_matrix_store{self.checked.value}.atomic {a}, {M}[{x}, {y}]"
         return f"cooperative_matrix_atomic_store{_flags(self)} {a}, {M}[{x}, {y}]"
 
 
@@ -364,6 +390,7 @@ class CoopMatrixAtomicUpdate(Instruction):
     opname = "cooperative_matrix_atomic"
     kind = Kind.SPMD
     keywords = {f"cooperative_matrix_atomic_{op.value}": op for op in AtomicOp}
+    versions = {keyword: Std.NEWEST for keyword in keywords}
     syntax = ('transpose? checked_flag? memory_scope? memory_semantics? '
               'LOCAL_ID "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type')
 
@@ -393,7 +420,14 @@ class CoopMatrixAtomicUpdate(Instruction):
         return [(self.operands[1], EffectKind.WRITE)]
 
     def format(self, p: "Printer") -> str:
+        """The seed spells a relaxed, untransposed add whose result is unused
+        `cooperative_matrix_store.atomic_add`."""
         a, M, x, y = (p.v(v) for v in self.operands)
+        if not p.newest and self.op is AtomicOp.ADD and not self.transpose \
+                and self.semantics is MemorySemantics.RELAXED and not has_uses(self):
+            p.without_results()
+            return f"cooperative_matrix_store{self.checked.value}.atomic_add {a}, {M}[{x}, {y}]"
+        _newest_only(self, p)
         return f"{self.title}{_flags(self)} {a}, {M}[{x}, {y}] : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:

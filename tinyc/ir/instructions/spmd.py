@@ -10,7 +10,6 @@ from tinyc.ir.checks import (
     cast_problem, check_size_match, expect_coop, expect_memref, expect_order, expect_result,
     expect_scalar, expect_type, inst_error, operand_error, result_error,
 )
-from tinyc.ir.coopmatrix_layout import known_subgroup_size, newest_rules, rows_multiple_problem
 from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_memory_access
 from tinyc.ir.instructions.scalar import Builtin
 from tinyc.ir.instructions.views import StoreFlag
@@ -77,6 +76,8 @@ class CoopMatrixLoad(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixLoad":
+        if not {".n", ".t"} & set(s.modifiers):
+            s.mark(Std.NEWEST, f"'{s.keyword}' without its transpose")
         return cls(".t" in s.modifiers, CheckedFlag.of(s), *s.operands, s.type)
 
     def memory_accesses(self) -> Accesses:
@@ -108,6 +109,7 @@ class CoopMatrixConstruct(Instruction):
     opname = "cooperative_matrix_construct"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_construct",)
+    versions = {"cooperative_matrix_construct": Std.NEWEST}
     syntax = 'LOCAL_ID ":" coopmatrix_type'
     memory_accesses = no_memory_access
 
@@ -191,8 +193,6 @@ class CoopMatrixMulAdd(Instruction):
         if not isinstance(D, CoopMatrixType):
             result_error(ctx, self, f"result type must be a coopmatrix, got {D}")
             return
-        if newest_rules(ctx):
-            self._check_rows(ctx, A, C, D)
         if D.use is not MatrixUse.ACC:
             result_error(ctx, self, f"the result must have use matrix_acc, got {D}")
         if C is not None:
@@ -204,17 +204,6 @@ class CoopMatrixMulAdd(Instruction):
                 result_error(ctx, self, f"the component type of C must be castable to the result's: "
                                         f"{problem}", vals[2:])
 
-
-    def _check_rows(self, ctx: "VerifyContext", A: CoopMatrixType | None, C: CoopMatrixType | None,
-                    D: CoopMatrixType) -> None:
-        """Newest language: the rows of A, C and the result are a multiple of the subgroup size."""
-        sgs = known_subgroup_size(ctx)
-        for i, what, t in ((0, "A", A), (2, "C", C), (None, "the result", D)):
-            problem = rows_multiple_problem(t.rows, what, sgs) if t is not None else None
-            if problem and i is None:
-                result_error(ctx, self, problem)
-            elif problem:
-                operand_error(ctx, self, i, problem)
 
 
 class CoopMatrixScale(Instruction):
@@ -271,14 +260,28 @@ class CoopMatrixStore(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixStore":
-        return cls(CheckedFlag.of(s), StoreFlag.of(s), *s.operands, transpose=".t" in s.modifiers)
+        if {".n", ".t"} & set(s.modifiers):
+            s.mark(Std.NEWEST, f"a transpose on '{s.keyword}'")
+        flag = StoreFlag.of(s)
+        if flag is not StoreFlag.NONE:
+            s.mark(Std.SEED, f"'{flag.value}' on '{s.keyword}'")
+        return cls(CheckedFlag.of(s), flag, *s.operands, transpose=".t" in s.modifiers)
 
     def memory_accesses(self) -> Accesses:
         return [(self.operands[1], self.flag.effect)]
 
     def format(self, p: "Printer") -> str:
+        """The newest language has no store flags: `.atomic` / `.atomic_add` become its
+        coopmatrix atomics (at their default scope, as `store`'s flags migrate)."""
         a, M, x, y = (p.v(v) for v in self.operands)
         t = ".t" if self.transpose else ""
+        if self.transpose and not p.newest:
+            p.cannot(self, "a transpose on 'cooperative_matrix_store'")
+        if p.newest and self.flag is StoreFlag.ATOMIC:
+            return f"cooperative_matrix_atomic_store{t}{self.checked.value} {a}, {M}[{x}, {y}]"
+        if p.newest and self.flag is StoreFlag.ATOMIC_ADD:
+            return (f"{p.fresh('old')} = cooperative_matrix_atomic_add{t}{self.checked.value} {a}, "
+                    f"{M}[{x}, {y}] : {self.operands[0].type}")
         return f"cooperative_matrix_store{t}{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
 
     def verify(self, ctx: "VerifyContext") -> None:
