@@ -200,15 +200,25 @@ class Program:
         return iter(self._result.kernels)
 
 
-def compile(source: str, *, name: str = "<string>", device: Any = None,
+def compile(source: Any, *, name: str = "<string>", device: Any = None,
             subgroup_size: int | None = None, std: str | None = None,
             defines: dict[str, str] | None = None) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
-    `std` ("seed" or "newest") overrides the language version the source
-    declares or implies; `defines` gives preprocessor definitions, as
-    `{"ty": "f64"}` for `$ty = f64` (docs/newest.md).
+    `source` is text or a `tinyc.builder.Program`; a built program is verified
+    as built (errors point at the Python lines that built it), then compiled
+    from its text like any source. `std` ("seed" or "newest") overrides the
+    language version the source declares or implies; `defines` gives
+    preprocessor definitions, as `{"ty": "f64"}` for `$ty = f64` (docs/newest.md).
     """
+    if not isinstance(source, str):
+        checked_source = getattr(source, "checked_source", None)
+        if checked_source is None:
+            raise TypeError(f"tinyc.compile takes source text or a tinyc.builder.Program, "
+                            f"got {type(source).__name__}")
+        if name == "<string>":
+            name = getattr(source, "name", name)
+        source = checked_source()
     result = compile_to_spirv(source, name, subgroup_size=subgroup_size,
                               device_info=device_limits(device), std=std, defines=defines)
     return Program(result, device)
