@@ -24,9 +24,14 @@ class Source:
         return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class Span:
-    """A range of source text: 1-based lines and columns, end column inclusive."""
+    """A range of source text: 1-based lines and columns, end column inclusive.
+
+    Not frozen: the parser makes one per token it keeps, and a frozen
+    dataclass's __init__ costs five object.__setattr__ calls. Treat spans as
+    values all the same (they hash and compare by position).
+    """
 
     line: int
     column: int

@@ -31,6 +31,10 @@ Grammar decisions where the spec's ABNF is loose (documented for users):
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
 from tinyc.diagnostics import CompilationError, Diagnostic, Source, Span
 from tinyc.ir.core import Program
 from tinyc.parser import lalr
@@ -43,8 +47,30 @@ __all__ = ["parse"]
 _LEXER: list[TensorLexer] = []
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a program is parsed.
+
+    Parsing allocates hundreds of thousands of small acyclic objects (tokens,
+    tree nodes, spans); each generation-0 collection then walks the young
+    ones, which made checking a 40,000-instruction function 1.7x slower.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def parse(text: str, name: str = "<string>") -> Program:
     """Parse tensor-language source into a Program; raises CompilationError."""
+    with gc_paused():
+        return _parse(text, name)
+
+
+def _parse(text: str, name: str) -> Program:
     source = Source(text, name)
     if not _LEXER:
         _LEXER.append(TensorLexer())

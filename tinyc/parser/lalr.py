@@ -46,30 +46,27 @@ class Token(str):
         return f"Token({self.type!r}, {self.value!r})"
 
 
-class Meta:
-    """Where a tree is in the text; `empty` until a token below it gives a position.
+class Tree:
+    """A parse-tree node: rule (or alias) name, children (trees and tokens) and its place.
 
+    The position fields are lark's `meta` (which `meta` returns: one object
+    per node instead of two). `empty` until a token below gives a position;
     `container_*` extend over the tokens of rules inlined into this node,
     which is where a parent's span starts or ends.
     """
 
-    __slots__ = ("empty", "line", "column", "start_pos", "end_line", "end_column", "end_pos",
-                 "container_line", "container_column", "container_start_pos",
+    __slots__ = ("data", "children", "empty", "line", "column", "start_pos", "end_line", "end_column",
+                 "end_pos", "container_line", "container_column", "container_start_pos",
                  "container_end_line", "container_end_column", "container_end_pos")
 
-    def __init__(self) -> None:
-        self.empty = True
-
-
-class Tree:
-    """A parse-tree node: rule (or alias) name and children (trees and tokens)."""
-
-    __slots__ = ("data", "children", "meta")
-
-    def __init__(self, data: str, children: list, meta: Meta | None = None) -> None:
+    def __init__(self, data: str, children: list) -> None:
         self.data = data
         self.children = children
-        self.meta = meta if meta is not None else Meta()
+        self.empty = True
+
+    @property
+    def meta(self) -> "Tree":
+        return self
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
@@ -167,11 +164,17 @@ _RULES: dict[int, Rule] = _Rows(tables.RULES, _rule)
 
 
 def parse(tokens: Iterable[Token]) -> Tree:
-    """The parse tree of a token stream; raises ParseError at the first token that cannot follow."""
+    """The parse tree of a token stream; raises ParseError at the first token that cannot follow.
+
+    The loop is the textbook LALR driver with the reduction written inline:
+    it runs a few times per token, so a call per reduction is a fifth of the
+    parse time of a large function.
+    """
     actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
     states = [tables.START_STATE]
     values: list = []
     last = None
+    end_state = tables.END_STATE
     for token in tokens:
         last = token
         kind = token.type
@@ -183,7 +186,29 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 states.append(action)
                 values.append(token)
                 break
-            _reduce(rules[~action], states, values, gotos)
+            origin, name, size, kept, expand1 = rules[~action]  # reduce (as _reduce, inline)
+            if size:
+                children = values[-size:]
+                del values[-size:]
+                del states[-size:]
+            else:
+                children = []
+            filtered = []
+            for index, splice in kept:
+                if not splice:
+                    filtered.append(children[index])
+                elif filtered:
+                    filtered += children[index].children
+                else:
+                    filtered = children[index].children
+            if expand1 and len(filtered) == 1:
+                node = filtered[0]
+            else:
+                node = Tree(name, filtered)
+            if children and node.__class__ is Tree:
+                _locate(node, children)
+            states.append(gotos[states[-1]][origin])
+            values.append(node)
     if last is None:
         end = Token("$END", "", 0, 1, 1)
     else:
@@ -194,11 +219,11 @@ def parse(tokens: Iterable[Token]) -> Tree:
         if action is None or action >= 0:  # the grammar never shifts $END
             raise ParseError(end, states)
         _reduce(rules[~action], states, values, gotos)
-        if states[-1] == tables.END_STATE:
+        if states[-1] == end_state:
             return values[-1]
 
 
-def _reduce(rule: Rule, states: list[int], values: list, gotos: list[dict[str, int]]) -> None:
+def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:
     """Replace the rule's symbols on the stacks by its node."""
     origin, name, size, kept, expand1 = rule
     if size:
@@ -209,53 +234,48 @@ def _reduce(rule: Rule, states: list[int], values: list, gotos: list[dict[str, i
         children = []
     filtered: list = []
     for index, splice in kept:
-        if splice:
-            filtered += children[index].children
-        else:
+        if not splice:
             filtered.append(children[index])
+        elif filtered:
+            filtered += children[index].children
+        else:  # the node of an inlined rule is spliced once and dropped: take its list
+            filtered = children[index].children
+    # (Copying the spliced list instead made `instruction*` quadratic: each
+    # reduction of `__star: __star instruction` copied every instruction so far.)
     if expand1 and len(filtered) == 1:
         node = filtered[0]
     else:
         node = Tree(name, filtered)
-    if node.__class__ is Tree and children:
-        _locate(node.meta, children)
+    if children and node.__class__ is Tree:
+        _locate(node, children)
     states.append(gotos[states[-1]][origin])
     values.append(node)
 
 
-def _locate(meta: Meta, children: list) -> None:
+def _locate(node: Tree, children: list) -> None:
     """Positions from the first and last child that has one (lark's PropagatePositions)."""
     first = None
     for child in children:
-        if child.__class__ is Tree:
-            if not child.meta.empty:
-                first = child.meta
-                break
-        else:
+        if child.__class__ is not Tree or not child.empty:
             first = child
             break
     if first is None:
         return
     for child in reversed(children):
-        if child.__class__ is Tree:
-            if not child.meta.empty:
-                last = child.meta
-                break
-        else:
+        if child.__class__ is not Tree or not child.empty:
             last = child
             break
-    if first.__class__ is Meta:
+    if first.__class__ is Tree:
         line, column, start = first.container_line, first.container_column, first.container_start_pos
     else:
         line, column, start = first.line, first.column, first.start_pos
-    if last.__class__ is Meta:
-        end_line, end_column, end = (last.container_end_line, last.container_end_column,
-                                     last.container_end_pos)
+    if last.__class__ is Tree:
+        end_line, end_column, end = last.container_end_line, last.container_end_column, last.container_end_pos
     else:
         end_line, end_column, end = last.end_line, last.end_column, last.end_pos
-    if meta.empty:  # else the node is a `?rule`'s child, which keeps its own span
-        meta.empty = False
-        meta.line, meta.column, meta.start_pos = line, column, start
-        meta.end_line, meta.end_column, meta.end_pos = end_line, end_column, end
-    meta.container_line, meta.container_column, meta.container_start_pos = line, column, start
-    meta.container_end_line, meta.container_end_column, meta.container_end_pos = end_line, end_column, end
+    if node.empty:  # else the node is a `?rule`'s child, which keeps its own span
+        node.empty = False
+        node.line, node.column, node.start_pos = line, column, start
+        node.end_line, node.end_column, node.end_pos = end_line, end_column, end
+    node.container_line, node.container_column, node.container_start_pos = line, column, start
+    node.container_end_line, node.container_end_column, node.container_end_pos = end_line, end_column, end

@@ -26,12 +26,28 @@ WORD = "WORD"
 DOTWORD = "DOTWORD"
 """`.something` that is no known modifier."""
 
-_SKIP = re.compile(r"(?:[ \t\r\n\f\v\ufeff]+|;[^\n]*)+")  # \ufeff: a byte-order mark
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _SHAPE_TAIL = re.compile(r"(?:x[0-9]*)+")
 _TYPE_LIKE = re.compile(r"[A-Za-z]+[0-9]+")
 _PUNCTUATION = "{}()[]<>,:=?"
+_FAST = re.compile(r"(?P<space>(?:[ \t\r\f\v\ufeff]+|;[^\n]*)+)|(?P<newline>\n)"
+                   r"|(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))|(?P<punctuation>[{}()\[\],:=?<>])"
+                   r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<modifier>\.[A-Za-z_][A-Za-z0-9_]*)")
+"""The common tokens, one group per kind (`lex`); everything else goes through `_scan`."""
+
+
+def _token(new, terminal: str, value: str, start: int, end: int, line: int, line_start: int) -> Token:
+    """A Token without keyword arguments: the lexer makes hundreds of thousands."""
+    token = new(Token, value)
+    token.type = terminal
+    token.value = value
+    token.start_pos = start
+    token.end_pos = end
+    token.line = token.end_line = line
+    token.column = start - line_start + 1
+    token.end_column = end - line_start + 1
+    return token
 
 
 class LexError(Exception):
@@ -57,24 +73,53 @@ class TensorLexer:
         self.string = patterns["STRING"]
         # `arith` in `arith.add`: words that join the next `.segment` into one name.
         self.families = {k.split(".")[0] for k in self.keywords if "." in k[1:]}
+        self._words: dict[str, list[tuple[str, int, int]]] = {}  # word -> its tokens (offsets)
 
     def lex(self, text: str) -> Iterator[Token]:
+        """Tokens of `text`; a LexError at the first character that starts none.
+
+        The common tokens (names, punctuation, plain words, modifiers, white
+        space) come from one regular expression; numbers, strings, `->` and
+        words glued to a `.segment` or a shape go through `_scan`. Checking
+        40,000 instructions spends most of its time here, so the fast path
+        builds tokens inline and remembers how each word splits.
+        """
+        new, fast, families, keywords = str.__new__, _FAST.match, self.families, self.keywords
+        words = self._words
         line, line_start, pos, n = 1, 0, 0, len(text)
-        while True:
-            skip = _SKIP.match(text, pos)
-            if skip:
-                newlines = text.count("\n", pos, skip.end())
-                if newlines:
-                    line += newlines
-                    line_start = text.rfind("\n", pos, skip.end()) + 1
-                pos = skip.end()
-            if pos >= n:
-                return
-            column = pos - line_start + 1
-            for kind, start, end in self._scan(text, pos, line, column):
-                yield Token(kind, text[start:end], start_pos=start, line=line,
-                            column=start - line_start + 1, end_line=line,
-                            end_column=end - line_start + 1, end_pos=end)
+        while pos < n:
+            m = fast(text, pos)
+            kind = m.lastgroup if m is not None else None
+            if kind == "space":
+                pos = m.end()
+                continue
+            if kind == "newline":
+                pos = line_start = m.end()
+                line += 1
+                continue
+            if kind == "word":
+                word = m.group()
+                if word not in families:
+                    pieces = words.get(word)
+                    if pieces is None:
+                        pieces = words[word] = [(t, a - pos, b - pos) for t, a, b in self._word(text, pos)]
+                    for terminal, a, b in pieces:
+                        yield _token(new, terminal, text[pos + a: pos + b], pos + a, pos + b, line, line_start)
+                    pos = m.end()
+                    continue
+                kind = None
+            if kind is not None:
+                end = m.end()
+                value = m.group()
+                if kind == "name":
+                    terminal = "LOCAL_ID" if value[0] == "%" else "GLOBAL_ID"
+                else:  # punctuation or a .modifier
+                    terminal = keywords.get(value, DOTWORD)
+                yield _token(new, terminal, value, pos, end, line, line_start)
+                pos = end
+                continue
+            for terminal, start, end in self._scan(text, pos, line, pos - line_start + 1):
+                yield _token(new, terminal, text[start:end], start, end, line, line_start)
                 pos = end
 
     def _scan(self, text: str, pos: int, line: int, column: int) -> list[tuple[str, int, int]]:
