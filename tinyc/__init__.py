@@ -6,10 +6,10 @@
 Importing tinyc does not import dpctl; the runtime loads on the first launch.
 """
 
-from tinyc.compiler import Program, compile
+from tinyc.compiler import CompilationWarning, Program, compile
 from tinyc.diagnostics import CompilationError, LaunchError
 
-__all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group"]
+__all__ = ["CompilationError", "CompilationWarning", "LaunchError", "Program", "compile", "Group"]
 
 
 def __getattr__(name: str):

@@ -30,6 +30,7 @@ class CompileResult:
     timings: dict[str, float] = field(default_factory=dict)
     source: str = ""
     name: str = "<string>"
+    warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -48,20 +49,36 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
 
+    check_subgroup_size(subgroup_size, device_info)
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
     program = _timed(timings, "parse", lambda: parse(source, name))
     stages["parsed"] = print_program(program)
     _timed(timings, "verify", lambda: verify(program))
     stages["checked"] = stages["parsed"]
-    _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                   device_info=device_info))
+    warnings = _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
+                                                              device_info=device_info))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_program(program)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
-    return CompileResult(program, stages, spirv, kernels, timings, source, name)
+    return CompileResult(program, stages, spirv, kernels, timings, source, name, warnings)
+
+
+def check_subgroup_size(subgroup_size: Any, device_info: Any = None) -> None:
+    """The caller's subgroup size must be one the device supports: a usage error
+    (TypeError/ValueError), not a diagnostic in the source."""
+    if subgroup_size is None:
+        return
+    if isinstance(subgroup_size, bool) or not isinstance(subgroup_size, int):
+        raise TypeError(f"subgroup_size must be an int or None, got {type(subgroup_size).__name__}")
+    from tinyc.passes.device_info import CPU_DEVICE
+
+    sizes = (device_info or CPU_DEVICE).subgroup_sizes
+    if subgroup_size not in sizes:
+        raise ValueError(f"subgroup size {subgroup_size} is not supported by the device; "
+                         f"use one of {', '.join(map(str, sizes))}")
 
 
 class InternalCompilerError(RuntimeError):
@@ -118,6 +135,11 @@ class Program:
     def timings(self) -> dict[str, float]:
         return dict(self._result.timings)
 
+    @property
+    def warnings(self) -> list:
+        """Warnings of the compilation (Diagnostics), also issued as CompilationWarning."""
+        return list(self._result.warnings)
+
     def ir(self, stage: str = "lowered") -> str:
         """IR text after a stage: "parsed", "checked" or "lowered"."""
         if stage not in STAGES:
@@ -145,9 +167,26 @@ class Program:
         return iter(self._result.kernels)
 
 
-def compile(source: str, *, name: str = "<string>", device: Any = None,
+class CompilationWarning(UserWarning):
+    """Something in the program or the options that is probably not what was meant."""
+
+
+def compile(source: str | bytes, *, name: str = "<string>", device: Any = None,
             subgroup_size: int | None = None) -> Program:
-    """Compile tensor-language source for `device` (default: the first SPIR-V device)."""
-    result = compile_to_spirv(source, name, subgroup_size=subgroup_size,
+    """Compile tensor-language source for `device` (default: the first SPIR-V device).
+
+    `source` is text, or bytes in UTF-8. Raises CompilationError for errors
+    in the program, TypeError/ValueError for bad arguments.
+    """
+    import warnings
+
+    from tinyc.frontend import source_text
+
+    text = source_text(source)
+    if not isinstance(name, str):
+        raise TypeError(f"tinyc.compile() expects name= as a str, got {type(name).__name__}")
+    result = compile_to_spirv(text, name, subgroup_size=subgroup_size,
                               device_info=device_limits(device))
+    for diagnostic in result.warnings:
+        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
     return Program(result, device)

@@ -78,9 +78,13 @@ def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_s
         result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size)
     except CompilationError as err:
         _fail(err)
+    except ValueError as err:  # an option the device cannot honour
+        raise click.UsageError(str(err)) from None
     except (SpirvToolError, InternalCompilerError) as err:  # tinyc's bug, not the input's
         click.echo(f"internal compiler error: {err}", err=True)
         sys.exit(3)
+    for warning in result.warnings:
+        click.echo(str(warning), err=True)
     if emit == "ir":
         data: str | bytes = result.stages["checked"]
     elif emit == "lowered":

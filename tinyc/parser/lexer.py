@@ -31,6 +31,9 @@ _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _SHAPE_TAIL = re.compile(r"(?:x[0-9]*)+")
 _TYPE_LIKE = re.compile(r"[A-Za-z]+[0-9]+")
 _PUNCTUATION = "{}()[]<>,:=?"
+REPLACEMENT = "\ufffd"
+"""What a byte that is not UTF-8 decodes to (`tinyc.frontend.source_text`): fine in a
+comment, reported like an unexpected character elsewhere."""
 _FAST = re.compile(r"(?P<space>(?:[ \t\r\f\v\ufeff]+|;[^\n]*)+)|(?P<newline>\n)"
                    r"|(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))|(?P<punctuation>[{}()\[\],:=?<>])"
                    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<modifier>\.[A-Za-z_][A-Za-z0-9_]*)")
@@ -154,6 +157,9 @@ class TensorLexer:
             return self._word(text, pos)
         if char in _PUNCTUATION and char in self.keywords:
             return [(self.keywords[char], pos, pos + 1)]
+        if char == REPLACEMENT:
+            self._fail("a byte that is not UTF-8 (read as U+FFFD); only comments may hold such "
+                       "bytes", line, column, 1)
         shown = char if char.isprintable() else repr(char)[1:-1]
         self._fail(f"unexpected character '{shown}'", line, column, 1)
 

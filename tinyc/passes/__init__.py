@@ -7,7 +7,7 @@ driver prints the IR after any of them on request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tinyc.ir.core import Function, Program
@@ -25,6 +25,7 @@ class PassOptions:
 
     subgroup_size: int | None = None   # forced by the caller (tinyc.compile(subgroup_size=))
     device_info: Any = None            # sizes supported by the device, local memory size
+    warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
 
 
 Pass = Callable[[Function, PassOptions], None]
@@ -40,11 +41,15 @@ PIPELINE: list[tuple[str, Pass]] = [
 
 
 def run_pipeline(program: Program, subgroup_size: int | None = None, device_info: Any = None,
-                 print_after: Callable[[str, Program], None] | None = None) -> None:
-    """Run every pass on every function; `print_after(name, program)` after each."""
+                 print_after: Callable[[str, Program], None] | None = None) -> list:
+    """Run every pass on every function; `print_after(name, program)` after each.
+
+    Returns the warnings the passes gave (Diagnostics), e.g. an option that
+    an attribute in the source overrides."""
     options = PassOptions(subgroup_size, device_info)
     for name, run in PIPELINE:
         for fn in program.functions:
             run(fn, options)
         if print_after is not None:
             print_after(name, program)
+    return options.warnings

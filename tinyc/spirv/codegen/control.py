@@ -26,8 +26,13 @@ from tinyc.spirv.spv import LoopControl, MemorySemantics, Op, Scope
 def counted_loop(ctx: Ctx, loop_type: ScalarType, lower: Id, upper: Id, step: Id,
                  init: Sequence[Id], init_types: Sequence[Id],
                  body: Callable[[Id, list[Id]], list[Id]],
-                 control: LoopControl = LoopControl.None_) -> list[Id]:
-    """for (iv = lower; iv < upper; iv += step) with carried ids; their final values."""
+                 control: LoopControl = LoopControl.None_, wraps: bool = False) -> list[Id]:
+    """for (iv = lower; iv < upper; iv += step) with carried ids; their final values.
+
+    `wraps`: iv + step may overflow the loop type (a step other than 1 and an
+    upper bound near the type's maximum); the loop then ends instead of
+    starting over from a negative iv, which would never end.
+    """
     m = ctx.m
     lt = value_type(m, loop_type)
     header_label, body_label, cont_label, merge_label = (m.new_id() for _ in range(4))
@@ -46,6 +51,8 @@ def counted_loop(ctx: Ctx, loop_type: ScalarType, lower: Id, upper: Id, step: Id
 
     cont = ctx.new_block(cont_label)
     nxt = cont.op(Op.IAdd, lt, iv.result, step)
+    if wraps:
+        nxt = cont.op(Op.Select, lt, cont.op(Op.SLessThan, ctx.bool, nxt, iv.result), upper, nxt)
     cont.op(Op.Branch, header_label)
     iv.operands += [nxt, cont_label]
     for phi, y in zip(phis, yielded):
@@ -80,9 +87,32 @@ def emit_for(ctx: Ctx, inst: For) -> None:
         return [x for y in emit_region(ctx, inst.body) for x in flatten(y)]
 
     control = _UNROLL.get(inst.attrs.get("unroll"), LoopControl.None_)
-    final = counted_loop(ctx, lt, ctx.id(inst.lower), ctx.id(inst.upper), step, init, types, body, control)
+    lower, upper = ctx.id(inst.lower), ctx.id(inst.upper)
+    if inst.step is not None and not _known_positive(ctx, inst.step):
+        # A step that is not positive at run time runs no iteration instead of
+        # never ending (the verifier rejects constant ones).
+        positive = ctx.op(Op.SGreaterThan, ctx.bool, step, scalar.constant(ctx, lt, 0))
+        upper = ctx.op(Op.Select, value_type(ctx.m, lt), positive, upper, lower)
+    final = counted_loop(ctx, lt, lower, upper, step, init, types, body, control,
+                         wraps=_may_wrap(ctx, inst, lt))
     for r, lowered in zip(inst.results, split(final)):
         ctx[r] = lowered
+
+
+def _may_wrap(ctx: Ctx, inst: For, lt: ScalarType) -> bool:
+    """Can iv + step overflow? Not with step 1 (iv < upper <= max), nor when known
+    constants keep upper - 1 + step within the type."""
+    step = 1 if inst.step is None else ctx.known.get(inst.step)
+    if step == 1:
+        return False
+    upper = ctx.known.get(inst.upper)
+    limit = (1 << (lt.bits - 1)) - 1
+    return not (isinstance(step, int) and isinstance(upper, int) and upper - 1 + step <= limit)
+
+
+def _known_positive(ctx: Ctx, v) -> bool:
+    known = ctx.known.get(v)
+    return isinstance(known, int) and not isinstance(known, bool) and known > 0
 
 
 @emits(If)
