@@ -146,9 +146,11 @@ def _launch_options(default_batch: int, default_repeat: int):
 
 
 def _launching(action) -> None:
-    """Run a launch command; user errors exit 1, bad options exit 2."""
+    """Run a launch command; user errors exit 1, bad options exit 2, Ctrl-C 130."""
+    from tinyc.cli.interrupt import interruptible
+
     try:
-        action()
+        interruptible(action)
     except (CompilationError, LaunchError) as err:
         _fail(err)
     except ValueError as err:
