@@ -6,8 +6,10 @@ with lark) and driven by `lalr.py`, so parsing does not import lark.
     program = parse(text, "kernel.ir")
 
 Every user error is a `CompilationError` located in the text: syntax errors
-stop at the first one; name errors (undefined or redefined values, repeated
-function names) and malformed literals are all collected before raising.
+(up to 20 per file: the parser resumes at the next line or instruction, see
+`lalr.parse_recovering`), then, if there were none, name errors (undefined or
+redefined values, repeated function names) and malformed literals, all
+collected before raising.
 
 Grammar decisions where the spec's ABNF is loose (documented for users):
   * `memref<`, `strided<`, `group<`, `coopmatrix<` are two tokens each, and
@@ -35,12 +37,12 @@ import gc
 from contextlib import contextmanager
 from typing import Iterator
 
-from tinyc.diagnostics import CompilationError, Diagnostic, Source, Span
+from tinyc.diagnostics import CompilationError, Diagnostic, Note, Source, Span
 from tinyc.ir.core import Program
 from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
 from tinyc.parser.errors import syntax_error
-from tinyc.parser.lexer import LexError, TensorLexer
+from tinyc.parser.lexer import TensorLexer
 
 __all__ = ["parse"]
 
@@ -74,11 +76,20 @@ def _parse(text: str, name: str) -> Program:
     source = Source(text, name)
     if not _LEXER:
         _LEXER.append(TensorLexer())
+    tokens = list(_LEXER[0].lex(text, recover=True))
     try:
-        tree = lalr.parse(_LEXER[0].lex(text))
-    except LexError as err:
-        span = Span(err.line, err.column, err.line, err.end_column, source)
-        raise CompilationError(Diagnostic(err.message, span)) from None
-    except lalr.ParseError as err:
-        raise CompilationError(syntax_error(err, source)) from None
+        tree = lalr.parse(tokens)
+    except lalr.ParseError:  # parse again, resynchronising after each error, to report them all
+        _, errors = lalr.parse_recovering(tokens)
+        raise CompilationError(syntax_errors(errors, source)) from None
     return ProgramBuilder(source).program(tree)
+
+
+def syntax_errors(errors: list[lalr.ParseError], source: Source) -> list[Diagnostic]:
+    """The diagnostics of a recovering parse; the last says when the limit stopped it."""
+    found = [syntax_error(err, source) for err in errors]
+    if len(errors) >= lalr.MAX_ERRORS:
+        last = found[-1]
+        found[-1] = Diagnostic(last.message, last.span, last.notes + (
+            Note(f"too many errors ({lalr.MAX_ERRORS}); the rest of the file was not checked"),))
+    return found

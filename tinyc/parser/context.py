@@ -65,6 +65,7 @@ class BuildContext:
         self.scope = Scope()
         self.depth = 0
         self._reported_undefined: set[str] = set()
+        self._defined: dict[str, Span] = {}
 
     def span(self, node: Token | Tree) -> Span:
         return span_of(node, self.source)
@@ -79,6 +80,7 @@ class BuildContext:
         """Each function starts with a fresh set of names."""
         self.scope = Scope()
         self._reported_undefined = set()
+        self._defined: dict[str, Span] = {}  # every name defined so far in the function, any region
 
     def push(self) -> None:
         self.scope = Scope(self.scope)
@@ -99,8 +101,14 @@ class BuildContext:
         if value is None:
             if name not in self._reported_undefined:
                 self._reported_undefined.add(name)
-                hint = did_you_mean("%" + name, ["%" + n for n in self.scope.visible()])
-                self.error(f"undefined value '%{name}'{hint}", span)
+                elsewhere = self._defined.get(name)
+                if elsewhere is not None:  # defined in a region that does not enclose this use
+                    self.error(f"undefined value '%{name}'", span,
+                               (Note(f"'%{name}' is defined here, in a region that does not enclose "
+                                     f"this use (a value is visible only inside its region)", elsewhere),))
+                else:
+                    hint = did_you_mean("%" + name, ["%" + n for n in self.scope.visible()])
+                    self.error(f"undefined value '%{name}'{hint}", span)
             value = Value(void, name, span)
         return value, span
 
@@ -115,3 +123,4 @@ class BuildContext:
                        (Note(f"'%{name}' is first defined here", first.span),))
             return
         self.scope.values[name] = value
+        self._defined[name] = value.span

@@ -11,7 +11,7 @@ last token (the tokens dropped from the tree included).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from tinyc.parser import tables
 
@@ -82,10 +82,11 @@ class Tree:
 class ParseError(Exception):
     """`token` cannot come next; `accepts()` are the terminals that could."""
 
-    def __init__(self, token: Token, states: list[int]) -> None:
+    def __init__(self, token: Token, states: list[int], previous: Token | None = None) -> None:
         super().__init__(f"unexpected token {token!r}")
         self.token = token
         self.states = states
+        self.previous = previous  # the token before `token` (for "missing ... at the end of line")
 
     def accepts(self) -> set[str]:
         """The terminals that would be shifted here (or end the input), after any reductions.
@@ -221,6 +222,81 @@ def parse(tokens: Iterable[Token]) -> Tree:
         _reduce(rules[~action], states, values, gotos)
         if states[-1] == end_state:
             return values[-1]
+
+
+MAX_ERRORS = 20
+"""Syntax errors reported per file before giving up."""
+
+LEX_ERROR = "LEXERROR"
+"""Token type of text that starts no token (the lexer's recovering mode); never in the grammar."""
+
+
+def parse_recovering(tokens: Sequence[Token], limit: int = MAX_ERRORS) -> tuple[Tree | None, list[ParseError]]:
+    """Parse, and after each syntax error resume at the next line or instruction.
+
+    Returns the tree (None if there were errors) and up to `limit` errors.
+    Recovery (panic mode, at line granularity): skip to the first token of a
+    later line that is not inside a region opened by the skipped tokens, and
+    pop the stack to the nearest state that takes it and where an
+    instruction or function may start (one that can shift `}` or `func`).
+    The erroneous instruction is dropped, so later errors in the file are
+    reported without cascading from the first. A missing `: type` at the end
+    of a line is therefore caught where the next line starts, which
+    `errors.py` reports at the end of the incomplete line.
+    """
+    actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
+    states = [tables.START_STATE]
+    values: list = []
+    errors: list[ParseError] = []
+    count = len(tokens)
+    last = tokens[-1] if tokens else None
+    end = Token("$END", "", 0, 1, 1) if last is None else Token(
+        "$END", "", last.start_pos, last.line, last.column, last.end_line, last.end_column, last.end_pos)
+    i = 0
+    resumed_at = -1
+    while True:
+        token = tokens[i] if i < count else end
+        action = actions[states[-1]].get(token.type)
+        if action is None:
+            errors.append(ParseError(token, list(states), tokens[i - 1] if 0 < i <= count else None))
+            if len(errors) >= limit or token is end:
+                return None, errors
+            i = _resynchronise(tokens, i, states, values, i == resumed_at)
+            if i >= count:  # nothing to resume at: what is left is part of the error
+                return None, errors
+            resumed_at = i
+            continue
+        if action >= 0:
+            states.append(action)
+            values.append(token)
+            i += 1
+            continue
+        _reduce(rules[~action], states, values, gotos)
+        if token is end and states[-1] == tables.END_STATE:
+            return (None if errors else values[-1]), errors
+
+
+def _resynchronise(tokens: Sequence[Token], i: int, states: list[int], values: list,
+                   stuck: bool) -> int:
+    """Where to resume after an error at tokens[i]; pops the stacks to a state that takes it.
+
+    `stuck`: the last resynchronisation resumed at this very token, so it must move on."""
+    depth = 0
+    for j in range(i, len(tokens)):
+        token = tokens[j]
+        starts_line = j == 0 or tokens[j - 1].line < token.line
+        if starts_line and depth == 0 and not (stuck and j == i) and token.type != LEX_ERROR:
+            for k in range(len(states) - 1, -1, -1):
+                row = _ACTIONS[states[k]]
+                if token.type in row and (row.get("RBRACE", -1) >= 0 or row.get("FUNC", -1) >= 0):
+                    del states[k + 1:]
+                    del values[k:]
+                    return j
+        if token.type == "LBRACE":
+            depth += 1
+        elif token.type == "RBRACE" and depth:
+            depth -= 1
+    return len(tokens)
 
 
 def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:

@@ -18,7 +18,7 @@ import re
 from typing import Iterator
 
 from tinyc.parser import tables
-from tinyc.parser.lalr import Token
+from tinyc.parser.lalr import LEX_ERROR, Token
 
 WORD = "WORD"
 """A bare word that is no keyword (a misspelled instruction, type, ...)."""
@@ -40,9 +40,16 @@ _FAST = re.compile(r"(?P<space>(?:[ \t\r\f\v\ufeff]+|;[^\n]*)+)|(?P<newline>\n)"
 """The common tokens, one group per kind (`lex`); everything else goes through `_scan`."""
 
 
-def _token(new, terminal: str, value: str, start: int, end: int, line: int, line_start: int) -> Token:
+class ErrorToken(Token):
+    """Text that starts no token, with the lexer's message (recovering mode only)."""
+
+    __slots__ = ("message",)
+
+
+def _token(new, terminal: str, value: str, start: int, end: int, line: int, line_start: int,
+           cls: type = Token) -> Token:
     """A Token without keyword arguments: the lexer makes hundreds of thousands."""
-    token = new(Token, value)
+    token = new(cls, value)
     token.type = terminal
     token.value = value
     token.start_pos = start
@@ -78,8 +85,12 @@ class TensorLexer:
         self.families = {k.split(".")[0] for k in self.keywords if "." in k[1:]}
         self._words: dict[str, list[tuple[str, int, int]]] = {}  # word -> its tokens (offsets)
 
-    def lex(self, text: str) -> Iterator[Token]:
+    def lex(self, text: str, recover: bool = False) -> Iterator[Token]:
         """Tokens of `text`; a LexError at the first character that starts none.
+
+        `recover`: instead of raising, yield an `ErrorToken` (type LEX_ERROR,
+        with the message) for the offending text and go on at the next line,
+        so the parser can report it among other errors.
 
         The common tokens (names, punctuation, plain words, modifiers, white
         space) come from one regular expression; numbers, strings, `->` and
@@ -121,7 +132,20 @@ class TensorLexer:
                 yield _token(new, terminal, value, pos, end, line, line_start)
                 pos = end
                 continue
-            for terminal, start, end in self._scan(text, pos, line, pos - line_start + 1):
+            try:
+                scanned = self._scan(text, pos, line, pos - line_start + 1)
+            except LexError as err:
+                if not recover:
+                    raise
+                stop = min(pos + err.end_column - err.column + 1, n)
+                bad = _token(str.__new__, LEX_ERROR, text[pos:stop], pos, stop, line, line_start,
+                             ErrorToken)
+                bad.message = err.message
+                yield bad
+                newline = text.find("\n", pos)
+                pos = n if newline < 0 else newline
+                continue
+            for terminal, start, end in scanned:
                 yield _token(new, terminal, text[start:end], start, end, line, line_start)
                 pos = end
 
