@@ -7,9 +7,9 @@ Importing tinyc does not import dpctl; the runtime loads on the first launch.
 """
 
 from tinyc.compiler import CompilationWarning, Program, compile
-from tinyc.diagnostics import CompilationError, LaunchError
+from tinyc.diagnostics import BoundsError, CompilationError, LaunchError
 
-__all__ = ["CompilationError", "CompilationWarning", "LaunchError", "Program", "compile", "Group"]
+__all__ = ["BoundsError", "CompilationError", "CompilationWarning", "LaunchError", "Program", "compile", "Group"]
 
 
 def __getattr__(name: str):

@@ -31,6 +31,8 @@ class CompileResult:
     source: str = ""
     name: str = "<string>"
     warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
+    subgroup_size: int | None = None  # the options it was compiled with (for its variants)
+    device_info: Any = None
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -41,8 +43,12 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
 
 
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
-                     device_info: Any = None, validate: bool = True) -> CompileResult:
-    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input."""
+                     device_info: Any = None, validate: bool = True,
+                     check_bounds: bool = False) -> CompileResult:
+    """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
+
+    `check_bounds`: the bounds-checked variant of every kernel (check-shapes
+    pass, codegen/bounds.py), which takes a report buffer as its last argument."""
     from tinyc.ir.verifier import verify
     from tinyc.parser import parse
     from tinyc.passes import run_pipeline
@@ -57,13 +63,15 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     _timed(timings, "verify", lambda: verify(program))
     stages["checked"] = stages["parsed"]
     warnings = _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                              device_info=device_info))
+                                                              device_info=device_info,
+                                                              check_bounds=check_bounds))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_program(program)
-    spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
+    spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
-    return CompileResult(program, stages, spirv, kernels, timings, source, name, warnings)
+    return CompileResult(program, stages, spirv, kernels, timings, source, name, warnings,
+                         subgroup_size, device_info)
 
 
 def check_subgroup_size(subgroup_size: Any, device_info: Any = None) -> None:
@@ -122,6 +130,7 @@ class Program:
         self._result = result
         self._device = device
         self._kernels: dict[str, Any] = {}
+        self._checked: CompileResult | None = None  # the bounds-checked module, made on demand
 
     @property
     def spirv(self) -> bytes:
@@ -159,9 +168,20 @@ class Program:
         if kernel is None:
             from tinyc.runtime.kernel import Kernel
 
-            kernel = Kernel(self.spirv, self._result.kernels[name], self._device)
+            kernel = Kernel(self.spirv, self._result.kernels[name], self._device,
+                            checked_variant=lambda: self._checked_kernel(name))
             self._kernels[name] = kernel
         return kernel
+
+    def _checked_kernel(self, name: str):
+        """The bounds-checked variant of kernel `name` (the module compiled once more)."""
+        from tinyc.runtime.kernel import Kernel
+
+        if self._checked is None:
+            r = self._result
+            self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
+                                             device_info=r.device_info, check_bounds=True)
+        return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):
         return iter(self._result.kernels)

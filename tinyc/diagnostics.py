@@ -251,3 +251,36 @@ class LaunchError(Exception):
     def __init__(self, message: str, argument: str | None = None):
         self.argument = argument
         super().__init__(f"argument '{argument}': {message}" if argument else message)
+
+
+class BoundsError(LaunchError):
+    """A bounds-checked launch found an access outside its memref (or a view or a
+    collective's shapes that do not fit); nothing was written back.
+
+    `site` is where (tinyc.signature.BoundsSite: file, line, column, source
+    text, kind of check), `work_group` which work-group, `index` and `shape`
+    the offending values and the bounds they broke (for a shape rule: the two
+    sizes that differ).
+    """
+
+    def __init__(self, message: str, *, kernel: str = "", site=None, work_group: int = -1,
+                 index: tuple = (), shape: tuple = (), extra: tuple = ()):
+        self.kernel = kernel
+        self.site = site
+        self.work_group = work_group
+        self.index = tuple(index)
+        self.shape = tuple(shape)
+        self.extra = tuple(extra)
+        super().__init__(message)
+
+    @property
+    def kind(self) -> str:
+        return getattr(self.site, "kind", "")
+
+    @property
+    def line(self) -> int:
+        return getattr(self.site, "line", 0)
+
+    @property
+    def column(self) -> int:
+        return getattr(self.site, "column", 0)

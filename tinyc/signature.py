@@ -25,6 +25,19 @@ class ParamInfo:
 
 
 @dataclass(frozen=True)
+class BoundsSite:
+    """A place a bounds-checked kernel checks (tinyc/spirv/codegen/bounds.py), for reports."""
+
+    kind: str  # "access", "subview", "expand", "fuse", "group", "coopmatrix", "shape rule"
+    file: str
+    line: int
+    column: int
+    text: str  # the source line
+    opname: str
+    detail: str = ""  # e.g. the shape rule that failed
+
+
+@dataclass(frozen=True)
 class KernelInfo:
     """One entry point: its name, parameters and launch shape."""
 
@@ -32,3 +45,4 @@ class KernelInfo:
     params: tuple[ParamInfo, ...]
     work_group_size: tuple[int, int]  # (X, Y): OpenCL local size (X, Y, 1)
     subgroup_size: int
+    bounds_sites: tuple[BoundsSite, ...] | None = None  # a bounds-checked variant: its checks

@@ -30,6 +30,12 @@ REALS = (bf16, f16, f32, f64)
 COMPLEX = (c32, c64)
 DATA_TYPES = (i8, i16, i32, i64, f16, bf16, f32, f64, c32, c64)  # element types of arrays
 INT_RANGE = {"i8": 7, "i16": 15, "i32": 31, "i64": 63, "index": 63}
+TOLERANCE = {"f16": 2e-2, "bf16": 6e-2, "f32": 1e-3, "c32": 1e-3, "f64": 1e-9, "c64": 1e-9}
+"""Relative error allowed for results computed inexactly in a type (f32: native_exp's 12 bits)."""
+
+
+def tolerance(t: Type) -> float:
+    return TOLERANCE.get(getattr(t, "name", ""), 0.0)
 
 MAX_DEPTH = 4  # nesting of regions
 MAX_STEPS = 14  # instructions per region (before nesting)
@@ -89,6 +95,8 @@ class Writer:
         return f"%{hint}{self.count}"
 
     def define(self, name: str, t: Type, **facts) -> Val:
+        if not facts.get("exact", True) and "tol" not in facts:
+            facts["tol"] = tolerance(getattr(t, "component", t))
         value = Val(name, t, **facts)
         self.region.values.append(value)
         return value
@@ -276,7 +284,7 @@ class Writer:
         self.emit(f"{name} = load {src.name}[{args}] : {t}")
         self.feature("load")
         lvl = min([src.level] + [i.level for i in indices])
-        return self.define(name, t, level=lvl, exact=m.root.exact)
+        return self.define(name, t, level=lvl, exact=m.root.exact, tol=m.root.tol)
 
     # -- views ------------------------------------------------------------------------------
     def subview(self, src: Val, sizes: Sequence[int | None], *, level: int = GROUP) -> Val | None:
@@ -495,7 +503,8 @@ def generate_kernel(rng: random.Random, name: str, table: Sequence | None = None
     body = "\n".join(w.lines)
     text = f"func @{name}({', '.join(params)}){attrs} {{\n{body}\n}}\n"
     exact = {n: r.exact and not r.shared for n, r in w.outputs.items()}
-    return Kernel(name, text, w.batch, w.args, exact, w.features)
+    tolerances = {n: r.tol for n, r in w.outputs.items()}
+    return Kernel(name, text, w.batch, w.args, exact, tolerances, w.features)
 
 
 def _scalar_value(rng: random.Random, t: ScalarType):

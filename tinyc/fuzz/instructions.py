@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tinyc.fuzz.generator import (
-    COMPLEX, INTEGERS, MAX_DEPTH, MAX_STEPS, REALS, SCALARS, Writer, exact_op, int_limits,
+    COMPLEX, INTEGERS, MAX_DEPTH, MAX_STEPS, REALS, SCALARS, Writer, exact_op, int_limits, tolerance,
 )
 from tinyc.fuzz.program import GROUP, LANE, SUBGROUP, Mem, Root, Val
 from tinyc.ir.types import (
@@ -67,7 +67,7 @@ def arith_value(w: Writer, t: ScalarType, *, level: int = LANE, exact: bool = Fa
         lo = hi = None
         if t.is_int and a.lo is not None and op == "neg":
             lo, hi = -a.hi, -a.lo
-        return w.define(name, t, level=a.level, exact=a.exact, lo=lo, hi=hi)
+        return w.define(name, t, level=a.level, exact=a.exact, lo=lo, hi=hi, tol=a.tol)
     b = w.scalar(t, level=level, exact=exact, depth=depth)
     lo = hi = None
     if t.is_int and op in ("div", "rem"):
@@ -93,8 +93,9 @@ def arith_value(w: Writer, t: ScalarType, *, level: int = LANE, exact: bool = Fa
         lo, hi = f(a.lo, b.lo), f(a.hi, b.hi)
     w.emit(f"{name} = arith.{op} {a.name}, {b.name} : {t}")
     w.feature(f"arith.{op}")
-    return w.define(name, t, level=min(a.level, b.level), exact=a.exact and b.exact and exact_op(t, op),
-                    lo=lo, hi=hi)
+    result_exact = a.exact and b.exact and exact_op(t, op)
+    tol = max(a.tol, b.tol, 0.0 if exact_op(t, op) else tolerance(t.component if t.is_complex else t))
+    return w.define(name, t, level=min(a.level, b.level), exact=result_exact, lo=lo, hi=hi, tol=tol)
 
 
 def _clamped_int(w: Writer, a: Val, t: ScalarType, level: int) -> Val:
@@ -172,7 +173,8 @@ def emit_cast(w: Writer) -> bool:
     dst = w.pick(SCALARS)
     src_types = [t for t in SCALARS if not (t.is_complex and not dst.is_complex)]
     src = w.pick(src_types)
-    a = w.scalar(src)
+    # float -> int keeps only exact values: an inexact one may truncate differently
+    a = w.scalar(src, exact=dst.is_int and not src.is_int)
     exact = a.exact
     if dst.is_int and not src.is_int:  # float -> int: clamp first (NaN and overflow are UB)
         limit = {"i8": 100.0, "i16": 1000.0}.get(dst.name, 10000.0)
@@ -191,7 +193,8 @@ def emit_cast(w: Writer) -> bool:
         low, high = int_limits(dst)
         if low <= a.lo and a.hi <= high:
             lo, hi = a.lo, a.hi
-    w.define(name, dst, level=a.level, exact=exact, lo=lo, hi=hi)
+    w.define(name, dst, level=a.level, exact=exact, lo=lo, hi=hi,
+             tol=max(a.tol, 0.0 if exact else tolerance(dst.component if dst.is_complex else dst)))
     return True
 
 
@@ -271,10 +274,16 @@ def emit_store(w: Writer) -> bool:
     indices = [w.index_in(0, n - 1, level=GROUP) for n in m.shape]
     flag = w.pick(("", "", ".atomic"))
     w.emit(f"store{flag} {value.name}, {dst.name}[{', '.join(i.name for i in indices)}]")
-    if not value.exact:
-        m.root.exact = False
+    _taint(m.root, value)
     w.feature("store" + flag)
     return True
+
+
+def _taint(root: Root, value: Val, exact: bool = True, element: ScalarType | None = None) -> None:
+    """What a store of `value` does to the exactness of `root` (atomic adds of floats are
+    unordered: `exact=False`)."""
+    root.exact = root.exact and value.exact and exact
+    root.tol = max(root.tol, value.tol, 0.0 if exact or element is None else tolerance(element))
 
 
 def _store_atomic_add(w: Writer, dst: Val) -> bool:
@@ -284,7 +293,7 @@ def _store_atomic_add(w: Writer, dst: Val) -> bool:
     value = w.scalar(m.type.element)
     indices = [w.index_in(0, n - 1) for n in m.shape]
     w.emit(f"store.atomic_add {value.name}, {dst.name}[{', '.join(i.name for i in indices)}]")
-    m.root.exact = m.root.exact and m.type.element.is_int and value.exact
+    _taint(m.root, value, exact=m.type.element.is_int, element=m.type.element)
     w.feature("store.atomic_add")
     return True
 
@@ -310,8 +319,7 @@ def _store_spmd(w: Writer) -> bool:
         w.emit("}")
     else:
         w.emit(store)
-    if not value.exact:
-        m.root.exact = False
+    _taint(m.root, value)
     w.feature("store" + flag)
     return True
 
@@ -432,7 +440,7 @@ def _fill(w: Writer, dst: Val, value: Val, zero: Val, bounds: list[Val]) -> None
            f"({', '.join(b.name for b in bounds)}) {{")
     w.emit(f"  store {value.name}, {dst.name}[{', '.join(names)}]")
     w.emit("}")
-    m.root.exact = value.exact
+    m.root.exact, m.root.tol = value.exact, value.tol
 
 
 def emit_lifetime_stop(w: Writer) -> bool:
@@ -680,6 +688,7 @@ def _coop_chain(w: Writer, dst: Val) -> None:
     flag = w.pick(("", "", ".atomic")) if tc.is_int or tc in (f32, f64) else ""
     w.emit(f"cooperative_matrix_store{flag} {out.name}, {dst.name}[{zero.name}, {zero.name}]")
     m.root.exact = False
+    m.root.tol = max(m.root.tol, tolerance(ta), tolerance(tc), a.tol, b.tol)
     w.feature("coopmatrix")
 
 
@@ -788,8 +797,12 @@ def _blas(w: Writer, out: Val, text: str, inputs: list[Val], atomic: bool) -> No
     alpha, beta = _scalars(w, out, [v.mem.type.element for v in inputs], atomic)
     w.emit(text.format(alpha=alpha.name, beta=beta.name, out=out.name,
                        atomic=".atomic" if atomic else "", *[v.name for v in inputs]))
-    out.mem.root.exact = out.mem.root.exact and out.mem.type.element.is_int and all(
+    root = out.mem.root
+    root.exact = root.exact and out.mem.type.element.is_int and all(
         v.mem.root.exact for v in inputs) and alpha.exact and beta.exact
+    if not root.exact:
+        root.tol = max([root.tol, tolerance(out.mem.type.element), alpha.tol, beta.tol]
+                       + [max(v.mem.root.tol, tolerance(v.mem.type.element)) for v in inputs])
 
 
 def _atomic(w: Writer, out: Val) -> bool:

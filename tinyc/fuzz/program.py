@@ -38,6 +38,7 @@ class Root:
 
     name: str
     exact: bool = True  # every value stored so far is computed identically on both sides
+    tol: float = 0.0  # else: the relative error to allow (the least precise computation stored)
     shared: bool = False  # all work-groups write it: atomic adds only, never read in the kernel
     local: bool = False  # an alloca
     dead: bool = False  # after lifetime_stop
@@ -69,6 +70,7 @@ class Val:
     hi: int | None = None
     level: int = GROUP  # uniformity (LANE, SUBGROUP, GROUP)
     exact: bool = True
+    tol: float = 0.0  # relative error to allow when not exact (its least precise ingredient)
     mem: Mem | None = None
     group: "GroupArg | None" = None
 
@@ -139,4 +141,5 @@ class Kernel:
     batch: int
     args: list[ArrayArg | GroupArg | ScalarArg]
     exact_outputs: dict[str, bool]  # output name -> compare bit for bit
+    tolerances: dict[str, float] = field(default_factory=dict)  # output name -> relative error allowed
     features: set[str] = field(default_factory=set)  # instruction kinds it uses

@@ -122,7 +122,7 @@ def _as_float(a: np.ndarray, element: Any) -> np.ndarray:
     return np.asarray(a)
 
 
-def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool) -> str | None:
+def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: float = 0.0) -> str | None:
     got, want = _as_float(got, element), _as_float(want, element)
     if element.is_int or exact:
         same = np.array_equal(got, want, equal_nan=not element.is_int)
@@ -132,7 +132,7 @@ def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool) -> st
                               else got == want))
         first = tuple(int(i) for i in where[0]) if len(where) else ()
         return f"differs at {first}: device {got[first]!r}, reference {want[first]!r}"
-    tol = TOLERANCE[element.name]
+    tol = max(TOLERANCE.get(element.name, 0.0), tol)
     finite = np.isfinite(want)
     scale = max(1.0, float(np.max(np.abs(want[finite]))) if finite.any() else 1.0)
     close = np.isclose(got, want, rtol=tol, atol=tol * scale, equal_nan=True)
@@ -149,6 +149,7 @@ def compare(kernel: Kernel, device: Sequence[Any], reference: Sequence[Any]) -> 
         if isinstance(arg, ScalarArg) or not arg.output:
             continue
         exact = kernel.exact_outputs.get(arg.name, False)
+        tol = kernel.tolerances.get(arg.name, 0.0)
         if isinstance(arg, ArrayArg):
             pairs = [(got, want)]
             element = arg.element
@@ -158,7 +159,7 @@ def compare(kernel: Kernel, device: Sequence[Any], reference: Sequence[Any]) -> 
             pairs = list(zip(members_got, members_want))
             element = arg.memref.element
         for k, (g, w) in enumerate(pairs):
-            problem = _differs(element, g, w, exact)
+            problem = _differs(element, g, w, exact, tol)
             if problem:
                 member = f" member {k}" if isinstance(arg, GroupArg) else ""
                 return f"%{arg.name}{member} {problem}"

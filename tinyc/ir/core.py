@@ -90,6 +90,9 @@ class Instruction:
 
     opname: ClassVar[str] = "<instruction>"
     kind: ClassVar[Kind] = Kind.MIXED
+    lowered_from: "Instruction | None" = None
+    """The collective whose lowering made this instruction (set by lower-collectives for
+    collectives with a shape rule: such code is in bounds when the rule holds)."""
 
     def __init__(self, operands: Sequence[Value] = (), result_types: Sequence[Type] = (),
                  regions: Sequence[Region] = (), span: Span | None = None,

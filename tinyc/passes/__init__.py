@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from tinyc.ir.core import Function, Program
 from tinyc.passes.barriers import insert_barriers
+from tinyc.passes.check_shapes import check_shapes
 from tinyc.passes.local_memory import assign_local_memory
 from tinyc.passes.lower_collectives import lower_collectives
 from tinyc.passes.lower_foreach import lower_foreach
@@ -26,11 +27,13 @@ class PassOptions:
     subgroup_size: int | None = None   # forced by the caller (tinyc.compile(subgroup_size=))
     device_info: Any = None            # sizes supported by the device, local memory size
     warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
+    check_bounds: bool = False         # the bounds-checked variant (kernel(..., check_bounds=True))
 
 
 Pass = Callable[[Function, PassOptions], None]
 
 PIPELINE: list[tuple[str, Pass]] = [
+    ("check-shapes", check_shapes),
     ("work-group-size", choose_work_group_size),
     ("insert-barriers", insert_barriers),
     ("lower-collectives", lower_collectives),
@@ -41,12 +44,13 @@ PIPELINE: list[tuple[str, Pass]] = [
 
 
 def run_pipeline(program: Program, subgroup_size: int | None = None, device_info: Any = None,
-                 print_after: Callable[[str, Program], None] | None = None) -> list:
+                 print_after: Callable[[str, Program], None] | None = None,
+                 check_bounds: bool = False) -> list:
     """Run every pass on every function; `print_after(name, program)` after each.
 
     Returns the warnings the passes gave (Diagnostics), e.g. an option that
     an attribute in the source overrides."""
-    options = PassOptions(subgroup_size, device_info)
+    options = PassOptions(subgroup_size, device_info, check_bounds=check_bounds)
     for name, run in PIPELINE:
         for fn in program.functions:
             run(fn, options)

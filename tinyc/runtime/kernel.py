@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import numbers
 import time as _time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from tinyc.diagnostics import LaunchError
+from tinyc.runtime import bounds
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
 from tinyc.runtime.device import import_dpctl, profiling_queue, select_queue
 from tinyc.runtime.pool import Pools
@@ -57,15 +58,18 @@ class Kernel:
     back in place. USM arrays are passed without copies.
     """
 
-    def __init__(self, spirv: bytes, info: KernelInfo, device: Any = None):
+    def __init__(self, spirv: bytes, info: KernelInfo, device: Any = None,
+                 checked_variant: Callable[[], "Kernel"] | None = None):
         self.info = info
         self.name = info.name
+        self._checked_variant = checked_variant  # builds the bounds-checked Kernel (runtime/bounds.py)
+        self._checked: Kernel | None = None
         self.queue = select_queue(device)
         self.program = build_program(self.queue, spirv)
         if not self.program.has_sycl_kernel(info.name):
             raise KeyError(f"the SPIR-V module has no kernel named {info.name!r}")
         self.sycl_kernel = self.program.get_sycl_kernel(info.name)
-        arity = sum(abi_arity(p) for p in info.params)
+        arity = sum(abi_arity(p) for p in info.params) + (info.bounds_sites is not None)
         if self.sycl_kernel.num_args != arity:  # a wrong count would crash the launch
             raise ValueError(
                 f"kernel {info.name!r} takes {self.sycl_kernel.num_args} OpenCL arguments but its "
@@ -89,7 +93,8 @@ class Kernel:
         batch = kwargs.pop("batch", 1)
         if kwargs:
             unknown = ", ".join(sorted(kwargs))
-            raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; only batch= is accepted")
+            raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; only batch= and "
+                              f"check_bounds= are accepted")
         if type(batch) is not int:  # the common case without ABC checks
             if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
                 raise LaunchError(f"batch must be a positive integer, got {batch!r}", argument="batch")
@@ -108,16 +113,18 @@ class Kernel:
         """Check every argument; nothing is copied to the device yet."""
         return [pack(value, call) for pack, value in zip(self._packers, args)]
 
-    def _bound(self, args: tuple, batch: int, pools: Any) -> tuple[Call, list]:
+    def _bound(self, args: tuple, batch: int, pools: Any, track_usm_writes: bool = False) -> tuple[Call, list]:
         """A checked call. Bound again without gathering written group members if
         one of them is aliased by another argument (so the device shares memory
         between them as the host does). Binding only fills host buffers."""
         call = Call(self.queue, self._memory, batch, self._wrappers, pools, self._in_order)
+        call.usm_writes = [] if track_usm_writes else None
         try:
             parts = self._bind(call, args)
             if any(written for written, _ in call.gathered) and _aliased(call):
                 call.staging.release()
                 call = Call(self.queue, self._memory, batch, self._wrappers, pools, self._in_order)
+                call.usm_writes = [] if track_usm_writes else None
                 call.gather_written = False
                 parts = self._bind(call, args)
         except BaseException:
@@ -151,9 +158,15 @@ class Kernel:
         """Launch already packed kernel arguments and wait (no checks)."""
         self.submit(packed, batch).wait()
 
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
+    def __call__(self, *args: Any, check_bounds: bool | None = None, **kwargs: Any) -> None:
+        """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the
+        bounds-checked variant, which raises BoundsError instead of writing out of bounds."""
+        if bounds.requested(check_bounds) and self.info.bounds_sites is None:
+            return self.checked_kernel()(*args, check_bounds=True, **kwargs)
         batch = self._batch(kwargs)
         self._check_count(args)
+        if self.info.bounds_sites is not None:
+            return self._call_checked(args, batch)
         call, parts = self._bound(args, batch, self._pools)
         events = call.staging.events
         try:
@@ -163,6 +176,38 @@ class Kernel:
             call.staging.copy_back(done)
         finally:
             wait_all(events, self._in_order)  # never free or reuse memory a copy or kernel still uses
+            call.staging.release()
+
+    def checked_kernel(self) -> "Kernel":
+        """The bounds-checked variant of this kernel (compiled and built on first use)."""
+        if self.info.bounds_sites is not None:
+            return self
+        if self._checked is None:
+            if self._checked_variant is None:
+                raise LaunchError(f"kernel {self.name!r} has no bounds-checked variant (it was not made "
+                                  f"by tinyc.compile)", argument="check_bounds")
+            self._checked = self._checked_variant()
+        return self._checked
+
+    def _call_checked(self, args: tuple, batch: int) -> None:
+        """Launch the bounds-checked kernel with a report buffer; on a violation restore the
+        written USM arrays, copy nothing back, and raise BoundsError."""
+        call, parts = self._bound(args, batch, self._pools, track_usm_writes=True)
+        events = call.staging.events
+        try:
+            report, zeroed = bounds.report_buffer(self.queue, self._memory)
+            snapshots = bounds.Snapshots(self.queue, self._memory, call.usm_writes)
+            events += [zeroed, *snapshots.events]
+            packed = self._emit(call, parts) + [report]
+            done = self.submit(packed, batch, None, events)
+            events.append(done)
+            found = bounds.read_report(self.queue, report, done)
+            if found[0]:
+                snapshots.restore(done)
+                raise bounds.bounds_error(self.name, self.info.bounds_sites, found)
+            call.staging.copy_back(done)
+        finally:
+            wait_all(events, self._in_order)
             call.staging.release()
 
     def release_buffers(self) -> None:

@@ -26,8 +26,10 @@ from tinyc.spirv.module import Module
 __all__ = ["CodegenError", "generate"]
 
 
-def generate(program: Program) -> tuple[bytes, dict[str, KernelInfo]]:
-    """The SPIR-V binary of every function, and per kernel what the runtime needs."""
+def generate(program: Program, check_bounds: bool = False) -> tuple[bytes, dict[str, KernelInfo]]:
+    """The SPIR-V binary of every function, and per kernel what the runtime needs.
+
+    `check_bounds`: the variant that checks every access (codegen/bounds.py)."""
     m = Module((1, 4))
-    kernels = {fn.name: emit_kernel(m, fn) for fn in program.functions}
+    kernels = {fn.name: emit_kernel(m, fn, check_bounds) for fn in program.functions}
     return m.assemble(), kernels

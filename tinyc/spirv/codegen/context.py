@@ -37,6 +37,7 @@ class MemrefDesc:
     type: MemrefType
     shape: list[IndexLike]
     stride: list[IndexLike]
+    valid: "Id | bool" = True  # bounds-checked kernels: the view was made within bounds
 
 
 @dataclass
@@ -72,6 +73,8 @@ class Ctx:
         self._builtins: dict[tuple[BuiltIn, int | None], Id] = {}
         self.local_memory: Id | None = None  # module-scope Workgroup byte array
         self.local_offsets: dict = {}        # Alloca -> byte offset in local_memory
+        self.current = None                  # the IR instruction being emitted
+        self.bounds = None                   # bounds.Bounds in a bounds-checked kernel
 
     # -- values ------------------------------------------------------------------
     def __getitem__(self, v: Value) -> Lowered:

@@ -124,12 +124,25 @@ def emit_if(ctx: Ctx, inst: If) -> None:
         return lambda: [x for y in emit_region(ctx, r) for x in flatten(y)]
 
     has_else = bool(inst.otherwise.instructions) or bool(kinds)
+    guard = getattr(inst, "bounds_check", None)  # a collective guarded by check-shapes
+    if guard is not None and ctx.bounds is not None and not has_else:
+        ctx.branch(ctx.id(inst.cond), region(inst.then), lambda: _record_rules(ctx, guard))
+        return
     ids = ctx.branch(ctx.id(inst.cond), region(inst.then), region(inst.otherwise) if has_else else None, types)
     at = 0
     for r, t in zip(inst.results, kinds):
         n = len(flat_types(ctx, t))
         ctx[r] = unflatten(t, ids[at: at + n])
         at += n
+
+
+def _record_rules(ctx: Ctx, guard) -> list[Id]:
+    """The else branch of a guarded collective: record the first rule that fails."""
+    checker = ctx.bounds
+    for check in guard.rules:
+        site = checker.site(guard.collective, "shape rule", check.rule.what)
+        checker.record(ctx.id(check.equal), site, [ctx.id(check.left)], [], [ctx.id(check.right)])
+    return []
 
 
 @emits(Parallel)

@@ -16,6 +16,7 @@ OpenCL's vloadn instead of one scalar load per component.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable
 
 from tinyc.ir.instructions import ArithBinaryOp, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore
@@ -104,6 +105,10 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     stride = desc.stride[col_mode]
     contiguous = (t.use is not MatrixUse.B and not inst.checked.cols and t.cols > 1
                   and not t.component.is_complex and not isinstance(stride, Id) and stride == 1)
+    checking = ctx.bounds is not None and not ctx.bounds.trusted()
+    if checking:  # one record for the block; each component then goes through element_address
+        contiguous = False
+        _check_block(ctx, inst, desc, (row_base, col_base), (row_mode, col_mode), t, inst.checked)
     comps: list[Id] = []
     for row, real in _rows(ctx, t):
         row_ok = real
@@ -122,8 +127,25 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
                     ctx, desc, position(row, j)))], [ty], [zero])
             return out
 
-        comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
+        with ctx.bounds.quiet() if checking else nullcontext():
+            comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
     ctx[inst.result] = comps
+
+
+def _check_block(ctx: Ctx, inst, desc: MemrefDesc, base: tuple[IndexLike, IndexLike],
+                 modes: tuple[int, int], t: CoopMatrixType, checked) -> None:
+    """Record (once) a block that leaves the memref along a mode its load/store does not check."""
+    checker = ctx.bounds
+    ok: Cond = desc.valid
+    if not checked.rows:
+        ok = checker.both(ok, checker.fits(base[0], t.rows, desc.shape[modes[0]]))
+    if not checked.cols:
+        ok = checker.both(ok, checker.fits(base[1], t.cols, desc.shape[modes[1]]))
+    position = [0, 0]
+    position[modes[0]], position[modes[1]] = base
+    size = [0, 0]
+    size[modes[0]], size[modes[1]] = t.rows, t.cols
+    checker.record(ok, checker.site(ctx.current, "coopmatrix"), position, size, desc.shape)
 
 
 def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
@@ -153,6 +175,17 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     x, y = ctx.index(xv), ctx.index(yv)
     comps: list[Id] = ctx[A]
     S = ctx.subgroup_size
+    checking = ctx.bounds is not None and not ctx.bounds.trusted()
+    if checking:
+        _check_block(ctx, inst, desc, (x, y), (0, 1), t, inst.checked)
+        with ctx.bounds.quiet():
+            _store_rows(ctx, inst, t, desc, x, y, comps, S)
+        return
+    _store_rows(ctx, inst, t, desc, x, y, comps, S)
+
+
+def _store_rows(ctx: Ctx, inst: CoopMatrixStore, t: CoopMatrixType, desc: MemrefDesc, x: IndexLike,
+                y: IndexLike, comps: list[Id], S: int) -> None:
     for b, (row, real) in enumerate(_rows(ctx, t)):
         row_ok = real
         if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
