@@ -161,13 +161,16 @@ def _launching(action) -> None:
 @_launch_options(default_batch=1, default_repeat=10)
 @click.option("--check", "do_check", is_flag=True,
               help="Compare the results with tinyc's NumPy reference interpreter.")
+@click.option("--check-bounds", "check_bounds", is_flag=True, default=None,
+              help="Run the bounds-checked variant: an access outside its memref is an error "
+                   "(also TINYC_CHECK_BOUNDS=1).")
 def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
-        repeat: int, seed: int, device: str | None) -> None:
+        repeat: int, seed: int, device: str | None, check_bounds: bool | None) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
     from tinyc.cli.run import run_kernel
 
     _launching(lambda: run_kernel(_read(file), file, kernel_name, batch, sizes, do_check, repeat,
-                                  seed, device, echo=click.echo))
+                                  seed, device, echo=click.echo, check_bounds=check_bounds or None))
 
 
 @cli.command()

@@ -1,8 +1,10 @@
 """check-shapes (bounds-checked variant only): a collective runs only if its operands' sizes agree.
 
-Before each collective whose shape rule (`size_rules()`) involves a `?`
-size, the pass computes the sizes with `size`, compares them with `cmp.eq`
-and moves the collective into `if %ok { ... }`. The `if` carries a
+Before each collective with a shape rule (`size_rules()`), the pass computes
+the `?` sizes the rule relates with `size`, compares them with `cmp.eq` and
+moves the collective into `if %ok { ... }` (`%ok` is `true` when all sizes
+are static; codegen adds that every memref operand is a valid view). The
+`if` carries a
 `BoundsCheck` (a Python attribute, not IR text) from which codegen records
 the first rule that fails in the else branch: its location, the two sizes,
 the work-group. The lowered code of such a collective (marked with
@@ -23,7 +25,7 @@ from tinyc.ir.builder import Builder
 from tinyc.ir.core import Function, Instruction, Value, erase
 from tinyc.ir.instructions import ArithBinaryOp, BlasInstruction, CmpCond, If
 from tinyc.ir.instructions.collective import SizeRule
-from tinyc.ir.types import DYNAMIC
+from tinyc.ir.types import DYNAMIC, bool_
 from tinyc.passes.lower_collectives import collective_region_instructions
 
 if TYPE_CHECKING:
@@ -55,9 +57,9 @@ def check_shapes(fn: Function, options: "PassOptions | None" = None) -> None:
     for inst in list(collective_region_instructions(fn.body)):
         if not isinstance(inst, BlasInstruction):
             continue
-        rules = [r for r in inst.size_rules() or () if _dynamic(inst, r)]
-        if rules:
-            _guard(inst, rules)
+        rules = inst.size_rules()
+        if rules is not None:  # (guarded even when static: codegen adds its operands' validity)
+            _guard(inst, [r for r in rules if _dynamic(inst, r)])
 
 
 def _dynamic(inst: Instruction, rule: SizeRule) -> bool:
@@ -68,7 +70,7 @@ def _dynamic(inst: Instruction, rule: SizeRule) -> bool:
 def _guard(inst: Instruction, rules: list[SizeRule]) -> None:
     b = Builder.before(inst)
     checks: list[RuleCheck] = []
-    ok: Value | None = None
+    ok: Value | None = None if rules else b.constant(True, bool_)
     for rule in rules:
         (i, m), (j, n) = rule.left, rule.right
         left, right = b.size(inst.operands[i], m), b.size(inst.operands[j], n)

@@ -82,11 +82,17 @@ def bounds_error(kernel: str, sites: Sequence[Any], report: np.ndarray) -> Bound
     kind = getattr(site, "kind", "access")
     problem, index, shape = _problem(kind, site, values, extra, bounds, n)
     where = f"{site.file}:{site.line}.{site.column}" if site is not None and site.line else "an unknown place"
-    text = f" `{site.text}`" if site is not None and site.text else ""
-    message = (f"out-of-bounds {kind} in kernel '{kernel}' at {where}{text}, work-group {group}: {problem}; "
-               f"no output was written back")
+    text = f"\n  {site.text}" if site is not None and site.text else ""
+    message = (f"kernel '{kernel}', work-group {group}: {HEADLINES.get(kind, kind)} at {where}: {problem}"
+               f"{text}\nno output was written back")
     return BoundsError(message, kernel=kernel, site=site, work_group=group, index=index, shape=shape,
                        extra=extra)
+
+
+HEADLINES = {"access": "out-of-bounds access", "subview": "subview out of bounds",
+             "expand": "expand that does not fit its mode", "fuse": "fuse of modes that are not contiguous",
+             "group": "group index out of bounds", "coopmatrix": "cooperative matrix out of bounds",
+             "shape rule": "operand sizes that do not match"}
 
 
 def _tuple(values: Sequence[int]) -> str:
@@ -101,8 +107,9 @@ def _problem(kind: str, site: Any, values: tuple, extra: tuple, bounds: tuple, n
         return f"index {_tuple(values)} is outside the shape {_tuple(shape)}", values, shape
     if kind == "subview":
         offsets, sizes, shape = values, extra[:order], bounds[:order]
-        return (f"a subview with offsets {_tuple(offsets)} and sizes {_tuple(sizes)} (0: a single "
-                f"index) does not fit in the shape {_tuple(shape)} (or a `?` size is 0)", offsets, shape)
+        single = " (size 0: a single index)" if 0 in sizes else ""
+        return (f"offsets {_tuple(offsets)} with sizes {_tuple(sizes)}{single} do not fit in the shape "
+                f"{_tuple(shape)}", offsets, shape)
     if kind == "expand":
         return (f"the expand shape multiplies to {values[0]} but the mode has {bounds[0]} elements",
                 values, bounds[:1])
@@ -117,6 +124,5 @@ def _problem(kind: str, site: Any, values: tuple, extra: tuple, bounds: tuple, n
                 f"{_tuple(values[:2])} leaves the shape {_tuple(bounds[:2])}", values[:2], bounds[:2])
     if kind == "shape rule":
         rule = getattr(site, "detail", "the shape rule")
-        return (f"the operands' sizes break the instruction's rule ({rule}): {values[0]} != {bounds[0]}",
-                values[:1], bounds[:1])
+        return f"{rule} does not hold: {values[0]} != {bounds[0]}", values[:1], bounds[:1]
     return f"values {_tuple(values)} outside {_tuple(bounds[:order])}", values, bounds[:order]

@@ -92,6 +92,12 @@ class Bounds:
             return a
         return self.ctx.op(Op.LogicalAnd, self.ctx.bool, a, b)
 
+    def as_id(self, cond: Cond) -> Id:
+        """A bool id for a condition (constants made)."""
+        if isinstance(cond, Id):
+            return cond
+        return self.ctx.m.const_bool(bool(cond))
+
     def below(self, value: IndexLike, size: IndexLike) -> Cond:
         """0 <= value < size, as one unsigned compare."""
         ctx = self.ctx

@@ -126,7 +126,12 @@ def emit_if(ctx: Ctx, inst: If) -> None:
     has_else = bool(inst.otherwise.instructions) or bool(kinds)
     guard = getattr(inst, "bounds_check", None)  # a collective guarded by check-shapes
     if guard is not None and ctx.bounds is not None and not has_else:
-        ctx.branch(ctx.id(inst.cond), region(inst.then), lambda: _record_rules(ctx, guard))
+        ok = ctx.id(inst.cond)
+        for operand in guard.collective.operands:  # its lowered code trusts its operands' views
+            valid = getattr(ctx[operand], "valid", True)
+            if valid is not True:
+                ok = ctx.op(Op.LogicalAnd, ctx.bool, ok, ctx.bounds.as_id(valid))
+        ctx.branch(ok, region(inst.then), lambda: _record_rules(ctx, guard))
         return
     ids = ctx.branch(ctx.id(inst.cond), region(inst.then), region(inst.otherwise) if has_else else None, types)
     at = 0
