@@ -46,3 +46,4 @@ class KernelInfo:
     work_group_size: tuple[int, int]  # (X, Y): OpenCL local size (X, Y, 1)
     subgroup_size: int
     bounds_sites: tuple[BoundsSite, ...] | None = None  # a bounds-checked variant: its checks
+    bounds_dry: bool = False  # ... that stores nothing: a dry run before the plain kernel

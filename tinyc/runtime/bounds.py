@@ -35,16 +35,20 @@ def requested(value: Any) -> bool:
 
 
 class Snapshots:
-    """Copies of the written USM spans of one call, taken before the launch."""
+    """Copies of the written USM spans of one call, taken before the launch.
 
-    def __init__(self, queue: Any, memory: Any, spans: Sequence[tuple[int, int]]):
+    The copies come from the call's staging (the kernel's buffer pools): a
+    fresh allocation would cost page faults on every call, several times the
+    copy itself on the CPU device."""
+
+    def __init__(self, queue: Any, memory: Any, spans: Sequence[tuple[int, int]], staging: Any):
         self.queue, self.memory = queue, memory
         self.saved: list[tuple[int, int, Any]] = []
         self.events: list[Any] = []
         for address, nbytes in spans:
             if nbytes <= 0:
                 continue
-            copy = memory.MemoryUSMDevice(nbytes, queue=queue)
+            copy = staging.device_buffer(nbytes)
             source = memory.as_usm_memory(USMPointer(address, nbytes, queue))
             self.events.append(queue.memcpy_async(copy, source, nbytes))
             self.saved.append((address, nbytes, copy))
@@ -59,9 +63,9 @@ class Snapshots:
             event.wait()
 
 
-def report_buffer(queue: Any, memory: Any) -> tuple[Any, Any]:
-    """A zeroed device report buffer and the event of its zeroing."""
-    buffer = memory.MemoryUSMDevice(REPORT_WORDS * 8, queue=queue)
+def report_buffer(queue: Any, staging: Any) -> tuple[Any, Any]:
+    """A zeroed device report buffer (from the call's staging) and the event of its zeroing."""
+    buffer = staging.device_buffer(REPORT_WORDS * 8)
     return buffer, queue.memcpy_async(buffer, _ZEROS, REPORT_WORDS * 8)
 
 

@@ -148,11 +148,13 @@ class Kernel:
         return PreparedCall(self, call, self._emit(call, parts))
 
     # -- launching -------------------------------------------------------------
-    def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None) -> Any:
+    def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None,
+               sycl_kernel: Any = None) -> Any:
         """Submit packed arguments over `batch` work-groups; returns the event."""
         queue = queue or self.queue
         x, y = self._x, self._y
-        return queue.submit_async(self.sycl_kernel, packed, [batch, y, x], [1, y, x], after or None)
+        return queue.submit_async(sycl_kernel or self.sycl_kernel, packed, [batch, y, x], [1, y, x],
+                                  after or None)
 
     def launch_raw(self, packed: list, batch: int) -> None:
         """Launch already packed kernel arguments and wait (no checks)."""
@@ -161,11 +163,9 @@ class Kernel:
     def __call__(self, *args: Any, check_bounds: bool | None = None, **kwargs: Any) -> None:
         """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the
         bounds-checked variant, which raises BoundsError instead of writing out of bounds."""
-        if bounds.requested(check_bounds) and self.info.bounds_sites is None:
-            return self.checked_kernel()(*args, check_bounds=True, **kwargs)
         batch = self._batch(kwargs)
         self._check_count(args)
-        if self.info.bounds_sites is not None:
+        if bounds.requested(check_bounds):
             return self._call_checked(args, batch)
         call, parts = self._bound(args, batch, self._pools)
         events = call.staging.events
@@ -178,10 +178,9 @@ class Kernel:
             wait_all(events, self._in_order)  # never free or reuse memory a copy or kernel still uses
             call.staging.release()
 
-    def checked_kernel(self) -> "Kernel":
-        """The bounds-checked variant of this kernel (compiled and built on first use)."""
-        if self.info.bounds_sites is not None:
-            return self
+    def _checked_kernel(self) -> "Kernel":
+        """The bounds-checked variant (compiled and built on first use); same ABI plus a
+        report buffer, so calls bind their arguments with this kernel's packers."""
         if self._checked is None:
             if self._checked_variant is None:
                 raise LaunchError(f"kernel {self.name!r} has no bounds-checked variant (it was not made "
@@ -190,24 +189,36 @@ class Kernel:
         return self._checked
 
     def _call_checked(self, args: tuple, batch: int) -> None:
-        """Launch the bounds-checked kernel with a report buffer; on a violation restore the
-        written USM arrays, copy nothing back, and raise BoundsError."""
-        call, parts = self._bound(args, batch, self._pools, track_usm_writes=True)
+        """A bounds-checked call (runtime/bounds.py). Dry variant: it checks without storing,
+        then the plain kernel runs if it found nothing. Else: it runs for real, after
+        snapshots of the written USM arrays, which it restores on a violation. Either
+        way a violation raises BoundsError with no output written back."""
+        variant = self._checked_kernel()
+        dry = variant.info.bounds_dry
+        call, parts = self._bound(args, batch, self._pools, track_usm_writes=not dry)
         events = call.staging.events
         try:
-            report, zeroed = bounds.report_buffer(self.queue, self._memory)
-            snapshots = bounds.Snapshots(self.queue, self._memory, call.usm_writes)
-            events += [zeroed, *snapshots.events]
-            packed = self._emit(call, parts) + [report]
-            done = self.submit(packed, batch, None, events)
-            events.append(done)
-            found = bounds.read_report(self.queue, report, done)
+            packed = self._emit(call, parts)
+            report, zeroed = bounds.report_buffer(self.queue, call.staging)
+            events.append(zeroed)
+            snapshots = None if dry else bounds.Snapshots(self.queue, self._memory, call.usm_writes,
+                                                          call.staging)
+            if snapshots is not None:
+                events += snapshots.events
+            checked = self.submit(packed + [report], batch, None, events, variant.sycl_kernel)
+            events.append(checked)
+            found = bounds.read_report(self.queue, report, checked)
             if found[0]:
-                snapshots.restore(done)
-                raise bounds.bounds_error(self.name, self.info.bounds_sites, found)
+                if snapshots is not None:
+                    snapshots.restore(checked)
+                raise bounds.bounds_error(self.name, variant.info.bounds_sites, found)
+            done = checked
+            if dry:
+                done = self.submit(packed, batch, None, [checked])
+                events.append(done)
             call.staging.copy_back(done)
         finally:
-            wait_all(events, self._in_order)
+            wait_all(events, self._in_order)  # never free or reuse memory a copy or kernel still uses
             call.staging.release()
 
     def release_buffers(self) -> None:

@@ -17,6 +17,10 @@ a report buffer of REPORT_WORDS int64 values (zeroed by the runtime).
   lowered code (`lowered_from` set) is in bounds by construction and skipped
   here; the `if` around them records the failing shape rule.
 
+In a dry run (`dry`, when addressing cannot depend on what the kernel
+stores: passes/check_shapes.py) stores to global memory are left out, so
+the run only checks; the runtime launches the plain kernel after it.
+
 The first violation wins a compare-exchange on report[0] and writes, through
 one small helper function per module: the site (an index into the kernel's
 `bounds_sites`), the work-group, and up to LIMIT values, extra values and
@@ -53,9 +57,10 @@ Cond = Id | bool
 class Bounds:
     """Per-kernel state of the checks: the report argument, sites, the recorder."""
 
-    def __init__(self, ctx: Ctx, report: Id):
+    def __init__(self, ctx: Ctx, report: Id, dry: bool = False):
         self.ctx = ctx
         self.report = report
+        self.dry = dry  # a dry run: global stores are left out (passes/check_shapes.py)
         self.sites: list[BoundsSite] = []
         self._site_ids: dict[tuple, int] = {}
         self._quiet = 0

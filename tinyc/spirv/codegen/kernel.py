@@ -90,7 +90,7 @@ def emit_kernel(m: Module, fn: IRFunction, check_bounds: bool = False) -> Kernel
     for arg, types in zip(fn.args, per_arg):
         ctx[arg] = _bind(m, arg, [next(params) for _ in types])
     if check_bounds:
-        ctx.bounds = Bounds(ctx, spv_fn.params[-1])
+        ctx.bounds = Bounds(ctx, spv_fn.params[-1], dry=getattr(fn, "bounds_dry", False))
         m.name(spv_fn.params[-1], "bounds_report")
     ctx.local_offsets, size = plan_local_memory(fn)
     declare_local_memory(ctx, size)
@@ -99,4 +99,5 @@ def emit_kernel(m: Module, fn: IRFunction, check_bounds: bool = False) -> Kernel
     ctx.do(Op.Return)
     ctx.prologue.op(Op.Branch, ctx.body_label)
     sites = tuple(ctx.bounds.sites) if check_bounds else None
-    return KernelInfo(fn.name, param_infos(fn), (X, Y), ctx.subgroup_size, sites)
+    dry = bool(check_bounds and ctx.bounds.dry)
+    return KernelInfo(fn.name, param_infos(fn), (X, Y), ctx.subgroup_size, sites, dry)

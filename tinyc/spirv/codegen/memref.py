@@ -14,7 +14,7 @@ from tinyc.ir.core import Function, Value
 from tinyc.ir.instructions import (
     WHOLE_MODE, Alloca, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
 )
-from tinyc.ir.types import DYNAMIC, MemrefType
+from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType
 from tinyc.spirv.codegen import atomics
 from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, IndexLike, MemrefDesc, natural_alignment
 from tinyc.spirv.codegen.dispatch import emits
@@ -59,7 +59,10 @@ def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
 
 
 def store_element(ctx: Ctx, desc: MemrefDesc, ptr: Id, value: Id, flag: StoreFlag) -> None:
-    """Plain, atomic or atomic-add store of one element."""
+    """Plain, atomic or atomic-add store of one element (none to global memory in the dry
+    run of a bounds check)."""
+    if ctx.bounds is not None and ctx.bounds.dry and desc.type.space is not AddressSpace.LOCAL:
+        return
     if flag is StoreFlag.NONE:
         ctx.do(Op.Store, ptr, value, MemoryAccess.Aligned, natural_alignment(desc.type))
     elif flag is StoreFlag.ATOMIC:
