@@ -10,8 +10,10 @@ batch sizes make each case run roughly 5-50 ms on the 2-core CPU device.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -52,8 +54,24 @@ class Case:
     # -- work ----------------------------------------------------------------
     @property
     def flops(self) -> float:
-        """Floating-point operations of the whole batch (as the kernel does them)."""
-        raise NotImplementedError
+        """Floating-point operations of the whole batch, by tinyc's work model.
+
+        The model of `tinyc bench` (tinyc.analysis.work, defined on the
+        instruction classes): the kernel's collectives with their real sizes,
+        counted on one work-group by the reference interpreter.
+        """
+        return self.group_flops * self.batch
+
+    @cached_property
+    def group_flops(self) -> float:
+        """Flops of one work-group (batch entry) of the kernel."""
+        from tinyc.analysis.work import group_flops
+        from tinyc.compiler import check_source
+
+        one = copy.copy(self)
+        one.batch = 1
+        args = one.tinyc_args(one.host_data(one.inputs(np.random.default_rng(0))))
+        return group_flops(check_source(self.source, self.ir_file)[self.kernel], args, batch=1)
 
     @property
     def bytes(self) -> float:
@@ -75,6 +93,10 @@ class Case:
     # -- device sides ------------------------------------------------------------
     def to_device(self, queue: Any, a: Arrays) -> DeviceData:
         return DeviceData({k: UsmArray(queue, v) for k, v in a.items()})
+
+    def host_data(self, a: Arrays) -> DeviceData:
+        """The host arrays in the shape `tinyc_args` takes (for the reference interpreter)."""
+        return DeviceData(dict(a))
 
     def opencl_variants(self) -> list[ClVariant]:
         raise NotImplementedError
@@ -153,10 +175,6 @@ class Gemm(Case):
         super().__init__(batch if batch is not None else default)
 
     @property
-    def flops(self) -> float:
-        return 2.0 * self.n**3 * self.batch
-
-    @property
     def bytes(self) -> float:
         return 3.0 * self.n**2 * np.dtype(self.dtype).itemsize * self.batch
 
@@ -229,11 +247,6 @@ class Fused(Case):
     alpha = 0.5
 
     @property
-    def flops(self) -> float:
-        # 16×8×8 then 16×8×16 multiply-adds, then D := alpha·X + D (2 per entry).
-        return (2 * 16 * 8 * 8 + 2 * 16 * 8 * 16 + 2 * 256) * float(self.batch)
-
-    @property
     def bytes(self) -> float:
         # A_g (512 B) and its pointer (8 B), D read and written (2 × 1 KiB); B, C once.
         return (512 + 8 + 2 * 1024) * float(self.batch) + 4 * (64 + 128)
@@ -275,6 +288,9 @@ class Fused(Case):
         data.extra["members"] = members
         data.extra["table"] = pointer_table(queue, addresses)
         return data
+
+    def host_data(self, a: Arrays) -> DeviceData:
+        return DeviceData(dict(a), {"members": [a["A"][:, :, g] for g in range(self.batch)]})
 
     def opencl_variants(self) -> list[ClVariant]:
         rows = [ClVariant("fused.cl", "fused", (16, wgy), {"WGY": wgy}, f"rows nc={16 // wgy}")
@@ -330,10 +346,6 @@ class Axpby(_Elementwise64):
     ir_file = "axpby_f32_64.ir"
     kernel = "axpby"
 
-    @property
-    def flops(self) -> float:
-        return 3 * 64 * 64 * float(self.batch)
-
     def reference(self, a: Arrays) -> Arrays:
         return {"B": self.alpha * a["A"].astype(np.float64) + self.beta * a["B"].astype(np.float64)}
 
@@ -368,10 +380,6 @@ class Cumsum(_Elementwise64):
     title = "cumsum f32 64×64 (mode 0)"
     ir_file = "cumsum_f32_64.ir"
     kernel = "cumsum"
-
-    @property
-    def flops(self) -> float:
-        return 4 * 64 * 64 * float(self.batch)  # one add of the sum, then alpha·s + beta·b
 
     def reference(self, a: Arrays) -> Arrays:
         s = np.cumsum(a["A"].astype(np.float64), axis=0)
@@ -413,10 +421,6 @@ class GemmDynamic(Case):
     batch = 10_000
     outputs = ("C",)
     m = n = k = 32
-
-    @property
-    def flops(self) -> float:
-        return 2.0 * self.m * self.n * self.k * self.batch
 
     @property
     def bytes(self) -> float:

@@ -118,7 +118,7 @@ def write_markdown(path: Path, results: list[CaseResult], meta: dict[str, Any], 
         "(2 cores) is shared with other work, so single numbers can move by 2x "
         "between runs; ratios within a case (measured interleaved) are steadier.",
         "",
-        "GFLOP/s counts the kernel's own operations; GB/s is the minimum traffic "
+        "GFLOP/s counts with tinyc's work model (as `tinyc bench`); GB/s is the minimum traffic "
         "(each input read once, each output written once). Ratios are ratios of "
         "times (> 1: tinyc is slower). tinyc = `tinyc.compile(src)[name](*args, batch=N)` "
         "on USM arrays; tinyc raw = the same SPIR-V submitted through dpctl with "

@@ -42,7 +42,7 @@ class ImplResult:
 
     family: str
     variant: str
-    status: str = "ok"  # "ok", "not available (...)", "wrong result (...)", "failed (...)"
+    status: str = "ok"  # "ok", "not available (...)", "wrong result (...)", "failed... (...)"
     max_error: float | None = None
     times: list[float] = field(default_factory=list)  # wall seconds
     device_times: list[float] = field(default_factory=list)  # event seconds (raw, OpenCL C)
@@ -196,8 +196,8 @@ def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arr
         program = tinyc.compile(case.source, name=f"benchmarks/kernels/{case.ir_file}", device=queue)
         kernel = program[case.kernel]
         api.setup_s = time.perf_counter() - start
-    except Exception as exc:  # compiler still in progress: report the baselines anyway
-        reason = f"not available ({_short(exc)})"
+    except Exception as exc:  # a tinyc bug: report it, and the baselines anyway
+        reason = f"failed to compile ({_short(exc)})"
         api.status = raw.status = reason
         return [_Runner(api, lambda: None), _Runner(raw, lambda: None)]
     args = case.tinyc_args(d)

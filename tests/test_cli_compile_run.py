@@ -48,6 +48,40 @@ def test_compile_error_exits_1_with_location(tmp_path):
     assert f"{bad}:2." in result.output and "error:" in result.output
 
 
+def test_print_after_one_pass_shows_its_ir_on_stderr(tmp_path):
+    from tinyc.ir.instructions import Barrier, Gemm
+    from tinyc.parser import parse
+
+    fused = next(s for s in SAMPLES if s.endswith("fused_kernel.ir"))
+    result = invoke("compile", fused, "-o", str(tmp_path / "f.spv"), "--print-after", "insert-barriers")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    header, _, text = result.stderr.partition("\n")
+    assert header == "; IR after insert-barriers"
+    after = list(parse(text)["fused_kernel"].walk())  # printed IR reads back
+    # the two gemms share tmp0 (written, then read): a local barrier between them, not lowered yet
+    kinds = [type(inst) for inst in after if isinstance(inst, (Gemm, Barrier))]
+    assert kinds == [Gemm, Barrier, Gemm]
+
+
+def test_print_after_all_follows_the_pipeline(tmp_path):
+    from tinyc.passes import PIPELINE
+
+    fused = next(s for s in SAMPLES if s.endswith("fused_kernel.ir"))
+    result = invoke("compile", fused, "-o", str(tmp_path / "f.spv"), "--print-after", "all")
+    assert result.exit_code == 0, result.output
+    headers = [line for line in result.stderr.splitlines() if line.startswith("; IR after ")]
+    assert headers == [f"; IR after {name}" for name, _ in PIPELINE]
+
+
+def test_print_after_an_unknown_pass_is_a_usage_error(tmp_path):
+    fused = next(s for s in SAMPLES if s.endswith("fused_kernel.ir"))
+    result = invoke("compile", fused, "-o", str(tmp_path / "f.spv"), "--print-after", "lower-gemm")
+    assert result.exit_code == 2
+    assert "no pass 'lower-gemm'; passes: work-group-size," in result.stderr
+    assert not (tmp_path / "f.spv").exists()
+
+
 def test_run_kernel_without_collectives_with_check(device):
     elementwise = next(s for s in SAMPLES if s.endswith("elementwise.ir"))
     result = invoke("run", elementwise, "--batch", "1000", "--check", "--repeat", "2")

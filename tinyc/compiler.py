@@ -4,7 +4,9 @@
          ─codegen─▶ SPIR-V ─spirv-val─▶ bytes ─runtime─▶ kernels
 
 The IR after each stage is kept as text for `Program.ir(stage)` and
-`tinyc compile --emit`.
+`tinyc compile --emit`. `check_source` is the front half alone (parse,
+verify), what `tinyc check` runs; nothing here imports dpctl or the SPIR-V
+layer before it is needed.
 """
 
 from __future__ import annotations
@@ -42,15 +44,28 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
     return result
 
 
+def check_source(source: str, name: str = "<string>",
+                 timings: dict[str, float] | None = None) -> IRProgram:
+    """Parse and verify; raises CompilationError with every independent error."""
+    from tinyc.ir.verifier import verify
+    from tinyc.parser import parse
+
+    timings = {} if timings is None else timings
+    program = _timed(timings, "parse", lambda: parse(source, name))
+    _timed(timings, "verify", lambda: verify(program))
+    return program
+
+
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
                      device_info: Any = None, validate: bool = True,
+                     print_after: Callable[[str, IRProgram], None] | None = None,
                      check_bounds: bool = False) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
+    `print_after(pass_name, program)` is called after each pass (`--print-after`).
     `check_bounds`: the bounds-checked variant of every kernel (check-shapes
-    pass, codegen/bounds.py), which takes a report buffer as its last argument."""
-    from tinyc.ir.verifier import verify
-    from tinyc.parser import parse
+    pass, codegen/bounds.py), which takes a report buffer as its last argument.
+    """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
@@ -58,13 +73,11 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     check_subgroup_size(subgroup_size, device_info)
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
-    program = _timed(timings, "parse", lambda: parse(source, name))
-    stages["parsed"] = print_program(program)
-    _timed(timings, "verify", lambda: verify(program))
-    stages["checked"] = stages["parsed"]
-    warnings = _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                              device_info=device_info,
-                                                              check_bounds=check_bounds))
+    program = check_source(source, name, timings)
+    stages["parsed"] = stages["checked"] = print_program(program)
+    warnings = _timed(timings, "passes", lambda: run_pipeline(
+        program, subgroup_size=subgroup_size, device_info=device_info, print_after=print_after,
+        check_bounds=check_bounds))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_program(program)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
@@ -81,7 +94,7 @@ def check_subgroup_size(subgroup_size: Any, device_info: Any = None) -> None:
         return
     if isinstance(subgroup_size, bool) or not isinstance(subgroup_size, int):
         raise TypeError(f"subgroup_size must be an int or None, got {type(subgroup_size).__name__}")
-    from tinyc.passes.device_info import CPU_DEVICE
+    from tinyc.target.device_info import CPU_DEVICE
 
     sizes = (device_info or CPU_DEVICE).subgroup_sizes
     if subgroup_size not in sizes:
@@ -106,21 +119,25 @@ def _verify_lowered(program: IRProgram) -> None:
 
 
 def device_limits(device: Any) -> Any:
-    """The pass-level DeviceInfo of the launch device; CPU defaults if none is usable.
+    """The pass-level DeviceInfo of the launch device; CPU defaults if there is none.
 
     An explicitly requested device that cannot be used is an error; without a
-    request, compiling still works on a machine without SPIR-V devices.
+    request, compiling still works on a machine without SPIR-V devices (no
+    dpctl, or no device that builds SPIR-V: LaunchError). Any other failure
+    is a bug and is not hidden behind the defaults.
     """
-    from tinyc.passes.device_info import CPU_DEVICE, DeviceInfo
+    from tinyc.diagnostics import LaunchError
+    from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
 
     try:
         from tinyc.runtime.device import select_device
 
-        return DeviceInfo.from_sycl_device(select_device(device))
-    except Exception:
+        found = select_device(device)
+    except (ImportError, LaunchError):
         if device is not None:
             raise
         return CPU_DEVICE
+    return DeviceInfo.from_sycl_device(found)
 
 
 class Program:
@@ -187,6 +204,21 @@ class Program:
         return iter(self._result.kernels)
 
 
+def source_text(source: Any, what: str = "tinyc.compile()") -> str:
+    """The source as text: a str as is; bytes, bytearray or memoryview as UTF-8.
+
+    A byte that is not UTF-8 becomes U+FFFD, so one inside a comment is
+    harmless and one elsewhere is reported by the lexer at its place.
+    Anything else is a TypeError that says what is expected.
+    """
+    if isinstance(source, str):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source).decode("utf-8", errors="replace")
+    raise TypeError(f"{what} expects the source as str or UTF-8 bytes, got "
+                    f"{type(source).__name__}")
+
+
 class CompilationWarning(UserWarning):
     """Something in the program or the options that is probably not what was meant."""
 
@@ -199,8 +231,6 @@ def compile(source: str | bytes, *, name: str = "<string>", device: Any = None,
     in the program, TypeError/ValueError for bad arguments.
     """
     import warnings
-
-    from tinyc.frontend import source_text
 
     text = source_text(source)
     if not isinstance(name, str):

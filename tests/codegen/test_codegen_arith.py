@@ -215,3 +215,42 @@ def test_float_min_max_ignore_nan(device):
     program(NAN_SOURCE)["nan_minmax"](a, b, out, batch=1)
     np.testing.assert_array_equal(out[:, 0], np.fmin(a, b))
     np.testing.assert_array_equal(out[:, 1], np.fmax(a, b))
+
+
+SHIFT_TYPES = ["i8", "i16", "i32", "i64"]
+SHIFTS = "\n".join(f"""
+func @shift_{t}(%a: memref<{t}x?>, %s: memref<{t}x?>, %l: memref<{t}x?>, %r: memref<{t}x?>) {{
+  %c0 = constant 0 : index
+  %n = size %a[0] : index
+  foreach (%i) = (%c0), (%n) {{
+    %x = load %a[%i] : {t}
+    %k = load %s[%i] : {t}
+    %y = arith.shl %x, %k : {t}
+    %z = arith.shr %x, %k : {t}
+    store %y, %l[%i]
+    store %z, %r[%i]
+  }}
+}}""" for t in SHIFT_TYPES)
+
+
+@pytest.mark.parametrize("t", SHIFT_TYPES)
+def test_shift_counts_outside_the_width_are_masked_on_device_and_in_the_reference(device, t):
+    """docs/decisions.md: counts modulo the bit width (OpenCL C); both sides agree with NumPy."""
+    from tinyc.compiler import check_source
+    from tinyc.reference import run as run_reference
+
+    dtype = NUMPY[t]
+    bits = np.iinfo(dtype).bits
+    rng = np.random.default_rng(bits)
+    counts = np.array([-1, -bits, bits, bits + 1, 2 * bits - 1, 3, 0, -3], dtype=dtype)
+    a = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, counts.size, dtype=dtype)
+    masked = counts & (bits - 1)
+    want_l, want_r = np.left_shift(a, masked), np.right_shift(a, masked)
+    for run in ("device", "reference"):
+        left, right = np.zeros_like(a), np.zeros_like(a)
+        if run == "device":
+            program(SHIFTS)[f"shift_{t}"](a, counts, left, right, batch=1)
+        else:
+            run_reference(check_source(SHIFTS)[f"shift_{t}"], [a, counts, left, right], 1)
+        np.testing.assert_array_equal(left, want_l, err_msg=run)
+        np.testing.assert_array_equal(right, want_r, err_msg=run)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from parser_testlib import SAMPLES
 
 from tinyc.diagnostics import CompilationError
-from tinyc.frontend import check_source
+from tinyc.compiler import check_source
 
 _TOKEN = re.compile(r"\s+|[%@]?[A-Za-z0-9_.+-]+|.", re.S)
 _ODD_CHARACTERS = "%@{}()[]<>,:=?x.-+0123456789efnpt;\"\n \t_"

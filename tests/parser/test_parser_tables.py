@@ -64,7 +64,7 @@ def _lark_parser():
             for t in self.inner.lex(text):
                 yield Token(t.type, t.value, t.start_pos, t.line, t.column, t.end_line, t.end_column, t.end_pos)
 
-    return Lark(gen_tables.GRAMMAR.read_text(), parser="lalr", lexer=Adapter, propagate_positions=True,
+    return Lark(gen_tables.grammar(), parser="lalr", lexer=Adapter, propagate_positions=True,
                 maybe_placeholders=False)
 
 

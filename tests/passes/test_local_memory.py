@@ -10,7 +10,7 @@ from tinyc.diagnostics import CompilationError
 from tinyc.ir.instructions import Alloca
 from tinyc.passes import PassOptions
 from tinyc.passes.barriers import insert_barriers
-from tinyc.passes.device_info import DeviceInfo
+from tinyc.target.device_info import DeviceInfo
 from tinyc.passes.local_memory import DEFAULT_ALIGNMENT, alloca_alignment, alloca_size, \
     assign_local_memory
 

@@ -7,7 +7,7 @@ import pytest
 from pass_testlib import parse_checked
 from tinyc.ir.core import Instruction, Value
 from tinyc.ir.types import AddressSpace, f32
-from tinyc.passes.memory_effects import (
+from tinyc.analysis.memory_effects import (
     EffectKind, MemoryEffect, MemoryObject, conflicts, direct_effects, effects, memory_object,
     root_of, touches,
 )

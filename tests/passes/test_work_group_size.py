@@ -7,7 +7,7 @@ import pytest
 from pass_testlib import parse_checked
 from tinyc.diagnostics import CompilationError
 from tinyc.passes import PassOptions
-from tinyc.passes.device_info import CPU_DEVICE, DeviceInfo
+from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
 from tinyc.passes.work_group_size import choose_work_group_size
 
 GPU = DeviceInfo(subgroup_sizes=(8, 16, 32), max_work_group_size=1024,

@@ -7,6 +7,7 @@ cached table is only used for exactly the same member objects.
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -259,6 +260,54 @@ def test_member_ids_match_id():
     assert not same_members(changed, member_ids(items))
     assert not same_members(items[:-1], member_ids(items))
     assert same_members([], member_ids([]))
+
+
+def test_free_threaded_builds_do_not_read_list_internals(monkeypatch):
+    import sysconfig
+
+    import tinyc.runtime.members as members
+
+    assert members._memory_layout_ok()  # this GIL build reads them
+    monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
+    assert not members._memory_layout_ok()
+    monkeypatch.undo()
+    real = sysconfig.get_config_var
+    monkeypatch.setattr(sysconfig, "get_config_var", lambda name: 1 if name == "Py_GIL_DISABLED" else real(name))
+    assert not members._memory_layout_ok()
+
+
+OPTED_OUT = """
+import numpy as np, tinyc
+import tinyc.runtime.members as members
+assert members.member_ids is members._ids_by_map and members.same_members is members._same_by_map
+k = tinyc.compile('''func @copy(%G: group<memref<f32x4>x?>, %out: memref<f32x4x?>) {
+  %g = builtin.group_id : index
+  %m = load %G[%g] : memref<f32x4>
+  %o = subview %out[:, %g] : memref<f32x4>
+  %one = constant 1.0 : f32
+  %zero = constant 0.0 : f32
+  axpby.n %one, %m, %zero, %o
+}''')["copy"]
+group = [np.full(4, float(g), np.float32) for g in range(50)]
+for change in (None, 7, None):
+    if change is not None:
+        group[change] = np.full(4, -1.0, np.float32)
+    out = np.zeros((4, 50), np.float32, order="F")
+    k(group, out, batch=50)
+    assert np.array_equal(out, np.stack(group, axis=1)), change
+print("ok")
+"""
+
+
+def test_the_opt_out_reads_members_with_map_id(device):
+    """TINYC_NO_CPYTHON_INTERNALS=1: same results through map(id), cache hits and misses included."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, TINYC_NO_CPYTHON_INTERNALS="1")
+    done = subprocess.run([sys.executable, "-c", OPTED_OUT], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def test_pools_reused_and_released(queue, spirv, rng):

@@ -257,3 +257,22 @@ def test_prepare_launch_raw_and_time(kernels, rng):
     walls = k.time(1.0, a, batch=64, repeat=2, wall=True)
     assert len(walls) == 2 and all(0 < t < 1 for t in walls)
     np.testing.assert_array_equal(a, expect)  # time() does not copy back
+
+
+def test_host_views_keep_their_arrays_alive():
+    """staging's views over raw host addresses hold the arrays they point into."""
+    import gc
+    import weakref
+
+    from tinyc.runtime.staging import host_bytes
+
+    array = np.arange(64, dtype=np.uint8)
+    view = host_bytes([array], array.ctypes.data + 8, 16)
+    alive = weakref.ref(array)
+    del array
+    gc.collect()
+    assert alive() is not None
+    assert view.tolist() == list(range(8, 24))
+    del view
+    gc.collect()
+    assert alive() is None

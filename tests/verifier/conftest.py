@@ -1,30 +1,16 @@
-"""Helpers for verifier tests: parse source text, verify it, compare diagnostics.
-
-Source-level tests need `tinyc.parser.parse`; until the parser lands they are
-skipped by `requires_parser` (the condition is false once the parser exists,
-and CI runs with the parser).
-"""
+"""Helpers for verifier tests: parse source text, verify it, compare diagnostics."""
 
 from __future__ import annotations
 
 import textwrap
 
-import pytest
-
 from tinyc.compiler import compile_to_spirv
 from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Program
 from tinyc.ir.verifier import verify
+from tinyc.parser import parse as _parse
 
 from ir_equality import roundtrip
-
-try:
-    from tinyc.parser import parse as _parse
-except ImportError:  # the parser package exists but has no `parse` yet
-    _parse = None
-
-HAVE_PARSER = _parse is not None
-requires_parser = pytest.mark.skipif(not HAVE_PARSER, reason="tinyc.parser.parse is not there yet")
 
 
 def fn(body: str, args: str = "", attrs: str = "") -> str:
@@ -35,7 +21,6 @@ def fn(body: str, args: str = "", attrs: str = "") -> str:
 
 def parse(source: str) -> Program:
     """Parse a test program; every one also survives parse → print → parse unchanged."""
-    assert _parse is not None
     roundtrip(source)
     return _parse(source, "test.ir")
 

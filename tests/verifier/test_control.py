@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.verifier.conftest import expect_error, expect_errors, expect_ok, fn, requires_parser
+from tests.verifier.conftest import expect_error, expect_errors, expect_ok, fn
 
-pytestmark = requires_parser
 
 PRELUDE = """\
 %z = constant 0 : index

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.verifier.conftest import (
-    diagnostics, expect_error, expect_errors, expect_ok, fn, locate, requires_parser,
+    diagnostics, expect_error, expect_errors, expect_ok, fn, locate,
 )
 
-pytestmark = requires_parser
 
 ARGS = "%A: memref<f32x8x8>, %B: memref<f32x8x8>, %C: memref<f32x8x8>, %n: index"
 

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.verifier.conftest import expect_error, expect_ok, fn, requires_parser
+from tests.verifier.conftest import expect_error, expect_ok, fn
 
-pytestmark = requires_parser
 
 SAMPLE = (Path(__file__).resolve().parents[2] / "samples" / "fused_kernel.ir").read_text()
 """The spec's fused-kernel sample, written as the grammar demands."""

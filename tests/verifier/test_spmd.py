@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.verifier.conftest import expect_error, expect_ok, fn, requires_parser
+from tests.verifier.conftest import expect_error, expect_ok, fn
 
-pytestmark = requires_parser
 
 ARGS = "%A: memref<f32x32x32>, %H: memref<f16x32x32>, %V: memref<f32x32>, %T: memref<f32x4x4x4>"
 

@@ -39,7 +39,7 @@ def cli() -> None:
               help="Diagnostics as text (default) or as a JSON list for editors.")
 def check(files: tuple[str, ...], fmt: str) -> None:
     """Check FILES for syntax, type and region errors."""
-    from tinyc.frontend import check_source
+    from tinyc.compiler import check_source
 
     failed = False
     collected: list[dict] = []
@@ -68,14 +68,17 @@ def check(files: tuple[str, ...], fmt: str) -> None:
               help="ir: the checked IR; lowered: IR after all passes; spirv: the module.")
 @click.option("--subgroup-size", type=int, default=None, help="Force a subgroup size.")
 @click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
+@click.option("--print-after", "print_after", multiple=True, metavar="PASS|all",
+              help="Print the IR to stderr after the pass (repeatable), or after every pass.")
 def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_size: int | None,
-            show_time: bool) -> None:
+            show_time: bool, print_after: tuple[str, ...]) -> None:
     """Compile FILE to SPIR-V (or print its IR with --emit)."""
     from tinyc.compiler import InternalCompilerError, compile_to_spirv
     from tinyc.spirv.tools import SpirvToolError, disassemble
 
     try:
-        result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size)
+        result = compile_to_spirv(_read(file), file, subgroup_size=subgroup_size,
+                                  print_after=_ir_printer(print_after))
     except CompilationError as err:
         _fail(err)
     except ValueError as err:  # an option the device cannot honour
@@ -106,6 +109,26 @@ def compile(file: str, output: str | None, assembly: bool, emit: str, subgroup_s
         Path(output).write_bytes(data if isinstance(data, bytes) else data.encode())
     if show_time:
         _print_times(result.timings)
+
+
+def _ir_printer(passes: tuple[str, ...]):
+    """`print_after` for compile_to_spirv: the IR after the chosen passes, to stderr."""
+    if not passes:
+        return None
+    from tinyc.ir.printer import print_program
+    from tinyc.passes import PIPELINE
+
+    names = [name for name, _ in PIPELINE]
+    for name in passes:
+        if name not in names and name != "all":
+            raise click.BadParameter(f"no pass '{name}'; passes: {', '.join(names)}, or all",
+                                     param_hint="'--print-after'")
+
+    def show(name: str, program) -> None:
+        if name in passes or "all" in passes:
+            click.echo(f"; IR after {name}\n{print_program(program)}", err=True)
+
+    return show
 
 
 def _print_times(timings: dict[str, float]) -> None:
@@ -147,13 +170,14 @@ def _launch_options(default_batch: int, default_repeat: int):
 
 def _launching(action) -> None:
     """Run a launch command; user errors exit 1, bad options exit 2, Ctrl-C 130."""
+    from tinyc.cli.errors import UsageError
     from tinyc.cli.interrupt import interruptible
 
     try:
         interruptible(action)
     except (CompilationError, LaunchError) as err:
         _fail(err)
-    except ValueError as err:
+    except UsageError as err:
         raise click.UsageError(str(err)) from None
 
 

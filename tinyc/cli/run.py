@@ -25,7 +25,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tinyc.cli.errors import UsageError
 from tinyc.cli.sizes import Chosen, choose_sizes
+from tinyc.reference.arguments import copy_argument
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
 
 FULL_CHECK_LIMIT = 256
@@ -41,15 +43,15 @@ NUMPY_DTYPES = {
 
 
 def parse_sizes(sizes: Sequence[str]) -> dict[str, str]:
-    """`NAME=VALUE` pairs; a malformed or repeated one is a usage error (ValueError)."""
+    """`NAME=VALUE` pairs; a malformed or repeated one is a usage error (UsageError)."""
     parsed: dict[str, str] = {}
     for item in sizes:
         name, sep, value = item.partition("=")
         name = name.strip().lstrip("%")
         if not sep or not name or not value.strip():
-            raise ValueError(f"--size expects NAME=VALUE, got '{item}'")
+            raise UsageError(f"--size expects NAME=VALUE, got '{item}'")
         if name in parsed:
-            raise ValueError(f"--size {name} is given twice ({name}={parsed[name]} and {item})")
+            raise UsageError(f"--size {name} is given twice ({name}={parsed[name]} and {item})")
         parsed[name] = value.strip()
     return parsed
 
@@ -103,24 +105,6 @@ def random_array(rng: np.random.Generator, memref: MemrefType, shape: tuple[int,
     return strided_array(base, shape, strides)
 
 
-def copy_argument(arg: Any) -> Any:
-    """A deep copy that keeps each array's strides (the kernel may demand them)."""
-    if isinstance(arg, list):
-        return [copy_argument(a) for a in arg]
-    if not isinstance(arg, np.ndarray):
-        return arg
-    if arg.flags.f_contiguous or arg.flags.c_contiguous:
-        return arg.copy(order="K")
-    base = arg.base
-    while isinstance(base, np.ndarray) and base.base is not None:
-        base = base.base
-    if not isinstance(base, np.ndarray):
-        return np.array(arg, order="F")
-    offset = arg.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    clone = base.copy()
-    return np.ndarray(arg.shape, arg.dtype, buffer=clone, offset=offset, strides=arg.strides)
-
-
 def _scalar(rng: np.random.Generator, t: ScalarType, text: str | None, chosen: int | None, name: str) -> Any:
     if chosen is not None:
         return chosen
@@ -128,11 +112,11 @@ def _scalar(rng: np.random.Generator, t: ScalarType, text: str | None, chosen: i
         try:
             value = complex(text) if t.is_complex else float(text) if t.is_float else int(text)
         except ValueError:
-            raise ValueError(f"--size {name}={text}: not a {t} value") from None
+            raise UsageError(f"--size {name}={text}: not a {t} value") from None
         limit = {"f16": 65504.0, "bf16": 3.39e38, "f32": 3.4028234e38, "c32": 3.4028234e38}.get(t.name)
         parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
         if limit is not None and any(abs(x) > limit for x in parts if x == x):
-            raise ValueError(f"--size {name}={text}: out of range for {t} (at most {limit:g} in size)")
+            raise UsageError(f"--size {name}={text}: out of range for {t} (at most {limit:g} in size)")
         return value
     if t.is_int:
         return int(rng.integers(1, 4))
@@ -198,11 +182,11 @@ def check_memory(plan: Plan, info: Any, max_array_bytes: int | None = None,
             dims = "x".join(map(str, shape)) or "scalar"
             biggest = f"%{p.name}: {memref.element} {dims}"
         if max_array_bytes is not None and one > max_array_bytes:
-            raise ValueError(f"--size/--batch: {dims_of(p.name, memref, shape)} needs "
+            raise UsageError(f"--size/--batch: {dims_of(p.name, memref, shape)} needs "
                              f"{_bytes_text(one)}, more than the {_bytes_text(max_array_bytes)} the "
                              f"device allows for one array")
     if plan.nbytes * HOST_MEMORY_SHARE > free:
-        raise ValueError(f"--size/--batch: the arguments need {_bytes_text(plan.nbytes)} (the largest "
+        raise UsageError(f"--size/--batch: the arguments need {_bytes_text(plan.nbytes)} (the largest "
                          f"array is {biggest}, {_bytes_text(largest)}); `tinyc run` keeps about "
                          f"{HOST_MEMORY_SHARE} copies and this machine has {_bytes_text(free)} free")
 
@@ -218,7 +202,7 @@ def make_arguments(fn: Any, info: Any, batch: int, sizes: dict[str, str], seed: 
     known = {p.name for p in info.params}
     for name in sizes:
         if name not in known:
-            raise ValueError(f"--size {name}: the kernel has no argument '{name}'; "
+            raise UsageError(f"--size {name}: the kernel has no argument '{name}'; "
                              f"arguments: {', '.join(p.name for p in info.params)}")
     batch_modes = {p.name: p.batch_mode for p in info.params
                    if p.batch_mode is not None and isinstance(p.type, MemrefType)}
@@ -236,7 +220,7 @@ def make_arguments(fn: Any, info: Any, batch: int, sizes: dict[str, str], seed: 
             shape = chosen.shapes[p.name]
             args.append([random_array(rng, t.memref, shape) for _ in range(plan.members[p.name])])
         else:
-            raise ValueError(f"argument '{p.name}' of type {t} cannot be generated")
+            raise UsageError(f"argument '{p.name}' of type {t} cannot be generated")
     return args, chosen
 
 
@@ -324,7 +308,7 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:
-        raise ValueError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
+        raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
     start = time.perf_counter()
     kernel = program[name]  # builds the program on the device (the runtime's JIT)
     build = time.perf_counter() - start

@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from tinyc.cli.errors import UsageError
 from tinyc.ir.core import Function, Value
 from tinyc.ir.instructions import (
     WHOLE_MODE, BlasInstruction, Cast, Constant, Expand, For, Foreach, Fuse, Load, Size, Store,
@@ -229,19 +230,19 @@ class Chosen:
 def _parse_dims(name: str, text: str, order: int) -> list[str]:
     dims = text.split("x")
     if len(dims) != order:
-        raise ValueError(f"--size {name}={text}: %{name} has {order} mode{'s' if order != 1 else ''}, "
+        raise UsageError(f"--size {name}={text}: %{name} has {order} mode{'s' if order != 1 else ''}, "
                          f"got {len(dims)}")
     return dims
 
 
 def _positive(name: str, text: str, piece: str) -> int:
     if not piece.isdigit() or int(piece) < 1:
-        raise ValueError(f"--size {name}={text}: '{piece}' is not a positive size")
+        raise UsageError(f"--size {name}={text}: '{piece}' is not a positive size")
     return int(piece)
 
 
 def choose_sizes(fn: Function, batch: int, sizes: dict[str, str], batch_modes: dict[str, int]) -> Chosen:
-    """Every `?` size (and related integer scalar) of `fn`'s arguments; ValueError for bad --size."""
+    """Every `?` size (and related integer scalar) of `fn`'s arguments; UsageError for a bad --size."""
     rel = Relations(fn)
     classes = rel.classes
     by_name = {a.name: a for a in fn.args}
@@ -259,7 +260,7 @@ def choose_sizes(fn: Function, batch: int, sizes: dict[str, str], batch_modes: d
             value = _positive(name, text, piece)
             if static != DYNAMIC:
                 if value != static:
-                    raise ValueError(f"--size {name}={text}: mode {k} of %{name} is static ({static} in "
+                    raise UsageError(f"--size {name}={text}: mode {k} of %{name} is static ({static} in "
                                      f"{memref}); write {static} or '?' there")
                 continue
             _fix(classes, (name, k), value, f"--size {name}={text}")
@@ -302,11 +303,11 @@ def _scalar_int(name: str, text: str, t: ScalarType) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise ValueError(f"--size {name}={text}: %{name} is {t}, so the value must be an integer") from None
+        raise UsageError(f"--size {name}={text}: %{name} is {t}, so the value must be an integer") from None
     bits = 64 if t.name == "index" else t.bits
     low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     if not low <= value <= high:
-        raise ValueError(f"--size {name}={text}: {value} is out of range for {t} ({low}..{high})")
+        raise UsageError(f"--size {name}={text}: {value} is out of range for {t} ({low}..{high})")
     return value
 
 
@@ -315,10 +316,10 @@ def _fix(classes: Classes, var: Var, value: int, origin: str) -> None:
     root = classes.find(var)
     known = classes.fixed.get(root)
     if known is not None and known.value != value and known.var is None:
-        raise ValueError(f"{origin}: {describe(var)} must be {known.value}, a static size the "
+        raise UsageError(f"{origin}: {describe(var)} must be {known.value}, a static size the "
                          f"program relates it to ({known.origin})")
     if known is not None and known.value != value and known.user:
-        raise ValueError(f"{origin}: {describe(var)} must equal {describe(known.var)}, which "
+        raise UsageError(f"{origin}: {describe(var)} must equal {describe(known.var)}, which "
                          f"{known.origin} makes {known.value} (related by: "
                          f"{classes.why(var, known.var)})")
     classes.fixed[root] = Fixed(value, var, origin, True)

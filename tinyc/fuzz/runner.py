@@ -103,7 +103,7 @@ def _group(rng: np.random.Generator, arg: GroupArg, tinyc: Any) -> Any:
 def copy_arguments(args: Sequence[Any]) -> list[Any]:
     """Deep copies that keep strides, lists and tinyc.Group."""
     import tinyc
-    from tinyc.cli.run import copy_argument
+    from tinyc.reference.arguments import copy_argument
 
     out = []
     for a in args:

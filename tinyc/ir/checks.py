@@ -27,16 +27,7 @@ if TYPE_CHECKING:
 
 def title(inst: Instruction) -> str:
     """The instruction as the user spells it, without modifiers: `arith.add`, `gemm`."""
-    name = inst.opname
-    if name in ("arith", "math") and hasattr(inst, "op"):
-        return f"{name}.{inst.op.value}"
-    if name == "cmp" and hasattr(inst, "cond"):
-        return f"cmp.{inst.cond.value}"
-    if name == "builtin" and hasattr(inst, "builtin"):
-        return f"builtin.{inst.builtin.value}"
-    if name == "subgroup" and hasattr(inst, "op"):
-        return f"subgroup_{inst.op.value}.{inst.mode.value}"
-    return name
+    return inst.title
 
 
 def shape_text(shape: Sequence[int]) -> str:

@@ -1,9 +1,24 @@
 """The SSA IR: values, instructions with nested regions, functions, programs.
 
 An `Instruction` subclass is the one definition of a tensor-language
-instruction: its spelling, kind (collective / SPMD / mixed), operands,
-results, regions, printer (`format`) and checks (`verify`). Passes and the
-parser build instances; nothing else needs to know an instruction's layout.
+instruction. Its class holds everything about the instruction itself:
+
+    keywords      its spellings (a tuple, or a dict: spelling -> what it selects)
+    syntax        its shape after the keyword, in tensor.lark's notation
+    from_syntax   how the parser's reading of that shape becomes an instance
+    format        its printer (the text after `results =`)
+    kind          where it may appear; `region_kind`: what its regions are
+    verify        the spec's restrictions
+    memory_accesses   which memref/group operands it reads or writes
+    view_source   the operand whose memory its result is a view of
+    flops         (collectives) its work model, for `tinyc bench` and benchmarks/
+
+The parser's grammar, builders and hint lists, the verifier's region rules,
+the memory-effect analysis and the work model are derived from these; the
+layers that turn an instruction into something else (lowering passes, SPIR-V
+emitters, the reference interpreter) register per class, and
+tests/test_instruction_definitions.py checks that every class has each.
+See docs/instructions.md for adding one.
 """
 
 from __future__ import annotations
@@ -12,11 +27,12 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Sequence
 
 from tinyc.diagnostics import Span
-from tinyc.ir.types import Type
+from tinyc.ir.types import GroupType, MemrefType, Type
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.parser.instructions import Parsed
 
 
 class Kind(Enum):
@@ -25,6 +41,14 @@ class Kind(Enum):
     COLLECTIVE = "collective"
     SPMD = "spmd"
     MIXED = "mixed"
+
+
+class EffectKind(Enum):
+    """How an instruction touches the memory of a memref or group operand."""
+
+    READ = "read"
+    WRITE = "write"
+    ATOMIC_ADD = "atomic_add"   # an atomic accumulation; commutes with other atomic adds
 
 
 class Value:
@@ -85,14 +109,26 @@ class Region:
         return len(self.instructions)
 
 
+Accesses = list[tuple["Value", EffectKind]]
+"""(operand, how it is accessed) pairs: what `Instruction.memory_accesses` returns."""
+
+
 class Instruction:
-    """Base of every instruction; subclasses set `opname` and `kind`."""
+    """Base of every instruction; see the module docstring for what a subclass declares."""
 
     opname: ClassVar[str] = "<instruction>"
     kind: ClassVar[Kind] = Kind.MIXED
     lowered_from: "Instruction | None" = None
     """The collective whose lowering made this instruction (set by lower-collectives for
     collectives with a shape rule: such code is in bounds when the rule holds)."""
+    region_kind: ClassVar[Kind | None] = None
+    """SPMD for foreach/parallel bodies; None: the regions take the kind of the enclosing one."""
+    keywords: ClassVar[tuple[str, ...] | dict[str, Any]] = ()
+    """The spellings that start the instruction; unique across classes."""
+    syntax: ClassVar[str | None] = None
+    """What follows the keyword, as a tensor.lark rule body (None: spelled by a base class)."""
+    abstract: ClassVar[bool] = False
+    """True (in the class's own body) for shared bases that are no instruction themselves."""
 
     def __init__(self, operands: Sequence[Value] = (), result_types: Sequence[Type] = (),
                  regions: Sequence[Region] = (), span: Span | None = None,
@@ -120,6 +156,16 @@ class Instruction:
             return self.operand_spans[i]
         return self.span
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Instruction":
+        """The instance for what the parser read of `syntax` (see tinyc/parser/instructions.py)."""
+        raise NotImplementedError(f"{cls.__name__} has no syntax of its own")
+
+    @property
+    def title(self) -> str:
+        """The instruction as the user spells it, without modifiers: `gemm`, `arith.add`."""
+        return self.opname
+
     def format(self, p: "Printer") -> str:
         """Text after `results =`; subclasses override."""
         raise NotImplementedError(type(self).__name__)
@@ -127,8 +173,32 @@ class Instruction:
     def verify(self, ctx: "VerifyContext") -> None:
         """Report violations of the spec's restrictions through `ctx.error`."""
 
+    def memory_accesses(self) -> Accesses:
+        """The memref and group operands this instruction itself reads and writes.
+
+        Not those of instructions nested in its regions. Every class says
+        this in its own body (a completeness test checks it); this default,
+        reading and writing every memref or group operand, only keeps an
+        undescribed instruction safe (barriers placed, arrays copied back).
+        """
+        return [(v, kind) for v in self.operands if _has_memory(v)
+                for kind in (EffectKind.READ, EffectKind.WRITE)]
+
+    def view_source(self) -> "Value | None":
+        """The operand whose memory the result views (subview, expand, fuse, a group's member)."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{self.opname} at {self.span}>"
+
+
+def no_memory_access(self: Instruction) -> Accesses:
+    """`memory_accesses` of instructions that touch no memory (`memory_accesses = no_memory_access`)."""
+    return []
+
+
+def _has_memory(value: Value) -> bool:
+    return isinstance(value.type, (MemrefType, GroupType))
 
 
 class Function:

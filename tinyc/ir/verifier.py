@@ -49,13 +49,9 @@ from tinyc.diagnostics import DiagnosticSink, Note, Span
 from tinyc.ir import attr_checks
 from tinyc.ir.checks import title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
-from tinyc.ir.instructions import Builtin, For, Foreach, If, Parallel, SPMD_BUILTINS, Yield
+from tinyc.ir.instructions import Builtin, For, If, SPMD_BUILTINS, Yield
 from tinyc.ir.types import AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, Type, \
     VoidType, type_problems
-
-SPMD_REGION_OWNERS = (Foreach, Parallel)
-"""Instructions whose regions are SPMD; all other regions take the enclosing kind."""
-
 
 class VerifyContext:
     """What an instruction's `verify` needs: error reporting and where it sits."""
@@ -152,10 +148,10 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
         if _check_types(ctx, [r.type for r in inst.results], inst.type_span or inst.span):
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
         for sub in inst.regions:
-            if isinstance(inst, SPMD_REGION_OWNERS):
-                _verify_region(ctx, sub, Kind.SPMD, inst, visible)
-            else:
+            if inst.region_kind is None:  # for, if: the enclosing kind
                 _verify_region(ctx, sub, kind, origin, visible)
+            else:
+                _verify_region(ctx, sub, inst.region_kind, inst, visible)
         for result in inst.results:
             visible.add(id(result))
             added.append(id(result))

@@ -1,7 +1,9 @@
 """Source text → IR: the LALR grammar in tensor.lark, a hand lexer, an IR builder.
 
-The grammar's LALR(1) tables are generated into `tables.py` (`gen_tables.py`,
-with lark) and driven by `lalr.py`, so parsing does not import lark.
+The grammar is tensor.lark plus a rule per instruction class (its `keywords`
+and `syntax`); its LALR(1) tables are generated into `tables.py`
+(`gen_tables.py`, with lark) and driven by `lalr.py`, so parsing does not
+import lark. Each class builds itself from the parse (`from_syntax`).
 
     program = parse(text, "kernel.ir")
 

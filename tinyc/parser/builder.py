@@ -1,6 +1,7 @@
 """Parse tree → IR: functions, regions and scoping.
 
-The instructions themselves are built in `instructions.py`; this module walks
+The instructions themselves are built by their classes (`from_syntax`, fed
+by the generic reader in `instructions.py`); this module walks
 functions and regions, resolves `%names` through `BuildContext` and checks
 that the names on the left of `=` match what the instruction returns.
 """
@@ -12,7 +13,7 @@ from typing import Sequence
 from tinyc.diagnostics import Note, Source, Span
 from tinyc.ir.core import Function, Instruction, Program, Region, Value
 from tinyc.parser.context import MAX_NESTING, BuildContext
-from tinyc.parser.instructions import build_instruction
+from tinyc.parser.instructions import build_instruction, keyword_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, dictionary
 
@@ -103,7 +104,7 @@ class ProgramBuilder:
         want, got = len(inst.results), len(names)
         if want == got:
             return
-        spelled = _spelling(op_tree)
+        spelled = keyword_of(op_tree)
         if want == 0:
             span = self.ctx.span(names[0]).join(self.ctx.span(names[-1]))
             self.ctx.error(f"'{spelled}' does not return a value", span)
@@ -114,20 +115,6 @@ class ProgramBuilder:
             span = self.ctx.span(names[0]).join(self.ctx.span(names[-1]))
             self.ctx.error(f"'{spelled}' returns {_count(want)} but {got} "
                            f"name{'s are' if got != 1 else ' is'} given", span)
-
-
-def _spelling(op_tree: Tree) -> str:
-    """The instruction name as written (`gemm`, `arith.add`), for messages."""
-    first = op_tree.children[0] if op_tree.children else None
-    if isinstance(first, Tree) and first.data.endswith(("_op", "_name")):
-        return first.children[0].value
-    if isinstance(first, Token) and op_tree.data == "barrier":
-        return "barrier"
-    return {"constant_inst": "constant", "for_loop": "for", "if_else": "if",
-            "yield_inst": "yield", "coop_load": "cooperative_matrix_load",
-            "coop_mul_add": "cooperative_matrix_mul_add",
-            "coop_scale": "cooperative_matrix_scale",
-            "coop_store": "cooperative_matrix_store"}.get(op_tree.data, op_tree.data)
 
 
 def _count(n: int) -> str:

@@ -13,17 +13,13 @@ from typing import Iterable
 
 from tinyc.diagnostics import Diagnostic, Source, Span, did_you_mean
 from tinyc.ir.types import SCALAR_TYPES
+from tinyc.parser.instructions import RULES
 from tinyc.parser.lalr import LEX_ERROR, ParseError, Token
 from tinyc.parser.lexer import DOTWORD, WORD
 from tinyc.parser.tables import KEYWORDS
 
-_PLAIN_INSTRUCTIONS = frozenset({
-    "alloca", "axpby", "barrier", "cast", "constant", "cooperative_matrix_load",
-    "cooperative_matrix_mul_add", "cooperative_matrix_scale", "cooperative_matrix_store",
-    "cumsum", "expand", "for", "foreach", "fuse", "gemm", "gemv", "ger", "hadamard_product", "if",
-    "lifetime_stop", "load", "parallel", "size", "store", "subgroup_broadcast", "subview", "sum",
-    "yield",
-})
+INSTRUCTION_KEYWORDS = frozenset(word for cls in RULES.values() for word in cls.keywords)
+"""Every spelling that starts an instruction, from the instruction classes."""
 
 _SCALARS = frozenset(SCALAR_TYPES)
 _INTEGERS = frozenset({"i8", "i16", "i32", "i64", "index"})
@@ -43,7 +39,7 @@ _TERMINAL_WORDS = {
 
 def is_instruction(word: str) -> bool:
     """True for every instruction spelling: `gemm`, `arith.add`, `subgroup_max.reduce`."""
-    return word in _PLAIN_INSTRUCTIONS or ("." in word[1:] and not word.startswith("."))
+    return word in INSTRUCTION_KEYWORDS
 
 
 _SPELLINGS = {terminal: text for text, terminal in KEYWORDS.items()}

@@ -1,376 +1,179 @@
-"""Each instruction's parse tree → its IR class, with operand and type spans.
+"""Each instruction's parse tree → its IR class, through the class's `from_syntax`.
 
-One builder function per grammar rule, registered in `_BUILDERS` by the
-rule's name. Operands are resolved (and their spans recorded) in the order
-the IR class keeps them, which is not always the order of the source text
-(a subview keeps its offsets before its sizes).
+An instruction class declares its `keywords` and `syntax` (gen_tables.py
+turns them into its grammar rule, named `rule_name(cls)`), and builds
+itself from a `Parsed`: the generic reading of that rule's tree. Nothing
+here knows a particular instruction.
+
+A `Parsed` holds, in textual order, the keyword as written, the modifiers
+(`.t`, `.atomic`, ...), the values used (resolved in scope, spans kept) and
+literals, types, a `{...}` dictionary and the nested bracketed parts
+(`[...]` index lists, subview slices, `init(...)`), each a `Parsed` again.
+`%names` under the grammar's `new_value(s)` are the instruction's own
+definitions; `region(i, args)` builds region i with `args` bound to them.
+After `from_syntax`, each operand gets the span where it was written.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Sequence
 
 from tinyc.diagnostics import Span
-from tinyc.ir.core import Instruction, Value
-from tinyc.ir.instructions import (
-    SPMD_BUILTINS, WHOLE_MODE, Alloca, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Axpby,
-    Barrier, Builtin, BuiltinName, Cast, CheckedFlag, Cmp, CmpCond, Constant, CoopMatrixLoad,
-    CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, Cumsum, Expand, For, Foreach, Fuse, Gemm,
-    Gemv, Ger, HadamardProduct, If, LifetimeStop, Load, MathUnary, MathUnaryOp, Parallel, Size,
-    SpmdBuiltin, Store, StoreFlag, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
-    Subview, Sum, Yield,
-)
-from tinyc.ir.types import DYNAMIC, index
+from tinyc.ir.core import Instruction, Region, Value
+from tinyc.ir.instructions import syntax_classes
+from tinyc.ir.types import Type
 from tinyc.parser.lalr import Token, Tree
-from tinyc.parser.literals import build_type, constant, dictionary, integer
+from tinyc.parser.literals import build_type, constant, dictionary
 
 if TYPE_CHECKING:
     from tinyc.parser.builder import ProgramBuilder
 
-Operand = tuple[Value, Span]
+TYPE_RULES = frozenset({"void_type", "bool_type", "scalar_type", "integer_type", "index_type",
+                        "memref_type", "group_type", "coopmatrix_type"})
+DEFINITION_RULES = frozenset({"new_value", "new_values"})
+"""Rules whose `%names` the instruction defines (loop variables, carried values)."""
+_LITERAL_RULES = frozenset({"boolean", "complex"})
 
-_TYPE_RULES = frozenset({"void_type", "bool_type", "scalar_type", "integer_type", "index_type",
-                         "memref_type", "group_type", "coopmatrix_type"})
+
+def rule_name(cls: type[Instruction]) -> str:
+    """The grammar rule of an instruction class: its name in snake case (`CoopMatrixLoad` -> `coop_matrix_load`)."""
+    name = cls.__name__
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+RULES: dict[str, type[Instruction]] = {rule_name(cls): cls for cls in syntax_classes()}
+"""Grammar rule -> the instruction class it builds."""
 
 
 def build_instruction(b: "ProgramBuilder", tree: Tree) -> Instruction:
     """The IR instruction for the operation subtree of an `instruction`."""
-    return _BUILDERS[tree.data](b, tree)
-
-
-# ---------------------------------------------------------------- helpers
-
-def _ids(tree: Tree) -> list[Token]:
-    return [c for c in tree.children if isinstance(c, Token) and c.type == "LOCAL_ID"]
-
-
-def _child(tree: Tree, data: str) -> Tree | None:
-    return next((c for c in tree.children if isinstance(c, Tree) and c.data == data), None)
-
-
-def _children(tree: Tree, data: str) -> list[Tree]:
-    return [c for c in tree.children if isinstance(c, Tree) and c.data == data]
-
-
-def _word(tree: Tree | None) -> str | None:
-    """The keyword held by a `!rule` subtree such as `transpose` or `cmp_op`."""
-    return tree.children[0].value if tree is not None else None
-
-
-def _type_tree(tree: Tree) -> Tree:
-    return next(c for c in reversed(tree.children) if isinstance(c, Tree) and c.data in _TYPE_RULES)
-
-
-def _uses(b: "ProgramBuilder", tokens: list[Token]) -> list[Operand]:
-    return [b.ctx.use(t) for t in tokens]
-
-
-def _finish(b: "ProgramBuilder", inst: Instruction, operands: list[Operand],
-            type_node: Tree | None = None) -> Instruction:
-    inst.operand_spans = [span for _, span in operands]
-    inst.type_span = b.ctx.span(type_node) if type_node is not None else None
+    parsed = Parsed(b, tree, None)
+    inst = RULES[tree.data].from_syntax(parsed)
+    inst.operand_spans = parsed.spans_of(inst.operands)
+    inst.type_span = parsed.type_span
     return inst
 
 
-def _values(operands: list[Operand]) -> list[Value]:
-    return [v for v, _ in operands]
+def keyword_of(tree: Tree) -> str:
+    """The instruction keyword as written in an operation subtree (`gemm`, `arith.add`)."""
+    return tree.children[0].children[0].value
 
 
-def _typed(b: "ProgramBuilder", tree: Tree):
-    """(operands, result type, type tree) of an instruction `op %a, ... : type`."""
-    type_tree = _type_tree(tree)
-    return _uses(b, _ids(tree)), build_type(type_tree, b.ctx), type_tree
+class Parsed:
+    """What the parser read of one instruction, or of a bracketed part of it."""
 
+    def __init__(self, b: "ProgramBuilder", tree: Tree, root: "Parsed | None") -> None:
+        self._b = b
+        self._root = root or self
+        self.rule = tree.data
+        self.span = b.ctx.span(tree)
+        self.keyword = ""
+        self.modifiers: list[str] = []
+        self.items: list[Any] = []          # Values used and literals, at this level
+        self.item_spans: list[Span] = []
+        self.parts: list[Parsed] = []
+        self.types: list[Type] = []         # written types; a `-> (...)` list adds its entries
+        self.types_span: Span | None = None  # where the last of them is written
+        self.attributes: dict[str, Any] = {}
+        self._regions: list[Tree] = []
+        if root is None:
+            self.names: list[Token] = []    # the instruction's own definitions, in order
+            self.uses: list[tuple[Value, Span]] = []
+            self.type_span: Span | None = None
+        for child in tree.children:
+            self._read(child)
 
-# ---------------------------------------------------------------- collective
-
-def _alloca(b: "ProgramBuilder", t: Tree) -> Instruction:
-    type_tree = _type_tree(t)
-    inst = Alloca(build_type(type_tree, b.ctx), dictionary(_child(t, "dictionary"), b.ctx))
-    return _finish(b, inst, [], type_tree)
-
-
-def _blas(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops = _uses(b, _ids(t))
-    v = _values(ops)
-    trans = [_word(c) == ".t" for c in _children(t, "transpose")]
-    atomic = _child(t, "atomic") is not None
-    kind = t.data
-    if kind == "axpby":
-        inst: Instruction = Axpby(trans[0], *v, atomic=atomic)
-    elif kind == "gemm":
-        inst = Gemm(trans[0], trans[1], *v, atomic=atomic)
-    elif kind == "gemv":
-        inst = Gemv(trans[0], *v, atomic=atomic)
-    elif kind == "ger":
-        inst = Ger(*v, atomic=atomic)
-    elif kind == "hadamard_product":
-        inst = HadamardProduct(*v, atomic=atomic)
-    elif kind == "sum":
-        inst = Sum(trans[0], *v, atomic=atomic)
-    else:
-        mode = next(c for c in t.children if isinstance(c, Token) and c.type == "INTEGER")
-        inst = Cumsum(v[0], v[1], integer(mode, b.ctx), v[2], v[3], atomic=atomic)
-    return _finish(b, inst, ops)
-
-
-def _foreach(b: "ProgramBuilder", t: Tree) -> Instruction:
-    var_list, lower_list, upper_list = _children(t, "values")
-    type_tree = _child(t, "integer_type")
-    loop_type = build_type(type_tree, b.ctx) if type_tree is not None else index
-    lower = _uses(b, lower_list.children)
-    upper = _uses(b, upper_list.children)
-    n_vars = len(var_list.children)
-    if not n_vars == len(lower) == len(upper):
-        b.ctx.error(f"foreach has {n_vars} loop variables, {len(lower)} lower and {len(upper)} "
-                    "upper bounds; the three lists must have the same length",
-                    b.ctx.span(var_list).join(b.ctx.span(upper_list)))
-    n = min(len(lower), len(upper))
-    loop_vars = [(Value(loop_type), tok) for tok in var_list.children]
-    body = b.region(t.children[-1], loop_vars)
-    inst = Foreach([v for v, _ in loop_vars], _values(lower[:n]), _values(upper[:n]), body,
-                   loop_type)
-    return _finish(b, inst, lower[:n] + upper[:n], type_tree)
-
-
-def _parallel(b: "ProgramBuilder", t: Tree) -> Instruction:
-    return Parallel(b.region(t.children[-1], []))
-
-
-# ---------------------------------------------------------------- mixed
-
-def _arith_binary(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    op = ArithBinaryOp(_word(t.children[0]).split(".")[1])
-    return _finish(b, ArithBinary(op, *_values(ops), ty), ops, type_tree)
-
-
-def _arith_unary(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    op = ArithUnaryOp(_word(t.children[0]).split(".")[1])
-    return _finish(b, ArithUnary(op, *_values(ops), ty), ops, type_tree)
-
-
-def _barrier(b: "ProgramBuilder", t: Tree) -> Instruction:
-    words = {c.value for c in t.children}
-    return Barrier(global_fence=".global" in words, local_fence=".local" in words)
-
-
-def _builtin(b: "ProgramBuilder", t: Tree) -> Instruction:
-    _, ty, type_tree = _typed(b, t)
-    name = BuiltinName(_word(t.children[0]).split(".")[1])
-    cls = SpmdBuiltin if name in SPMD_BUILTINS else Builtin
-    return _finish(b, cls(name, ty), [], type_tree)
-
-
-def _cast(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    return _finish(b, Cast(*_values(ops), ty), ops, type_tree)
-
-
-def _cmp(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    cond = CmpCond(_word(t.children[0]).split(".")[1])
-    return _finish(b, Cmp(cond, *_values(ops), type=ty), ops, type_tree)
-
-
-def _constant(b: "ProgramBuilder", t: Tree) -> Instruction:
-    literal, type_tree = t.children
-    inst = Constant(constant(literal, b.ctx), build_type(type_tree, b.ctx))
-    return _finish(b, inst, [], type_tree)
-
-
-def _expand(b: "ProgramBuilder", t: Tree) -> Instruction:
-    tensor_tok, mode_tok, shape_tree, type_tree = t.children
-    ops = [b.ctx.use(tensor_tok)]
-    static_shape: list[int] = []
-    for entry in shape_tree.children:
-        if entry.type == "LOCAL_ID":
-            ops.append(b.ctx.use(entry))
-            static_shape.append(DYNAMIC)
-        else:
-            static_shape.append(_non_negative(b, entry, "expand shape entry"))
-    inst = Expand(ops[0][0], integer(mode_tok, b.ctx), static_shape, _values(ops[1:]),
-                  build_type(type_tree, b.ctx))
-    return _finish(b, inst, ops, type_tree)
-
-
-def _non_negative(b: "ProgramBuilder", token: Token, what: str) -> int:
-    """A literal that the IR stores beside the DYNAMIC marker, so it must be >= 0."""
-    value = integer(token, b.ctx)
-    if value < 0:
-        b.ctx.error(f"{what} must not be negative, got {value}", token)
-        return 0
-    return value
-
-
-def _for(b: "ProgramBuilder", t: Tree) -> Instruction:
-    var_tok, *bound_toks = _ids(t)
-    type_tree = _child(t, "integer_type")
-    loop_type = build_type(type_tree, b.ctx) if type_tree is not None else index
-    bounds = _uses(b, bound_toks)
-    init_tree = _child(t, "for_init")
-    carried: list[tuple[Value, Token]] = []
-    init: list[Operand] = []
-    types_tree = None
-    if init_tree is not None:
-        *pairs, types_tree = init_tree.children
-        init = _uses(b, [p.children[1] for p in pairs])
-        types = [build_type(c, b.ctx) for c in types_tree.children]
-        if len(types) != len(pairs):
-            b.ctx.error(f"for carries {len(pairs)} values but {len(types)} "
-                        f"type{'s are' if len(types) != 1 else ' is'} given after '->'",
-                        types_tree)
-        n = min(len(types), len(pairs))
-        init = init[:n]
-        carried = [(Value(ty), p.children[0]) for ty, p in zip(types, pairs)]
-    loop_var = Value(loop_type)
-    body = b.region(_child(t, "region"), [(loop_var, var_tok), *carried])
-    lower, upper = bounds[0][0], bounds[1][0]
-    step = bounds[2][0] if len(bounds) == 3 else None
-    inst = For(loop_var, lower, upper, step, [v for v, _ in carried], _values(init), body,
-               loop_type, dictionary(_child(t, "dictionary"), b.ctx))
-    return _finish(b, inst, bounds + init, types_tree)
-
-
-def _fuse(b: "ProgramBuilder", t: Tree) -> Instruction:
-    tensor_tok, first, last, type_tree = t.children
-    ops = [b.ctx.use(tensor_tok)]
-    inst = Fuse(ops[0][0], integer(first, b.ctx), integer(last, b.ctx),
-                build_type(type_tree, b.ctx))
-    return _finish(b, inst, ops, type_tree)
-
-
-def _if(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops = _uses(b, _ids(t))
-    types_tree = _child(t, "return_types")
-    types = [build_type(c, b.ctx) for c in types_tree.children] if types_tree else []
-    regions = [b.region(r, []) for r in _children(t, "region")]
-    inst = If(ops[0][0], types, regions[0], regions[1] if len(regions) > 1 else None)
-    return _finish(b, inst, ops, types_tree)
-
-
-def _load(b: "ProgramBuilder", t: Tree) -> Instruction:
-    type_tree = _type_tree(t)
-    index_list = _child(t, "indices")
-    ops = [b.ctx.use(t.children[0])] + _uses(b, index_list.children if index_list else [])
-    inst = Load(ops[0][0], _values(ops[1:]), build_type(type_tree, b.ctx))
-    return _finish(b, inst, ops, type_tree)
-
-
-def _math_unary(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    op = MathUnaryOp(_word(t.children[0]).split(".")[1])
-    return _finish(b, MathUnary(op, *_values(ops), ty), ops, type_tree)
-
-
-def _size(b: "ProgramBuilder", t: Tree) -> Instruction:
-    tensor_tok, mode_tok, type_tree = t.children
-    ops = [b.ctx.use(tensor_tok)]
-    inst = Size(ops[0][0], integer(mode_tok, b.ctx), type=build_type(type_tree, b.ctx))
-    return _finish(b, inst, ops, type_tree)
-
-
-def _store(b: "ProgramBuilder", t: Tree) -> Instruction:
-    flag = StoreFlag(_word(_child(t, "store_flag")) or "")
-    index_list = _child(t, "indices")
-    ops = _uses(b, _ids(t)) + _uses(b, index_list.children if index_list else [])
-    inst = Store(ops[0][0], ops[1][0], _values(ops[2:]), flag)
-    return _finish(b, inst, ops)
-
-
-def _subview(b: "ProgramBuilder", t: Tree) -> Instruction:
-    type_tree = _type_tree(t)
-    tensor = b.ctx.use(t.children[0])
-    static_offsets: list[int] = []
-    static_sizes: list[int] = []
-    single: list[bool] = []
-    offsets: list[Operand] = []
-    sizes: list[Operand] = []
-    for s in t.children[1:-1]:
-        if s.data == "whole_mode":
-            static_offsets.append(0)
-            static_sizes.append(WHOLE_MODE)
-            single.append(False)
-            continue
-        parts = s.children
-        for token, statics, dynamics, what in zip(
-                parts, (static_offsets, static_sizes), (offsets, sizes),
-                ("subview offset", "subview size")):
-            if token.type == "LOCAL_ID":
-                dynamics.append(b.ctx.use(token))
-                statics.append(DYNAMIC)
+    def _read(self, child: Token | Tree) -> None:
+        root, ctx = self._root, self._b.ctx
+        if isinstance(child, Token):
+            if child.type == "LOCAL_ID" and self.rule in DEFINITION_RULES:
+                root.names.append(child)
+            elif child.type == "LOCAL_ID":
+                value, span = ctx.use(child)
+                root.uses.append((value, span))
+                self._item(value, span)
             else:
-                statics.append(_non_negative(b, token, what))
-        if len(parts) == 1:
-            static_sizes.append(0)
-        single.append(len(parts) == 1)
-    inst = Subview(tensor[0], static_offsets, static_sizes, _values(offsets), _values(sizes),
-                   build_type(type_tree, b.ctx), single_index=single)
-    return _finish(b, inst, [tensor] + offsets + sizes, type_tree)
+                self._item(constant(child, ctx), ctx.span(child))
+        elif child.data == f"{self._root.rule}_keyword" and not self.keyword:
+            self.keyword = child.children[0].value
+        elif len(child.children) == 1 and isinstance(child.children[0], Token) \
+                and child.children[0].value.startswith("."):
+            self.modifiers.append(child.children[0].value)
+        elif child.data in TYPE_RULES or child.data == "return_types":
+            types = child.children if child.data == "return_types" else [child]
+            self.types += [build_type(t, ctx) for t in types]
+            self.types_span = root.type_span = ctx.span(child)
+        elif child.data in _LITERAL_RULES:
+            self._item(constant(child, ctx), ctx.span(child))
+        elif child.data == "dictionary":
+            self.attributes = dictionary(child, ctx)
+        elif child.data == "region":
+            self._regions.append(child)
+        else:
+            self.parts.append(Parsed(self._b, child, self._root))
 
+    def _item(self, item: Any, span: Span) -> None:
+        self.items.append(item)
+        self.item_spans.append(span)
 
-def _yield(b: "ProgramBuilder", t: Tree) -> Instruction:
-    value_list = _child(t, "values")
-    ops = _uses(b, value_list.children if value_list else [])
-    return _finish(b, Yield(_values(ops)), ops)
+    # ------------------------------------------------------------ what classes read
 
+    @property
+    def operands(self) -> list[Value]:
+        """Every value used by the whole instruction, in textual order."""
+        return [v for v, _ in self._root.uses]
 
-def _lifetime_stop(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops = _uses(b, _ids(t))
-    return _finish(b, LifetimeStop(ops[0][0]), ops)
+    @property
+    def values(self) -> list[Value]:
+        """The values used at this level (not in nested parts)."""
+        return [x for x in self.items if isinstance(x, Value)]
 
+    @property
+    def literals(self) -> list[Any]:
+        """Integer, float, bool and complex literals at this level."""
+        return [x for x in self.items if not isinstance(x, Value)]
 
-# ---------------------------------------------------------------- SPMD
+    @property
+    def type(self) -> Type | None:
+        """The last type written at this level (the one after ':')."""
+        return self.types[-1] if self.types else None
 
-def _checked(t: Tree) -> CheckedFlag:
-    return CheckedFlag(_word(_child(t, "checked_flag")) or "")
+    def part(self, rule: str) -> "Parsed | None":
+        """The first nested part read by grammar rule `rule`."""
+        return next((p for p in self.parts if p.rule == rule), None)
 
+    def selected(self, keywords: dict[str, Any]) -> Any:
+        """What the keyword as written selects in a class's `keywords` dict."""
+        return keywords[self.keyword]
 
-def _coop_load(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    transpose = _word(_child(t, "transpose")) == ".t"
-    inst = CoopMatrixLoad(transpose, _checked(t), *_values(ops), ty)
-    return _finish(b, inst, ops, type_tree)
+    @property
+    def region_count(self) -> int:
+        return len(self._regions)
 
+    def region(self, index: int = 0, args: Sequence[Value] = ()) -> Region:
+        """Region `index`, whose arguments `args` take the instruction's defined names in order."""
+        named = list(zip(args, self._root.names))
+        return self._b.region(self._regions[index], named)
 
-def _coop_mul_add(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    return _finish(b, CoopMatrixMulAdd(*_values(ops), ty), ops, type_tree)
+    def error(self, message: str, span: Span | None = None) -> None:
+        """Report a syntax-level error (at `span`, else at this part) and go on."""
+        self._b.ctx.error(message, span or self.span)
 
+    def nonnegative(self, k: int, what: str) -> int:
+        """Literal item `k`, which the IR stores beside the `?` marker, so it must be >= 0."""
+        value = self.items[k]
+        if value < 0:
+            self.error(f"{what} must not be negative, got {value}", self.item_spans[k])
+            return 0
+        return value
 
-def _coop_scale(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    return _finish(b, CoopMatrixScale(*_values(ops), ty), ops, type_tree)
+    # ------------------------------------------------------------ after building
 
-
-def _coop_store(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops = _uses(b, _ids(t))
-    flag = StoreFlag(_word(_child(t, "store_flag")) or "")
-    return _finish(b, CoopMatrixStore(_checked(t), flag, *_values(ops)), ops)
-
-
-def _subgroup_broadcast(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    return _finish(b, SubgroupBroadcast(*_values(ops), ty), ops, type_tree)
-
-
-def _subgroup_operation(b: "ProgramBuilder", t: Tree) -> Instruction:
-    ops, ty, type_tree = _typed(b, t)
-    family, mode = _word(t.children[0]).split(".")
-    inst = SubgroupOperation(SubgroupOp(family.split("_")[1]), SubgroupMode(mode),
-                             *_values(ops), ty)
-    return _finish(b, inst, ops, type_tree)
-
-
-_BUILDERS: dict[str, Callable[["ProgramBuilder", Tree], Instruction]] = {
-    "alloca": _alloca, "axpby": _blas, "cumsum": _blas, "foreach": _foreach, "gemm": _blas,
-    "gemv": _blas, "ger": _blas, "hadamard_product": _blas, "parallel": _parallel, "sum": _blas,
-    "arith_binary": _arith_binary, "arith_unary": _arith_unary, "barrier": _barrier,
-    "builtin": _builtin, "cast": _cast, "cmp": _cmp, "constant_inst": _constant,
-    "expand": _expand, "for_loop": _for, "fuse": _fuse, "if_else": _if, "load": _load,
-    "math_unary": _math_unary, "size": _size, "store": _store, "subview": _subview,
-    "yield_inst": _yield, "lifetime_stop": _lifetime_stop, "coop_load": _coop_load,
-    "coop_mul_add": _coop_mul_add, "coop_scale": _coop_scale, "coop_store": _coop_store,
-    "subgroup_broadcast": _subgroup_broadcast, "subgroup_operation": _subgroup_operation,
-}
+    def spans_of(self, operands: Sequence[Value]) -> list[Span | None]:
+        """Where each operand was written (a class may keep operands in another order)."""
+        unused = list(self._root.uses)
+        spans: list[Span | None] = []
+        for value in operands:
+            at = next((i for i, (v, _) in enumerate(unused) if v is value), None)
+            spans.append(unused.pop(at)[1] if at is not None else None)
+        return spans

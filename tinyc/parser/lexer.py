@@ -32,7 +32,7 @@ _SHAPE_TAIL = re.compile(r"(?:x[0-9]*)+")
 _TYPE_LIKE = re.compile(r"[A-Za-z]+[0-9]+")
 _PUNCTUATION = "{}()[]<>,:=?"
 REPLACEMENT = "\ufffd"
-"""What a byte that is not UTF-8 decodes to (`tinyc.frontend.source_text`): fine in a
+"""What a byte that is not UTF-8 decodes to (`tinyc.compiler.source_text`): fine in a
 comment, reported like an unexpected character elsewhere."""
 _FAST = re.compile(r"(?P<space>(?:[ \t\r\f\v\ufeff]+|;[^\n]*)+)|(?P<newline>\n)"
                    r"|(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))|(?P<punctuation>[{}()\[\],:=?<>])"

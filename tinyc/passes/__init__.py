@@ -14,7 +14,8 @@ from tinyc.ir.core import Function, Program
 from tinyc.passes.barriers import insert_barriers
 from tinyc.passes.check_shapes import check_shapes
 from tinyc.passes.local_memory import assign_local_memory
-from tinyc.passes.lower_collectives import lower_collectives
+from tinyc.passes.lower_collectives import LOWERINGS, lower_collectives
+from tinyc.passes.lower_foreach import LOWERS as FOREACH_LOWERS
 from tinyc.passes.lower_foreach import lower_foreach
 from tinyc.passes.lowering.private_memory import elide_private_barriers
 from tinyc.passes.work_group_size import choose_work_group_size
@@ -41,6 +42,10 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("elide-barriers", elide_private_barriers),
     ("local-memory", assign_local_memory),
 ]
+
+
+LOWERED: frozenset[type] = frozenset(LOWERINGS) | frozenset(FOREACH_LOWERS)
+"""Instruction classes the passes replace by others, so codegen needs no emitter for them."""
 
 
 def run_pipeline(program: Program, subgroup_size: int | None = None, device_info: Any = None,

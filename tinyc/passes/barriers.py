@@ -8,7 +8,7 @@ barrier with a fence for that address space (`barrier.global` for function
 arguments, `barrier.local` for allocas) must separate them.
 
 The analysis tracks the *pending* accesses: those made since the last
-barrier that fences their address space (see memory_effects.py for what an
+barrier that fences their address space (see tinyc/analysis/memory_effects.py for what an
 instruction accesses and when two accesses conflict). It runs on the
 collective level, before lowering:
 
@@ -39,10 +39,10 @@ from __future__ import annotations
 from enum import Flag
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from tinyc.ir.core import Function, Instruction, Region
-from tinyc.ir.instructions import Barrier, For, Foreach, If, Parallel
+from tinyc.ir.core import Function, Instruction, Kind, Region
+from tinyc.ir.instructions import Barrier, For, If
 from tinyc.ir.types import AddressSpace
-from tinyc.passes.memory_effects import MemoryEffect, conflicts, effects
+from tinyc.analysis.memory_effects import MemoryEffect, conflicts, effects
 
 if TYPE_CHECKING:
     from tinyc.passes import PassOptions
@@ -123,7 +123,7 @@ class BarrierPlanner:
             return self._loop(inst.body, state, plan)
         if isinstance(inst, If):
             return self.region(inst.then, state, plan) | self.region(inst.otherwise, state, plan)
-        if isinstance(inst, (Foreach, Parallel)):
+        if inst.region_kind is Kind.SPMD:  # foreach, parallel
             needed, _ = self.spmd(inst.body, state, frozenset())
             state = _require(plan, inst, needed, state)
             return self.spmd(inst.body, state, frozenset())[1]

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tinyc.diagnostics import CompilationError, Diagnostic, Note
-from tinyc.ir.core import Function, Region, Value
-from tinyc.ir.instructions import Alloca, Foreach, LifetimeStop, Parallel
+from tinyc.ir.core import Function, Kind, Region, Value
+from tinyc.ir.instructions import Alloca, LifetimeStop
 from tinyc.ir.types import AddressSpace, MemrefType
 from tinyc.passes.barriers import BarrierPlanner, Fence, State, apply_plan
-from tinyc.passes.device_info import device_of
-from tinyc.passes.memory_effects import MemoryEffect, root_of, touches
+from tinyc.target.device_info import device_of
+from tinyc.analysis.memory_effects import MemoryEffect, root_of, touches
 
 if TYPE_CHECKING:
     from tinyc.ir.core import Instruction
@@ -111,7 +111,7 @@ class _Layout:
                 if block is not None:
                     live.remove(block)
             for sub in inst.regions:
-                self.region(sub, list(live), spmd or isinstance(inst, (Foreach, Parallel)))
+                self.region(sub, list(live), spmd or inst.region_kind is Kind.SPMD)
 
     def place(self, inst: Alloca, live: list[Block], spmd: bool) -> Block:
         size, alignment = alloca_size(inst), alloca_alignment(inst)

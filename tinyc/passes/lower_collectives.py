@@ -13,18 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from tinyc.ir.core import Function, Instruction, Region, erase
-from tinyc.ir.instructions import (
-    Axpby,
-    Cumsum,
-    Foreach,
-    Gemm,
-    Gemv,
-    Ger,
-    HadamardProduct,
-    Parallel,
-    Sum,
-)
+from tinyc.ir.core import Function, Instruction, Kind, Region, erase
+from tinyc.ir.instructions import Axpby, Cumsum, Gemm, Gemv, Ger, HadamardProduct, Sum
 from tinyc.passes.lowering.blas1 import lower_axpby, lower_hadamard_product
 from tinyc.passes.lowering.builder import LoweringBuilder
 from tinyc.passes.lowering.context import LoweringContext
@@ -54,7 +44,7 @@ def collective_region_instructions(region: Region) -> Iterator[Instruction]:
     """
     for inst in list(region.instructions):
         yield inst
-        if not isinstance(inst, (Parallel, Foreach)):
+        if inst.region_kind is not Kind.SPMD:
             for nested in inst.regions:
                 yield from collective_region_instructions(nested)
 

@@ -35,6 +35,9 @@ from tinyc.passes.lowering.tiling import distribute
 if TYPE_CHECKING:
     from tinyc.passes import PassOptions
 
+LOWERS = (Foreach,)
+"""The instruction classes this pass replaces (codegen has no emitter for them)."""
+
 PACK_BELOW = 4
 """Pack lines of mode 1 into a subgroup step when the first mode fills at most
 1/PACK_BELOW of the lanes. Packed lanes address through l mod e, l / e,

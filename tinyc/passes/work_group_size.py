@@ -39,7 +39,7 @@ from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
 from tinyc.ir.instructions import BlasInstruction
 from tinyc.ir.types import DYNAMIC, CoopMatrixType, MatrixUse, MemrefType
-from tinyc.passes.device_info import DeviceInfo, device_of
+from tinyc.target.device_info import DeviceInfo, device_of
 
 if TYPE_CHECKING:
     from tinyc.passes import PassOptions

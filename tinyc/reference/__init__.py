@@ -25,7 +25,8 @@ How it executes
 
 Numerics (decisions where the spec is silent)
   * Integers wrap; div truncates toward zero and rem has the dividend's sign
-    (C); shr is arithmetic. Float rem is fmod; min/max are fmin/fmax (a NaN
+    (C); shr is arithmetic; shift counts are taken modulo the bit width (as
+    OpenCL C and the compiled kernels). Float rem is fmod; min/max are fmin/fmax (a NaN
     operand loses), as OpenCL.std. Casts follow the spec's table; float to
     integer truncates.
   * f16 arithmetic rounds after every operation (NumPy float16). bf16
@@ -47,9 +48,8 @@ Numerics (decisions where the spec is silent)
 Errors
   * ReferenceFault: behaviour the spec leaves undefined for these inputs:
     out-of-bounds load/store/subview/group index, expand or fuse whose
-    dynamic sizes or strides do not fit, integer division by zero, shift
-    amounts outside 0..bits-1, float-to-integer casts of NaN or out-of-range
-    values, a barrier in divergent control flow, a non-uniform
+    dynamic sizes or strides do not fit, integer division by zero,
+    float-to-integer casts of NaN or out-of-range values, a barrier in divergent control flow, a non-uniform
     subgroup_broadcast lane.
   * ReferenceUnsupported: subgroup operations, subgroup builtins and
     coopmatrix instructions inside `foreach` (no defined work-item) or with

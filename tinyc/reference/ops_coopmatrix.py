@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from tinyc.ir.instructions import (
-    CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, StoreFlag,
+    CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore,
+    StoreFlag,
 )
 from tinyc.ir.types import CoopMatrixType, ScalarType, Type
 from tinyc.reference.errors import ReferenceFault
@@ -151,6 +152,16 @@ def coop_scale(inst: CoopMatrixScale, st: State) -> None:
     matrix: CoopMatrix = st.get(inst.operands[1])
     factor = np.asarray(scalar).reshape(-1, 1, 1) if is_varying(scalar) else scalar
     st.set(inst.result, coerce(CoopMatrix(matrix.data * factor), t))
+
+
+@evaluates(CoopMatrixConstruct)
+def coop_construct(inst: CoopMatrixConstruct, st: State) -> None:
+    """Each subgroup's matrix filled with its (subgroup-uniform) number."""
+    t = _coop_type(inst.result.type)
+    count, _, _ = st.subgroups("cooperative_matrix_construct")
+    number = per_subgroup(st.get(inst.operands[0]), st, "cooperative_matrix_construct")
+    entries = np.broadcast_to(np.asarray(number).reshape(-1, 1, 1), (count, t.rows, t.cols))
+    st.set(inst.result, coerce(CoopMatrix(entries.astype(register_dtype(t.component))), t))
 
 
 def coop_constant(value: Any, t: CoopMatrixType, st: State) -> CoopMatrix:

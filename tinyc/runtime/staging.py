@@ -44,9 +44,16 @@ SMALL = 16  # up to this many arrays, the lone-memref case is placed without Num
 EMPTY = -1  # allocation index of an array with no elements
 
 
-def host_bytes(address: int, nbytes: int) -> np.ndarray:
-    """A uint8 array over host memory [address, address + nbytes)."""
-    return np.frombuffer((ctypes.c_ubyte * nbytes).from_address(address), dtype=np.uint8)
+def host_bytes(owner: Any, address: int, nbytes: int) -> np.ndarray:
+    """A uint8 array over host memory [address, address + nbytes) of `owner`'s arrays.
+
+    The array's base is the ctypes array over those bytes, which holds
+    `owner`: the memory cannot be freed while the view (or an asynchronous
+    copy holding it) is alive.
+    """
+    span = (ctypes.c_ubyte * nbytes).from_address(address)
+    span.owner = owner
+    return np.frombuffer(span, dtype=np.uint8)
 
 
 class USMPointer:
@@ -218,7 +225,7 @@ class Staging:
         where = []
         for lo, hi in zip(self._lo, self._hi):
             where.append(self._allocate(hi - lo))
-            self.events.append(self.queue.memcpy_async(self.allocations[where[-1]], host_bytes(lo, hi - lo), hi - lo))
+            self.events.append(self.queue.memcpy_async(self.allocations[where[-1]], host_bytes(self.arrays, lo, hi - lo), hi - lo))
         self.where = np.array(where, dtype=np.int64)
         self.offset = np.zeros(len(where), dtype=np.int64)
         self.region = np.arange(len(where), dtype=np.int64)
@@ -245,7 +252,7 @@ class Staging:
             size = int(r_hi[r]) - start
             r_alloc[r] = self._allocate(size)
             r_off[r] = int(r_lo[r]) - start
-            self.events.append(self.queue.memcpy_async(self.allocations[r_alloc[r]], host_bytes(start, size), size))
+            self.events.append(self.queue.memcpy_async(self.allocations[r_alloc[r]], host_bytes(self.arrays, start, size), size))
         in_arena = ~alone & (r_hi - r_lo < DIRECT_BYTES)
         if in_arena.any():
             self._fill_arena(r_lo, r_hi, in_arena, r_alloc, r_off)
@@ -264,7 +271,7 @@ class Staging:
         host = self.host_buffer(int(span.sum()))
         for r in chosen.tolist():
             at, size = int(r_off[r]), int(r_hi[r] - r_lo[r])
-            host[at : at + size] = host_bytes(int(r_lo[r]), size)
+            host[at : at + size] = host_bytes(self.arrays, int(r_lo[r]), size)
         self.arena_index = self._allocate(len(host))
         self.arena_host = host
         r_alloc[chosen] = self.arena_index
@@ -297,7 +304,7 @@ class Staging:
             self._regions_back(after, events, pending, regions)
         wait_all(events, self.in_order)
         for lo, size, offset in regions:
-            host_bytes(lo, size)[:] = self.arena_host[offset : offset + size]
+            host_bytes(self.arrays, lo, size)[:] = self.arena_host[offset : offset + size]
         for array, buffer, offset in pending:
             array[...] = np.ndarray(array.shape, array.dtype, buffer=buffer, offset=offset, strides=array.strides)
         for _, host, members in self.scatters:
@@ -310,7 +317,7 @@ class Staging:
             lo, size = self._lo[handle], self._hi[handle] - self._lo[handle]
             source = self.allocations[int(self.where[handle])]
             if self._gapless[handle]:
-                events.append(self.queue.memcpy_async(host_bytes(lo, size), source, size, [after]))
+                events.append(self.queue.memcpy_async(host_bytes(self.arrays, lo, size), source, size, [after]))
             else:
                 scratch = np.empty(size, dtype=np.uint8)
                 events.append(self.queue.memcpy_async(scratch, source, size, [after]))
@@ -337,7 +344,7 @@ class Staging:
                     regions.append((int(r_lo[r]), size, offset))
             elif whole[r]:
                 source = self._device_span(index, offset, size)
-                events.append(self.queue.memcpy_async(host_bytes(int(r_lo[r]), size), source, size, [after]))
+                events.append(self.queue.memcpy_async(host_bytes(self.arrays, int(r_lo[r]), size), source, size, [after]))
             else:
                 scratch[r] = np.empty(size, dtype=np.uint8)
                 source = self._device_span(index, offset, size)

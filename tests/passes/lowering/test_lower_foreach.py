@@ -9,7 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lowering_testlib import instructions, lower, lowered_text
 
-from tinyc.ir.instructions import For, Foreach, If, Parallel
+from tinyc.ir.instructions import (
+    ArithBinary, ArithBinaryOp, Builtin, For, Foreach, If, Parallel,
+)
+from tinyc.passes.lowering.session import constant_value
 
 
 def test_first_mode_across_lanes_last_across_subgroups() -> None:
@@ -94,7 +97,7 @@ func @k(%A: memref<f32x16>) {
 
 
 def test_short_first_mode_packs_lines_of_the_second() -> None:
-    text = lowered_text("""
+    program = lower("""
 func @k(%A: memref<f32x3x50>) {
   %z = constant 0 : index
   %m = constant 3 : index
@@ -106,8 +109,14 @@ func @k(%A: memref<f32x3x50>) {
 }
 """)
     # 16 lanes hold 5 lines of 3: lane l works on (l mod 3, l / 3 + 5t); lane 15 sits out
-    assert "arith.rem %0, %c3" in text and "%line = arith.div %0, %c3" in text
-    assert re.search(r"if %\w+ \{\n\s*for %j = %line, %c50, %c5 \{", text), text
+    (rem,) = [a for a in instructions(program, ArithBinary) if a.op is ArithBinaryOp.REM]
+    (div,) = [a for a in instructions(program, ArithBinary) if a.op is ArithBinaryOp.DIV]
+    (lane,) = instructions(program, Builtin)
+    assert rem.operands[0] is div.operands[0] and rem.operands[0].owner.operands == [lane.result]
+    assert constant_value(rem.operands[1]) == 3 == constant_value(div.operands[1])
+    (loop,) = instructions(program, For)
+    assert loop.lower is div.result and constant_value(loop.step) == 5
+    assert constant_value(loop.upper) == 50 and isinstance(loop.parent.parent, If)
 
 
 def test_foreach_inside_for_is_lowered_in_place() -> None:

@@ -23,14 +23,17 @@ from tinyc.ir.instructions import (
     CheckedFlag,
     CoopMatrixLoad,
     CoopMatrixMulAdd,
+    CoopMatrixScale,
     CoopMatrixStore,
     For,
     If,
     LifetimeStop,
     Parallel,
     StoreFlag,
+    Subview,
 )
-from tinyc.ir.types import MatrixUse, c64, f16, f32, f64
+from tinyc.ir.types import MatrixUse, c64, coopmatrix_type, f16, f32, f64
+from tinyc.passes.lowering.session import constant_value
 from tinyc.passes.lowering.tiling import GemmTiles, choose_gemm_tiles
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -76,10 +79,15 @@ def test_fused_kernel_is_straight_line_coopmatrix_code() -> None:
     # gemm.n.t: the B tile is read transposed; beta = 0 never loads tmp0
     assert loads[1].transpose and not loads[0].transpose
     assert len(instructions(program, CoopMatrixMulAdd)) == 2
-    printed = lowered_text(text)
-    assert "cooperative_matrix_scale %alpha" in printed
-    assert re.search(r"cooperative_matrix_load\.n %2\[%c0, %n0\] : coopmatrix<f32x16x8,matrix_acc>",
-                     printed)
+    scale = instructions(program, CoopMatrixScale)
+    assert [s.operands[0].name for s in scale] == ["alpha"]
+    # the accumulator tiles come from D's subview, 16x8 at a time, at row 0
+    d = program.functions[0].args[4]
+    acc = loads[4]
+    view = acc.operands[0].owner
+    assert isinstance(view, Subview) and view.tensor is d
+    assert acc.result.type == coopmatrix_type(f32, 16, 8, MatrixUse.ACC) and not acc.transpose
+    assert constant_value(acc.operands[1]) == 0
 
 
 def test_beta_zero_never_reads_c() -> None:

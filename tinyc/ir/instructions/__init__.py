@@ -1,5 +1,10 @@
-"""Every instruction of the tensor language, one class each."""
+"""Every instruction of the tensor language, one class each.
 
+`instruction_classes()` finds them (every concrete subclass of Instruction
+defined in this package), so no list of instructions is kept by hand.
+"""
+
+from tinyc.ir.core import Instruction
 from tinyc.ir.instructions.collective import (
     Alloca, Axpby, BlasInstruction, Cumsum, Foreach, Gemm, Gemv, Ger, HadamardProduct, Parallel, Sum,
 )
@@ -12,8 +17,26 @@ from tinyc.ir.instructions.views import (
     WHOLE_MODE, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
 )
 from tinyc.ir.instructions.spmd import (
-    CheckedFlag, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, SpmdBuiltin,
-    SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
+    CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
+    CoopMatrixStore, SpmdBuiltin, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
 )
+
+
+def instruction_classes() -> list[type[Instruction]]:
+    """Every concrete instruction class of this package, sorted by name."""
+    found: set[type[Instruction]] = set()
+    pending = [Instruction]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            pending.append(sub)
+            if sub.__module__.startswith(__name__ + ".") and not vars(sub).get("abstract", False):
+                found.add(sub)
+    return sorted(found, key=lambda c: c.__name__)
+
+
+def syntax_classes() -> list[type[Instruction]]:
+    """The classes with a grammar rule of their own (a subclass may be spelled by its base)."""
+    return [cls for cls in instruction_classes() if "syntax" in vars(cls)]
+
 
 __all__ = [name for name in dir() if not name.startswith("_")]

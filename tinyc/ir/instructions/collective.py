@@ -7,7 +7,8 @@ tinyc/passes for the lowering of each).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from math import prod
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from tinyc.diagnostics import Span
 from tinyc.ir import attr_checks
@@ -15,12 +16,17 @@ from tinyc.ir.checks import (
     blas_memrefs, check_shapes_equal, check_size_match, expect_order, expect_type, inst_error,
     is_int, op_shape, result_error,
 )
-from tinyc.ir.core import Instruction, Kind, Region, Value
+from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Region, Value, no_memory_access
+from tinyc.ir.instructions.scalar import Constant
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type, index
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.parser.instructions import Parsed
+
+ShapeOf = Callable[[Value], Sequence[int]]
+"""The run-time shape of a memref operand (the work model counts with real sizes)."""
 
 
 def _transpose_suffix(transposed: bool) -> str:
@@ -46,16 +52,38 @@ def _op_mode(transposed: bool, mode: int) -> int:
     return 1 - mode if transposed else mode
 
 
+def _transposes(s: "Parsed") -> list[bool]:
+    """The `.n`/`.t` modifiers as written, True for `.t`."""
+    return [m == ".t" for m in s.modifiers if m in (".n", ".t")]
+
+
+def _atomic(s: "Parsed") -> bool:
+    return ".atomic" in s.modifiers
+
+
+def is_constant(value: Value, number: int) -> bool:
+    """A `constant` instruction's result equal to `number` (so `beta * C` with 0 reads nothing)."""
+    owner = value.owner
+    return isinstance(owner, Constant) and not isinstance(owner.value, bool) and owner.value == number
+
+
 class Alloca(Instruction):
     """Work-group local scratch memory, freed at the end of its region."""
 
     opname = "alloca"
     kind = Kind.COLLECTIVE
+    keywords = ("alloca",)
+    syntax = 'dictionary? ":" memref_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, type: Type, attrs: dict | None = None, span: Span | None = None,
                  name: str | None = None):
         super().__init__((), (type,), span=span, result_names=[name])
         self.attrs = dict(attrs or {})
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Alloca":
+        return cls(s.type, s.attributes)
 
     def format(self, p: "Printer") -> str:
         attrs = f" {p.attrs(self.attrs)}" if self.attrs else ""
@@ -80,10 +108,10 @@ class Alloca(Instruction):
 
 
 class BlasInstruction(Instruction):
-    """Shared shape of the BLAS-like collectives: alpha, inputs..., beta, output."""
+    """Shared shape of the BLAS-like collectives: output := alpha·X(inputs...) + beta·output."""
 
+    abstract = True
     kind = Kind.COLLECTIVE
-    n_inputs = 1
 
     def __init__(self, alpha: Value, inputs: Sequence[Value], beta: Value, output: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -117,14 +145,50 @@ class BlasInstruction(Instruction):
         may rely on them, and bounds-checked launches check the lowered code)."""
         return None
 
+    def memory_accesses(self) -> Accesses:
+        """Inputs are read; the output is written, and read too when beta may be non-zero.
+
+        With the atomic flag (beta is 0 or 1) beta = 1 is an atomic accumulation
+        and beta = 0 an atomic store, which is an ordinary write here.
+        """
+        found: Accesses = [(v, EffectKind.READ) for v in self.inputs]
+        beta_zero = is_constant(self.beta, 0)
+        if self.atomic:
+            found.append((self.output, EffectKind.WRITE if beta_zero else EffectKind.ATOMIC_ADD))
+        else:
+            if not beta_zero:
+                found.append((self.output, EffectKind.READ))
+            found.append((self.output, EffectKind.WRITE))
+        return found
+
+    def term_flops(self, shape_of: ShapeOf) -> float:
+        """Flops of the term X in alpha·X + beta·output (a multiply-add is 2)."""
+        raise NotImplementedError(type(self).__name__)
+
+    def flops(self, shape_of: ShapeOf) -> float:
+        """The work model: X, then per output element a multiply by alpha unless it is the
+        constant 1, a multiply by beta unless it is the constant 0 or 1, and the add unless
+        beta is the constant 0. A complex operation counts as 4 real flops (a complex
+        multiply-add is 8, as in LAPACK's operation counts)."""
+        update = (not is_constant(self.alpha, 1)) + (not is_constant(self.beta, 0)) \
+            + (not (is_constant(self.beta, 0) or is_constant(self.beta, 1)))
+        total = self.term_flops(shape_of) + update * prod(shape_of(self.output))
+        return float(total) * (4.0 if self.output.type.element.is_complex else 1.0)
+
 
 class TransposedUpdate(BlasInstruction):
     """alpha, op(A), beta, B with a `.n`/`.t` modifier: the shape of axpby and sum."""
+
+    abstract = True
 
     def __init__(self, transpose: bool, alpha: Value, A: Value, beta: Value, B: Value,
                  atomic: bool = False, span: Span | None = None):
         super().__init__(alpha, [A], beta, B, atomic, span)
         self.transpose = transpose
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "TransposedUpdate":
+        return cls(_transposes(s)[0], *s.operands, atomic=_atomic(s))
 
     def modifiers(self) -> str:
         return _transpose_suffix(self.transpose) + super().modifiers()
@@ -134,6 +198,12 @@ class Axpby(TransposedUpdate):
     """B := alpha op(A) + beta B."""
 
     opname = "axpby"
+    keywords = ("axpby",)
+    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+
+    def term_flops(self, shape_of: ShapeOf) -> float:
+        """op(A) itself costs nothing; the update does the work."""
+        return 0.0
 
     def verify(self, ctx: "VerifyContext") -> None:
         """B := alpha op(A) + beta B with shape(B) = shape(op(A)), order(B) <= 2."""
@@ -157,11 +227,22 @@ class Cumsum(BlasInstruction):
     """B := alpha A ×_n L + beta B: inclusive prefix sum along mode n."""
 
     opname = "cumsum"
+    keywords = ("cumsum",)
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," INTEGER "," LOCAL_ID "," LOCAL_ID'
 
     def __init__(self, alpha: Value, A: Value, mode: int, beta: Value, B: Value,
                  atomic: bool = False, span: Span | None = None):
         super().__init__(alpha, [A], beta, B, atomic, span)
         self.mode = mode
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Cumsum":
+        alpha, A, beta, B = s.operands
+        return cls(alpha, A, s.literals[0], beta, B, atomic=_atomic(s))
+
+    def term_flops(self, shape_of: ShapeOf) -> float:
+        """One add per element of A."""
+        return float(prod(shape_of(self.inputs[0])))
 
     def format(self, p: "Printer") -> str:
         a, A, beta, B = (p.v(v) for v in self.operands)
@@ -191,12 +272,24 @@ class Gemm(BlasInstruction):
     """C := alpha op1(A) op2(B) + beta C."""
 
     opname = "gemm"
+    keywords = ("gemm",)
+    syntax = 'transpose transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def __init__(self, transpose_a: bool, transpose_b: bool, alpha: Value, A: Value, B: Value,
                  beta: Value, C: Value, atomic: bool = False, span: Span | None = None):
         super().__init__(alpha, [A, B], beta, C, atomic, span)
         self.transpose_a = transpose_a
         self.transpose_b = transpose_b
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Gemm":
+        ta, tb = _transposes(s)
+        return cls(ta, tb, *s.operands, atomic=_atomic(s))
+
+    def term_flops(self, shape_of: ShapeOf) -> float:
+        """2·M·N·K."""
+        a = shape_of(self.inputs[0])
+        return 2.0 * prod(shape_of(self.output)) * (a[0] if self.transpose_a else a[1])
 
     def modifiers(self) -> str:
         return (_transpose_suffix(self.transpose_a) + _transpose_suffix(self.transpose_b)
@@ -231,11 +324,21 @@ class Gemv(BlasInstruction):
     """c := alpha op(A) b + beta c."""
 
     opname = "gemv"
+    keywords = ("gemv",)
+    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def __init__(self, transpose: bool, alpha: Value, A: Value, b: Value, beta: Value,
                  c: Value, atomic: bool = False, span: Span | None = None):
         super().__init__(alpha, [A, b], beta, c, atomic, span)
         self.transpose = transpose
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Gemv":
+        return cls(_transposes(s)[0], *s.operands, atomic=_atomic(s))
+
+    def term_flops(self, shape_of: ShapeOf) -> float:
+        """2·M·K: a multiply-add per element of A."""
+        return 2.0 * prod(shape_of(self.inputs[0]))
 
     def modifiers(self) -> str:
         return _transpose_suffix(self.transpose) + super().modifiers()
@@ -266,10 +369,20 @@ class Ger(BlasInstruction):
     """C := alpha a b^T + beta C."""
 
     opname = "ger"
+    keywords = ("ger",)
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, C: Value,
                  atomic: bool = False, span: Span | None = None):
         super().__init__(alpha, [a, b], beta, C, atomic, span)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Ger":
+        return cls(*s.operands, atomic=_atomic(s))
+
+    def term_flops(self, shape_of: ShapeOf) -> float:
+        """One multiply a_i·b_j per element of C."""
+        return float(prod(shape_of(self.output)))
 
     def verify(self, ctx: "VerifyContext") -> None:
         """Vectors a (M) and b (N), matrix C (MxN)."""
@@ -296,10 +409,20 @@ class HadamardProduct(BlasInstruction):
     """c := alpha a ∘ b + beta c (element-wise product)."""
 
     opname = "hadamard_product"
+    keywords = ("hadamard_product",)
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, c: Value,
                  atomic: bool = False, span: Span | None = None):
         super().__init__(alpha, [a, b], beta, c, atomic, span)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "HadamardProduct":
+        return cls(*s.operands, atomic=_atomic(s))
+
+    def term_flops(self, shape_of: ShapeOf) -> float:
+        """One multiply per element."""
+        return float(prod(shape_of(self.output)))
 
     def verify(self, ctx: "VerifyContext") -> None:
         """a, b, c of one order (1 or 2) and one shape."""
@@ -324,6 +447,12 @@ class Sum(TransposedUpdate):
     """b := alpha op(A) 1 + beta b (row sums, or the sum of a vector)."""
 
     opname = "sum"
+    keywords = ("sum",)
+    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+
+    def term_flops(self, shape_of: ShapeOf) -> float:
+        """One add per element of A."""
+        return float(prod(shape_of(self.inputs[0])))
 
     def verify(self, ctx: "VerifyContext") -> None:
         """b of order 0 or 1, A of order(b) + 1, rows(b) = rows(op(A))."""
@@ -356,6 +485,10 @@ class Foreach(Instruction):
 
     opname = "foreach"
     kind = Kind.COLLECTIVE
+    region_kind = Kind.SPMD
+    keywords = ("foreach",)
+    syntax = '"(" new_values ")" (":" integer_type)? "=" "(" values ")" "," "(" values ")" region'
+    memory_accesses = no_memory_access
 
     def __init__(self, loop_vars: Sequence[Value], lower: Sequence[Value], upper: Sequence[Value],
                  body: Region | None = None, loop_type: Type = index, span: Span | None = None):
@@ -365,6 +498,19 @@ class Foreach(Instruction):
             v.owner = region
         super().__init__([*lower, *upper], regions=[region], span=span)
         self.loop_type = loop_type
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Foreach":
+        names, lower_part, upper_part = s.parts
+        lower, upper, n_vars = lower_part.values, upper_part.values, len(s.names)
+        if not n_vars == len(lower) == len(upper):
+            s.error(f"foreach has {n_vars} loop variables, {len(lower)} lower and {len(upper)} "
+                    "upper bounds; the three lists must have the same length",
+                    names.span.join(upper_part.span))
+        n = min(len(lower), len(upper))
+        loop_type = s.type or index
+        loop_vars = [Value(loop_type) for _ in range(n_vars)]
+        return cls(loop_vars, lower[:n], upper[:n], s.region(0, loop_vars), loop_type)
 
     @property
     def dims(self) -> int:
@@ -414,9 +560,17 @@ class Parallel(Instruction):
 
     opname = "parallel"
     kind = Kind.COLLECTIVE
+    region_kind = Kind.SPMD
+    keywords = ("parallel",)
+    syntax = "region"
+    memory_accesses = no_memory_access
 
     def __init__(self, body: Region | None = None, span: Span | None = None):
         super().__init__(regions=[body if body is not None else Region()], span=span)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Parallel":
+        return cls(s.region())
 
     @property
     def body(self) -> Region:

@@ -11,12 +11,13 @@ from tinyc.ir.checks import (
     is_int, is_value_type, operand_error,
     result_error,
 )
-from tinyc.ir.core import Instruction, Region, Value
+from tinyc.ir.core import Instruction, Region, Value, no_memory_access
 from tinyc.ir.types import Type, bool_, index
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.parser.instructions import Parsed
 
 
 class For(Instruction):
@@ -27,6 +28,10 @@ class For(Instruction):
     """
 
     opname = "for"
+    keywords = ("for",)
+    syntax = ('new_value (":" integer_type)? "=" LOCAL_ID "," LOCAL_ID ("," LOCAL_ID)? for_init? '
+              'region dictionary?')
+    memory_accesses = no_memory_access
 
     def __init__(self, loop_var: Value, lower: Value, upper: Value, step: Value | None,
                  carried: Sequence[Value], init: Sequence[Value], body: Region | None = None,
@@ -42,6 +47,25 @@ class For(Instruction):
         self.has_step = step is not None
         self.loop_type = loop_type
         self.attrs = dict(attrs or {})
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "For":
+        """`init(%c=%x, ...) -> (types)` pairs carried values with their types."""
+        init = s.part("for_init")
+        pairs = init.parts if init is not None else []
+        types = init.types if init is not None else []
+        if len(types) != len(pairs):
+            s.error(f"for carries {len(pairs)} values but {len(types)} "
+                    f"type{'s are' if len(types) != 1 else ' is'} given after '->'",
+                    init.types_span)
+        n = min(len(types), len(pairs))
+        carried = [Value(t) for t in types[:n]]
+        loop_type = s.type or index
+        loop_var = Value(loop_type)
+        lower, upper, *step = s.values
+        body = s.region(0, [loop_var, *carried])
+        return cls(loop_var, lower, upper, step[0] if step else None, carried,
+                   [p.values[0] for p in pairs[:n]], body, loop_type, s.attributes)
 
     @property
     def lower(self) -> Value:
@@ -139,6 +163,9 @@ class If(Instruction):
     """Two-way branch; with results, both regions end in a yield."""
 
     opname = "if"
+    keywords = ("if",)
+    syntax = 'LOCAL_ID ("->" return_types)? region ("else" region)?'
+    memory_accesses = no_memory_access
 
     def __init__(self, cond: Value, result_types: Sequence[Type], then: Region | None = None,
                  otherwise: Region | None = None, span: Span | None = None,
@@ -147,6 +174,11 @@ class If(Instruction):
                          [then if then is not None else Region(),
                           otherwise if otherwise is not None else Region()],
                          span, result_names=result_names)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "If":
+        otherwise = s.region(1) if s.region_count > 1 else None
+        return cls(s.values[0], s.types, s.region(0), otherwise)
 
     @property
     def cond(self) -> Value:
@@ -193,9 +225,16 @@ class Yield(Instruction):
     """Ends a for/if region, handing values to the next iteration or the results."""
 
     opname = "yield"
+    keywords = ("yield",)
+    syntax = '"(" values? ")"'
+    memory_accesses = no_memory_access
 
     def __init__(self, values: Sequence[Value] = (), span: Span | None = None):
         super().__init__(values, span=span)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Yield":
+        return cls(s.operands)
 
     def format(self, p: "Printer") -> str:
         return "yield (" + ", ".join(p.v(v) for v in self.operands) + ")"

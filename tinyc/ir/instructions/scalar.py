@@ -11,12 +11,13 @@ from tinyc.ir.checks import (
     is_bool, is_complex, is_coop, is_float, is_int, is_scalar, operand_error,
     result_error,
 )
-from tinyc.ir.core import Instruction, Value
+from tinyc.ir.core import Instruction, Value, no_memory_access
 from tinyc.ir.types import Type, bool_, i32, index
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.parser.instructions import Parsed
 
 
 class ArithBinaryOp(Enum):
@@ -105,15 +106,26 @@ class ArithBinary(Instruction):
     """Binary arithmetic on scalars, bools or coopmatrices (component-wise)."""
 
     opname = "arith"
+    keywords = {f"arith.{op.value}": op for op in ArithBinaryOp}
+    syntax = 'LOCAL_ID "," LOCAL_ID ":" value_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, op: ArithBinaryOp, a: Value, b: Value, type: Type,
                  span: Span | None = None, name: str | None = None):
         super().__init__([a, b], [type], span=span, result_names=[name])
         self.op = op
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "ArithBinary":
+        return cls(s.selected(cls.keywords), *s.operands, s.type)
+
+    @property
+    def title(self) -> str:
+        return f"arith.{self.op.value}"
+
     def format(self, p: "Printer") -> str:
         a, b = self.operands
-        return f"arith.{self.op.value} {p.v(a)}, {p.v(b)} : {self.result.type}"
+        return f"{self.title} {p.v(a)}, {p.v(b)} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """The type is allowed for the operation; both operands have exactly that type."""
@@ -129,14 +141,25 @@ class ArithUnary(Instruction):
     """Unary arithmetic; abs/im/re of a complex give its real component type."""
 
     opname = "arith"
+    keywords = {f"arith.{op.value}": op for op in ArithUnaryOp}
+    syntax = 'LOCAL_ID ":" value_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, op: ArithUnaryOp, a: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
         super().__init__([a], [type], span=span, result_names=[name])
         self.op = op
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "ArithUnary":
+        return cls(s.selected(cls.keywords), *s.operands, s.type)
+
+    @property
+    def title(self) -> str:
+        return f"arith.{self.op.value}"
+
     def format(self, p: "Printer") -> str:
-        return f"arith.{self.op.value} {p.v(self.operands[0])} : {self.result.type}"
+        return f"{self.title} {p.v(self.operands[0])} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """Operand type per the table; abs/im/re of a complex give its component type."""
@@ -155,12 +178,19 @@ class Barrier(Instruction):
     """Work-group control barrier with optional global/local memory fences."""
 
     opname = "barrier"
+    keywords = ("barrier",)
+    syntax = "global_fence? local_fence?"
+    memory_accesses = no_memory_access
 
     def __init__(self, global_fence: bool = False, local_fence: bool = False,
                  span: Span | None = None):
         super().__init__(span=span)
         self.global_fence = global_fence
         self.local_fence = local_fence
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Barrier":
+        return cls(global_fence=".global" in s.modifiers, local_fence=".local" in s.modifiers)
 
     def format(self, p: "Printer") -> str:
         return "barrier" + (".global" if self.global_fence else "") + (".local" if self.local_fence else "")
@@ -170,14 +200,29 @@ class Builtin(Instruction):
     """group_id, group_size, num_subgroups, subgroup_size (mixed)."""
 
     opname = "builtin"
+    keywords = {f"builtin.{name.value}": name for name in BuiltinName}
+    syntax = '":" integer_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, builtin: BuiltinName, type: Type, span: Span | None = None,
                  name: str | None = None):
         super().__init__((), [type], span=span, result_names=[name])
         self.builtin = builtin
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Builtin":
+        """subgroup_id and subgroup_local_id are SPMD: their class is SpmdBuiltin."""
+        from tinyc.ir.instructions.spmd import SpmdBuiltin
+
+        name = s.selected(cls.keywords)
+        return (SpmdBuiltin if name in SPMD_BUILTINS else Builtin)(name, s.type)
+
+    @property
+    def title(self) -> str:
+        return f"builtin.{self.builtin.value}"
+
     def format(self, p: "Printer") -> str:
-        return f"builtin.{self.builtin.value} : {self.result.type}"
+        return f"{self.title} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """The result type is fixed by the builtin (index or i32)."""
@@ -188,9 +233,16 @@ class Cast(Instruction):
     """Conversion of a scalar or coopmatrix to another (component) type."""
 
     opname = "cast"
+    keywords = ("cast",)
+    syntax = 'LOCAL_ID ":" value_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, a: Value, type: Type, span: Span | None = None, name: str | None = None):
         super().__init__([a], [type], span=span, result_names=[name])
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Cast":
+        return cls(*s.operands, s.type)
 
     def format(self, p: "Printer") -> str:
         return f"cast {p.v(self.operands[0])} : {self.result.type}"
@@ -206,15 +258,26 @@ class Cmp(Instruction):
     """Scalar comparison giving a bool."""
 
     opname = "cmp"
+    keywords = {f"cmp.{cond.value}": cond for cond in CmpCond}
+    syntax = 'LOCAL_ID "," LOCAL_ID ":" bool_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, cond: CmpCond, a: Value, b: Value, span: Span | None = None,
                  name: str | None = None, type: Type = bool_):
         super().__init__([a, b], [type], span=span, result_names=[name])
         self.cond = cond
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Cmp":
+        return cls(s.selected(cls.keywords), *s.operands, type=s.type)
+
+    @property
+    def title(self) -> str:
+        return f"cmp.{self.cond.value}"
+
     def format(self, p: "Printer") -> str:
         a, b = self.operands
-        return f"cmp.{self.cond.value} {p.v(a)}, {p.v(b)} : {self.result.type}"
+        return f"{self.title} {p.v(a)}, {p.v(b)} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """Two operands of one scalar type (no ordering of complex); a bool result."""
@@ -234,11 +297,18 @@ class Constant(Instruction):
     """
 
     opname = "constant"
+    keywords = ("constant",)
+    syntax = 'literal ":" value_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, value: bool | int | float | complex, type: Type,
                  span: Span | None = None, name: str | None = None):
         super().__init__((), [type], span=span, result_names=[name])
         self.value = value
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Constant":
+        return cls(s.literals[0], s.type)
 
     def format(self, p: "Printer") -> str:
         return f"constant {format_constant(self.value)} : {self.result.type}"
@@ -272,14 +342,25 @@ class MathUnary(Instruction):
     """exp / native_exp of a floating or complex scalar."""
 
     opname = "math"
+    keywords = {f"math.{op.value}": op for op in MathUnaryOp}
+    syntax = 'LOCAL_ID ":" scalar_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, op: MathUnaryOp, a: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
         super().__init__([a], [type], span=span, result_names=[name])
         self.op = op
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "MathUnary":
+        return cls(s.selected(cls.keywords), *s.operands, s.type)
+
+    @property
+    def title(self) -> str:
+        return f"math.{self.op.value}"
+
     def format(self, p: "Printer") -> str:
-        return f"math.{self.op.value} {p.v(self.operands[0])} : {self.result.type}"
+        return f"{self.title} {p.v(self.operands[0])} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """A floating or complex operand of the result type."""

@@ -10,7 +10,7 @@ from tinyc.ir.checks import (
     cast_problem, check_size_match, expect_coop, expect_memref, expect_order, expect_result,
     expect_scalar, expect_type, inst_error, operand_error, result_error,
 )
-from tinyc.ir.core import Instruction, Kind, Value
+from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_memory_access
 from tinyc.ir.instructions.scalar import Builtin
 from tinyc.ir.instructions.views import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
@@ -18,6 +18,7 @@ from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotab
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.parser.instructions import Parsed
 
 
 class CheckedFlag(Enum):
@@ -34,6 +35,11 @@ class CheckedFlag(Enum):
     def cols(self) -> bool:
         return self in (CheckedFlag.COLS, CheckedFlag.BOTH)
 
+    @classmethod
+    def of(cls, s: "Parsed") -> "CheckedFlag":
+        """The flag among an instruction's modifiers."""
+        return next((flag for flag in cls if flag.value and flag.value in s.modifiers), cls.NONE)
+
 
 class SubgroupOp(Enum):
     ADD = "add"
@@ -48,7 +54,7 @@ class SubgroupMode(Enum):
 
 
 class SpmdBuiltin(Builtin):
-    """subgroup_id and subgroup_local_id: per-work-item values (same syntax as `builtin`)."""
+    """subgroup_id and subgroup_local_id: per-work-item values (spelled, and parsed, as `builtin`)."""
 
     kind = Kind.SPMD
 
@@ -58,12 +64,21 @@ class CoopMatrixLoad(Instruction):
 
     opname = "cooperative_matrix_load"
     kind = Kind.SPMD
+    keywords = ("cooperative_matrix_load",)
+    syntax = 'transpose checked_flag? LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type'
 
     def __init__(self, transpose: bool, checked: CheckedFlag, tensor: Value, x: Value, y: Value,
                  type: Type, span: Span | None = None, name: str | None = None):
         super().__init__([tensor, x, y], [type], span=span, result_names=[name])
         self.transpose = transpose
         self.checked = checked
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "CoopMatrixLoad":
+        return cls(".t" in s.modifiers, CheckedFlag.of(s), *s.operands, s.type)
+
+    def memory_accesses(self) -> Accesses:
+        return [(self.operands[0], EffectKind.READ)]
 
     def format(self, p: "Printer") -> str:
         M, x, y = (p.v(v) for v in self.operands)
@@ -85,15 +100,53 @@ class CoopMatrixLoad(Instruction):
                                     f"({M.element})", self.operands[:1])
 
 
+class CoopMatrixConstruct(Instruction):
+    """A coopmatrix with every entry equal to a dynamically uniform number (newest language)."""
+
+    opname = "cooperative_matrix_construct"
+    kind = Kind.SPMD
+    keywords = ("cooperative_matrix_construct",)
+    syntax = 'LOCAL_ID ":" coopmatrix_type'
+    memory_accesses = no_memory_access
+
+    def __init__(self, number: Value, type: Type, span: Span | None = None, name: str | None = None):
+        super().__init__([number], [type], span=span, result_names=[name])
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "CoopMatrixConstruct":
+        return cls(*s.operands, s.type)
+
+    def format(self, p: "Printer") -> str:
+        return f"cooperative_matrix_construct {p.v(self.operands[0])} : {self.result.type}"
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """A coopmatrix result; a number of its component type (uniformity is not checked)."""
+        t = self.result.type
+        if not isinstance(t, CoopMatrixType):
+            result_error(ctx, self, f"result type must be a coopmatrix, got {t}")
+            return
+        number = expect_scalar(ctx, self, 0, "number")
+        if number is not None and number is not t.component:
+            operand_error(ctx, self, 0, f"number must have type {t.component} (the component "
+                                        f"type of {t}), got {number}")
+
+
 class CoopMatrixMulAdd(Instruction):
     """D := A B + C on coopmatrices."""
 
     opname = "cooperative_matrix_mul_add"
     kind = Kind.SPMD
+    keywords = ("cooperative_matrix_mul_add",)
+    syntax = 'LOCAL_ID "," LOCAL_ID "," LOCAL_ID ":" coopmatrix_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, a: Value, b: Value, c: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
         super().__init__([a, b, c], [type], span=span, result_names=[name])
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "CoopMatrixMulAdd":
+        return cls(*s.operands, s.type)
 
     def format(self, p: "Printer") -> str:
         a, b, c = (p.v(v) for v in self.operands)
@@ -144,10 +197,17 @@ class CoopMatrixScale(Instruction):
 
     opname = "cooperative_matrix_scale"
     kind = Kind.SPMD
+    keywords = ("cooperative_matrix_scale",)
+    syntax = 'LOCAL_ID "," LOCAL_ID ":" coopmatrix_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, scalar: Value, matrix: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
         super().__init__([scalar, matrix], [type], span=span, result_names=[name])
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "CoopMatrixScale":
+        return cls(*s.operands, s.type)
 
     def format(self, p: "Printer") -> str:
         s, m = (p.v(v) for v in self.operands)
@@ -170,12 +230,21 @@ class CoopMatrixStore(Instruction):
 
     opname = "cooperative_matrix_store"
     kind = Kind.SPMD
+    keywords = ("cooperative_matrix_store",)
+    syntax = 'checked_flag? store_flag? LOCAL_ID "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]"'
 
     def __init__(self, checked: CheckedFlag, flag: StoreFlag, value: Value, tensor: Value,
                  x: Value, y: Value, span: Span | None = None):
         super().__init__([value, tensor, x, y], span=span)
         self.checked = checked
         self.flag = flag
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "CoopMatrixStore":
+        return cls(CheckedFlag.of(s), StoreFlag.of(s), *s.operands)
+
+    def memory_accesses(self) -> Accesses:
+        return [(self.operands[1], self.flag.effect)]
 
     def format(self, p: "Printer") -> str:
         a, M, x, y = (p.v(v) for v in self.operands)
@@ -199,10 +268,17 @@ class SubgroupBroadcast(Instruction):
 
     opname = "subgroup_broadcast"
     kind = Kind.SPMD
+    keywords = ("subgroup_broadcast",)
+    syntax = 'LOCAL_ID "," LOCAL_ID ":" scalar_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, a: Value, lane: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
         super().__init__([a, lane], [type], span=span, result_names=[name])
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "SubgroupBroadcast":
+        return cls(*s.operands, s.type)
 
     def format(self, p: "Printer") -> str:
         a, lane = (p.v(v) for v in self.operands)
@@ -221,6 +297,10 @@ class SubgroupOperation(Instruction):
 
     opname = "subgroup"
     kind = Kind.SPMD
+    keywords = {f"subgroup_{op.value}.{mode.value}": (op, mode)
+                for op in SubgroupOp for mode in SubgroupMode}
+    syntax = 'LOCAL_ID ":" scalar_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, op: SubgroupOp, mode: SubgroupMode, a: Value, type: Type,
                  span: Span | None = None, name: str | None = None):
@@ -228,8 +308,16 @@ class SubgroupOperation(Instruction):
         self.op = op
         self.mode = mode
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "SubgroupOperation":
+        return cls(*s.selected(cls.keywords), *s.operands, s.type)
+
+    @property
+    def title(self) -> str:
+        return f"subgroup_{self.op.value}.{self.mode.value}"
+
     def format(self, p: "Printer") -> str:
-        return f"subgroup_{self.op.value}.{self.mode.value} {p.v(self.operands[0])} : {self.result.type}"
+        return f"{self.title} {p.v(self.operands[0])} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """A scalar of the result type; max and min have no complex identity."""

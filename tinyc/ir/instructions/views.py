@@ -12,13 +12,14 @@ from tinyc.ir.checks import (
     operand_error,
     shape_text,
 )
-from tinyc.ir.core import Instruction, Value
+from tinyc.ir.core import Accesses, EffectKind, Instruction, Value, no_memory_access
 from tinyc.ir.instructions.collective import Alloca
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, Type, index
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.parser.instructions import Parsed
 
 
 WHOLE_MODE: int = -2
@@ -29,6 +30,16 @@ class StoreFlag(Enum):
     ATOMIC = ".atomic"
     ATOMIC_ADD = ".atomic_add"
 
+    @property
+    def effect(self) -> EffectKind:
+        """An atomic add commutes with other atomic adds; the other stores are writes."""
+        return EffectKind.ATOMIC_ADD if self is StoreFlag.ATOMIC_ADD else EffectKind.WRITE
+
+    @classmethod
+    def of(cls, s: "Parsed") -> "StoreFlag":
+        """The flag among an instruction's modifiers."""
+        return next((flag for flag in cls if flag.value and flag.value in s.modifiers), cls.NONE)
+
 
 class Expand(Instruction):
     """A view with one mode split into several.
@@ -38,6 +49,9 @@ class Expand(Instruction):
     """
 
     opname = "expand"
+    keywords = ("expand",)
+    syntax = 'LOCAL_ID "[" INTEGER "->" expand_shape "]" ":" memref_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, tensor: Value, mode: int, static_shape: Sequence[int],
                  dynamic_shape: Sequence[Value], type: Type, span: Span | None = None,
@@ -46,9 +60,19 @@ class Expand(Instruction):
         self.mode = mode
         self.static_shape = list(static_shape)
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Expand":
+        shape = s.parts[0]
+        static = [DYNAMIC if isinstance(x, Value) else shape.nonnegative(k, "expand shape entry")
+                  for k, x in enumerate(shape.items)]
+        return cls(s.values[0], s.literals[0], static, shape.values, s.type)
+
     @property
     def tensor(self) -> Value:
         return self.operands[0]
+
+    def view_source(self) -> Value:
+        return self.tensor
 
     def format(self, p: "Printer") -> str:
         dynamic = iter(self.operands[1:])
@@ -103,12 +127,23 @@ class Fuse(Instruction):
     """A view with modes from..to (inclusive) merged into one."""
 
     opname = "fuse"
+    keywords = ("fuse",)
+    syntax = 'LOCAL_ID "[" INTEGER "," INTEGER "]" ":" memref_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, tensor: Value, first: int, last: int, type: Type,
                  span: Span | None = None, name: str | None = None):
         super().__init__([tensor], [type], span=span, result_names=[name])
         self.first = first
         self.last = last
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Fuse":
+        first, last = s.literals
+        return cls(s.values[0], first, last, s.type)
+
+    def view_source(self) -> Value:
+        return self.operands[0]
 
     def format(self, p: "Printer") -> str:
         return f"fuse {p.v(self.operands[0])}[{self.first}, {self.last}] : {self.result.type}"
@@ -144,10 +179,24 @@ class Load(Instruction):
     """A scalar from a memref, or a memref from a group."""
 
     opname = "load"
+    keywords = ("load",)
+    syntax = 'LOCAL_ID "[" indices? "]" ":" (scalar_type | memref_type)'
 
     def __init__(self, tensor: Value, indices: Sequence[Value], type: Type,
                  span: Span | None = None, name: str | None = None):
         super().__init__([tensor, *indices], [type], span=span, result_names=[name])
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Load":
+        tensor, *indices = s.operands
+        return cls(tensor, indices, s.type)
+
+    def memory_accesses(self) -> Accesses:
+        """Loading a scalar reads memory; loading a member of a group only forms a pointer."""
+        return [] if isinstance(self.tensor.type, GroupType) else [(self.tensor, EffectKind.READ)]
+
+    def view_source(self) -> Value | None:
+        return self.tensor if isinstance(self.tensor.type, GroupType) else None
 
     @property
     def tensor(self) -> Value:
@@ -181,11 +230,18 @@ class Size(Instruction):
     """The size of a memref mode, or the number of members of a group."""
 
     opname = "size"
+    keywords = ("size",)
+    syntax = 'LOCAL_ID "[" INTEGER "]" ":" index_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, tensor: Value, mode: int, span: Span | None = None,
                  name: str | None = None, type: Type = index):
         super().__init__([tensor], [type], span=span, result_names=[name])
         self.mode = mode
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Size":
+        return cls(s.values[0], s.literals[0], type=s.type)
 
     def format(self, p: "Printer") -> str:
         return f"size {p.v(self.operands[0])}[{self.mode}] : {self.result.type}"
@@ -215,6 +271,9 @@ class Subview(Instruction):
     """
 
     opname = "subview"
+    keywords = ("subview",)
+    syntax = 'LOCAL_ID "[" (slice ("," slice)*)? "]" ":" memref_type'
+    memory_accesses = no_memory_access
 
     def __init__(self, tensor: Value, static_offsets: Sequence[int], static_sizes: Sequence[int],
                  offsets: Sequence[Value], sizes: Sequence[Value], type: Type,
@@ -228,9 +287,38 @@ class Subview(Instruction):
         self.single_index = list(single_index) if single_index is not None else [
             s == 0 for s in static_sizes]
 
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Subview":
+        """Per slice `offset`, `offset:size` or `:`; literals must not be negative."""
+        static_offsets: list[int] = []
+        static_sizes: list[int] = []
+        single: list[bool] = []
+        for part in s.parts:
+            if part.rule == "whole_mode":
+                static_offsets.append(0)
+                static_sizes.append(WHOLE_MODE)
+                single.append(False)
+                continue
+            offset, *size = part.items
+            static_offsets.append(DYNAMIC if isinstance(offset, Value)
+                                  else part.nonnegative(0, "subview offset"))
+            if size:
+                static_sizes.append(DYNAMIC if isinstance(size[0], Value)
+                                    else part.nonnegative(1, "subview size"))
+            else:
+                static_sizes.append(0)  # a single index drops the mode
+            single.append(not size)
+        offsets = [p.items[0] for p in s.parts if p.items and isinstance(p.items[0], Value)]
+        sizes = [p.items[1] for p in s.parts if len(p.items) > 1 and isinstance(p.items[1], Value)]
+        return cls(s.values[0], static_offsets, static_sizes, offsets, sizes, s.type,
+                   single_index=single)
+
     @property
     def tensor(self) -> Value:
         return self.operands[0]
+
+    def view_source(self) -> Value:
+        return self.tensor
 
     @property
     def offsets(self) -> list[Value]:
@@ -297,11 +385,21 @@ class Store(Instruction):
     """Writes a scalar to a memref element; .atomic / .atomic_add variants."""
 
     opname = "store"
+    keywords = ("store",)
+    syntax = 'store_flag? LOCAL_ID "," LOCAL_ID "[" indices? "]"'
 
     def __init__(self, value: Value, tensor: Value, indices: Sequence[Value],
                  flag: StoreFlag = StoreFlag.NONE, span: Span | None = None):
         super().__init__([value, tensor, *indices], span=span)
         self.flag = flag
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "Store":
+        value, tensor, *indices = s.operands
+        return cls(value, tensor, indices, StoreFlag.of(s))
+
+    def memory_accesses(self) -> Accesses:
+        return [(self.tensor, self.flag.effect)]
 
     @property
     def value(self) -> Value:
@@ -333,9 +431,16 @@ class LifetimeStop(Instruction):
     """Marks the end of an alloca's lifetime so its memory can be reused."""
 
     opname = "lifetime_stop"
+    keywords = ("lifetime_stop",)
+    syntax = "LOCAL_ID"
+    memory_accesses = no_memory_access
 
     def __init__(self, value: Value, span: Span | None = None):
         super().__init__([value], span=span)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "LifetimeStop":
+        return cls(*s.operands)
 
     def format(self, p: "Printer") -> str:
         return f"lifetime_stop {p.v(self.operands[0])}"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinyc.ir.core import Function, Instruction
-from tinyc.passes.device_info import device_of
+from tinyc.target.device_info import device_of
 from tinyc.passes.lowering.builder import LoweringBuilder
 from tinyc.passes.lowering.session import Session
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from tinyc.ir.core import Function, Instruction, Region, Value, erase, replace_uses
-from tinyc.ir.instructions import Constant, Foreach, Parallel
+from tinyc.ir.core import Function, Instruction, Kind, Region, Value, erase, replace_uses
+from tinyc.ir.instructions import Constant
 from tinyc.ir.types import ScalarType, index
 
 
@@ -93,7 +93,7 @@ def _is_hoisted_constant(inst: Instruction) -> bool:
     region = inst.parent
     return (isinstance(inst, Constant) and inst.result.name is not None
             and _CONSTANT_NAME.fullmatch(inst.result.name) is not None
-            and region is not None and isinstance(region.parent, (Parallel, Foreach)))
+            and region is not None and _opens_spmd(region.parent))
 
 
 def _spmd_home(inst: Instruction) -> Region | None:
@@ -101,12 +101,17 @@ def _spmd_home(inst: Instruction) -> Region | None:
     region = inst.parent
     while region is not None:
         owner = region.parent
-        if isinstance(owner, (Parallel, Foreach)):
+        if _opens_spmd(owner):
             return region
         if not isinstance(owner, Instruction):
             return None
         region = owner.parent
     return None
+
+
+def _opens_spmd(owner: object) -> bool:
+    """A `parallel` or `foreach` (an instruction whose regions are SPMD)."""
+    return isinstance(owner, Instruction) and owner.region_kind is Kind.SPMD
 
 
 def constant_value(v: Value) -> bool | int | float | complex | None:

@@ -1,8 +1,9 @@
 """What the runtime needs to know about each parameter (ParamInfo).
 
-- `written`: a store, atomic, coopmatrix store or collective output reaches
-  the parameter through views (subview/expand/fuse, group loads); the runtime
-  then copies the data back. Scalars are never written.
+- `written`: some instruction writes (or atomically adds to) the parameter's
+  memory object, as tinyc.analysis.memory_effects says (through views and
+  group loads); the runtime then copies the data back. Scalars are never
+  written.
 - `batch_mode`: the mode of a memref parameter indexed, in a subview, load,
   store or coopmatrix load/store taken directly on the parameter, by `builtin.group_id` (or a cast of it):
   its extent must cover the batch. A group loaded with the group id: 0.
@@ -12,19 +13,18 @@
 
 from __future__ import annotations
 
+from tinyc.analysis.memory_effects import EffectKind, direct_effects
 from tinyc.ir.core import Function, Value
 from tinyc.ir.instructions import (
-    BlasInstruction, Builtin, BuiltinName, Cast, CoopMatrixLoad, CoopMatrixStore, Expand, Fuse,
-    Load, Store, Subview,
+    Builtin, BuiltinName, Cast, CoopMatrixLoad, CoopMatrixStore, Load, Store, Subview,
 )
-from tinyc.ir.types import GroupType, MemrefType, ScalarType
+from tinyc.ir.types import GroupType, ScalarType
 from tinyc.signature import ParamInfo
 
 
 def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
-    root: dict[Value, Value] = {a: a for a in fn.args if isinstance(a.type, (MemrefType, GroupType))}
     group_ids: set[Value] = set()
-    written: set[Value] = set()
+    written: set[Value | None] = set()
     batch: dict[Value, int] = {}
 
     def note_batch(tensor: Value, mode: int) -> None:
@@ -36,20 +36,7 @@ def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
             group_ids.add(inst.result)
         elif isinstance(inst, Cast) and inst.operands[0] in group_ids:
             group_ids.add(inst.result)
-        if isinstance(inst, (Subview, Expand, Fuse)) or (
-                isinstance(inst, Load) and isinstance(inst.result.type, MemrefType)):
-            if inst.operands[0] in root:
-                root[inst.result] = root[inst.operands[0]]
-        if isinstance(inst, Store):
-            target = inst.tensor
-        elif isinstance(inst, CoopMatrixStore):
-            target = inst.operands[1]
-        elif isinstance(inst, BlasInstruction):
-            target = inst.output
-        else:
-            target = None
-        if target is not None and target in root:
-            written.add(root[target])
+        written.update(e.obj.root for e in direct_effects(inst) if e.kind is not EffectKind.READ)
         if isinstance(inst, Subview):
             for mode, (off, _) in enumerate(inst.mode_slices()):
                 if isinstance(off, Value) and off in group_ids:
@@ -63,6 +50,8 @@ def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
             for mode, idx in enumerate((x, y)):
                 if idx in group_ids:
                     note_batch(tensor, mode)
+    if None in written:  # a memref whose root is unknown may be any argument
+        written.update(fn.args)
 
     return tuple(ParamInfo(a.name or f"arg{i}", a.type,
                            written=(not isinstance(a.type, ScalarType)) and a in written,

@@ -1,4 +1,4 @@
-"""Structured control flow: for, if, parallel, barrier.
+"""Structured control flow: for, if, yield, parallel, barrier.
 
 `for` becomes a header block (Phis for the loop variable and the carried
 values, signed `iv < to`, OpLoopMerge), the body, and a continue block that
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from tinyc.ir.instructions import Barrier, For, If, Parallel
+from tinyc.ir.instructions import Barrier, For, If, Parallel, Yield
 from tinyc.ir.types import ScalarType
 from tinyc.spirv.codegen import scalar
-from tinyc.spirv.codegen.context import Ctx
+from tinyc.spirv.codegen.context import CodegenError, Ctx
 from tinyc.spirv.codegen.dispatch import emit_region, emits
 from tinyc.spirv.codegen.types import flat_types, flatten, unflatten, value_type
 from tinyc.spirv.instruction import Id
@@ -148,6 +148,12 @@ def _record_rules(ctx: Ctx, guard) -> list[Id]:
         site = checker.site(guard.collective, "shape rule", check.rule.what)
         checker.record(ctx.id(check.equal), site, [ctx.id(check.left)], [], [ctx.id(check.right)])
     return []
+
+
+@emits(Yield)
+def emit_yield(ctx: Ctx, inst: Yield) -> None:
+    """`emit_region` hands a region's final yield to its for/if; any other is misplaced."""
+    raise CodegenError("yield is only valid as the last instruction of a for or if region")
 
 
 @emits(Parallel)

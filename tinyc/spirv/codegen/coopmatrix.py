@@ -19,13 +19,16 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Callable
 
-from tinyc.ir.instructions import ArithBinaryOp, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore
+from tinyc.ir.instructions import (
+    ArithBinaryOp, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
+    CoopMatrixStore,
+)
 from tinyc.ir.types import CoopMatrixType, MatrixUse
 from tinyc.spirv.codegen import scalar
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.memref import element_address, load_element, store_element
-from tinyc.spirv.codegen.types import coop_blocks, compute_type, scalar_type
+from tinyc.spirv.codegen.types import coop_blocks, coop_components, compute_type, scalar_type
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import Op, OpenCLStd
 
@@ -238,6 +241,13 @@ def emit_mul_add(ctx: Ctx, inst: CoopMatrixMulAdd) -> None:
                     prod = scalar.binary(ctx, ArithBinaryOp.MUL, work, x, y)
                     acc[at] = scalar.binary(ctx, ArithBinaryOp.ADD, work, acc[at], prod)
     ctx[inst.result] = [scalar.cast(ctx, work, td.component, v) for v in acc]
+
+
+@emits(CoopMatrixConstruct)
+def emit_construct(ctx: Ctx, inst: CoopMatrixConstruct) -> None:
+    """Every component a lane holds is the number (padding rows too: they are never stored)."""
+    t: CoopMatrixType = inst.result.type
+    ctx[inst.result] = [ctx.id(inst.operands[0])] * coop_components(t, ctx.subgroup_size)
 
 
 @emits(CoopMatrixScale)

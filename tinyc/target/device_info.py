@@ -42,6 +42,6 @@ def device_of(options: Any) -> DeviceInfo:
     if info is None:
         return CPU_DEVICE
     if not isinstance(info, DeviceInfo):
-        raise TypeError(f"PassOptions.device_info must be a tinyc.passes.device_info.DeviceInfo, "
+        raise TypeError(f"PassOptions.device_info must be a tinyc.target.device_info.DeviceInfo, "
                         f"got {type(info).__name__}")
     return info

@@ -16,28 +16,25 @@ same object even when the blocks are disjoint.
     for effect in effects(inst):          # inst and everything nested in it
         effect.obj.root, effect.space, effect.kind
     conflicts(earlier, later)             # does ordering them need a barrier?
+
+The facts come from the instruction classes: `memory_accesses()` (which
+operands an instruction reads and writes) and `view_source()` (which
+operand's memory its result is a view of). This module adds the memory
+objects behind the operands; it is the one answer to "what does this
+instruction write" for barriers, local memory, the work model and the
+kernel's copy-back (`ParamInfo.written`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
-from functools import singledispatch
 
-from tinyc.ir.core import Function, Instruction, Value
-from tinyc.ir.instructions import (
-    Alloca, Barrier, BlasInstruction, Constant, CoopMatrixLoad, CoopMatrixStore, Expand, For,
-    Foreach, Fuse, If, LifetimeStop, Load, Parallel, Size, Store, StoreFlag, Subview, Yield,
-)
+from tinyc.ir.core import EffectKind, Function, Instruction, Value
+from tinyc.ir.instructions import Alloca
 from tinyc.ir.types import AddressSpace, GroupType, MemrefType
 
-
-class EffectKind(Enum):
-    """How an access touches memory."""
-
-    READ = "read"
-    WRITE = "write"
-    ATOMIC_ADD = "atomic_add"   # an atomic accumulation; commutes with other atomic adds
+__all__ = ["EffectKind", "MemoryEffect", "MemoryObject", "conflicts", "direct_effects", "effects",
+           "memory_object", "root_of", "touches"]
 
 
 @dataclass(frozen=True)
@@ -94,22 +91,16 @@ def conflicts(a: MemoryEffect, b: MemoryEffect) -> bool:
 
 # ---------------------------------------------------------------- objects
 
-VIEW_INSTRUCTIONS = (Subview, Expand, Fuse)
-"""Instructions whose result is a view on their first operand's memory."""
-
-
 def root_of(value: Value) -> Value | None:
     """The argument or alloca result that `value`'s memory belongs to; None if unknown."""
     while True:
         owner = value.owner
         if isinstance(owner, Function) or isinstance(owner, Alloca):
             return value
-        if isinstance(owner, VIEW_INSTRUCTIONS):
-            value = owner.operands[0]
-        elif isinstance(owner, Load) and isinstance(owner.tensor.type, GroupType):
-            value = owner.tensor
-        else:
+        source = owner.view_source() if isinstance(owner, Instruction) else None
+        if source is None:
             return None
+        value = source
 
 
 def memory_object(value: Value) -> MemoryObject | None:
@@ -124,84 +115,16 @@ def memory_object(value: Value) -> MemoryObject | None:
     return MemoryObject(root_of(value), space)
 
 
-def is_constant_zero(value: Value) -> bool:
-    """A `constant` equal to 0 (so `beta * C` reads nothing)."""
-    owner = value.owner
-    return isinstance(owner, Constant) and not isinstance(owner.value, bool) and owner.value == 0
-
-
 # ---------------------------------------------------------------- effects
 
-def _access(value: Value, kind: EffectKind) -> list[MemoryEffect]:
-    obj = memory_object(value)
-    return [MemoryEffect(obj, kind, value)] if obj is not None else []
-
-
-def _store_kind(flag: StoreFlag) -> EffectKind:
-    return EffectKind.ATOMIC_ADD if flag is StoreFlag.ATOMIC_ADD else EffectKind.WRITE
-
-
-NO_ACCESS = (*VIEW_INSTRUCTIONS, Size, LifetimeStop, Alloca, Barrier, Yield, For, If, Foreach,
-             Parallel)
-"""Instructions that take memrefs without touching their memory themselves."""
-
-
-@singledispatch
 def direct_effects(inst: Instruction) -> list[MemoryEffect]:
-    """Accesses of `inst` itself, not of instructions nested in its regions.
-
-    An instruction this module does not know reads and writes every memref
-    or group operand, so a new instruction is safe before it is described.
-    """
-    if isinstance(inst, NO_ACCESS):
-        return []
-    found: list[MemoryEffect] = []
-    for v in inst.operands:
-        found += _access(v, EffectKind.READ) + _access(v, EffectKind.WRITE)
+    """Accesses of `inst` itself, not of instructions nested in its regions."""
+    found = []
+    for value, kind in inst.memory_accesses():
+        obj = memory_object(value)
+        if obj is not None:
+            found.append(MemoryEffect(obj, kind, value))
     return found
-
-
-@direct_effects.register
-def _(inst: BlasInstruction) -> list[MemoryEffect]:
-    """Inputs are read; the output is written, and read too when beta may be non-zero.
-
-    With the atomic flag (beta is 0 or 1) beta = 1 is an atomic accumulation
-    and beta = 0 an atomic store, which is an ordinary write here.
-    """
-    found: list[MemoryEffect] = []
-    for v in inst.inputs:
-        found += _access(v, EffectKind.READ)
-    beta_zero = is_constant_zero(inst.beta)
-    if inst.atomic:
-        found += _access(inst.output, EffectKind.WRITE if beta_zero else EffectKind.ATOMIC_ADD)
-    else:
-        if not beta_zero:
-            found += _access(inst.output, EffectKind.READ)
-        found += _access(inst.output, EffectKind.WRITE)
-    return found
-
-
-@direct_effects.register
-def _(inst: Load) -> list[MemoryEffect]:
-    """Loading a scalar reads memory; loading a member of a group only forms a pointer."""
-    if isinstance(inst.tensor.type, GroupType):
-        return []
-    return _access(inst.tensor, EffectKind.READ)
-
-
-@direct_effects.register
-def _(inst: Store) -> list[MemoryEffect]:
-    return _access(inst.tensor, _store_kind(inst.flag))
-
-
-@direct_effects.register
-def _(inst: CoopMatrixLoad) -> list[MemoryEffect]:
-    return _access(inst.operands[0], EffectKind.READ)
-
-
-@direct_effects.register
-def _(inst: CoopMatrixStore) -> list[MemoryEffect]:
-    return _access(inst.operands[1], _store_kind(inst.flag))
 
 
 def effects(inst: Instruction) -> list[MemoryEffect]:

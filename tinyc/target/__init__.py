@@ -1,0 +1,4 @@
+"""What the compiler knows about the device it compiles for (passes never import dpctl).
+
+device_info   DeviceInfo: subgroup sizes, work-group and local-memory limits
+"""
