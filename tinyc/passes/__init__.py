@@ -34,7 +34,6 @@ class PassOptions:
 Pass = Callable[[Function, PassOptions], None]
 
 PIPELINE: list[tuple[str, Pass]] = [
-    ("check-shapes", check_shapes),
     ("work-group-size", choose_work_group_size),
     ("insert-barriers", insert_barriers),
     ("lower-collectives", lower_collectives),
@@ -53,10 +52,12 @@ def run_pipeline(program: Program, subgroup_size: int | None = None, device_info
                  check_bounds: bool = False) -> list:
     """Run every pass on every function; `print_after(name, program)` after each.
 
+    `check_bounds` (the bounds-checked variant) runs check-shapes first.
     Returns the warnings the passes gave (Diagnostics), e.g. an option that
     an attribute in the source overrides."""
     options = PassOptions(subgroup_size, device_info, check_bounds=check_bounds)
-    for name, run in PIPELINE:
+    passes = ([("check-shapes", check_shapes)] if check_bounds else []) + PIPELINE
+    for name, run in passes:
         for fn in program.functions:
             run(fn, options)
         if print_after is not None:
