@@ -23,6 +23,9 @@ from tinyc.fuzz.program import Kernel
 from tinyc.fuzz.runner import Outcome, compile_one, run_module
 from tinyc.fuzz.shrink import shrink
 
+MUTANT_SOURCES = 200
+"""Mutants are made from the first MUTANT_SOURCES programs of the seed."""
+
 PROGRAM_FAILURES = {"mismatch": "mismatches", "rejected": "mismatches", "undefined": "mismatches",
                     "unsupported": "mismatches", "internal": "internal-errors", "hang": "hangs"}
 
@@ -154,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                          progress, args.only)
     mutants = 5 * args.programs if args.mutants is None else args.mutants
     if alive and args.only is None:
-        run_mutants(args.seed, mutants, min(args.programs, 200) or 20, tally, out, args.time_limit, progress)
+        run_mutants(args.seed, mutants, MUTANT_SOURCES, tally, out, args.time_limit, progress)
     covered = ", ".join(f"{k} {v}" for k, v in sorted(tally.features.items()))
     print(f"instructions used: {covered}")
     print(f"program outcomes: {dict(tally.statuses)}; collectives checked against NumPy: "

@@ -129,7 +129,9 @@ class Ctx:
         return self.m.type_bool()
 
     def const64(self, value: int) -> Id:
-        return self.m.const_int(value, 64)
+        """A 64-bit constant; folded index arithmetic wraps around as the device's would
+        (an offset that overflows is out of bounds anyway, but must not crash the compiler)."""
+        return self.m.const_int(_wrap64(int(value)), 64)
 
     def const32(self, value: int) -> Id:
         return self.m.const_int(value, 32)
@@ -225,6 +227,12 @@ class Ctx:
         self.block = self.new_block(merge_label)
         return [self.block.phi(t, (a, then_end.label), (b, else_end.label)).result
                 for t, a, b in zip(result_types, then_values, else_values)]
+
+
+def _wrap64(value: int) -> int:
+    """value modulo 2^64 in the signed range."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def natural_alignment(memref: MemrefType) -> int:
