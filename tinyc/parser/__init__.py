@@ -78,7 +78,7 @@ def _parse(text: str, name: str) -> Program:
     source = Source(text, name)
     if not _LEXER:
         _LEXER.append(TensorLexer())
-    tokens = list(_LEXER[0].lex(text, recover=True))
+    tokens = _LEXER[0].tokens(text, recover=True)
     try:
         tree = lalr.parse(tokens)
     except lalr.ParseError:  # parse again, resynchronising after each error, to report them all

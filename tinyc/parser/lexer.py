@@ -34,10 +34,11 @@ _PUNCTUATION = "{}()[]<>,:=?"
 REPLACEMENT = "\ufffd"
 """What a byte that is not UTF-8 decodes to (`tinyc.compiler.source_text`): fine in a
 comment, reported like an unexpected character elsewhere."""
-_FAST = re.compile(r"(?P<space>(?:[ \t\r\f\v\ufeff]+|;[^\n]*)+)|(?P<newline>\n)"
-                   r"|(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))|(?P<punctuation>[{}()\[\],:=?<>])"
-                   r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<modifier>\.[A-Za-z_][A-Za-z0-9_]*)")
-"""The common tokens, one group per kind (`lex`); everything else goes through `_scan`."""
+_FAST = re.compile(r"(?:[ \t\r\n\f\v\ufeff]+|;[^\n]*)*(?:(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
+                   r"|(?P<punctuation>[{}()\[\],:=?<>])|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+                   r"|(?P<modifier>\.[A-Za-z_][A-Za-z0-9_]*))?")
+"""White space and comments, then the common token, one group per kind (`tokens`);
+everything else goes through `_scan`."""
 
 
 class ErrorToken(Token):
@@ -98,38 +99,57 @@ class TensorLexer:
         40,000 instructions spends most of its time here, so the fast path
         builds tokens inline and remembers how each word splits.
         """
+        return iter(self.tokens(text, recover))
+
+    def tokens(self, text: str, recover: bool = False) -> list[Token]:
+        """`lex` as a list (the parser takes them all anyway; no generator in the hot loop)."""
         new, fast, families, keywords = str.__new__, _FAST.match, self.families, self.keywords
-        words = self._words
+        words, token_cls = self._words, Token
+        out: list[Token] = []
+        append = out.append
         line, line_start, pos, n = 1, 0, 0, len(text)
         while pos < n:
-            m = fast(text, pos)
-            kind = m.lastgroup if m is not None else None
-            if kind == "space":
-                pos = m.end()
-                continue
-            if kind == "newline":
-                pos = line_start = m.end()
-                line += 1
-                continue
+            m = fast(text, pos)  # always matches: everything in it is optional
+            kind = m.lastgroup
+            start = m.start(kind) if kind is not None else m.end()  # the token (or what _scan reads)
+            if start > pos:
+                newlines = text.count("\n", pos, start)
+                if newlines:
+                    line += newlines
+                    line_start = text.rfind("\n", pos, start) + 1
+                pos = start
+                if pos >= n:
+                    break
             if kind == "word":
-                word = m.group()
+                word = m.group(kind)
                 if word not in families:
                     pieces = words.get(word)
                     if pieces is None:
                         pieces = words[word] = [(t, a - pos, b - pos) for t, a, b in self._word(text, pos)]
+                    column = pos - line_start + 1
                     for terminal, a, b in pieces:
-                        yield _token(new, terminal, text[pos + a: pos + b], pos + a, pos + b, line, line_start)
+                        value = word if b - a == len(word) else text[pos + a: pos + b]
+                        tok = new(token_cls, value)
+                        tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, pos + a, pos + b
+                        tok.line = tok.end_line = line
+                        tok.column, tok.end_column = column + a, column + b
+                        append(tok)
                     pos = m.end()
                     continue
                 kind = None
             if kind is not None:
                 end = m.end()
-                value = m.group()
+                value = m.group(kind)
                 if kind == "name":
                     terminal = "LOCAL_ID" if value[0] == "%" else "GLOBAL_ID"
                 else:  # punctuation or a .modifier
                     terminal = keywords.get(value, DOTWORD)
-                yield _token(new, terminal, value, pos, end, line, line_start)
+                tok = new(token_cls, value)
+                tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, pos, end
+                tok.line = tok.end_line = line
+                tok.column = pos - line_start + 1
+                tok.end_column = end - line_start + 1
+                append(tok)
                 pos = end
                 continue
             try:
@@ -138,16 +158,16 @@ class TensorLexer:
                 if not recover:
                     raise
                 stop = min(pos + err.end_column - err.column + 1, n)
-                bad = _token(str.__new__, LEX_ERROR, text[pos:stop], pos, stop, line, line_start,
-                             ErrorToken)
+                bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, line_start, ErrorToken)
                 bad.message = err.message
-                yield bad
+                append(bad)
                 newline = text.find("\n", pos)
                 pos = n if newline < 0 else newline
                 continue
             for terminal, start, end in scanned:
-                yield _token(new, terminal, text[start:end], start, end, line, line_start)
+                append(_token(new, terminal, text[start:end], start, end, line, line_start))
                 pos = end
+        return out
 
     def _scan(self, text: str, pos: int, line: int, column: int) -> list[tuple[str, int, int]]:
         """The token(s) at `pos` as (terminal, start, end); a word may split into several."""
