@@ -165,8 +165,8 @@ class Kernel:
         bounds-checked variant, which raises BoundsError instead of writing out of bounds."""
         batch = self._batch(kwargs)
         self._check_count(args)
-        if bounds.requested(check_bounds):
-            return self._call_checked(args, batch)
+        if bounds.requested(check_bounds) and (check_bounds or self._checked_variant is not None):
+            return self._call_checked(args, batch)  # (TINYC_CHECK_BOUNDS skips raw SPIR-V kernels)
         call, parts = self._bound(args, batch, self._pools)
         events = call.staging.events
         try:
