@@ -84,7 +84,8 @@ class Writer:
         self.args: list = []
         self.outputs: dict[str, Root] = {}
         self.gid: Val | None = None
-        self.budget = rng.randint(6, 40)  # instructions in the whole kernel (roughly)
+        self.budget = rng.randint(4, 30)  # instructions in the whole kernel (roughly)
+        self.collectives = 0  # BLAS-like collectives so far (instructions.MAX_COLLECTIVES)
 
     # -- text ---------------------------------------------------------------------
     def emit(self, text: str) -> None:
@@ -451,6 +452,8 @@ class Writer:
             self.step()
 
     def step(self) -> None:
+        from tinyc.fuzz.instructions import COLLECTIVES
+
         entries = [e for e in self.table if e.allowed(self)]
         weights = [e.weight for e in entries]
         for _ in range(8):
@@ -458,6 +461,7 @@ class Writer:
             if entry.emit(self) is not False:
                 self.budget -= 1
                 self.feature(entry.name)
+                self.collectives += entry.name in COLLECTIVES
                 return
 
 

@@ -22,6 +22,12 @@ from tinyc.ir.types import (
 )
 
 
+COLLECTIVES = frozenset({"gemm", "gemv", "ger", "axpby", "sum", "cumsum", "hadamard_product"})
+MAX_COLLECTIVES = 3
+"""Per kernel: lowered collectives dominate the device compiler's time (seconds for a
+kernel with several gemms), so a campaign runs more, smaller programs."""
+
+
 @dataclass
 class Entry:
     name: str
@@ -32,6 +38,8 @@ class Entry:
 
     def allowed(self, w: Writer) -> bool:
         if w.region.level < self.level:
+            return False
+        if self.name in COLLECTIVES and w.collectives >= MAX_COLLECTIVES:
             return False
         if self.where == "collective":
             return not w.spmd
