@@ -1,4 +1,4 @@
-"""`tinyc check` and `tinyc compile` start fast: they never load the runtime, dpctl,
+"""`tinyc check`, `tinyc compile` and `tinyc fmt` start fast: they never load the runtime, dpctl,
 NumPy or lark (the parser's tables are generated; see benchmarks/compile_speed.py
 for the times)."""
 
@@ -22,13 +22,15 @@ try:
 except SystemExit:
     pass
 print(sorted({m for m in sys.modules if m.split(".")[0] in ("dpctl", "numpy", "lark")
-              or m.startswith("tinyc.runtime")}), file=sys.stderr)
+              or m.startswith("tinyc.runtime") or m.split(".")[0] in ("pygls", "pygments")}),
+      file=sys.stderr)
 """
 
 
 @pytest.mark.parametrize("command", [["check", "samples/fused_kernel.ir"],
                                      ["compile", "samples/fused_kernel.ir", "-o", "{out}"],
-                                     ["compile", "samples/dg_volume.ir", "--emit", "lowered", "-o", "-"]])
+                                     ["compile", "samples/dg_volume.ir", "--emit", "lowered", "-o", "-"],
+                                     ["fmt", "--check", "samples/fused_kernel.ir"]])
 def test_check_and_compile_import_no_runtime(command, tmp_path):
     args = [a.format(out=tmp_path / "k.spv") for a in command]
     proc = subprocess.run([sys.executable, "-c", SCRIPT, *args], cwd=REPO, capture_output=True, text=True,

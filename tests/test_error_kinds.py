@@ -61,6 +61,8 @@ def test_a_usage_error_exits_2(monkeypatch):
 
 
 def test_a_value_error_is_not_a_usage_error(monkeypatch):
+    """A bug is an internal error (exit 3) that names the exception, not bad input."""
     result = _run_with(monkeypatch, ValueError("a bug deep inside"))
-    assert result.exit_code != 2
-    assert isinstance(result.exception, ValueError)
+    assert result.exit_code == 3
+    assert "internal error: ValueError: a bug deep inside" in result.stderr
+    assert "Traceback" not in result.stderr

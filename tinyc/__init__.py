@@ -4,18 +4,35 @@
     prog["kernel"](*args, batch=1000)
 
 Importing tinyc does not import dpctl; the runtime loads on the first launch.
+It points the OpenCL loader at the pip-installed CPU runtime (OCL_ICD_FILENAMES,
+unless set), so `import tinyc` before `import dpnp` makes the CPU device visible
+to dpnp too.
 """
 
-from tinyc.compiler import CompilationWarning, Program, compile
-from tinyc.diagnostics import BoundsError, CompilationError, LaunchError
+__version__ = "0.1.0"
 
-__all__ = ["BoundsError", "CompilationError", "CompilationWarning", "LaunchError", "Program", "compile", "Group"]
+from tinyc.opencl_loader import ensure_opencl_icd as _ensure_opencl_icd  # noqa: E402
+
+_ensure_opencl_icd()
+
+from tinyc.compiler import CompilationWarning, Program, compile  # noqa: E402
+from tinyc.diagnostics import BoundsError, CompilationError, LaunchError  # noqa: E402
+
+__all__ = ["BoundsError", "CompilationError", "CompilationWarning", "LaunchError", "Program", "compile", "Group", "Devices", "devices", "distributed"]
+
+_RUNTIME = {  # public names that load the runtime (and dpctl) only when asked for
+    "Group": "tinyc.runtime.arguments",
+    "Devices": "tinyc.runtime.devices",
+    "devices": "tinyc.runtime.devices",
+}
 
 
 def __getattr__(name: str):
-    """`tinyc.Group` lives in the runtime; load it only when asked for."""
-    if name == "Group":
-        from tinyc.runtime.arguments import Group
+    """`tinyc.Group`, `tinyc.devices`, ... live in the runtime; load them on first use."""
+    from importlib import import_module
 
-        return Group
+    if name in _RUNTIME:
+        return getattr(import_module(_RUNTIME[name]), name)
+    if name == "distributed":
+        return import_module("tinyc.distributed")
     raise AttributeError(f"module 'tinyc' has no attribute '{name}'")

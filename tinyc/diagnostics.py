@@ -7,6 +7,7 @@ the user's text. All user errors (syntax, types, regions, attributes) become
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -69,6 +70,7 @@ class Diagnostic:
     span: Span | None = None
     notes: tuple[Note, ...] = ()
     severity: str = "error"
+    hint: str | None = None  # a suggestion of its own line (`hint: write ...`)
 
     @property
     def line(self) -> int:
@@ -86,45 +88,97 @@ class Diagnostic:
     def end_column(self) -> int:
         return self.span.end_column if self.span else 0
 
+    @property
+    def hints(self) -> list[str]:
+        """The "did you mean" suggestions in the message (`did you mean 'gemm'?`), then `hint`."""
+        found = [f"did you mean '{m.group(1)}'?" for m in _HINT.finditer(self.message)]
+        return found + ([self.hint] if self.hint else [])
+
+    @property
+    def suggestions(self) -> list[str]:
+        """The names the hints suggest (`gemm`), for editors' quick fixes."""
+        return [m.group(1) for m in _HINT.finditer(self.message)]
+
+    @property
+    def bare_message(self) -> str:
+        """The message without its hints (they are a field of their own in JSON)."""
+        return _HINT.sub("", self.message)
+
     def __str__(self) -> str:
-        parts = [_render(self.severity, self.message, self.span)]
-        parts += [_render("note", n.message, n.span) for n in self.notes]
+        return self.render()
+
+    def render(self, color: bool = False) -> str:
+        """The text form; `color` adds ANSI colours as clang does (bold location, red error)."""
+        parts = [_render(self.severity, self.message, self.span, color)]
+        parts += [_render("note", n.message, n.span, color) for n in self.notes]
+        if self.hint:
+            parts.append(_render("hint", self.hint, None, color))
         return "\n".join(parts)
 
     def to_json(self) -> dict:
-        """The diagnostic as a plain dict, for editors (`--format json`)."""
+        """The diagnostic as a plain dict, for editors (`--format json`).
+
+        `line`/`column`/`end_line`/`end_column` are as in the text output:
+        1-based, end inclusive, counted in characters. `range` is the LSP's:
+        0-based lines, 0-based `character` in UTF-16 code units, end exclusive.
+        """
         return {
-            "file": self.span.source.name if self.span and self.span.source else None,
-            "line": self.line,
-            "column": self.column,
-            "end_line": self.end_line,
-            "end_column": self.end_column,
+            "file": _file_of(self.span),
             "severity": self.severity,
-            "message": self.message,
-            "notes": [
-                {
-                    "message": n.message,
-                    "line": n.span.line if n.span else 0,
-                    "column": n.span.column if n.span else 0,
-                    "end_line": n.span.end_line if n.span else 0,
-                    "end_column": n.span.end_column if n.span else 0,
-                }
-                for n in self.notes
-            ],
+            "message": self.bare_message,
+            "hints": self.hints,
+            **_location_json(self.span),
+            "notes": [{"file": _file_of(n.span), "message": n.message, **_location_json(n.span)}
+                      for n in self.notes],
         }
 
 
-def _render(severity: str, message: str, span: Span | None) -> str:
-    """`FILE:LINE.COL-END: severity: message`, source line, carets."""
+_HINT = re.compile(r" \(did you mean '([^']*)'\?\)")
+"""The hint `did_you_mean` appends to a message; `Diagnostic.hints` reads it back."""
+
+
+def _file_of(span: Span | None) -> str | None:
+    return span.source.name if span and span.source else None
+
+
+def _location_json(span: Span | None) -> dict:
     if span is None:
-        return f"{severity}: {message}"
+        return {"line": 0, "column": 0, "end_line": 0, "end_column": 0, "range": None}
+    return {"line": span.line, "column": span.column, "end_line": span.end_line,
+            "end_column": span.end_column, "range": lsp_range(span)}
+
+
+def lsp_range(span: Span) -> dict | None:
+    """`span` in the Language Server Protocol's terms: 0-based, UTF-16, end exclusive."""
+    if span.source is None:
+        return None
+    from tinyc.editor.positions import line_index
+
+    return line_index(span.source.text).span_range(span)
+
+
+_COLORS = {"error": "\033[1;31m", "warning": "\033[1;35m", "note": "\033[1;36m",
+           "hint": "\033[1;32m"}
+_BOLD, _GREEN, _RESET = "\033[1m", "\033[1;32m", "\033[0m"
+
+
+def _render(severity: str, message: str, span: Span | None, color: bool = False) -> str:
+    """`FILE:LINE.COL-END: severity: message`, source line, carets."""
+    label = f"{_COLORS.get(severity, _BOLD)}{severity}:{_RESET}" if color else f"{severity}:"
+    if color:
+        message = f"{_BOLD}{message}{_RESET}"
+    if span is None:
+        return f"{label} {message}"
     name = span.source.name if span.source else "<string>"
-    head = f"{name}:{span}: {severity}: {message}"
+    where = f"{_BOLD}{name}:{span}:{_RESET}" if color else f"{name}:{span}:"
+    head = f"{where} {label} {message}"
     if span.source is None:
         return head
     text = span.source.line(span.line).expandtabs(1)
     last = span.end_column if span.end_line == span.line else max(len(text), span.column)
     carets = " " * (span.column - 1) + "^" * max(1, last - span.column + 1)
+    if color:
+        carets = f"{_GREEN}{carets}{_RESET}"
     return f"{head}\n{text}\n{carets}"
 
 
@@ -136,6 +190,10 @@ class CompilationError(Exception):
             diagnostics = [diagnostics]
         self.diagnostics: list[Diagnostic] = list(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+    def render(self, color: bool = False) -> str:
+        """Every diagnostic as text, in colour if asked."""
+        return "\n".join(d.render(color) for d in self.diagnostics)
 
     def to_json(self) -> str:
         import json

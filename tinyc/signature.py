@@ -45,5 +45,6 @@ class KernelInfo:
     params: tuple[ParamInfo, ...]
     work_group_size: tuple[int, int]  # (X, Y): OpenCL local size (X, Y, 1)
     subgroup_size: int
+    batch_split_problem: str | None = None  # why slices of the batch cannot run as launches of their own (None: they can)
     bounds_sites: tuple[BoundsSite, ...] | None = None  # a bounds-checked variant: its checks
     bounds_dry: bool = False  # ... that stores nothing: a dry run before the plain kernel

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -109,10 +108,8 @@ def test_no_device_message_names_the_fix():
 
 def test_program_cache_hit(queue, spirv):
     first = build_program(queue, spirv)
-    start = time.perf_counter()
     again = build_program(queue, bytes(bytearray(spirv)))  # equal bytes, other object
-    assert again is first
-    assert time.perf_counter() - start < 0.005
+    assert again is first  # the cached program object: no second JIT build
 
 
 def test_build_error_has_log(queue, tmp_path):

@@ -303,6 +303,10 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
                echo: Callable[[str], None] = print, check_bounds: bool | None = None) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
+    from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
+
+    if launched_by_mpi():  # under mpiexec: the batch split over the ranks
+        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device, echo)
 
     program = tinyc.compile(source, name=file, device=device)
     names = program.kernel_names
@@ -333,7 +337,7 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
          f"(median of {repeat}, wall clock incl. argument transfer; JIT build "
          f"{build * 1e3:.1f} ms, first launch {first * 1e3:.1f} ms)")
     if check:
-        check_results(fn, info, inputs, args, batch, seed, echo)
+        check_results(program, name, inputs, args, batch, seed, echo)
 
 
 def device_array_limit(kernel: Any) -> int | None:
@@ -344,13 +348,15 @@ def device_array_limit(kernel: Any) -> int | None:
         return None
 
 
-def check_results(fn: Any, info: Any, inputs: list[Any], results: list[Any], batch: int, seed: int,
+def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
                   echo: Callable[[str], None]) -> None:
     """Run the reference on `inputs` and compare with the device's `results` (LaunchError if
     they differ or nothing could be compared)."""
     import tinyc
     from tinyc.reference import ReferenceFault, ReferenceUnsupported, run as run_reference
 
+    info = program[name].info
+    fn = program.checked_ir()[name]
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
     reference_args = [copy_argument(a) for a in inputs]

@@ -44,9 +44,10 @@ from tinyc.ir.core import Program
 from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
 from tinyc.parser.errors import syntax_error
+from tinyc.parser.lalr import Tree
 from tinyc.parser.lexer import TensorLexer
 
-__all__ = ["parse"]
+__all__ = ["parse", "parse_partial", "parse_tree"]
 
 _LEXER: list[TensorLexer] = []
 
@@ -76,15 +77,38 @@ def parse(text: str, name: str = "<string>") -> Program:
 
 def _parse(text: str, name: str) -> Program:
     source = Source(text, name)
+    return ProgramBuilder(source).program(_tree(text, source))
+
+
+def parse_partial(text: str, name: str = "<string>") -> tuple[Program, list[Diagnostic]]:
+    """The program with whatever names resolve, and the name errors (for editors).
+
+    Raises CompilationError for a syntax error, like `parse`; an undefined
+    value stands for a placeholder of type void.
+    """
+    source = Source(text, name)
+    builder = ProgramBuilder(source)
+    program = builder.program(_tree(text, source), raise_errors=False)
+    return program, sorted(builder.ctx.sink.diagnostics, key=lambda d: (d.line, d.column))
+
+
+def parse_tree(text: str, name: str = "<string>") -> Tree:
+    """The syntax tree only (no names resolved): what the formatter needs.
+
+    Raises CompilationError for a syntax error, like `parse`.
+    """
+    return _tree(text, Source(text, name))
+
+
+def _tree(text: str, source: Source) -> Tree:
     if not _LEXER:
         _LEXER.append(TensorLexer())
     tokens = _LEXER[0].tokens(text, recover=True)
     try:
-        tree = lalr.parse(tokens)
+        return lalr.parse(tokens)
     except lalr.ParseError:  # parse again, resynchronising after each error, to report them all
         _, errors = lalr.parse_recovering(tokens)
         raise CompilationError(syntax_errors(errors, source)) from None
-    return ProgramBuilder(source).program(tree)
 
 
 def syntax_errors(errors: list[lalr.ParseError], source: Source) -> list[Diagnostic]:

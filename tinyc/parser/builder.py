@@ -24,7 +24,9 @@ class ProgramBuilder:
     def __init__(self, source: Source):
         self.ctx = BuildContext(source)
 
-    def program(self, tree: Tree) -> Program:
+    def program(self, tree: Tree, raise_errors: bool = True) -> Program:
+        """The program; CompilationError with every name error, unless not `raise_errors`
+        (editors want the program as far as it goes; errors are in `self.ctx.sink`)."""
         functions: list[Function] = []
         seen: dict[str, Span] = {}
         for fn_tree in tree.children:
@@ -38,7 +40,8 @@ class ProgramBuilder:
             functions.append(fn)
         if not tree.children:  # empty or only comments: nothing to compile or run
             self.ctx.error("the program defines no function", Span(1, 1, 1, 1, self.ctx.source))
-        self.ctx.sink.raise_if_any()
+        if raise_errors:
+            self.ctx.sink.raise_if_any()
         return Program(functions, source=self.ctx.source)
 
     def function(self, tree: Tree) -> Function:

@@ -26,6 +26,9 @@ WORD = "WORD"
 DOTWORD = "DOTWORD"
 """`.something` that is no known modifier."""
 
+ERROR = "ERROR"
+"""Text that starts no token, in tolerant mode (for editors); never reaches the parser."""
+
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _SHAPE_TAIL = re.compile(r"(?:x[0-9]*)+")
@@ -86,12 +89,13 @@ class TensorLexer:
         self.families = {k.split(".")[0] for k in self.keywords if "." in k[1:]}
         self._words: dict[str, list[tuple[str, int, int]]] = {}  # word -> its tokens (offsets)
 
-    def lex(self, text: str, recover: bool = False) -> Iterator[Token]:
+    def lex(self, text: str, recover: bool = False, tolerant: bool = False) -> Iterator[Token]:
         """Tokens of `text`; a LexError at the first character that starts none.
 
         `recover`: instead of raising, yield an `ErrorToken` (type LEX_ERROR,
         with the message) for the offending text and go on at the next line,
-        so the parser can report it among other errors.
+        so the parser can report it among other errors. `tolerant` (editors):
+        an ERROR token for the offending text, and go on right after it.
 
         The common tokens (names, punctuation, plain words, modifiers, white
         space) come from one regular expression; numbers, strings, `->` and
@@ -99,9 +103,9 @@ class TensorLexer:
         40,000 instructions spends most of its time here, so the fast path
         builds tokens inline and remembers how each word splits.
         """
-        return iter(self.tokens(text, recover))
+        return iter(self.tokens(text, recover, tolerant))
 
-    def tokens(self, text: str, recover: bool = False) -> list[Token]:
+    def tokens(self, text: str, recover: bool = False, tolerant: bool = False) -> list[Token]:
         """`lex` as a list (the parser takes them all anyway; no generator in the hot loop)."""
         new, fast, families, keywords = str.__new__, _FAST.match, self.families, self.keywords
         words, token_cls = self._words, Token
@@ -155,11 +159,20 @@ class TensorLexer:
             try:
                 scanned = self._scan(text, pos, line, pos - line_start + 1)
             except LexError as err:
-                if not recover:
+                if tolerant:
+                    end = min(pos + err.end_column - err.column + 1, n)
+                    if "\n" in text[pos:end]:
+                        end = text.index("\n", pos)
+                    scanned = [(ERROR, pos, max(end, pos + 1))]
+                elif not recover:
                     raise
-                stop = min(pos + err.end_column - err.column + 1, n)
+                else:
+                    scanned = None
+                    stop = min(pos + err.end_column - err.column + 1, n)
+                    message = err.message
+            if scanned is None:
                 bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, line_start, ErrorToken)
-                bad.message = err.message
+                bad.message = message
                 append(bad)
                 newline = text.find("\n", pos)
                 pos = n if newline < 0 else newline

@@ -3,8 +3,8 @@
 The pip-installed Intel OpenCL CPU runtime ships an ICD file with a
 placeholder path, so the OpenCL loader only finds it when `OCL_ICD_FILENAMES`
 names `<prefix>/lib/libintelocl.so`. The loader reads that variable once, when
-dpctl is first imported, so `ensure_opencl_icd()` runs before every import of
-dpctl here (and when `tinyc.runtime` is imported). dpctl itself is imported
+dpctl is first imported, so `ensure_opencl_icd()` (tinyc/opencl_loader.py)
+runs when `tinyc` is imported and before every import of dpctl here. dpctl itself is imported
 lazily: `tinyc check` and `tinyc compile` never load it.
 
 Not every SYCL device takes SPIR-V (PoCL's `opencl:cpu:1` has no IL support;
@@ -16,15 +16,15 @@ device for the process.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from tinyc.diagnostics import LaunchError
+from tinyc.opencl_loader import ICD_VARIABLE, ensure_opencl_icd, icd_library  # noqa: F401
+from tinyc.opencl_loader import icd_state as _icd_state
 
-ICD_VARIABLE = "OCL_ICD_FILENAMES"
 DEVICE_VARIABLE = "TINYC_DEVICE"
 
 # spirv-as --target-env spv1.4 of:
@@ -38,26 +38,11 @@ _PROBE_SPIRV = bytes.fromhex(
 )
 
 _lock = threading.RLock()
-_icd_state: dict[str, Any] = {"set_by_tinyc": False, "dpctl_was_loaded": False}
 _queues: dict[Any, Any] = {}  # SyclDevice -> in-order SyclQueue
 _profiling_queues: dict[Any, Any] = {}  # (context, device) -> profiling queue
 _spirv_ok: dict[tuple[str, str], bool] = {}  # (filter string, driver) -> builds SPIR-V
 _default: list[Any] = []  # the chosen default queue, once found
-
-
-def icd_library() -> str:
-    """Where pip puts the Intel OpenCL CPU runtime."""
-    return os.path.join(sys.prefix, "lib", "libintelocl.so")
-
-
-def ensure_opencl_icd() -> None:
-    """Set OCL_ICD_FILENAMES to the pip CPU runtime unless the user set it."""
-    if os.environ.get(ICD_VARIABLE) or _icd_state["set_by_tinyc"]:
-        return
-    if os.path.exists(icd_library()):
-        os.environ[ICD_VARIABLE] = icd_library()
-        _icd_state["set_by_tinyc"] = True
-        _icd_state["dpctl_was_loaded"] = "dpctl" in sys.modules
+_labels: dict[Any, str] = {}  # sub-device -> "parent/i" (sub-devices have no filter string)
 
 
 def import_dpctl() -> ModuleType:
@@ -85,6 +70,29 @@ def queue_for_device(device: Any) -> Any:
         return queue
 
 
+def register_queue(device: Any, queue: Any, label: str) -> None:
+    """Use `queue` for a sub-device (made by tinyc.devices), and name it `label`."""
+    with _lock:
+        _queues[device] = queue
+        _labels[device] = label
+
+
+def device_label(device: Any) -> str:
+    """A short name of a device: its filter string, or `parent/i` for a sub-device."""
+    label = _labels.get(device)
+    if label is not None:
+        return label
+    try:
+        return device.filter_string
+    except ValueError:  # a sub-device tinyc did not make
+        return f"sub-device of {device_label(device.get_unpartitioned_parent_device())}"
+
+
+def _root(device: Any) -> Any:
+    """The device itself, or the unpartitioned device a sub-device belongs to."""
+    return device if device.parent_device is None else device.get_unpartitioned_parent_device()
+
+
 def profiling_queue(queue: Any) -> Any:
     """A queue with event profiling on the same context and device as `queue`."""
     if queue.has_enable_profiling:
@@ -104,6 +112,7 @@ def profiling_queue(queue: Any) -> Any:
 def accepts_spirv(device: Any) -> bool:
     """True if the device builds a SPIR-V 1.4 kernel (cached per device)."""
     dpctl = import_dpctl()
+    device = _root(device)  # a sub-device builds what its device builds
     key = (device.filter_string, device.driver_version)
     with _lock:
         if key not in _spirv_ok:
@@ -122,7 +131,7 @@ def _try_probe(dpctl: ModuleType, device: Any) -> bool:
 
 
 def _describe(device: Any) -> str:
-    return f"{device.filter_string} ({device.name}, driver {device.driver_version})"
+    return f"{device_label(device)} ({device.name}, driver {device.driver_version})"
 
 
 def _no_device_message(seen: list[Any]) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 from tinyc.diagnostics import LaunchError
 from tinyc.runtime import bounds
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
-from tinyc.runtime.device import import_dpctl, profiling_queue, select_queue
+from tinyc.runtime.device import device_label, import_dpctl, profiling_queue, select_queue
 from tinyc.runtime.pool import Pools
 from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
@@ -62,6 +62,7 @@ class Kernel:
                  checked_variant: Callable[[], "Kernel"] | None = None):
         self.info = info
         self.name = info.name
+        self.spirv = spirv  # kept to build the kernel for other devices (sharding.py)
         self._checked_variant = checked_variant  # builds the bounds-checked Kernel (runtime/bounds.py)
         self._checked: Kernel | None = None
         self.queue = select_queue(device)
@@ -86,15 +87,15 @@ class Kernel:
         self._names = ", ".join(p.name for p in info.params)
 
     def __repr__(self) -> str:
-        return f"<tinyc.Kernel {self.name}({self._names}) on {self.queue.sycl_device.filter_string}>"
+        return f"<tinyc.Kernel {self.name}({self._names}) on {device_label(self.queue.sycl_device)}>"
 
     # -- checking and packing ------------------------------------------------
     def _batch(self, kwargs: dict[str, Any]) -> int:
         batch = kwargs.pop("batch", 1)
         if kwargs:
             unknown = ", ".join(sorted(kwargs))
-            raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; only batch= and "
-                              f"check_bounds= are accepted")
+            raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; "
+                              f"only batch=, device=, weights= and check_bounds= are accepted")
         if type(batch) is not int:  # the common case without ABC checks
             if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
                 raise LaunchError(f"batch must be a positive integer, got {batch!r}", argument="batch")
@@ -162,11 +163,19 @@ class Kernel:
 
     def __call__(self, *args: Any, check_bounds: bool | None = None, **kwargs: Any) -> None:
         """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the
-        bounds-checked variant, which raises BoundsError instead of writing out of bounds."""
+        bounds-checked variant, which raises BoundsError instead of writing out of bounds
+        (on this kernel's device: a checked launch is not split over devices)."""
+        checking = bounds.requested(check_bounds) and (check_bounds or self._checked_variant is not None)
+        if ("device" in kwargs or "weights" in kwargs) and not checking:  # the batch split over devices
+            from tinyc.runtime import sharding
+
+            device, weights = kwargs.pop("device", None), kwargs.pop("weights", None)
+            return sharding.launch(self, args, self._batch(kwargs), device, weights)
+        kwargs.pop("device", None), kwargs.pop("weights", None)
         batch = self._batch(kwargs)
         self._check_count(args)
-        if bounds.requested(check_bounds) and (check_bounds or self._checked_variant is not None):
-            return self._call_checked(args, batch)  # (TINYC_CHECK_BOUNDS skips raw SPIR-V kernels)
+        if checking:  # (TINYC_CHECK_BOUNDS skips raw SPIR-V kernels: they have no variant)
+            return self._call_checked(args, batch)
         call, parts = self._bound(args, batch, self._pools)
         events = call.staging.events
         try:

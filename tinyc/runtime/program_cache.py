@@ -18,7 +18,7 @@ import hashlib
 import threading
 from typing import Any
 
-from tinyc.runtime.device import import_dpctl
+from tinyc.runtime.device import device_label, import_dpctl
 from tinyc.runtime.opencl import build_log
 
 
@@ -39,13 +39,28 @@ def spirv_key(spirv: bytes) -> bytes:
     return hashlib.sha256(spirv).digest()
 
 
+_building: dict[tuple[Any, Any, bytes], threading.Lock] = {}  # one lock per key being built
+
+
 def build_program(queue: Any, spirv: bytes) -> Any:
-    """The dpctl SyclProgram for `spirv` on the queue's context and device."""
+    """The dpctl SyclProgram for `spirv` on the queue's context and device.
+
+    Builds of different keys run at the same time (the runtime's JIT releases
+    the GIL: a batch split over two devices builds for both at once)."""
     key = (queue.sycl_context, queue.sycl_device, spirv_key(spirv))
     with _lock:
         program = _programs.get(key)
+        if program is not None:
+            return program
+        building = _building.setdefault(key, threading.Lock())
+    with building:
+        with _lock:
+            program = _programs.get(key)
         if program is None:
-            program = _programs[key] = _build(queue, bytes(spirv))
+            program = _build(queue, bytes(spirv))
+            with _lock:
+                _programs[key] = program
+                _building.pop(key, None)
         return program
 
 
@@ -58,7 +73,7 @@ def _build(queue: Any, spirv: bytes) -> Any:
         log = build_log(device, spirv)
         raise BuildError(
             f"the SPIR-V module ({len(spirv)} bytes) does not build on "
-            f"{device.filter_string} ({device.name}, driver {device.driver_version}); build log:",
+            f"{device_label(device)} ({device.name}, driver {device.driver_version}); build log:",
             log,
         ) from None
 

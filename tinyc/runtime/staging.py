@@ -294,6 +294,13 @@ class Staging:
     # -- results ---------------------------------------------------------------
     def copy_back(self, after: Any) -> None:
         """Copy written arrays back once the event `after` completed; waits."""
+        self.finish_copy_back(self.start_copy_back(after))
+
+    def start_copy_back(self, after: Any) -> tuple[list, list]:
+        """Submit the copies back (after the event `after`), without waiting.
+
+        Several stagings (one per device of a split launch) start theirs
+        before any waits, so the devices copy at the same time."""
         events = self.events  # the caller waits for all of them even if this raises
         events.extend(self.queue.memcpy_async(host, device, len(host), [after]) for device, host, _ in self.scatters)
         pending: list[tuple[np.ndarray, np.ndarray, int]] = []  # (array, host copy, its offset there)
@@ -302,7 +309,12 @@ class Staging:
             self._apart_back(after, events, pending)
         elif self._regions is not None:
             self._regions_back(after, events, pending, regions)
-        wait_all(events, self.in_order)
+        return pending, regions
+
+    def finish_copy_back(self, started: tuple[list, list]) -> None:
+        """Wait for the copies `start_copy_back` submitted and place what needs the host."""
+        pending, regions = started
+        wait_all(self.events, self.in_order)
         for lo, size, offset in regions:
             host_bytes(self.arrays, lo, size)[:] = self.arena_host[offset : offset + size]
         for array, buffer, offset in pending:

@@ -16,6 +16,7 @@ from tinyc.ir.core import Value
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
 from tinyc.signature import KernelInfo
 from tinyc.spirv.codegen.analysis import param_infos
+from tinyc.spirv.codegen.batch_split import batch_split_problem
 from tinyc.spirv.codegen.bounds import Bounds
 from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, Lowered, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emit_region
@@ -98,6 +99,8 @@ def emit_kernel(m: Module, fn: IRFunction, check_bounds: bool = False) -> Kernel
     emit_region(ctx, fn.body)
     ctx.do(Op.Return)
     ctx.prologue.op(Op.Branch, ctx.body_label)
+    params = param_infos(fn)
     sites = tuple(ctx.bounds.sites) if check_bounds else None
     dry = bool(check_bounds and ctx.bounds.dry)
-    return KernelInfo(fn.name, param_infos(fn), (X, Y), ctx.subgroup_size, sites, dry)
+    return KernelInfo(fn.name, params, (X, Y), ctx.subgroup_size, batch_split_problem(fn, params),
+                      sites, dry)

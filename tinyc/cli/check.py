@@ -1,0 +1,45 @@
+"""`tinyc check FILE...`: syntax, type and region errors, as text or JSON."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tinyc.cli.common import Inputs, color_option, display_name, print_diagnostics
+from tinyc.diagnostics import CompilationError
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=True))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              help="Diagnostics as text (default) or as a JSON list for editors.")
+@color_option
+def check(files: tuple[str, ...], fmt: str) -> None:
+    """Check FILES ('-': standard input) for syntax, type and region errors.
+
+    \b
+    JSON: a list of {file, severity, message, hints, line, column, end_line,
+    end_column, range, notes}; line/column are 1-based with the end column
+    inclusive (as in the text form), `range` is the LSP's (0-based, UTF-16
+    code units, end exclusive).
+    """
+    from tinyc.compiler import check_source
+
+    failed = False
+    collected: list[dict] = []
+    inputs = Inputs(files)
+    for path, text in inputs:
+        try:
+            check_source(text, display_name(path))
+        except CompilationError as err:
+            failed = True
+            if fmt == "json":
+                collected += [d.to_json() for d in err.diagnostics]
+            else:
+                print_diagnostics(err)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(collected, indent=2))
+    sys.exit(inputs.exit_code(failed))

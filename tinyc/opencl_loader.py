@@ -1,0 +1,35 @@
+"""Point the OpenCL loader at the pip-installed Intel CPU runtime, before dpctl loads.
+
+pip installs `intel-opencl-rt` with an ICD file whose library path is a
+placeholder, so the OpenCL loader finds the CPU device only when
+`OCL_ICD_FILENAMES` names `<prefix>/lib/libintelocl.so`, and it reads that
+variable once, when dpctl (or dpnp) is first imported. `import tinyc` calls
+`ensure_opencl_icd()`, so `import tinyc` followed by `import dpnp` sees the
+CPU device; the runtime calls it again before its own import of dpctl. A
+value the user set is kept. Nothing else is imported here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+ICD_VARIABLE = "OCL_ICD_FILENAMES"
+
+icd_state: dict[str, Any] = {"set_by_tinyc": False, "dpctl_was_loaded": False}
+
+
+def icd_library() -> str:
+    """Where pip puts the Intel OpenCL CPU runtime."""
+    return os.path.join(sys.prefix, "lib", "libintelocl.so")
+
+
+def ensure_opencl_icd() -> None:
+    """Set OCL_ICD_FILENAMES to the pip CPU runtime unless the user set it."""
+    if os.environ.get(ICD_VARIABLE) or icd_state["set_by_tinyc"]:
+        return
+    if os.path.exists(icd_library()):
+        os.environ[ICD_VARIABLE] = icd_library()
+        icd_state["set_by_tinyc"] = True
+        icd_state["dpctl_was_loaded"] = "dpctl" in sys.modules
