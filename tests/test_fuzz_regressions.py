@@ -37,3 +37,29 @@ def test_device_agrees_with_the_reference(path, device):
         compared, _ = compare_outputs(kernel.info, args, reference, BATCH, None)
         assert compared, "nothing to compare"
         assert [c.error for c in compared] == [None] * len(compared), compared
+
+
+FUSE_SIZE_ONE = """func @fuse1(%A: memref<i32x?x8x2,strided<?,2,16>>, %B: memref<i32x16>) {
+  %f = fuse %A[0, 2] : memref<i32x?,strided<?>>
+  %z = constant 0 : index
+  %n = constant 16 : index
+  foreach (%i) = (%z), (%n) {
+    %x = load %f[%i] : i32
+    store %x, %B[%i]
+  }
+}
+"""
+
+
+def test_a_size_one_mode_keeps_its_stride_for_fuse(device):
+    """Fuse seed 201, program 10: the runtime passed the packed stride (1) for the `?`
+    stride of a mode of size 1, where the array's own is 2; `fuse` takes the first
+    mode's stride as the fused one, so the device read other elements than the
+    reference (which uses the array's strides, as DESIGN.md says `?` strides are)."""
+    import numpy as np
+
+    base = np.arange(32, dtype=np.int32)
+    A = np.ndarray((1, 8, 2), np.int32, buffer=base, strides=(8, 8, 64))  # elements (2, 2, 16)
+    B = np.zeros(16, np.int32)
+    tinyc.compile(FUSE_SIZE_ONE)["fuse1"](A, B)
+    np.testing.assert_array_equal(B, A[0].ravel(order="F"))
