@@ -263,7 +263,7 @@ class Writer:
         return self.define(name, bool_, level=min(a.level, b.level))
 
     def arith(self, t: ScalarType, *, level: int = LANE, exact: bool = False, depth: int = 1) -> Val | None:
-        from tinyc.fuzz.instructions import arith_value
+        from tinyc.fuzz.emit_scalars import arith_value
 
         return arith_value(self, t, level=level, exact=exact, depth=depth)
 
