@@ -17,11 +17,11 @@ import random
 from typing import Iterator, Sequence
 
 from tinyc.ir.types import (
-    DYNAMIC, AddressSpace, MemrefType, ScalarType, Type, bf16, bool_, c32, c64, f16, f32, f64,
-    group_type, i8, i16, i32, i64, index, memref_type,
+    DYNAMIC, ScalarType, Type, bf16, bool_, c32, c64, f16, f32, f64, group_type, i8, i16, i32, i64,
+    index, memref_type,
 )
 from tinyc.fuzz.program import (
-    GROUP, LANE, SUBGROUP, ArrayArg, GroupArg, Kernel, Mem, Region, Root, ScalarArg, Val,
+    GROUP, LANE, ArrayArg, GroupArg, Kernel, Mem, Region, Root, ScalarArg, Val,
 )
 
 SCALARS: tuple[ScalarType, ...] = (i8, i16, i32, i64, index, bf16, f16, f32, f64, c32, c64)
@@ -295,7 +295,6 @@ class Writer:
         if len(sizes) != m.order:
             return None
         parts, shape, stride, conc_shape, conc_strides = [], [], [], [], []
-        offset = 0
         for k, (want, n) in enumerate(zip(sizes, m.shape)):
             static_stride = m.type.stride[k]
             if want is None:
@@ -422,14 +421,12 @@ class Writer:
         for p in params:
             if p.mem is not None and not p.mem.root.shared:
                 m = p.mem
-                sizes = list(m.shape[:-1]) + [None]
                 parts = [":"] * (m.order - 1) + [gid]
                 result = memref_type(m.type.element, m.type.shape[:-1], m.type.stride[:-1])
                 name = self.fresh("a")
                 self.emit(f"{name} = subview {p.name}[{', '.join(parts)}] : {result}")
                 view = Mem(result, m.shape[:-1], m.strides[:-1], m.root, m.writable, True)
                 self.define(name, result, mem=view)
-                del sizes
             elif p.mem is not None:
                 self.region.values.append(p)
             elif p.group is not None:
