@@ -133,19 +133,24 @@ class Plan:
     nbytes: int
 
 
-def _plan(info: Any, batch: int, chosen: Chosen) -> Plan:
-    members: dict[str, int] = {}
-    nbytes = 0
+def _arrays(info: Any, shapes: dict[str, tuple[int, ...]]):
+    """(parameter, its memref, its (member) shape, bytes of one array) per memref or group."""
     for p in info.params:
         t = p.type
         memref = t.memref if isinstance(t, GroupType) else t
-        if not isinstance(memref, MemrefType):
-            continue
-        shape = chosen.shapes[p.name]
+        if isinstance(memref, MemrefType):
+            shape = shapes[p.name]
+            yield p, memref, shape, max(extent(shape, layout_strides(memref, shape)), 1) * memref.element.size
+
+
+def _plan(info: Any, batch: int, chosen: Chosen) -> Plan:
+    members: dict[str, int] = {}
+    nbytes = 0
+    for p, _, _, one in _arrays(info, chosen.shapes):
         count = 1
-        if isinstance(t, GroupType):
-            count = members[p.name] = batch if t.size == DYNAMIC else t.size
-        nbytes += count * max(extent(shape, layout_strides(memref, shape)), 1) * memref.element.size
+        if isinstance(p.type, GroupType):
+            count = members[p.name] = batch if p.type.size == DYNAMIC else p.type.size
+        nbytes += count * one
     return Plan(chosen.shapes, members, nbytes)
 
 
@@ -170,13 +175,7 @@ def check_memory(plan: Plan, info: Any, max_array_bytes: int | None = None,
     free = _free_memory() if free_bytes is None else free_bytes
     biggest = ""
     largest = 0
-    for p in info.params:
-        t = p.type
-        memref = t.memref if isinstance(t, GroupType) else t
-        if not isinstance(memref, MemrefType):
-            continue
-        shape = plan.shapes[p.name]
-        one = max(extent(shape, layout_strides(memref, shape)), 1) * memref.element.size
+    for p, memref, shape, one in _arrays(info, plan.shapes):
         if one > largest:
             largest = one
             dims = "x".join(map(str, shape)) or "scalar"

@@ -103,6 +103,16 @@ def _promotes_to(t: ScalarType):
     return lambda e: promotable(e, t)
 
 
+def _with_input(w: Writer, out: Val, shape: tuple[int, ...], text: str) -> bool:
+    """A collective with one input of `shape` (axpby, sum): the input, then the text."""
+    A = _input_view(w, _promotes_to(out.mem.type.element), shape, out.mem.root)
+    if A is None:
+        return False
+    atomic = _atomic(w, out)
+    _blas(w, out, text, [A], atomic)
+    return True
+
+
 def emit_gemm(w: Writer) -> bool:
     out = _shaped_output(w, (2,), False)
     if out is None or out.mem.order != 2:
@@ -169,12 +179,8 @@ def emit_axpby(w: Writer) -> bool:
         return False
     shape = out.mem.shape
     t = w.chance(0.4) and len(shape) == 2
-    A = _input_view(w, _promotes_to(out.mem.type.element), shape[::-1] if t else shape, out.mem.root)
-    if A is None:
-        return False
-    atomic = _atomic(w, out)
-    _blas(w, out, f"axpby{'.t' if t else '.n'}{{atomic}} {{alpha}}, {{0}}, {{beta}}, {{out}}", [A], atomic)
-    return True
+    return _with_input(w, out, shape[::-1] if t else shape,
+                       f"axpby{'.t' if t else '.n'}{{atomic}} {{alpha}}, {{0}}, {{beta}}, {{out}}")
 
 
 def emit_sum(w: Writer) -> bool:
@@ -187,12 +193,7 @@ def emit_sum(w: Writer) -> bool:
     else:
         K = w.rng.randint(1, 8)
         shape = (K, out.mem.shape[0]) if t else (out.mem.shape[0], K)
-    A = _input_view(w, _promotes_to(out.mem.type.element), shape, out.mem.root)
-    if A is None:
-        return False
-    atomic = _atomic(w, out)
-    _blas(w, out, f"sum{'.t' if t else '.n'}{{atomic}} {{alpha}}, {{0}}, {{beta}}, {{out}}", [A], atomic)
-    return True
+    return _with_input(w, out, shape, f"sum{'.t' if t else '.n'}{{atomic}} {{alpha}}, {{0}}, {{beta}}, {{out}}")
 
 
 def emit_cumsum(w: Writer) -> bool:

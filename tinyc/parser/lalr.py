@@ -167,9 +167,8 @@ _RULES: dict[int, Rule] = _Rows(tables.RULES, _rule)
 def parse(tokens: Iterable[Token]) -> Tree:
     """The parse tree of a token stream; raises ParseError at the first token that cannot follow.
 
-    The loop is the textbook LALR driver with the reduction written inline:
-    it runs a few times per token, so a call per reduction is a fifth of the
-    parse time of a large function.
+    The textbook LALR driver (`parse_recovering` is the same loop with error
+    recovery; the first succeeds or fails fast, the second runs only on errors).
     """
     actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
     states = [tables.START_STATE]
@@ -187,29 +186,7 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 states.append(action)
                 values.append(token)
                 break
-            origin, name, size, kept, expand1 = rules[~action]  # reduce (as _reduce, inline)
-            if size:
-                children = values[-size:]
-                del values[-size:]
-                del states[-size:]
-            else:
-                children = []
-            filtered = []
-            for index, splice in kept:
-                if not splice:
-                    filtered.append(children[index])
-                elif filtered:
-                    filtered += children[index].children
-                else:
-                    filtered = children[index].children
-            if expand1 and len(filtered) == 1:
-                node = filtered[0]
-            else:
-                node = Tree(name, filtered)
-            if children and node.__class__ is Tree:
-                _locate(node, children)
-            states.append(gotos[states[-1]][origin])
-            values.append(node)
+            _reduce(rules[~action], states, values, gotos)
     if last is None:
         end = Token("$END", "", 0, 1, 1)
     else:
