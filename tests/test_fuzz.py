@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import random
 import re
 import time
@@ -48,7 +49,8 @@ def test_the_summary_line_and_exit_status(monkeypatch, capsys):
         return [runner.Outcome(k, "mismatch" if k.name == "k1" else "ok") for k in kernels]
 
     monkeypatch.setattr(campaign, "run_module", fake_run_module)
-    code = campaign.main(["--programs", "3", "--seed", "1", "--mutants", "0", "--no-shrink", "--quiet"])
+    code = campaign.main(["--programs", "3", "--seed", "1", "--mutants", "0", "--no-shrink", "--quiet",
+                          "--in-process"])
     out, err = capsys.readouterr()
     assert out.strip().splitlines()[-1] == "programs 3 mismatches 1 internal-errors 0 hangs 0"
     assert code == 1 and "--- mismatch: seed 1 program 1" in err
@@ -155,3 +157,31 @@ def test_strided_arguments_keep_their_layout():
     assert a.strides == (8, 28) and a.shape == (3, 4)
     [b] = runner.copy_arguments([a])
     assert b.strides == a.strides and np.array_equal(a, b)
+
+
+def test_a_crash_of_the_device_compiler_is_counted_and_the_campaign_goes_on(monkeypatch):
+    """Workers die on program 4 (alone too) and on programs 6 and 7 in one module."""
+    from tinyc.fuzz import isolate
+
+    class FakeWorker:
+        def __init__(self, seed, indices, per_module, shrinking):
+            self.indices, self.per_module, self.death = indices, per_module, ""
+
+        def modules(self):
+            for at in range(self.indices.start, self.indices.stop, self.per_module):
+                part = range(at, min(at + self.per_module, self.indices.stop))
+                if 4 in part or {6, 7} <= set(part):
+                    self.death = "the worker process died (exit status -11)"
+                    return
+                tally = campaign.Tally(programs=len(part))
+                tally.statuses["ok"] += len(part)
+                yield {"stop": part.stop, "alive": True, "tally": tally.to_json(), "reports": ""}
+
+    monkeypatch.setattr(isolate, "Worker", FakeWorker)
+    tally, out = campaign.Tally(), io.StringIO()
+    assert isolate.run_isolated(1, range(10), 3, tally, out, False, None)
+    assert tally.programs == 10 and tally.statuses == {"ok": 9, "crash": 1, "module crash": 1}
+    assert tally.summary() == "programs 10 mismatches 0 internal-errors 2 hangs 0"
+    reports = out.getvalue()
+    assert "--- crash: seed 1 program 4 (k4)" in reports and "exit status -11" in reports
+    assert "--- crash: seed 1 programs 6..8 as one module (each alone runs)" in reports

@@ -15,6 +15,8 @@
 * `mutate.py`: one-edit mutants of the generated sources through
   `tinyc.compile`, which must succeed or raise CompilationError in time.
 * `shrink.py`: failing kernels are reduced by deleting instructions.
+* `isolate.py`: the programs run in worker processes, so that a crash of the
+  device's JIT is counted (as an internal error) and the campaign goes on.
 * `campaign.py`: the driver and its report; the last line is
   `programs N mismatches M internal-errors I hangs H`, exit status 1 unless
   M, I and H are all 0. A generated program that tinyc rejects, or in which

@@ -2,7 +2,9 @@
 
 Programs come in modules of `per_module` kernels; program i of seed S is
 `generate_kernel(Random(f"{S}:{i}"))`, so any failure is reproduced by its
-seed and index alone (`--only I`). Failing kernels are shrunk (unless
+seed and index alone (`--only I`). They run in worker processes
+(tinyc/fuzz/isolate.py) unless `--in-process`, so that a crash of the
+device's compiler is counted and reported instead of ending the campaign. Failing kernels are shrunk (unless
 `--no-shrink`) and written, with the reason, to the report (stderr or
 `--report FILE`). Mutants are made from the generated programs' sources.
 """
@@ -15,7 +17,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Sequence, TextIO
 
 from tinyc.fuzz.generator import generate_kernel
 from tinyc.fuzz.mutate import check_mutant, mutate
@@ -27,7 +29,8 @@ MUTANT_SOURCES = 200
 """Mutants are made from the first MUTANT_SOURCES programs of the seed."""
 
 PROGRAM_FAILURES = {"mismatch": "mismatches", "rejected": "mismatches", "undefined": "mismatches",
-                    "unsupported": "mismatches", "internal": "internal-errors", "hang": "hangs"}
+                    "unsupported": "mismatches", "internal": "internal-errors", "crash": "internal-errors",
+                    "hang": "hangs"}
 
 
 @dataclass
@@ -43,6 +46,19 @@ class Tally:
     def summary(self) -> str:
         return (f"programs {self.programs} mismatches {self.counts['mismatches']} "
                 f"internal-errors {self.counts['internal-errors']} hangs {self.counts['hangs']}")
+
+    def to_json(self) -> dict:
+        return {"programs": self.programs, "mutants": self.mutants, "counts": self.counts,
+                "statuses": self.statuses, "mutant_statuses": self.mutant_statuses,
+                "features": self.features, "collectives_checked": self.collectives_checked}
+
+    def add(self, data: dict) -> None:
+        """Add a tally sent as `to_json()` (by a worker process)."""
+        self.programs += data["programs"]
+        self.mutants += data["mutants"]
+        self.collectives_checked += data["collectives_checked"]
+        for name in ("counts", "statuses", "mutant_statuses", "features"):
+            getattr(self, name).update(data[name])
 
     @property
     def failed(self) -> bool:
@@ -76,34 +92,41 @@ def report_failure(out: TextIO, seed: int, index: int, outcome: Outcome, shrunk:
     out.flush()
 
 
-def run_programs(seed: int, count: int, per_module: int, tally: Tally, out: TextIO,
-                 shrinking: bool, progress: TextIO | None, only: int | None = None) -> bool:
-    """Generate and run `count` programs; False if the device hung (stop everything)."""
-    indices = range(count) if only is None else range(only, only + 1)
+def run_chunk(seed: int, part: Sequence[int], tally: Tally, out: TextIO, shrinking: bool) -> bool:
+    """Run programs `part` of the seed as one module; False if the device hung (stop everything)."""
+    kernels = [generate_kernel(random.Random(f"{seed}:{i}"), f"k{i}") for i in part]
+    outcomes = run_module(kernels, seed)
+    for i, outcome in zip(part, outcomes):
+        tally.programs += 1
+        tally.statuses[outcome.status] += 1
+        tally.features.update(outcome.kernel.features)
+        tally.collectives_checked += outcome.checked_collectives
+        if outcome.failed:
+            tally.counts[PROGRAM_FAILURES[outcome.status]] += 1
+            shrunk = None
+            if shrinking and outcome.status != "hang":
+                shrunk = shrink(outcome.kernel, _still_fails(outcome, seed))
+            report_failure(out, seed, i, outcome, shrunk)
+            if outcome.status == "hang":
+                return False
+    return True
+
+
+def show_progress(progress: TextIO | None, tally: Tally, total: int, started: float) -> None:
+    if progress is not None:
+        progress.write(f"[{tally.programs}/{total} programs, {time.time() - started:.0f} s] "
+                       f"{dict(tally.statuses)}\n")
+        progress.flush()
+
+
+def run_programs(seed: int, indices: range, per_module: int, tally: Tally, out: TextIO,
+                 shrinking: bool, progress: TextIO | None) -> bool:
+    """Run programs `indices` of the seed in this process; False if the device hung."""
     started = time.time()
-    chunk = list(indices)
-    for at in range(0, len(chunk), per_module):
-        part = chunk[at:at + per_module]
-        kernels = [generate_kernel(random.Random(f"{seed}:{i}"), f"k{i}") for i in part]
-        outcomes = run_module(kernels, seed)
-        for i, outcome in zip(part, outcomes):
-            tally.programs += 1
-            tally.statuses[outcome.status] += 1
-            tally.features.update(outcome.kernel.features)
-            tally.collectives_checked += outcome.checked_collectives
-            if outcome.failed:
-                tally.counts[PROGRAM_FAILURES[outcome.status]] += 1
-                shrunk = None
-                if shrinking and outcome.status != "hang":
-                    shrunk = shrink(outcome.kernel, _still_fails(outcome, seed))
-                report_failure(out, seed, i, outcome, shrunk)
-                if outcome.status == "hang":
-                    return False
-        if progress is not None:
-            elapsed = time.time() - started
-            progress.write(f"[{tally.programs}/{len(chunk)} programs, {elapsed:.0f} s] "
-                           f"{dict(tally.statuses)}\n")
-            progress.flush()
+    for at in range(indices.start, indices.stop, per_module):
+        if not run_chunk(seed, range(at, min(at + per_module, indices.stop)), tally, out, shrinking):
+            return False
+        show_progress(progress, tally, len(indices), started)
     return True
 
 
@@ -135,26 +158,36 @@ def run_mutants(seed: int, count: int, sources: int, tally: Tally, out: TextIO, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tinyc.fuzz.isolate import run_isolated, work
+
     parser = argparse.ArgumentParser(prog="python -m tinyc.fuzz", description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=200, help="random programs to run (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the campaign (default 0)")
+    parser.add_argument("--start", type=int, default=0, help="index of the first program (default 0)")
     parser.add_argument("--mutants", type=int, default=None,
                         help="mutants to compile (default: 5 per program)")
     parser.add_argument("--per-module", type=int, default=20, help="kernels per compiled module (JIT)")
     parser.add_argument("--no-shrink", action="store_true", help="report failing programs unshrunk")
     parser.add_argument("--only", type=int, default=None, help="run program ONLY of the seed alone")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run programs in this process (a crash of the device compiler ends the run)")
     parser.add_argument("--report", type=argparse.FileType("w"), default=None,
                         help="write failures here (default: standard error)")
     parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per mutant compile")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.programs < 0 or (args.mutants is not None and args.mutants < 0) or args.per_module < 1:
-        parser.error("--programs, --mutants must be >= 0 and --per-module >= 1")
+    if min(args.programs, args.start, 0 if args.mutants is None else args.mutants) < 0 or args.per_module < 1:
+        parser.error("--programs, --start, --mutants must be >= 0 and --per-module >= 1")
+    shrinking = not args.no_shrink
+    indices = range(args.start, args.start + args.programs) if args.only is None else range(args.only, args.only + 1)
+    if args.worker:
+        return work(args.seed, indices, args.per_module, shrinking)
     out = args.report or sys.stderr
     progress = None if args.quiet else sys.stderr
     tally = Tally()
-    alive = run_programs(args.seed, args.programs, args.per_module, tally, out, not args.no_shrink,
-                         progress, args.only)
+    run = run_programs if args.in_process else run_isolated
+    alive = run(args.seed, indices, args.per_module, tally, out, shrinking, progress)
     mutants = 5 * args.programs if args.mutants is None else args.mutants
     if alive and args.only is None:
         run_mutants(args.seed, mutants, MUTANT_SOURCES, tally, out, args.time_limit, progress)

@@ -87,9 +87,11 @@ def resize_int(ctx: Ctx, x: Id, from_bits: int, t: ScalarType, signed: bool) -> 
 
 
 _BUILTINS: dict[BuiltinName, tuple[BuiltIn, int | None]] = {
-    # The batch runs along the third dimension (local size 1 there), so the
-    # global id z is the work-group id (DESIGN.md, launch geometry).
-    BuiltinName.GROUP_ID: (BuiltIn.GlobalInvocationId, 2),
+    # The batch runs along the third dimension (DESIGN.md, launch geometry).
+    # WorkgroupId, not GlobalInvocationId z (equal, local size 1 there): the
+    # driver's work-group loop-bound pass segfaults on some modules comparing
+    # global ids in two kernels (fuzz seed 301; docs/decisions.md).
+    BuiltinName.GROUP_ID: (BuiltIn.WorkgroupId, 2),
     BuiltinName.GROUP_SIZE: (BuiltIn.NumWorkgroups, 2),
     BuiltinName.NUM_SUBGROUPS: (BuiltIn.NumSubgroups, None),
     BuiltinName.SUBGROUP_SIZE: (BuiltIn.SubgroupSize, None),
