@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tinyc.ir.core import Program as IRProgram
 from tinyc.ir.printer import print_program
+
+if TYPE_CHECKING:
+    from tinyc.std import Std
 
 STAGES = ("parsed", "checked", "lowered")
 
@@ -32,6 +35,8 @@ class CompileResult:
     timings: dict[str, float] = field(default_factory=dict)
     source: str = ""
     name: str = "<string>"
+    std: Any = None  # the program's language version (tinyc.std.Std)
+    defines: dict[str, str] = field(default_factory=dict)  # preprocessor definitions from outside
     warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
     subgroup_size: int | None = None  # the options it was compiled with (for its variants)
     device_info: Any = None
@@ -45,26 +50,50 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
 
 
 def check_source(source: str, name: str = "<string>",
-                 timings: dict[str, float] | None = None) -> IRProgram:
-    """Parse and verify; raises CompilationError with every independent error."""
+                 timings: dict[str, float] | None = None, std: "Std | str | None" = None,
+                 defines: dict[str, str] | None = None) -> IRProgram:
+    """Parse and verify; raises CompilationError with every independent error.
+
+    `std` ("seed" or "newest") overrides the version the source declares or
+    implies (tinyc.std); ValueError for another name. `defines` are
+    preprocessor definitions given from outside (`{"ty": "f64"}`).
+    """
     from tinyc.ir.verifier import verify
     from tinyc.parser import parse
+    from tinyc.std import parse_std
 
+    given = parse_std(std)
     timings = {} if timings is None else timings
-    program = _timed(timings, "parse", lambda: parse(source, name))
+    program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
     _timed(timings, "verify", lambda: verify(program))
     return program
+
+
+def stage_text(program: IRProgram) -> str:
+    """The program's IR text in its own version; in the newest spelling where that one
+    cannot spell it (a newest-only instruction in a program compiled with --std seed)."""
+    from tinyc.diagnostics import CompilationError
+    from tinyc.std import Std
+
+    try:
+        return print_program(program)
+    except CompilationError:
+        return print_program(program, Std.NEWEST)
 
 
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
                      device_info: Any = None, validate: bool = True,
                      print_after: Callable[[str, IRProgram], None] | None = None,
+                     std: "Std | str | None" = None,
+                     defines: dict[str, str] | None = None,
                      check_bounds: bool = False) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
-    `print_after(pass_name, program)` is called after each pass (`--print-after`).
-    `check_bounds`: the bounds-checked variant of every kernel (check-shapes
-    pass, codegen/bounds.py), which takes a report buffer as its last argument.
+    `print_after(pass_name, program)` is called after each pass (`--print-after`);
+    `std` overrides the language version (tinyc.std); `defines` are
+    preprocessor definitions from outside. `check_bounds`: the bounds-checked
+    variant of every kernel (check-shapes pass, codegen/bounds.py), which
+    takes a report buffer as its last argument.
     """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
@@ -73,18 +102,18 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     check_subgroup_size(subgroup_size, device_info)
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
-    program = check_source(source, name, timings)
-    stages["parsed"] = stages["checked"] = print_program(program)
+    program = check_source(source, name, timings, std, defines)
+    stages["parsed"] = stages["checked"] = stage_text(program)
     warnings = _timed(timings, "passes", lambda: run_pipeline(
         program, subgroup_size=subgroup_size, device_info=device_info, print_after=print_after,
         check_bounds=check_bounds))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
-    stages["lowered"] = print_program(program)
+    stages["lowered"] = stage_text(program)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
-    return CompileResult(program, stages, spirv, kernels, timings, source, name, warnings,
-                         subgroup_size, device_info)
+    return CompileResult(program, stages, spirv, kernels, timings, source, name, program.std,
+                         dict(defines or {}), warnings, subgroup_size, device_info)
 
 
 def check_subgroup_size(subgroup_size: Any, device_info: Any = None) -> None:
@@ -110,9 +139,10 @@ def _verify_lowered(program: IRProgram) -> None:
     """Verify first and last: the passes must leave valid IR behind."""
     from tinyc.diagnostics import CompilationError
     from tinyc.ir.verifier import verify
+    from tinyc.std import Std, Version
 
     try:
-        verify(program)
+        verify(program, Version(Std.SEED, "lowered"))
     except CompilationError as err:
         raise InternalCompilerError(
             "internal compiler error: the lowered IR fails verification\n" + str(err)) from None
@@ -172,11 +202,17 @@ class Program:
             raise ValueError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")
         return self._result.stages[stage]
 
+    @property
+    def std(self) -> str:
+        """The language version the program was compiled as: "seed" or "newest" (tinyc.std)."""
+        return self._result.std.value
+
     def checked_ir(self) -> IRProgram:
         """A fresh copy of the checked, unlowered IR (for the reference interpreter)."""
         from tinyc.parser import parse
 
-        return parse(self._result.source, self._result.name)
+        return parse(self._result.source, self._result.name, self._result.std,
+                     self._result.defines)
 
     def __getitem__(self, name: str):
         if name not in self._result.kernels:
@@ -197,7 +233,8 @@ class Program:
         if self._checked is None:
             r = self._result
             self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
-                                             device_info=r.device_info, check_bounds=True)
+                                             device_info=r.device_info, std=r.std, defines=r.defines,
+                                             check_bounds=True)
         return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):
@@ -205,7 +242,8 @@ class Program:
 
 
 def source_text(source: Any, what: str = "tinyc.compile()") -> str:
-    """The source as text: a str as is; bytes, bytearray or memoryview as UTF-8.
+    """The source as text: a str as is; bytes, bytearray or memoryview as UTF-8; a
+    `tinyc.builder.Program` as the text it checked.
 
     A byte that is not UTF-8 becomes U+FFFD, so one inside a comment is
     harmless and one elsewhere is reported by the lexer at its place.
@@ -215,28 +253,39 @@ def source_text(source: Any, what: str = "tinyc.compile()") -> str:
         return source
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source).decode("utf-8", errors="replace")
-    raise TypeError(f"{what} expects the source as str or UTF-8 bytes, got "
-                    f"{type(source).__name__}")
+    checked_source = getattr(source, "checked_source", None)
+    if checked_source is not None:
+        return checked_source()
+    raise TypeError(f"{what} expects the source as str, UTF-8 bytes or a tinyc.builder.Program, "
+                    f"got {type(source).__name__}")
 
 
 class CompilationWarning(UserWarning):
     """Something in the program or the options that is probably not what was meant."""
 
 
-def compile(source: str | bytes, *, name: str = "<string>", device: Any = None,
-            subgroup_size: int | None = None) -> Program:
+def compile(source: Any, *, name: str = "<string>", device: Any = None,
+            subgroup_size: int | None = None, std: str | None = None,
+            defines: dict[str, str] | None = None) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
-    `source` is text, or bytes in UTF-8. Raises CompilationError for errors
-    in the program, TypeError/ValueError for bad arguments.
+    `source` is text, bytes in UTF-8, or a `tinyc.builder.Program`; a built
+    program is verified as built (errors point at the Python lines that built
+    it), then compiled from its text like any source. `std` ("seed" or
+    "newest") overrides the language version the source declares or implies;
+    `defines` gives preprocessor definitions, as `{"ty": "f64"}` for
+    `$ty = f64` (docs/newest.md). Raises CompilationError for errors in the
+    program, TypeError/ValueError for bad arguments.
     """
     import warnings
 
-    text = source_text(source)
     if not isinstance(name, str):
         raise TypeError(f"tinyc.compile() expects name= as a str, got {type(name).__name__}")
+    if name == "<string>" and getattr(source, "checked_source", None) is not None:
+        name = getattr(source, "name", name)
+    text = source_text(source)
     result = compile_to_spirv(text, name, subgroup_size=subgroup_size,
-                              device_info=device_limits(device))
+                              device_info=device_limits(device), std=std, defines=defines)
     for diagnostic in result.warnings:
         warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
     return Program(result, device)

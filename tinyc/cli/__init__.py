@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "devices": "tinyc.cli.launch:devices",
     "fmt": "tinyc.cli.fmt:fmt",
     "lsp": "tinyc.cli.lsp:lsp",
+    "einsum": "tinyc.cli.einsum:einsum",
 }
 """Every subcommand: name -> "module:click command"."""
 

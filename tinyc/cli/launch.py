@@ -10,7 +10,9 @@ import sys
 
 import click
 
-from tinyc.cli.common import EXIT_INPUT, color_option, display_name, print_diagnostics, read_one
+from tinyc.cli.common import (
+    EXIT_INPUT, color_option, display_name, language_options, print_diagnostics, read_one,
+)
 from tinyc.diagnostics import CompilationError, LaunchError
 
 
@@ -33,6 +35,7 @@ def _launch_options(default_batch: int, default_repeat: int):
                          help="Seed of the random inputs."),
             click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0."),
             color_option,
+            language_options,
         ]
         for option in reversed(options):
             command = option(command)
@@ -66,14 +69,15 @@ def _launching(action) -> None:
               help="Run the bounds-checked variant: an access outside its memref is an error "
                    "(also TINYC_CHECK_BOUNDS=1).")
 def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
-        repeat: int, seed: int, device: str | None, check_bounds: bool | None) -> None:
+        repeat: int, seed: int, device: str | None, std: str | None,
+        defines: dict[str, str], check_bounds: bool | None) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
     from tinyc.cli.run import run_kernel
 
     text = read_one(file)
     _launching(lambda: run_kernel(text, display_name(file), kernel_name, batch, sizes, do_check,
-                                  repeat, seed, device, echo=click.echo,
-                                  check_bounds=check_bounds or None))
+                                  repeat, seed, device, echo=click.echo, std=std,
+                                  defines=defines, check_bounds=check_bounds or None))
 
 
 @click.command()
@@ -81,13 +85,15 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True,
               help="Untimed launches first.")
 def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
-          warmup: int, seed: int, device: str | None) -> None:
+          warmup: int, seed: int, device: str | None, std: str | None,
+          defines: dict[str, str]) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, share of bandwidth."""
     from tinyc.cli.bench import bench_kernel
 
     text = read_one(file)
     _launching(lambda: bench_kernel(text, display_name(file), kernel_name, batch, sizes, repeat,
-                                    warmup, seed, device, echo=click.echo))
+                                    warmup, seed, device, echo=click.echo, std=std,
+                                    defines=defines))
 
 
 @click.command()

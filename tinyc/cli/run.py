@@ -28,7 +28,7 @@ import numpy as np
 from tinyc.cli.errors import UsageError
 from tinyc.cli.sizes import Chosen, choose_sizes
 from tinyc.reference.arguments import copy_argument
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 
 FULL_CHECK_LIMIT = 256
 SAMPLED_GROUPS = 64
@@ -124,6 +124,15 @@ def _scalar(rng: np.random.Generator, t: ScalarType, text: str | None, chosen: i
     return complex(value, 0.25) if t.is_complex else value
 
 
+def _bool(name: str, text: str | None, rng: np.random.Generator) -> bool:
+    """`--size flag=true|false|1|0`, else random."""
+    if text is None:
+        return bool(rng.integers(0, 2))
+    if text.lower() in ("true", "1", "false", "0"):
+        return text.lower() in ("true", "1")
+    raise UsageError(f"--size {name}: '{text}' is not a bool (true, false, 1 or 0)")
+
+
 @dataclass
 class Plan:
     """What `make_arguments` will allocate: per argument its member count and shape."""
@@ -213,6 +222,8 @@ def make_arguments(fn: Any, info: Any, batch: int, sizes: dict[str, str], seed: 
         t = p.type
         if isinstance(t, ScalarType):
             args.append(_scalar(rng, t, sizes.get(p.name), chosen.scalars.get(p.name), p.name))
+        elif isinstance(t, BoolType):
+            args.append(_bool(p.name, sizes.get(p.name), rng))
         elif isinstance(t, MemrefType):
             args.append(random_array(rng, t, chosen.shapes[p.name]))
         elif isinstance(t, GroupType):
@@ -228,7 +239,9 @@ def describe_arguments(info: Any, args: Sequence[Any]) -> str:
     parts = []
     for p, arg in zip(info.params, args):
         t = p.type
-        if isinstance(t, ScalarType):
+        if isinstance(t, BoolType):
+            parts.append(f"%{p.name} = {str(arg).lower()}")
+        elif isinstance(t, ScalarType):
             value = f"{arg:.4g}" if isinstance(arg, (float, complex)) else str(arg)
             parts.append(f"%{p.name} = {value}")
         elif isinstance(t, GroupType):
@@ -299,15 +312,17 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
 
 def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
                check: bool, repeat: int, seed: int, device: str | None,
-               echo: Callable[[str], None] = print, check_bounds: bool | None = None) -> None:
+               echo: Callable[[str], None] = print, std: str | None = None,
+               defines: dict[str, str] | None = None, check_bounds: bool | None = None) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
     from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
 
     if launched_by_mpi():  # under mpiexec: the batch split over the ranks
-        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device, echo)
+        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device,
+                              echo, std=std, defines=defines)
 
-    program = tinyc.compile(source, name=file, device=device)
+    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:

@@ -253,6 +253,8 @@ def choose_sizes(fn: Function, batch: int, sizes: dict[str, str], batch_modes: d
             if t.is_int:
                 _fix(classes, (name, -1), _scalar_int(name, text, t), f"--size {name}={text}")
             continue
+        if not isinstance(t, (MemrefType, GroupType)):
+            continue  # a bool: make_arguments reads it
         memref = t.memref if isinstance(t, GroupType) else t
         for k, (static, piece) in enumerate(zip(memref.shape, _parse_dims(name, text, memref.order))):
             if piece in ("?", ""):

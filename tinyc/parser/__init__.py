@@ -46,6 +46,8 @@ from tinyc.parser.builder import ProgramBuilder
 from tinyc.parser.errors import syntax_error
 from tinyc.parser.lalr import Tree
 from tinyc.parser.lexer import TensorLexer
+from tinyc.parser.preprocessor import Preprocessor, outside_definitions
+from tinyc.std import Std
 
 __all__ = ["parse", "parse_partial", "parse_tree"]
 
@@ -69,15 +71,26 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse(text: str, name: str = "<string>") -> Program:
-    """Parse tensor-language source into a Program; raises CompilationError."""
+def parse(text: str, name: str = "<string>", std: Std | None = None,
+          defines: dict[str, str] | None = None) -> Program:
+    """Parse tensor-language source into a Program; raises CompilationError.
+
+    `std` overrides the version the file declares or its spellings imply
+    (tinyc.std); the grammar is the same superset either way. `defines`
+    gives the preprocessor definitions from outside (`{"ty": "f64"}` is
+    `$ty = f64` before the text).
+    """
     with gc_paused():
-        return _parse(text, name)
+        return _parse(text, name, std, defines)
 
 
-def _parse(text: str, name: str) -> Program:
+def _parse(text: str, name: str, std: Std | None, defines: dict[str, str] | None) -> Program:
     source = Source(text, name)
-    return ProgramBuilder(source).program(_tree(text, source))
+    tree, preprocessed = _tree(text, source, defines)
+    builder = ProgramBuilder(source, std)
+    if preprocessed is not None:
+        builder.ctx.mark(Std.NEWEST, "the preprocessor", preprocessed)
+    return builder.program(tree)
 
 
 def parse_partial(text: str, name: str = "<string>") -> tuple[Program, list[Diagnostic]]:
@@ -88,7 +101,7 @@ def parse_partial(text: str, name: str = "<string>") -> tuple[Program, list[Diag
     """
     source = Source(text, name)
     builder = ProgramBuilder(source)
-    program = builder.program(_tree(text, source), raise_errors=False)
+    program = builder.program(_tree(text, source)[0], raise_errors=False)
     return program, sorted(builder.ctx.sink.diagnostics, key=lambda d: (d.line, d.column))
 
 
@@ -97,18 +110,25 @@ def parse_tree(text: str, name: str = "<string>") -> Tree:
 
     Raises CompilationError for a syntax error, like `parse`.
     """
-    return _tree(text, Source(text, name))
+    return _tree(text, Source(text, name))[0]
 
 
-def _tree(text: str, source: Source) -> Tree:
+def _tree(text: str, source: Source, defines: dict[str, str] | None = None
+          ) -> tuple[Tree, Span | None]:
+    """The syntax tree, and where the preprocessor is first used (None if it is not)."""
     if not _LEXER:
         _LEXER.append(TensorLexer())
     tokens = _LEXER[0].tokens(text, recover=True)
+    preprocessor = None
+    if "$" in text or "!" in text or defines:  # the newest language's preprocessor
+        preprocessor = Preprocessor(source, outside_definitions(defines or {}))
+        tokens = list(preprocessor.run(tokens))
     try:
-        return lalr.parse(tokens)
+        tree = lalr.parse(tokens)
     except lalr.ParseError:  # parse again, resynchronising after each error, to report them all
         _, errors = lalr.parse_recovering(tokens)
         raise CompilationError(syntax_errors(errors, source)) from None
+    return tree, preprocessor.first_use if preprocessor is not None else None
 
 
 def syntax_errors(errors: list[lalr.ParseError], source: Source) -> list[Diagnostic]:

@@ -15,6 +15,7 @@ from tinyc.ir.core import Value
 from tinyc.ir.types import void
 from tinyc.diagnostics import did_you_mean
 from tinyc.parser.lalr import Token, Tree
+from tinyc.std import Marker, Std
 
 MAX_NESTING = 64
 """Deepest nesting of regions or attributes; keeps the recursive builder, verifier
@@ -68,6 +69,12 @@ class BuildContext:
         self.depth = 0
         self._reported_undefined: set[str] = set()
         self._defined: dict[str, Span] = {}
+        self.markers: list[Marker] = []  # spellings of one version only, in textual order
+
+    def mark(self, std: Std, what: str, node: Token | Tree | Span | None) -> None:
+        """Note a spelling that only `std` has: evidence for the program's version."""
+        span = node if isinstance(node, Span) or node is None else self.span(node)
+        self.markers.append(Marker(std, what, span))
 
     def span(self, node: Token | Tree) -> Span:
         return span_of(node, self.source)

@@ -26,6 +26,15 @@ WORD = "WORD"
 DOTWORD = "DOTWORD"
 """`.something` that is no known modifier."""
 
+DEF_ID = "DEF_ID"
+"""`$name`: a compile-time variable of the preprocessor (newest language)."""
+
+CALC = "CALC"
+"""`!calc(...)`: the preprocessor's calculator, its text up to the closing parenthesis."""
+
+_DEF_ID = re.compile(r"\$([0-9]+|[A-Za-z][A-Za-z0-9_]*)")
+_CALC = re.compile(r"!calc[ \t]*\(")
+
 ERROR = "ERROR"
 """Text that starts no token, in tolerant mode (for editors); never reaches the parser."""
 
@@ -34,6 +43,7 @@ _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _SHAPE_TAIL = re.compile(r"(?:x[0-9]*)+")
 _TYPE_LIKE = re.compile(r"[A-Za-z]+[0-9]+")
 _PUNCTUATION = "{}()[]<>,:=?"
+_INF_NAN = re.compile(r"[+-]?(?:inf|nan)(?![A-Za-z0-9_])")
 REPLACEMENT = "\ufffd"
 """What a byte that is not UTF-8 decodes to (`tinyc.compiler.source_text`): fine in a
 comment, reported like an unexpected character elsewhere."""
@@ -191,6 +201,22 @@ class TensorLexer:
             if not m:
                 self._fail(f"expected a name after '{char}'", line, column, 1)
             return [("LOCAL_ID" if char == "%" else "GLOBAL_ID", pos, m.end())]
+        if char == "$":
+            m = _DEF_ID.match(text, pos)
+            if not m:
+                self._fail("expected a name after '$'", line, column, 1)
+            return [(DEF_ID, pos, m.end())]
+        if char == "!":
+            m = _CALC.match(text, pos)
+            if not m:
+                self._fail("unexpected '!'; the preprocessor's calculator is written "
+                           "'!calc(...)'", line, column, 1)
+            end = text.find(")", m.end())
+            newline = text.find("\n", m.end())
+            if end < 0 or 0 <= newline < end:
+                self._fail("'!calc(' is not closed by ')' on its line", line, column,
+                           m.end() - pos)
+            return [(CALC, pos, end + 1)]
         if char == '"':
             m = self.string.match(text, pos)
             if not m:
@@ -201,6 +227,11 @@ class TensorLexer:
             return [("STRING", pos, m.end())]
         if char == "-" and nxt == ">":
             return [(self.keywords["->"], pos, pos + 2)]
+        if char == "<" and nxt == "=" and "<=" in self.keywords:
+            return [(self.keywords["<="], pos, pos + 2)]
+        m = _INF_NAN.match(text, pos) if char in "+-in" else None
+        if m:  # the newest language's `inf`, `-inf`, `nan`
+            return [("FLOAT", pos, m.end())]
         if char.isdigit() or (char in "+-." and (nxt.isdigit() or nxt == ".")):
             for name, pattern in self.numbers:
                 m = pattern.match(text, pos)
@@ -225,6 +256,8 @@ class TensorLexer:
         m = _WORD.match(text, pos)
         end = m.end()
         word = m.group()
+        if word in ("inf", "nan"):  # the newest language's float constants (the fast path's words)
+            return [("FLOAT", pos, end)]
         if word in self.families:
             seg = _SEGMENT.match(text, end)
             if seg:

@@ -38,13 +38,17 @@ KEYWORDS: dict[str, str] = {
     '.t': '__ANON_1',
     ':': 'COLON',
     '<': 'LESSTHAN',
+    '<=': '__ANON_54',
     '=': 'EQUAL',
     '>': 'MORETHAN',
     '?': 'QMARK',
     '[': 'LSQB',
     ']': 'RSQB',
+    'abs': 'ABS',
+    'add': 'ADD',
     'alignment': 'ALIGNMENT',
     'alloca': 'ALLOCA',
+    'and': 'AND',
     'arith.abs': '__ANON_22',
     'arith.add': '__ANON_10',
     'arith.and': '__ANON_19',
@@ -63,6 +67,8 @@ KEYWORDS: dict[str, str] = {
     'arith.shr': '__ANON_18',
     'arith.sub': '__ANON_11',
     'arith.xor': '__ANON_21',
+    'as': 'AS',
+    'associated': 'ASSOCIATED',
     'attributes': 'ATTRIBUTES',
     'axpby': 'AXPBY',
     'barrier': 'BARRIER',
@@ -72,17 +78,19 @@ KEYWORDS: dict[str, str] = {
     'builtin.group_size': '__ANON_29',
     'builtin.num_subgroups': '__ANON_30',
     'builtin.subgroup_id': '__ANON_32',
+    'builtin.subgroup_linear_id': '__ANON_46',
     'builtin.subgroup_local_id': '__ANON_33',
     'builtin.subgroup_size': '__ANON_31',
     'c32': 'C32',
     'c64': 'C64',
     'cast': 'CAST',
-    'cmp.eq': '__ANON_34',
-    'cmp.ge': '__ANON_37',
-    'cmp.gt': '__ANON_36',
-    'cmp.le': '__ANON_39',
-    'cmp.lt': '__ANON_38',
-    'cmp.ne': '__ANON_35',
+    'cmp.eq': '__ANON_47',
+    'cmp.ge': '__ANON_50',
+    'cmp.gt': '__ANON_49',
+    'cmp.le': '__ANON_52',
+    'cmp.lt': '__ANON_51',
+    'cmp.ne': '__ANON_48',
+    'conj': 'CONJ',
     'constant': 'CONSTANT',
     'cooperative_matrix_construct': 'COOPERATIVE_MATRIX_CONSTRUCT',
     'cooperative_matrix_load': 'COOPERATIVE_MATRIX_LOAD',
@@ -90,8 +98,13 @@ KEYWORDS: dict[str, str] = {
     'cooperative_matrix_scale': 'COOPERATIVE_MATRIX_SCALE',
     'cooperative_matrix_store': 'COOPERATIVE_MATRIX_STORE',
     'coopmatrix': 'COOPMATRIX',
+    'cos': 'COS',
     'cumsum': 'CUMSUM',
+    'div': 'DIV',
     'else': 'ELSE',
+    'equal': '__ANON_53',
+    'exp': 'EXP',
+    'exp2': 'EXP2',
     'expand': 'EXPAND',
     'f16': 'F16',
     'f32': 'F32',
@@ -99,47 +112,108 @@ KEYWORDS: dict[str, str] = {
     'false': 'FALSE',
     'for': 'FOR',
     'foreach': 'FOREACH',
+    'foreach_tile': 'FOREACH_TILE',
     'func': 'FUNC',
     'fuse': 'FUSE',
     'gemm': 'GEMM',
     'gemv': 'GEMV',
     'ger': 'GER',
     'global': 'GLOBAL',
+    'greater_than': 'GREATER_THAN',
+    'greater_than_equal': 'GREATER_THAN_EQUAL',
     'group': 'GROUP',
+    'group_id.x': '__ANON_34',
+    'group_id.y': '__ANON_35',
+    'group_id.z': '__ANON_36',
+    'hadamard': 'HADAMARD',
     'hadamard_product': 'HADAMARD_PRODUCT',
     'i16': 'I16',
     'i32': 'I32',
     'i64': 'I64',
     'i8': 'I8',
     'if': 'IF',
+    'im': 'IM',
     'index': 'INDEX',
     'init': 'INIT',
+    'less_than': 'LESS_THAN',
+    'less_than_equal': 'LESS_THAN_EQUAL',
     'lifetime_stop': 'LIFETIME_STOP',
     'load': 'LOAD',
     'local': 'LOCAL',
-    'math.exp': '__ANON_40',
-    'math.native_exp': '__ANON_41',
+    'log': 'LOG',
+    'log2': 'LOG2',
+    'math.cos': '__ANON_55',
+    'math.exp': '__ANON_57',
+    'math.exp2': '__ANON_58',
+    'math.log': '__ANON_59',
+    'math.log2': '__ANON_60',
+    'math.native_cos': '__ANON_61',
+    'math.native_exp': '__ANON_63',
+    'math.native_exp2': '__ANON_64',
+    'math.native_log': '__ANON_65',
+    'math.native_log2': '__ANON_66',
+    'math.native_sin': '__ANON_62',
+    'math.sin': '__ANON_56',
     'matrix_a': 'MATRIX_A',
     'matrix_acc': 'MATRIX_ACC',
     'matrix_b': 'MATRIX_B',
+    'max': 'MAX',
     'memref': 'MEMREF',
+    'min': 'MIN',
+    'mul': 'MUL',
+    'native_cos': 'NATIVE_COS',
+    'native_exp': 'NATIVE_EXP',
+    'native_exp2': 'NATIVE_EXP2',
+    'native_log': 'NATIVE_LOG',
+    'native_log2': 'NATIVE_LOG2',
+    'native_sin': 'NATIVE_SIN',
+    'neg': 'NEG',
+    'not': 'NOT',
+    'not_equal': 'NOT_EQUAL',
+    'num_groups.x': '__ANON_37',
+    'num_groups.y': '__ANON_38',
+    'num_groups.z': '__ANON_39',
+    'num_subgroups.x': '__ANON_40',
+    'num_subgroups.y': '__ANON_41',
+    'num_subgroups.z': '__ANON_42',
     'offset': 'OFFSET',
+    'or': 'OR',
     'parallel': 'PARALLEL',
+    're': 'RE',
+    'rem': 'REM',
     'shape_gcd': 'SHAPE_GCD',
+    'shl': 'SHL',
+    'shr': 'SHR',
+    'sin': 'SIN',
     'size': 'SIZE',
     'store': 'STORE',
     'stride_gcd': 'STRIDE_GCD',
     'strided': 'STRIDED',
-    'subgroup_add.exclusive_scan': '__ANON_42',
-    'subgroup_add.inclusive_scan': '__ANON_43',
-    'subgroup_add.reduce': '__ANON_44',
+    'sub': 'SUB',
+    'subgroup_add.exclusive_scan': '__ANON_67',
+    'subgroup_add.inclusive_scan': '__ANON_68',
+    'subgroup_add.reduce': '__ANON_69',
     'subgroup_broadcast': 'SUBGROUP_BROADCAST',
-    'subgroup_max.exclusive_scan': '__ANON_45',
-    'subgroup_max.inclusive_scan': '__ANON_46',
-    'subgroup_max.reduce': '__ANON_47',
-    'subgroup_min.exclusive_scan': '__ANON_48',
-    'subgroup_min.inclusive_scan': '__ANON_49',
-    'subgroup_min.reduce': '__ANON_50',
+    'subgroup_exclusive_scan_add': 'SUBGROUP_EXCLUSIVE_SCAN_ADD',
+    'subgroup_exclusive_scan_max': 'SUBGROUP_EXCLUSIVE_SCAN_MAX',
+    'subgroup_exclusive_scan_min': 'SUBGROUP_EXCLUSIVE_SCAN_MIN',
+    'subgroup_id.x': '__ANON_43',
+    'subgroup_id.y': '__ANON_44',
+    'subgroup_id.z': '__ANON_45',
+    'subgroup_inclusive_scan_add': 'SUBGROUP_INCLUSIVE_SCAN_ADD',
+    'subgroup_inclusive_scan_max': 'SUBGROUP_INCLUSIVE_SCAN_MAX',
+    'subgroup_inclusive_scan_min': 'SUBGROUP_INCLUSIVE_SCAN_MIN',
+    'subgroup_linear_id': 'SUBGROUP_LINEAR_ID',
+    'subgroup_local_id': 'SUBGROUP_LOCAL_ID',
+    'subgroup_max.exclusive_scan': '__ANON_70',
+    'subgroup_max.inclusive_scan': '__ANON_71',
+    'subgroup_max.reduce': '__ANON_72',
+    'subgroup_min.exclusive_scan': '__ANON_73',
+    'subgroup_min.inclusive_scan': '__ANON_74',
+    'subgroup_min.reduce': '__ANON_75',
+    'subgroup_reduce_add': 'SUBGROUP_REDUCE_ADD',
+    'subgroup_reduce_max': 'SUBGROUP_REDUCE_MAX',
+    'subgroup_reduce_min': 'SUBGROUP_REDUCE_MIN',
     'subgroup_size': 'SUBGROUP_SIZE',
     'subview': 'SUBVIEW',
     'sum': 'SUM',
@@ -148,6 +222,7 @@ KEYWORDS: dict[str, str] = {
     'void': 'VOID',
     'work_group_size': 'WORK_GROUP_SIZE',
     'x': 'X',
+    'xor': 'XOR',
     'yield': 'YIELD',
     '{': 'LBRACE',
     '}': 'RBRACE',
@@ -171,6 +246,8 @@ __expand_shape_plus_9: X _constant_or_value => __expand_shape_plus_9 1*
 __expand_shape_plus_9: __expand_shape_plus_9 X _constant_or_value => __expand_shape_plus_9 0* 2*
 __for_init_star_10: COMMA init_value => __for_init_star_10 1
 __for_init_star_10: __for_init_star_10 COMMA init_value => __for_init_star_10 0* 2
+__foreach_tile_star_11: COMMA INTEGER => __foreach_tile_star_11 1
+__foreach_tile_star_11: __foreach_tile_star_11 COMMA INTEGER => __foreach_tile_star_11 0* 2
 __function_star_1: COMMA argument => __function_star_1 1
 __function_star_1: __function_star_1 COMMA argument => __function_star_1 0* 2
 __memref_layout_star_4: COMMA dim => __memref_layout_star_4 1
@@ -185,13 +262,14 @@ __return_types_star_5: COMMA value_type => __return_types_star_5 1
 __return_types_star_5: __return_types_star_5 COMMA value_type => __return_types_star_5 0* 2
 __start_star_0: __start_star_0 function => __start_star_0 0* 1
 __start_star_0: function => __start_star_0 0
-__subview_star_11: COMMA slice => __subview_star_11 1
-__subview_star_11: __subview_star_11 COMMA slice => __subview_star_11 0* 2
+__subview_star_12: COMMA slice => __subview_star_12 1
+__subview_star_12: __subview_star_12 COMMA slice => __subview_star_12 0* 2
 _constant_or_value: INTEGER => _constant_or_value 0
 _constant_or_value: LOCAL_ID => _constant_or_value 0
 _operation: alloca => _operation 0
 _operation: arith_binary => _operation 0
 _operation: arith_unary => _operation 0
+_operation: associated => _operation 0
 _operation: axpby => _operation 0
 _operation: barrier => _operation 0
 _operation: builtin => _operation 0
@@ -207,6 +285,7 @@ _operation: cumsum => _operation 0
 _operation: expand => _operation 0
 _operation: for => _operation 0
 _operation: foreach => _operation 0
+_operation: foreach_tile => _operation 0
 _operation: fuse => _operation 0
 _operation: gemm => _operation 0
 _operation: gemv => _operation 0
@@ -232,6 +311,18 @@ alloca_keyword: ALLOCA => alloca_keyword 0
 argument: LOCAL_ID COLON type => argument 0 2
 argument: LOCAL_ID COLON type dictionary => argument 0 2 3
 arith_binary: arith_binary_keyword LOCAL_ID COMMA LOCAL_ID COLON value_type => arith_binary 0 1 3 5
+arith_binary_keyword: ADD => arith_binary_keyword 0
+arith_binary_keyword: AND => arith_binary_keyword 0
+arith_binary_keyword: DIV => arith_binary_keyword 0
+arith_binary_keyword: MAX => arith_binary_keyword 0
+arith_binary_keyword: MIN => arith_binary_keyword 0
+arith_binary_keyword: MUL => arith_binary_keyword 0
+arith_binary_keyword: OR => arith_binary_keyword 0
+arith_binary_keyword: REM => arith_binary_keyword 0
+arith_binary_keyword: SHL => arith_binary_keyword 0
+arith_binary_keyword: SHR => arith_binary_keyword 0
+arith_binary_keyword: SUB => arith_binary_keyword 0
+arith_binary_keyword: XOR => arith_binary_keyword 0
 arith_binary_keyword: __ANON_10 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_11 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_12 => arith_binary_keyword 0
@@ -245,6 +336,12 @@ arith_binary_keyword: __ANON_19 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_20 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_21 => arith_binary_keyword 0
 arith_unary: arith_unary_keyword LOCAL_ID COLON value_type => arith_unary 0 1 3
+arith_unary_keyword: ABS => arith_unary_keyword 0
+arith_unary_keyword: CONJ => arith_unary_keyword 0
+arith_unary_keyword: IM => arith_unary_keyword 0
+arith_unary_keyword: NEG => arith_unary_keyword 0
+arith_unary_keyword: NOT => arith_unary_keyword 0
+arith_unary_keyword: RE => arith_unary_keyword 0
 arith_unary_keyword: __ANON_22 => arith_unary_keyword 0
 arith_unary_keyword: __ANON_23 => arith_unary_keyword 0
 arith_unary_keyword: __ANON_24 => arith_unary_keyword 0
@@ -254,6 +351,8 @@ arith_unary_keyword: __ANON_27 => arith_unary_keyword 0
 array: LSQB RSQB => array
 array: LSQB attribute RSQB => array 1
 array: LSQB attribute __array_star_6 RSQB => array 1 2*
+associated: associated_keyword LOCAL_ID COLON bool_type => associated 0 1 3
+associated_keyword: ASSOCIATED => associated_keyword 0
 atomic: __ANON_2 => atomic 0
 attribute: INTEGER => attribute ? 0
 attribute: STRING => attribute ? 0
@@ -267,6 +366,9 @@ attribute_name: STRING => attribute_name 0
 attribute_name: SUBGROUP_SIZE => attribute_name 0
 attribute_name: UNROLL => attribute_name 0
 attribute_name: WORK_GROUP_SIZE => attribute_name 0
+axpby: axpby_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 3 5 7
+axpby: axpby_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 4 6 8
+axpby: axpby_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 3 5 7 9
 axpby: axpby_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 4 6 8
 axpby: axpby_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 3 5 7 9
 axpby_keyword: AXPBY => axpby_keyword 0
@@ -279,24 +381,46 @@ bool_type: BOOL => bool_type
 boolean: FALSE => boolean 0
 boolean: TRUE => boolean 0
 builtin: builtin_keyword COLON integer_type => builtin 0 2
+builtin_keyword: SUBGROUP_LINEAR_ID => builtin_keyword 0
+builtin_keyword: SUBGROUP_LOCAL_ID => builtin_keyword 0
+builtin_keyword: SUBGROUP_SIZE => builtin_keyword 0
 builtin_keyword: __ANON_28 => builtin_keyword 0
 builtin_keyword: __ANON_29 => builtin_keyword 0
 builtin_keyword: __ANON_30 => builtin_keyword 0
 builtin_keyword: __ANON_31 => builtin_keyword 0
 builtin_keyword: __ANON_32 => builtin_keyword 0
 builtin_keyword: __ANON_33 => builtin_keyword 0
+builtin_keyword: __ANON_34 => builtin_keyword 0
+builtin_keyword: __ANON_35 => builtin_keyword 0
+builtin_keyword: __ANON_36 => builtin_keyword 0
+builtin_keyword: __ANON_37 => builtin_keyword 0
+builtin_keyword: __ANON_38 => builtin_keyword 0
+builtin_keyword: __ANON_39 => builtin_keyword 0
+builtin_keyword: __ANON_40 => builtin_keyword 0
+builtin_keyword: __ANON_41 => builtin_keyword 0
+builtin_keyword: __ANON_42 => builtin_keyword 0
+builtin_keyword: __ANON_43 => builtin_keyword 0
+builtin_keyword: __ANON_44 => builtin_keyword 0
+builtin_keyword: __ANON_45 => builtin_keyword 0
+builtin_keyword: __ANON_46 => builtin_keyword 0
 cast: cast_keyword LOCAL_ID COLON value_type => cast 0 1 3
 cast_keyword: CAST => cast_keyword 0
 checked_flag: __ANON_4 => checked_flag 0
 checked_flag: __ANON_5 => checked_flag 0
 checked_flag: __ANON_6 => checked_flag 0
 cmp: cmp_keyword LOCAL_ID COMMA LOCAL_ID COLON bool_type => cmp 0 1 3 5
-cmp_keyword: __ANON_34 => cmp_keyword 0
-cmp_keyword: __ANON_35 => cmp_keyword 0
-cmp_keyword: __ANON_36 => cmp_keyword 0
-cmp_keyword: __ANON_37 => cmp_keyword 0
-cmp_keyword: __ANON_38 => cmp_keyword 0
-cmp_keyword: __ANON_39 => cmp_keyword 0
+cmp_keyword: GREATER_THAN => cmp_keyword 0
+cmp_keyword: GREATER_THAN_EQUAL => cmp_keyword 0
+cmp_keyword: LESS_THAN => cmp_keyword 0
+cmp_keyword: LESS_THAN_EQUAL => cmp_keyword 0
+cmp_keyword: NOT_EQUAL => cmp_keyword 0
+cmp_keyword: __ANON_47 => cmp_keyword 0
+cmp_keyword: __ANON_48 => cmp_keyword 0
+cmp_keyword: __ANON_49 => cmp_keyword 0
+cmp_keyword: __ANON_50 => cmp_keyword 0
+cmp_keyword: __ANON_51 => cmp_keyword 0
+cmp_keyword: __ANON_52 => cmp_keyword 0
+cmp_keyword: __ANON_53 => cmp_keyword 0
 complex: LSQB FLOAT COMMA FLOAT RSQB => complex 1 3
 constant: constant_keyword literal COLON value_type => constant 0 1 3
 constant_keyword: CONSTANT => constant_keyword 0
@@ -329,26 +453,37 @@ expand_shape: _constant_or_value __expand_shape_plus_9 => expand_shape 0* 1*
 fn_attributes: ATTRIBUTES dictionary => fn_attributes 1
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 9 10 11
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 9 10 11 12
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 9 10 11 12
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 9 10
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 9 10 11
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 9 10 11
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 8 9
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 8 9 10
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 8 9 10
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 8
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 8 9
+for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 8 9 10
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 7 8 9 10
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 7 8
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 7 8 9
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 7 8 9
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 6 7
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 6 7 8
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region fn_attributes => for 0 1 3 5 6 7 8
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 6
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 6 7
+for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 6 7
 for_init: INIT LPAR init_value RPAR __ANON_9 return_types => for_init 2 5
 for_init: INIT LPAR init_value __for_init_star_10 RPAR __ANON_9 return_types => for_init 2 3* 6
 for_keyword: FOR => for_keyword 0
 foreach: foreach_keyword LPAR new_values RPAR COLON integer_type EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 5 8 12 14
 foreach: foreach_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 6 10 12
 foreach_keyword: FOREACH => foreach_keyword 0
+foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_54 LPAR INTEGER RPAR region => foreach_tile 0 2 6 10 14 18 20
+foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_54 LPAR INTEGER __foreach_tile_star_11 RPAR region => foreach_tile 0 2 6 10 14 18 19* 21
+foreach_tile_keyword: FOREACH_TILE => foreach_tile_keyword 0
 function: FUNC GLOBAL_ID LPAR RPAR fn_attributes region => function 1 4 5
 function: FUNC GLOBAL_ID LPAR RPAR region => function 1 4
 function: FUNC GLOBAL_ID LPAR argument RPAR fn_attributes region => function 1 3 5 6
@@ -357,9 +492,17 @@ function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR fn_attributes regi
 function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR region => function 1 3 4* 6
 fuse: fuse_keyword LOCAL_ID LSQB INTEGER COMMA INTEGER RSQB COLON memref_type => fuse 0 1 3 5 8
 fuse_keyword: FUSE => fuse_keyword 0
+gemm: gemm_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 3 5 7 9
+gemm: gemm_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 4 6 8 10
+gemm: gemm_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 5 7 9 11
+gemm: gemm_keyword atomic transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 4 6 8 10 12
+gemm: gemm_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 4 6 8 10
 gemm: gemm_keyword transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 5 7 9 11
 gemm: gemm_keyword transpose transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 4 6 8 10 12
 gemm_keyword: GEMM => gemm_keyword 0
+gemv: gemv_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 3 5 7 9
+gemv: gemv_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 4 6 8 10
+gemv: gemv_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 3 5 7 9 11
 gemv: gemv_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 4 6 8 10
 gemv: gemv_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 3 5 7 9 11
 gemv_keyword: GEMV => gemv_keyword 0
@@ -372,7 +515,10 @@ group_type: GROUP LESSTHAN memref_type X dim MORETHAN => group_type 2 4
 group_type: GROUP LESSTHAN memref_type X dim group_offset MORETHAN => group_type 2 4 5
 hadamard_product: hadamard_product_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 3 5 7 9
 hadamard_product: hadamard_product_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 2 4 6 8 10
+hadamard_product_keyword: HADAMARD => hadamard_product_keyword 0
 hadamard_product_keyword: HADAMARD_PRODUCT => hadamard_product_keyword 0
+if: if_keyword LOCAL_ID __ANON_9 LPAR RPAR region => if 0 1 5
+if: if_keyword LOCAL_ID __ANON_9 LPAR RPAR region ELSE region => if 0 1 5 7
 if: if_keyword LOCAL_ID __ANON_9 return_types region => if 0 1 3 4
 if: if_keyword LOCAL_ID __ANON_9 return_types region ELSE region => if 0 1 3 4 6
 if: if_keyword LOCAL_ID region => if 0 1 2
@@ -402,8 +548,30 @@ load: load_keyword LOCAL_ID LSQB indices RSQB COLON scalar_type => load 0 1 3 6
 load_keyword: LOAD => load_keyword 0
 local_fence: __ANON_8 => local_fence 0
 math_unary: math_unary_keyword LOCAL_ID COLON scalar_type => math_unary 0 1 3
-math_unary_keyword: __ANON_40 => math_unary_keyword 0
-math_unary_keyword: __ANON_41 => math_unary_keyword 0
+math_unary_keyword: COS => math_unary_keyword 0
+math_unary_keyword: EXP => math_unary_keyword 0
+math_unary_keyword: EXP2 => math_unary_keyword 0
+math_unary_keyword: LOG => math_unary_keyword 0
+math_unary_keyword: LOG2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_COS => math_unary_keyword 0
+math_unary_keyword: NATIVE_EXP => math_unary_keyword 0
+math_unary_keyword: NATIVE_EXP2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_LOG => math_unary_keyword 0
+math_unary_keyword: NATIVE_LOG2 => math_unary_keyword 0
+math_unary_keyword: NATIVE_SIN => math_unary_keyword 0
+math_unary_keyword: SIN => math_unary_keyword 0
+math_unary_keyword: __ANON_55 => math_unary_keyword 0
+math_unary_keyword: __ANON_56 => math_unary_keyword 0
+math_unary_keyword: __ANON_57 => math_unary_keyword 0
+math_unary_keyword: __ANON_58 => math_unary_keyword 0
+math_unary_keyword: __ANON_59 => math_unary_keyword 0
+math_unary_keyword: __ANON_60 => math_unary_keyword 0
+math_unary_keyword: __ANON_61 => math_unary_keyword 0
+math_unary_keyword: __ANON_62 => math_unary_keyword 0
+math_unary_keyword: __ANON_63 => math_unary_keyword 0
+math_unary_keyword: __ANON_64 => math_unary_keyword 0
+math_unary_keyword: __ANON_65 => math_unary_keyword 0
+math_unary_keyword: __ANON_66 => math_unary_keyword 0
 matrix_use: MATRIX_A => matrix_use 0
 matrix_use: MATRIX_ACC => matrix_use 0
 matrix_use: MATRIX_B => matrix_use 0
@@ -459,19 +627,31 @@ store_keyword: STORE => store_keyword 0
 subgroup_broadcast: subgroup_broadcast_keyword LOCAL_ID COMMA LOCAL_ID COLON scalar_type => subgroup_broadcast 0 1 3 5
 subgroup_broadcast_keyword: SUBGROUP_BROADCAST => subgroup_broadcast_keyword 0
 subgroup_operation: subgroup_operation_keyword LOCAL_ID COLON scalar_type => subgroup_operation 0 1 3
-subgroup_operation_keyword: __ANON_42 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_43 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_44 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_45 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_46 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_47 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_48 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_49 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_50 => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_EXCLUSIVE_SCAN_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_ADD => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_MAX => subgroup_operation_keyword 0
+subgroup_operation_keyword: SUBGROUP_REDUCE_MIN => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_67 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_68 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_69 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_70 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_71 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_72 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_73 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_74 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_75 => subgroup_operation_keyword 0
 subview: subview_keyword LOCAL_ID LSQB RSQB COLON memref_type => subview 0 1 5
 subview: subview_keyword LOCAL_ID LSQB slice RSQB COLON memref_type => subview 0 1 3 6
-subview: subview_keyword LOCAL_ID LSQB slice __subview_star_11 RSQB COLON memref_type => subview 0 1 3 4* 7
+subview: subview_keyword LOCAL_ID LSQB slice __subview_star_12 RSQB COLON memref_type => subview 0 1 3 4* 7
 subview_keyword: SUBVIEW => subview_keyword 0
+sum: sum_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 3 5 7
+sum: sum_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 4 6 8
+sum: sum_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 3 5 7 9
 sum: sum_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 4 6 8
 sum: sum_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 3 5 7 9
 sum_keyword: SUM => sum_keyword 0
@@ -522,35 +702,85 @@ I8
 INDEX
 MEMREF
 VOID
+ABS
+ADD
 ALLOCA
+AND
+ASSOCIATED
 AXPBY
 BARRIER
 CAST
+CONJ
 CONSTANT
 COOPERATIVE_MATRIX_CONSTRUCT
 COOPERATIVE_MATRIX_LOAD
 COOPERATIVE_MATRIX_MUL_ADD
 COOPERATIVE_MATRIX_SCALE
 COOPERATIVE_MATRIX_STORE
+COS
 CUMSUM
+DIV
+EXP
+EXP2
 EXPAND
 FOR
 FOREACH
+FOREACH_TILE
 FUSE
 GEMM
 GEMV
 GER
+GREATER_THAN
+GREATER_THAN_EQUAL
+HADAMARD
 HADAMARD_PRODUCT
 IF
+IM
+LESS_THAN
+LESS_THAN_EQUAL
 LIFETIME_STOP
 LOAD
+LOG
+LOG2
+MAX
+MIN
+MUL
+NATIVE_COS
+NATIVE_EXP
+NATIVE_EXP2
+NATIVE_LOG
+NATIVE_LOG2
+NATIVE_SIN
+NEG
+NOT
+NOT_EQUAL
+OR
 PARALLEL
 RBRACE
+RE
+REM
+SHL
+SHR
+SIN
 SIZE
 STORE
+SUB
 SUBGROUP_BROADCAST
+SUBGROUP_EXCLUSIVE_SCAN_ADD
+SUBGROUP_EXCLUSIVE_SCAN_MAX
+SUBGROUP_EXCLUSIVE_SCAN_MIN
+SUBGROUP_INCLUSIVE_SCAN_ADD
+SUBGROUP_INCLUSIVE_SCAN_MAX
+SUBGROUP_INCLUSIVE_SCAN_MIN
+SUBGROUP_LINEAR_ID
+SUBGROUP_LOCAL_ID
+SUBGROUP_REDUCE_ADD
+SUBGROUP_REDUCE_MAX
+SUBGROUP_REDUCE_MIN
+SUBGROUP_SIZE
 SUBVIEW
 SUM
+XOR
 YIELD
 __ANON_10
 __ANON_11
@@ -593,8 +823,32 @@ __ANON_47
 __ANON_48
 __ANON_49
 __ANON_50
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID MORETHAN PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+__ANON_51
+__ANON_52
+__ANON_53
+__ANON_55
+__ANON_56
+__ANON_57
+__ANON_58
+__ANON_59
+__ANON_60
+__ANON_61
+__ANON_62
+__ANON_63
+__ANON_64
+__ANON_65
+__ANON_66
+__ANON_67
+__ANON_68
+__ANON_69
+__ANON_70
+__ANON_71
+__ANON_72
+__ANON_73
+__ANON_74
+__ANON_75
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MORETHAN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
 LESSTHAN
 COMMA LBRACE RPAR
 COMMA RPAR
@@ -602,21 +856,23 @@ ALIGNMENT
 SHAPE_GCD
 STRIDE_GCD
 STRING
-SUBGROUP_SIZE
 UNROLL
 WORK_GROUP_SIZE
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
 COLON LBRACE
-__ANON_0 __ANON_1
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_7 __ANON_8
+LOCAL_ID __ANON_0 __ANON_1 __ANON_2
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_7 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_8
 FALSE FLOAT INTEGER LSQB TRUE
+__ANON_0 __ANON_1
 LOCAL_ID __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
 LOCAL_ID __ANON_2
 EQUAL
-$END ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM ELSE EXPAND FOR FOREACH FUNC FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+$END ABS ADD ALLOCA AND ASSOCIATED ATTRIBUTES AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV ELSE EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUNC FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
 LOCAL_ID __ANON_2 __ANON_3
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
 __ANON_0
 __ANON_1
+__ANON_2
 __ANON_7
 __ANON_8
 FALSE
@@ -624,32 +880,32 @@ FLOAT
 INTEGER
 LSQB
 TRUE
-__ANON_2
 __ANON_3
 __ANON_4
 __ANON_5
 __ANON_6
-ALLOCA AXPBY BARRIER CAST COLON COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR RSQB SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COLON COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR RSQB SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
 LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_4 __ANON_5 __ANON_6
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_8
+LOCAL_ID __ANON_0 __ANON_1
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_8
 COLON COMMA RBRACE RSQB
 COLON EQUAL
 __ANON_9
 X
 MORETHAN
 COMMA EQUAL RPAR RSQB
-ALLOCA AXPBY BARRIER CAST CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EQUAL EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EQUAL EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
 ELSE
 RSQB
 QMARK
 GLOBAL
 LOCAL
 STRIDED
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LBRACE LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM X YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
 COMMA MORETHAN X
 COMMA RBRACE RSQB
 COMMA RBRACE
-ALLOCA AXPBY BARRIER CAST COMMA CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE CUMSUM EXPAND FOR FOREACH FUSE GEMM GEMV GER HADAMARD_PRODUCT IF LIFETIME_STOP LOAD LOCAL_ID PARALLEL RBRACE RPAR SIZE STORE SUBGROUP_BROADCAST SUBVIEW SUM YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50
+ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
 COMMA RSQB
 COLON COMMA RSQB X
 OFFSET
@@ -659,768 +915,1014 @@ MATRIX_A
 MATRIX_ACC
 MATRIX_B
 RSQB X
+AS
+__ANON_54
 """
 
 ACTIONS = """\
-r284 @0 s1 @1
+r377 @0 s1 @1
 s5 @2
-r285 @0 s1 @1
-r21 @3
+r378 @0 s1 @1
+r23 @3
 
 s7 @4
-r20 @3
+r22 @3
 s8 @5 s9 @6
 s11 @7
 s12 @8 s13 @9
 s16 @10 s17 @6
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25 s34 @26
 s42 @9
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @5 s67 @49 s68 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @5 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171
 s13 @9
-r187 @3
+r247 @3
 s8 @5
 s12 @8 s13 @9
-s194 @10 s195 @6
-r267 @98
-r112 @99
-r268 @98
-r269 @98
-s196 @100
-r270 @98
-r271 @98
-r272 @98
-s197 @100
-r273 @98
-r274 @98
-r275 @98
-r276 @98
-r277 @98
-s198 @100
-r325 @101
-r314 @101
-r315 @101
-r316 @101
-r317 @101
-r318 @101
-r66 @102 s42 @9
-r319 @101
-s200 @103 s201 @50 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r163 @9
-r65 @110
-r106 @111
-r111 @112
-r123 @5
-r136 @113
-r138 @5
-r141 @111
-r143 @5
-r145 @5
-r150 @114
-r154 @115
-r161 @5
-r182 @5
-r185 @4
-r193 @5
-r196 @111
-r199 @111
-r202 @115
-r209 @115
-r214 @5
-r227 @5
-r236 @5
-s210 @10 r263 @116
-r260 @9
-r261 @117
-r280 @5
-r292 @118
-r294 @5
-r308 @5
-r311 @111
-r328 @4
-r69 @5
-r70 @5
-r71 @5
-r72 @5
+s272 @10 s273 @6
+r360 @172
+r139 @173
+r361 @172
+r362 @172
+s274 @174
+r363 @172
+r364 @172
+r365 @172
+s275 @174
+r366 @172
+r367 @172
+r368 @172
+r369 @172
+r370 @172
+s276 @174
+r430 @175
+r419 @175
+r420 @175
+r421 @175
+r422 @175
+r423 @175
+r70 @176 s42 @9
+r424 @175
+s278 @177 s279 @81 s280 @178 s281 @179 s282 @180 s283 @102 s284 @181 s285 @182
+r212 @183
+r98 @5
 r73 @5
+r69 @184
 r74 @5
+r114 @5
+r133 @185
+r138 @186
+r166 @5
+r99 @5
+r185 @187
+r187 @5
+r190 @188
+r192 @5
+r194 @5
+r199 @189
+r310 @5
+r203 @190
 r75 @5
+r311 @5
+r312 @5
+r210 @5
+r239 @5
+r242 @4
+r245 @4
+r253 @5
+r261 @185
+r267 @185
+r270 @190
+r171 @5
+r172 @5
+r277 @190
+r278 @190
+r285 @5
+r100 @5
+r173 @5
+r174 @5
+r298 @5
+r307 @5
+s288 @10 r356 @191
+r313 @5
+r314 @5
 r76 @5
 r77 @5
 r78 @5
+r315 @5
+r316 @5
+r317 @5
+r318 @5
+r319 @5
+r320 @5
+r101 @5
+r102 @5
+r175 @5
 r79 @5
+r353 @9
+r354 @192
+r103 @5
 r80 @5
+r81 @5
 r82 @5
+r321 @5
+r373 @5
+r385 @193
 r83 @5
+r387 @5
+r389 @5
+r390 @5
+r391 @5
+r392 @5
+r393 @5
+r394 @5
+r143 @7
+r144 @7
+r395 @5
+r396 @5
+r397 @5
+r145 @7
+r410 @5
+r416 @185
 r84 @5
+r433 @4
 r85 @5
 r86 @5
 r87 @5
-r116 @7
-r117 @7
-r118 @7
-r119 @7
-r120 @7
-r121 @7
-r128 @5
-r129 @5
-r130 @5
-r131 @5
-r132 @5
-r133 @5
-r239 @5
-r240 @5
-r296 @5
-r297 @5
-r298 @5
-r299 @5
-r300 @5
-r301 @5
-r302 @5
-r303 @5
-r304 @5
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @5 s67 @49 s212 @50 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
-r219 @119
-r26 @119
-s214 @7 s42 @9
-r27 @119
-s216 @5
-r28 @119
-s217 @5
-r29 @119
-s218 @120 s219 @121
-r30 @119
-r107 @119 s221 @122 s222 @123
-r31 @119
-s225 @7
-r32 @119
-s226 @5
-r33 @119
-s227 @5
-r34 @119
-s228 @124 s229 @125 s230 @126 s231 @127 s232 @128
-r35 @119
-s236 @5
-r36 @119
-s218 @120 s219 @121
-r37 @119
-s238 @5
-r38 @119
-s239 @5
-r39 @119
-s240 @5 s241 @129 s242 @130 s243 @131 s244 @132 s245 @133
-r40 @119
-s248 @5 s249 @129
-r41 @119
-s251 @5
-r42 @119
-s252 @5
-r43 @119
-s254 @4
-r44 @119
-s255 @5
-r45 @119
-s218 @120 s219 @121
-r46 @119
-s218 @120 s219 @121
-r47 @119
-s258 @5 s249 @129
-r48 @119
-s260 @5 s249 @129
-r49 @119
-s262 @5
-r15 @119
-r50 @119
-s263 @5
-r51 @119
-s264 @5
-r52 @119
-s265 @5
-r53 @119
+r88 @5
+r89 @5
+r90 @5
+r91 @5
+r92 @5
+r93 @5
+r94 @5
+r95 @5
+r96 @5
+r104 @5
+r105 @5
+r106 @5
+r107 @5
+r108 @5
+r109 @5
+r146 @7
+r147 @7
+r148 @7
+r149 @7
+r150 @7
+r151 @7
+r152 @7
+r153 @7
+r154 @7
+r155 @7
+r156 @7
+r157 @7
+r158 @7
+r159 @7
+r160 @7
+r161 @7
+r162 @7
+r163 @7
+r164 @7
+r176 @5
+r177 @5
+r178 @5
+r179 @5
+r180 @5
+r181 @5
+r182 @5
+r322 @5
+r323 @5
+r324 @5
+r325 @5
+r326 @5
+r327 @5
+r328 @5
+r329 @5
+r330 @5
+r331 @5
+r332 @5
+r333 @5
+r398 @5
+r399 @5
+r400 @5
+r401 @5
+r402 @5
+r403 @5
+r404 @5
+r405 @5
+r406 @5
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @5 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s290 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171
+r290 @194
+r28 @194
+s292 @7 s42 @9
+r29 @194
+s294 @5
+r30 @194
+s295 @5
+r31 @194
+s296 @5
+r32 @194
+s297 @5 s298 @195 s299 @196 s300 @197
+r33 @194
+r134 @194 s303 @198 s304 @199
+r34 @194
+s307 @7
+r35 @194
+s308 @5
+r36 @194
+s309 @5
+r37 @194
+s310 @200 s311 @201 s312 @202 s313 @203 s314 @204
+r38 @194
+s318 @5
+r39 @194
+s298 @195 s299 @196
+r40 @194
+s320 @5
+r41 @194
+s321 @5
+r42 @194
+s322 @5 s323 @197 s324 @205 s325 @206 s326 @207 s327 @208
+r43 @194
+s330 @5 s300 @197
+r44 @194
+s332 @5
+r45 @194
+s333 @5
+r46 @194
+s335 @4
+r47 @194
+s336 @4
+r48 @194
+s337 @5
+r49 @194
+s338 @5 s298 @195 s299 @196 s300 @197
+r50 @194
+s341 @5 s298 @195 s299 @196 s300 @197
+r51 @194
+s344 @5 s300 @197
+r52 @194
+s346 @5 s300 @197
+r53 @194
+s348 @5
+r17 @194
+r54 @194
+s349 @5
+r55 @194
+s350 @5
+r56 @194
+s351 @5
+r57 @194
 s13 @9
-s267 @116
-r54 @119
-s268 @5
-r55 @119
-s269 @5 s241 @129 s242 @130
-r56 @119
-s271 @5
-r57 @119
-s272 @5
-r58 @119
-s273 @5
-r59 @119
-s218 @120 s219 @121
-r60 @119
-s275 @4
-r186 @3
-r8 @102
+s353 @191
+r58 @194
+s354 @5
+r59 @194
+s355 @5 s323 @197 s324 @205
+r60 @194
+s357 @5
+r61 @194
+s358 @5
+r62 @194
+s359 @5
+r63 @194
+s360 @5 s298 @195 s299 @196 s300 @197
+r64 @194
+s363 @4
+r246 @3
+r10 @176
 s13 @9
-r189 @3
+r249 @3
 s8 @5
 s12 @8 s13 @9
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s33 @25
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r67 @102
-r97 @116
-r155 @134
-r98 @116
-r99 @116
-r100 @116
-r101 @116
-r102 @116
-r103 @116
-s283 @116
-s284 @10 s285 @50
-s287 @5
-s288 @10 r264 @116
-r262 @117
-r14 @119
+r71 @176
+r121 @191
+r204 @209
+r122 @191
+r123 @191
+r124 @191
+r125 @191
+r126 @191
+r127 @191
+s371 @191
+s372 @10 s373 @81
+s375 @5
+s376 @10 r357 @191
+r355 @192
+r16 @194
 s33 @25
-s290 @7
-s291 @10
-s292 @7
-r312 @135
-r313 @135
-s293 @5 s249 @129
-r203 @136
-r237 @119
-r108 @119 s222 @123
-r110 @119
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s302 @7
-s303 @10
-r113 @137
-r228 @7
-r229 @7
-s304 @125
-r114 @137
-r230 @7
-r231 @7
-s305 @7
-s306 @7
-s307 @5 s243 @131 s244 @132 s245 @133
-s309 @10
-s310 @10
-s311 @10
-r290 @5
-r291 @5
-r124 @118
-r125 @118
-r126 @118
-s312 @5 s241 @129 s242 @130
-s314 @5
-s315 @10
-r91 @5
-s316 @5
-s317 @127
-r256 @138
-s318 @7 s319 @116
-s320 @5
-s322 @127
-s218 @120 s219 @121
-s324 @5 s249 @129
-s326 @10
-s327 @5
-s328 @10
-s329 @5
-s13 @9 s330 @139
-r226 @119
-s332 @127
-s333 @7
-r259 @119
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s67 @49 s69 @51 s70 @52 s71 @53 s72 @54 s73 @55 s74 @56 s75 @57 s76 @58 s77 @59 s78 @60 s79 @61 s80 @62 s81 @63 s82 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97
-s335 @127
-s336 @10
-s337 @5
-s338 @10
-s339 @7
-s340 @127
-s341 @5 s249 @129
-s343 @5 s344 @6
-r188 @3
-r9 @102
-s13 @9
-r191 @3
-s347 @140
-s348 @140
-s349 @10 s350 @141 s351 @140
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-s200 @103 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r156 @134
-s362 @10 s363 @50
-r16 @142
-s364 @5
-r63 @119
-s33 @25
-s366 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s371 @10
-s372 @5
-r109 @119
-r221 @143
-r222 @143
-r223 @143
-r224 @143
-r225 @143
-r115 @119
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s374 @5
-s375 @10
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s23 @15
-s378 @127
-s379 @5
-s380 @5
-s381 @5
-s382 @5
-s383 @10
-s384 @5
-s385 @10
-s386 @5
-s387 @10
-s388 @126
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s390 @5
-s210 @10 r257 @6
-s392 @6
-s393 @126
-s394 @5 s249 @129
-s396 @10
-s397 @5
-s398 @5
-s399 @10
-s400 @5
+s378 @7
+s379 @10
+s380 @7
+s381 @7
+s382 @10
+r417 @210
+r418 @210
+r115 @211
+s383 @5 s298 @195 s299 @196
+s385 @5 s300 @197
+r271 @212
+r308 @194
+r135 @194 s304 @199
+r137 @194
+s388 @20 s389 @21 s390 @22 s391 @23 s392 @24
+s394 @7
+s395 @10
+r140 @213
+r299 @7
+r300 @7
+s396 @201
+r141 @213
+r301 @7
+r302 @7
+s397 @7
+s398 @7
+s399 @5 s325 @206 s326 @207 s327 @208
 s401 @10
-s402 @4
-r212 @119 s404 @144
-s405 @5 s406 @145
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r220 @119
-s409 @126
-s410 @5
-s411 @10
+s402 @10
+s403 @10
+r383 @5
+r384 @5
+r167 @193
+r168 @193
+r169 @193
+s404 @5 s323 @197 s324 @205
+s406 @5
+s407 @10
+s408 @5
+s409 @203
+r349 @214
+s410 @7 s411 @191
 s412 @5
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s414 @7 s415 @126 s416 @5 s417 @145
-s420 @10
-s421 @5
-s210 @10 r323 @6
-r326 @119
-s423 @6
-r190 @3
-s424 @126
-s425 @126 s426 @146
-s428 @147 s429 @148 s430 @149
-r250 @150
-s425 @126 s426 @146
-s434 @10 s435 @141 s351 @140
-r13 @151
-r92 @152
-s228 @124 s354 @126 s42 @9 s355 @127 s437 @145 s356 @106 s232 @128
-r93 @152
-r94 @152
-r255 @153
-r95 @152
-r96 @152
-r2 @153
-s200 @103 s202 @104 s203 @105 s204 @106 s205 @107 s206 @108 s207 @109
-r157 @134
-r17 @142
-r64 @119
-s440 @7
-r320 @154
-r321 @154
-r322 @154
-r81 @119
-s441 @5
-s442 @10
-r122 @119
-s443 @7
-s444 @125
-r135 @119
-r137 @119
-s445 @5
-s446 @127
-s447 @10
-s448 @7
-s449 @127
-s450 @5
-s451 @10
-s452 @5
-s453 @10
-s454 @5
-s455 @139
-s456 @116
-s457 @10
-s288 @10 r258 @6
-s458 @7 s459 @116
-s460 @10
-s461 @10
-s462 @5
-s463 @5
-s464 @10
-s465 @10
-s466 @5
-s467 @10
-s468 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s412 @5
+s415 @203
+s416 @10
+s417 @5 s298 @195 s299 @196
+s419 @5 s298 @195 s299 @196
+s421 @10
+s422 @5 s298 @195 s299 @196
+s424 @5 s300 @197
+s426 @10
+s427 @5
+s428 @10
+s429 @5
+s13 @9 s430 @215
+r297 @194
+s432 @203
+s433 @7
+r352 @194
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171
+s435 @203
+s436 @10
+s437 @5
+s438 @10
+s439 @7
+s440 @203
+s441 @10
+s442 @5 s298 @195 s299 @196
+s444 @5 s300 @197
+s446 @5 s447 @6
+r248 @3
+r11 @176
 s13 @9
-s13 @9
-s210 @10 r216 @145
-s473 @7
-s474 @145
-r238 @119
-s475 @145
-s476 @127
-s477 @5
-s478 @7
-r295 @119
-r281 @155
-r24 @156
-r25 @156
-s479 @7
-s480 @7 r282 @155
-s481 @10 s482 @145
-s484 @5
-s485 @10
-s288 @10 r324 @6
-r327 @119
-s486 @140
-r158 @151
-r159 @151
-s487 @10 s488 @141
-r61 @141
-r62 @141
-s490 @100
-s491 @141
-s492 @10 s493 @141
-r278 @151
-s428 @147 s429 @148 s430 @149
-r254 @150
-r12 @151
-r88 @152
-s496 @10 s497 @145
-r3 @153
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s500 @10
-s501 @5
-s20 @12
-s503 @145
-s504 @10
-s505 @5
-s506 @5
-s23 @15
-s508 @5
-s509 @127
-s510 @5
-s511 @127
-s512 @126
-s513 @10
-s415 @126 s416 @5
-s516 @5
-s517 @5
-s296 @20 s297 @21 s298 @22 s299 @23 s300 @24
-s519 @4
-s520 @126
-s521 @5
-s522 @10
-s523 @10
-s524 @5
-s525 @5
-s526 @10
-s527 @5
-s528 @10
-s529 @10 s530 @6
-r210 @119 s532 @144
-r213 @119
-s288 @10 r217 @145
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s535 @7
-s536 @7
-s405 @5 s537 @145
-s539 @127
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r251 @3
+s450 @216
+s451 @216
+s452 @10 s453 @217 s454 @216
+s310 @200 s457 @202 s42 @9 s458 @203 s459 @180 s314 @204
+s278 @177 s280 @178 s281 @179 s282 @180 s283 @102 s284 @181 s285 @182
+r205 @209
+s465 @10 s466 @81
+r18 @218
+s467 @5
+r67 @194
 s33 @25
-s415 @126 s416 @5
-s414 @7 s415 @126 s416 @5
-s544 @7
-s545 @10 s546 @145
-s547 @10
-s548 @5
-s549 @126
-s550 @157
-r205 @101
-s551 @141
-s425 @126 s552 @141 s426 @146
-r247 @150
-s428 @147 s429 @148
-r249 @150
-s555 @141
-s556 @10 s557 @141
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-r89 @152
-s559 @10 s560 @145
-r68 @119
+s469 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s20 @12
+s475 @5
+s476 @10
+s477 @5
+s478 @10
+s479 @5
+r136 @194
+r292 @219
+r293 @219
+r294 @219
+r295 @219
+r296 @219
+r142 @194
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s481 @5
+s482 @10
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s23 @15
+s485 @203
+s486 @5
+s487 @5
+s488 @5
+s489 @5
+s490 @10
+s491 @5
+s492 @10
+s493 @5
+s494 @10
+s495 @202
+s388 @20 s389 @21 s390 @22 s391 @23 s392 @24
+s497 @5
+s288 @10 r350 @6
+s499 @6
+s500 @6
+s501 @202
+s502 @5
+s503 @10
+s504 @5 s298 @195 s299 @196
+s506 @10
+s507 @5 s300 @197
+s509 @5
+s510 @10
+s511 @5
+s512 @10
+s513 @5
+s514 @5
+s515 @10
+s516 @5
+s517 @10
+s518 @4
+r283 @194 s520 @220
+s521 @5 s522 @221
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r291 @194
+s525 @202
+s526 @5
+s527 @10
+s528 @5
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s530 @7 s531 @202 s532 @5 s533 @221
+s536 @5
+s537 @10
+s538 @5
+s539 @10
+s540 @5
+s288 @10 r428 @6
+r431 @194
+s542 @6
+r250 @3
+s543 @202
+s544 @202 s545 @222
+s547 @223 s548 @224 s549 @225
+r343 @226
+s544 @202 s545 @222
+s553 @10 s554 @217 s454 @216
+r15 @227
+r116 @228
+s310 @200 s457 @202 s42 @9 s458 @203 s556 @221 s459 @180 s314 @204
+r117 @228
+r118 @228
+r348 @229
+r119 @228
+r120 @228
+r2 @229
+s278 @177 s280 @178 s281 @179 s282 @180 s283 @102 s284 @181 s285 @182
+r206 @209
+r19 @218
+r68 @194
+s559 @7
+r425 @230
+r426 @230
+r427 @230
+r97 @194
+r113 @194
+s560 @10
 s561 @5
 s562 @10
-r127 @119
-r134 @7
 s563 @5
 s564 @10
+r165 @194
 s565 @7
-r144 @119
-s566 @10
+s566 @201
+r184 @194
+r186 @194
 s567 @5
-s568 @127
-s569 @5
-s570 @10
-s571 @126
-s572 @140
-s574 @145
+s568 @203
+s569 @10
+s570 @7
+s571 @203
+s572 @5
+s573 @10
+s574 @5
 s575 @10
-s576 @10 s577 @158 s13 @9
-s580 @116
-s343 @5
-s582 @145
+s576 @5
+s577 @215
+s578 @191
+s579 @10
+s376 @10 r351 @6
+s580 @7 s581 @191
+s582 @191
 s583 @10
-s584 @5
+s584 @10
 s585 @5
 s586 @10
-s587 @10
+s587 @5
 s588 @5
 s589 @10
 s590 @5
+s591 @10
+s592 @5
+s593 @10
+s594 @5
+s595 @10
+s596 @10
+s597 @5
+s598 @10
+s599 @5
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s600 @6
+s13 @9
+s13 @9
+s288 @10 r287 @221
+s605 @7
+s606 @221
+r309 @194
+s607 @221
+s608 @203
+s609 @5
+s610 @7
+r388 @194
+r374 @231
+r26 @232
+r27 @232
+s611 @7
+s612 @7 r375 @231
+s613 @10 s614 @221
+s616 @10
+s617 @5
+s618 @10
+s619 @5
+s620 @10
+s376 @10 r429 @6
+r432 @194
+s621 @216
+r207 @227
+r208 @227
+s622 @10 s623 @217
+r65 @217
+r66 @217
+s625 @174
+s626 @217
+s627 @10 s628 @217
+r371 @227
+s547 @223 s548 @224 s549 @225
+r347 @226
+r14 @227
+r110 @228
+s631 @10 s632 @221
+r3 @229
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r265 @9
-s592 @10 s593 @6
-s13 @9
-r232 @119
-r233 @119
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s597 @24
-r286 @119
-s599 @145
-s405 @5 s600 @145
-r293 @119
-r305 @119
-r283 @155
-r22 @155
-s33 @25
-s414 @7 s415 @126 s416 @5
-s604 @7
-s605 @5
-s606 @10
-s607 @10
-s608 @7
-r206 @101
-r244 @159
-s609 @10 s610 @141
-s612 @141
-r251 @150
-s428 @147 s429 @148
-r253 @150
-r0 @155
-s228 @124 s354 @126 s42 @9 s355 @127 s356 @106 s232 @128
-r90 @152
-s615 @10
-s616 @5
-s617 @145
-s618 @5
-s23 @15
-s620 @5
-s621 @10
-s622 @5
-s623 @10
-s624 @5
-s625 @10
-s415 @126 s416 @5
-r162 @145 s627 @140
-s628 @7
-s629 @5
-s630 @5
-s631 @4
-s13 @9
-r178 @119 s42 @9
-s634 @4
-s635 @6
-s636 @7
+s635 @5
+s636 @10
 s637 @5
 s638 @10
-s639 @10
-s640 @5
-s641 @5
+s639 @5
+s20 @12
+s641 @221
 s642 @10
 s643 @5
-s644 @10
-r18 @102
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r266 @9
-r211 @119
-r234 @119
-r235 @119
-r215 @119
-r279 @119
-r287 @119
-r288 @119
-s646 @145
-r306 @119
-r23 @155
-s33 @25
-s648 @10
-s649 @5
-s650 @160 s651 @161 s652 @162
-s425 @126 s426 @146
-s425 @126 s426 @146
-r245 @159
-s656 @10 s657 @141
-r248 @150
-s658 @141
-r1 @155
-s659 @5
-s660 @10
-s661 @7
-s662 @145
-r142 @119
-s663 @145
-s664 @5
-s665 @10
-s666 @5
-s667 @10
-s668 @5
-r4 @163
-s415 @126 s416 @5
-s33 @25
-s671 @10 s577 @158 s13 @9
-s577 @158 s13 @9
-s252 @5
-r176 @119 s42 @9
-r179 @119
-s343 @5
-s680 @10
-s33 @25
-s682 @10
-s683 @5
-s684 @5
-s685 @10
-s686 @10
-s687 @5
-s688 @10
-s689 @5
-r19 @102
-r289 @119
-r307 @119
-s690 @5
-s691 @10
-r241 @141
-r242 @141
-r243 @141
-s692 @141
-r204 @141
-r10 @159
-s425 @126 s426 @146
-r246 @159
-r252 @150
-r104 @119
-s694 @5
+s644 @5
 s23 @15
-s696 @7
-r146 @119
-s697 @145
-s698 @5
-s699 @145
-s700 @5
-s701 @10
-r5 @163
-r160 @119
-s702 @5
+s646 @5
+s647 @203
+s648 @5
+s649 @203
+s650 @202
+s651 @10
+s531 @202 s532 @5
+s654 @5
+s655 @5
+s388 @20 s389 @21 s390 @22 s391 @23 s392 @24
+s657 @4
+s658 @4
+s659 @202
+s660 @5
+s661 @10
+s662 @5
+s663 @10
+s664 @10
+s665 @5
+s666 @10
+s667 @5
+s668 @10
+s669 @5
+s670 @10
+s671 @5
+s672 @5
+s673 @10
+s674 @5
+s675 @10
 s13 @9
-r170 @119 s42 @9
-s13 @9
-r174 @119 s42 @9
-s707 @10 s708 @6
-s710 @116
-r177 @119
-s711 @6
-s712 @4
-r192 @119
+s677 @10 s678 @6
+r281 @194 s680 @220
+r284 @194
+s376 @10 r288 @221
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s683 @7
+s684 @7
+s521 @5 s685 @221
+s687 @203
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s33 @25
+s531 @202 s532 @5
+s530 @7 s531 @202 s532 @5
+s692 @7
+s693 @10 s694 @221
+s695 @5
+s696 @10
+s697 @5
+s698 @10
+s699 @5
+s700 @202
+s701 @233
+r273 @175
+s702 @217
+s544 @202 s703 @217 s545 @222
+r340 @226
+s547 @223 s548 @224
+r342 @226
+s706 @217
+s707 @10 s708 @217
+s310 @200 s457 @202 s42 @9 s458 @203 s459 @180 s314 @204
+r111 @228
+s710 @10 s711 @221
+r72 @194
+s712 @10
 s713 @5
 s714 @10
-s715 @10
-s716 @5
+s715 @5
+s716 @10
+r170 @194
+r183 @7
 s717 @5
 s718 @10
-s719 @5
+s719 @7
+r193 @194
 s720 @10
-r309 @119
 s721 @5
-r151 @99
-r11 @159
-r105 @119
-r139 @119
-s23 @15
-r147 @119
-s723 @145
-r149 @119
-r152 @119
-s724 @5
-s577 @158 s13 @9
-r168 @119 s42 @9
-r171 @119
-r172 @119 s42 @9
-r175 @119
-s252 @5
-s730 @139
-s731 @10 s732 @6
-s733 @5
-s734 @10
-s343 @5
-s736 @10
-s737 @5
-s738 @5
-s739 @10
-r200 @119
-s740 @5
-r207 @119
+s722 @203
+s723 @5
+s724 @10
+s725 @202
+s726 @216
+s728 @221
+s729 @10
+s730 @10 s731 @234 s13 @9
+s734 @191
+s446 @5
+s446 @5
+s737 @221
+s738 @10
+s739 @5
+s740 @10
 s741 @5
-r310 @119
-r140 @119
-r148 @119
-r153 @119
-s13 @9
-r166 @119 s42 @9
-r169 @119
-r173 @119
-r6 @102
-s402 @4
-s252 @5
-s746 @139
-r218 @102
-s747 @4
-s748 @6
-s749 @5
+s742 @5
+s743 @10
+s744 @5
+s745 @10
+s746 @5
+s747 @10
+s748 @5
+s749 @10
 s750 @10
-r197 @119
 s751 @5
-r201 @119
-r208 @119
-r164 @119 s42 @9
-r167 @119
-r180 @9
-r7 @102
-s402 @4
-s343 @5
+s752 @10
+s753 @5
+r279 @194 s754 @220
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r358 @9
+s756 @10 s757 @6
 s13 @9
-r194 @119
-s756 @5
-r198 @119
-r165 @119
-r181 @9
-s757 @6
-r184 @119
-r195 @119
+r303 @194
+r304 @194
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s761 @24
+r379 @194
+s763 @221
+s521 @5 s764 @221
+r386 @194
+r407 @194
+r376 @231
+r24 @231
+s33 @25
+s530 @7 s531 @202 s532 @5
+s768 @7
+s769 @10
+s770 @5
+s771 @10
+s772 @5
+s773 @10
+s774 @10
+s775 @7
+r274 @175
+r337 @235
+s776 @10 s777 @217
+s779 @217
+r344 @226
+s547 @223 s548 @224
+r346 @226
+r0 @231
+s310 @200 s457 @202 s42 @9 s458 @203 s459 @180 s314 @204
+r112 @228
+s782 @5
+s783 @10
+s784 @5
+s785 @10
+s786 @5
+s787 @221
+s788 @5
+s23 @15
+s790 @5
+s791 @10
+s792 @5
+s793 @10
+s794 @5
+s795 @10
+s531 @202 s532 @5
+r211 @221 s797 @216
+s798 @7
+s799 @5
+s800 @5
+s801 @4
 s13 @9
-r183 @119
+r234 @194 s12 @8 s42 @9
+s805 @4
+s806 @6
+s807 @6
+s808 @7
+s809 @5
+s810 @10
+s811 @5
+s812 @10
+s813 @10
+s814 @5
+s815 @10
+s816 @5
+s817 @10
+s818 @5
+s819 @10
+s820 @5
+s821 @5
+s822 @10
+s823 @5
+s824 @10
+s13 @9
+r20 @176
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r359 @9
+r282 @194
+r305 @194
+r306 @194
+r286 @194
+r372 @194
+r380 @194
+r381 @194
+s827 @221
+r408 @194
+r25 @231
+s33 @25
+s829 @5
+s830 @10
+s831 @5
+s832 @10
+s833 @5
+s834 @236 s835 @237 s836 @238
+s544 @202 s545 @222
+s544 @202 s545 @222
+r338 @235
+s840 @10 s841 @217
+r341 @226
+s842 @217
+r1 @231
+r128 @194
+s843 @5
+s844 @10
+s845 @5
+s846 @10
+s847 @7
+s848 @221
+r191 @194
+s849 @221
+s850 @5
+s851 @10
+s852 @5
+s853 @10
+s854 @5
+r4 @239
+s531 @202 s532 @5
+s33 @25
+s857 @10 s731 @234 s13 @9
+s731 @234 s13 @9
+s333 @5
+r231 @194 s12 @8 s42 @9
+r235 @194
+r236 @194
+s446 @5
+s867 @10
+s868 @10
+s33 @25
+s870 @10
+s871 @5
+s872 @10
+s873 @5
+s874 @5
+s875 @10
+s876 @5
+s877 @10
+s878 @5
+s879 @10
+s880 @5
+s881 @10
+s882 @10
+s883 @5
+s884 @10
+s885 @5
+r280 @194
+r21 @176
+r382 @194
+r409 @194
+r411 @194
+s886 @5
+s887 @10
+s888 @5
+s889 @10
+r334 @217
+r335 @217
+r336 @217
+s890 @217
+r272 @217
+r12 @235
+s544 @202 s545 @222
+r339 @235
+r345 @226
+r129 @194
+s892 @5
+r131 @194
+s893 @5
+s23 @15
+s895 @7
+r195 @194
+s896 @221
+s897 @5
+s898 @221
+s899 @5
+s900 @10
+r5 @239
+r209 @194
+s901 @5
+s13 @9
+r222 @194 s12 @8 s42 @9
+s13 @9
+r228 @194 s12 @8 s42 @9
+s908 @10 s909 @6
+s911 @191
+r232 @194
+r233 @194
+s912 @6
+s913 @4
+s914 @4
+r252 @194
+s915 @5
+s916 @10
+s917 @5
+s918 @10
+s919 @10
+s920 @5
+s921 @10
+s922 @5
+s923 @10
+s924 @5
+s925 @10
+s926 @5
+s927 @5
+s928 @10
+s929 @5
+s930 @10
+r412 @194
+s931 @5
+r414 @194
+s932 @5
+r200 @173
+r13 @235
+r130 @194
+r132 @194
+r188 @194
+s23 @15
+r196 @194
+s934 @221
+r198 @194
+r201 @194
+s935 @5
+s731 @234 s13 @9
+r219 @194 s12 @8 s42 @9
+r223 @194
+r224 @194
+r225 @194 s12 @8 s42 @9
+r229 @194
+r230 @194
+s333 @5
+s943 @215
+s944 @10 s945 @6
+s946 @5
+s947 @10
+s446 @5
+s446 @5
+r254 @194
+s950 @5
+s951 @10
+s952 @5
+s953 @5
+s954 @10
+s955 @5
+r262 @194
+s956 @5
+s957 @10
+s958 @5
+s959 @10
+r268 @194
+s960 @5
+r275 @194
+s961 @5
+r413 @194
+r415 @194
+r189 @194
+r197 @194
+r202 @194
+s13 @9
+r216 @194 s12 @8 s42 @9
+r220 @194
+r221 @194
+r226 @194
+r227 @194
+r6 @176
+s965 @4
+s333 @5
+s968 @215
+r289 @176
+s969 @4
+s970 @6
+s971 @6
+r255 @194
+s972 @5
+s973 @10
+r258 @194
+s974 @5
+s975 @10
+r263 @194
+s976 @5
+r265 @194
+s977 @5
+r269 @194
+r276 @194
+r213 @194 s12 @8 s42 @9
+r217 @194
+r218 @194
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r237 @9
+r7 @176
+s965 @4
+s446 @5
+s13 @9
+s983 @240
+r256 @194
+s984 @5
+r259 @194
+s985 @5
+r264 @194
+r266 @194
+r214 @194
+r215 @194
+r238 @9
+s986 @6
+r241 @194
+s987 @4
+r257 @194
+r260 @194
+s13 @9
+s412 @5
+r240 @194
+s990 @6
+s991 @241
+s992 @4
+s993 @202
+s994 @10 s995 @6
+s997 @202
+s13 @9
+s999 @10 s1000 @6
+r8 @176
+r243 @194
+s1001 @202
+s13 @9
+r9 @176
+r244 @194
 """
 
 GOTOS = """\
@@ -1437,11 +1939,11 @@ fn_attributes=14 region=15
 __function_star_1=18
 bool_type=35 coopmatrix_type=36 group_type=37 memref_type=38 scalar_type=39 type=40 void_type=41
 dictionary=43
-__region_star_2=116 _operation=117 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 instruction=166 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 results=175 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
-region=190
+__region_star_2=190 _operation=191 alloca=192 alloca_keyword=193 arith_binary=194 arith_binary_keyword=195 arith_unary=196 arith_unary_keyword=197 associated=198 associated_keyword=199 axpby=200 axpby_keyword=201 barrier=202 barrier_keyword=203 builtin=204 builtin_keyword=205 cast=206 cast_keyword=207 cmp=208 cmp_keyword=209 constant=210 constant_keyword=211 coop_matrix_construct=212 coop_matrix_construct_keyword=213 coop_matrix_load=214 coop_matrix_load_keyword=215 coop_matrix_mul_add=216 coop_matrix_mul_add_keyword=217 coop_matrix_scale=218 coop_matrix_scale_keyword=219 coop_matrix_store=220 coop_matrix_store_keyword=221 cumsum=222 cumsum_keyword=223 expand=224 expand_keyword=225 for=226 for_keyword=227 foreach=228 foreach_keyword=229 foreach_tile=230 foreach_tile_keyword=231 fuse=232 fuse_keyword=233 gemm=234 gemm_keyword=235 gemv=236 gemv_keyword=237 ger=238 ger_keyword=239 hadamard_product=240 hadamard_product_keyword=241 if=242 if_keyword=243 instruction=244 lifetime_stop=245 lifetime_stop_keyword=246 load=247 load_keyword=248 math_unary=249 math_unary_keyword=250 parallel=251 parallel_keyword=252 results=253 size=254 size_keyword=255 store=256 store_keyword=257 subgroup_broadcast=258 subgroup_broadcast_keyword=259 subgroup_operation=260 subgroup_operation_keyword=261 subview=262 subview_keyword=263 sum=264 sum_keyword=265 yield=266 yield_keyword=267
+region=268
 
-argument=191
-fn_attributes=192 region=193
+argument=269
+fn_attributes=270 region=271
 
 
 
@@ -1464,9 +1966,9 @@ fn_attributes=192 region=193
 
 
 
-dictionary=199
+dictionary=277
 
-attribute_name=208 named_attribute=209
+attribute_name=286 named_attribute=287
 
 
 
@@ -1490,7 +1992,6 @@ attribute_name=208 named_attribute=209
 
 
 
-__results_star_8=211
 
 
 
@@ -1507,6 +2008,7 @@ __results_star_8=211
 
 
 
+__results_star_8=289
 
 
 
@@ -1540,18 +2042,14 @@ __results_star_8=211
 
 
 
-_operation=117 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 instruction=213 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 results=175 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
 
 
-dictionary=215
 
 
 
 
 
-transpose=220
 
-global_fence=223 local_fence=224
 
 
 
@@ -1559,35 +2057,26 @@ global_fence=223 local_fence=224
 
 
 
-boolean=233 complex=234 literal=235
 
 
 
-transpose=237
 
 
 
 
 
-checked_flag=246 store_flag=247
 
-atomic=250
 
 
 
-new_value=253
 
 
 
 
 
-transpose=256
 
-transpose=257
 
-atomic=259
 
-atomic=261
 
 
 
@@ -1598,12 +2087,10 @@ atomic=261
 
 
 
-region=266
 
 
 
 
-store_flag=270
 
 
 
@@ -1611,18 +2098,11 @@ store_flag=270
 
 
 
-transpose=274
 
 
 
 
-region=276
 
-argument=277
-fn_attributes=278 region=279
-scalar_type=280
-memref_type=281
-scalar_type=282
 
 
 
@@ -1633,24 +2113,23 @@ scalar_type=282
 
 
 
-__dictionary_star_7=286
 
 
 
+_operation=191 alloca=192 alloca_keyword=193 arith_binary=194 arith_binary_keyword=195 arith_unary=196 arith_unary_keyword=197 associated=198 associated_keyword=199 axpby=200 axpby_keyword=201 barrier=202 barrier_keyword=203 builtin=204 builtin_keyword=205 cast=206 cast_keyword=207 cmp=208 cmp_keyword=209 constant=210 constant_keyword=211 coop_matrix_construct=212 coop_matrix_construct_keyword=213 coop_matrix_load=214 coop_matrix_load_keyword=215 coop_matrix_mul_add=216 coop_matrix_mul_add_keyword=217 coop_matrix_scale=218 coop_matrix_scale_keyword=219 coop_matrix_store=220 coop_matrix_store_keyword=221 cumsum=222 cumsum_keyword=223 expand=224 expand_keyword=225 for=226 for_keyword=227 foreach=228 foreach_keyword=229 foreach_tile=230 foreach_tile_keyword=231 fuse=232 fuse_keyword=233 gemm=234 gemm_keyword=235 gemv=236 gemv_keyword=237 ger=238 ger_keyword=239 hadamard_product=240 hadamard_product_keyword=241 if=242 if_keyword=243 instruction=291 lifetime_stop=245 lifetime_stop_keyword=246 load=247 load_keyword=248 math_unary=249 math_unary_keyword=250 parallel=251 parallel_keyword=252 results=253 size=254 size_keyword=255 store=256 store_keyword=257 subgroup_broadcast=258 subgroup_broadcast_keyword=259 subgroup_operation=260 subgroup_operation_keyword=261 subview=262 subview_keyword=263 sum=264 sum_keyword=265 yield=266 yield_keyword=267
 
-memref_type=289
 
+dictionary=293
 
 
 
 
-atomic=294
 
 
-local_fence=295
 
-integer_type=301
+atomic=301 transpose=302
 
+global_fence=305 local_fence=306
 
 
 
@@ -1658,148 +2137,149 @@ integer_type=301
 
 
 
+boolean=315 complex=316 literal=317
 
 
 
-checked_flag=308
+transpose=319
 
 
 
 
 
+checked_flag=328 store_flag=329
 
+atomic=331
 
 
-store_flag=313
 
+new_value=334
 
 
 
 
 
 
-new_values=321
 
-transpose=323
-atomic=325
+atomic=339 transpose=340
 
+atomic=342 transpose=343
 
+atomic=345
 
+atomic=347
 
-region=331
 
 
 
 
-_operation=334 alloca=118 alloca_keyword=119 arith_binary=120 arith_binary_keyword=121 arith_unary=122 arith_unary_keyword=123 axpby=124 axpby_keyword=125 barrier=126 barrier_keyword=127 builtin=128 builtin_keyword=129 cast=130 cast_keyword=131 cmp=132 cmp_keyword=133 constant=134 constant_keyword=135 coop_matrix_construct=136 coop_matrix_construct_keyword=137 coop_matrix_load=138 coop_matrix_load_keyword=139 coop_matrix_mul_add=140 coop_matrix_mul_add_keyword=141 coop_matrix_scale=142 coop_matrix_scale_keyword=143 coop_matrix_store=144 coop_matrix_store_keyword=145 cumsum=146 cumsum_keyword=147 expand=148 expand_keyword=149 for=150 for_keyword=151 foreach=152 foreach_keyword=153 fuse=154 fuse_keyword=155 gemm=156 gemm_keyword=157 gemv=158 gemv_keyword=159 ger=160 ger_keyword=161 hadamard_product=162 hadamard_product_keyword=163 if=164 if_keyword=165 lifetime_stop=167 lifetime_stop_keyword=168 load=169 load_keyword=170 math_unary=171 math_unary_keyword=172 parallel=173 parallel_keyword=174 size=176 size_keyword=177 store=178 store_keyword=179 subgroup_broadcast=180 subgroup_broadcast_keyword=181 subgroup_operation=182 subgroup_operation_keyword=183 subview=184 subview_keyword=185 sum=186 sum_keyword=187 yield=188 yield_keyword=189
 
 
 
 
 
+region=352
 
-atomic=342
-values=345
 
 
-region=346
 
+store_flag=356
 
 
-__memref_type_star_3=352 shape_dim=353
-array=357 attribute=358 boolean=359 dictionary=360
-attribute_name=208 named_attribute=361
 
 
 
 
 
-memref_type=365
+atomic=361 transpose=362
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=370
 
 
 
+region=364
 
+argument=365
+fn_attributes=366 region=367
+scalar_type=368
+memref_type=369
+scalar_type=370
 
 
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=373
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=376
-coopmatrix_type=377
 
 
 
+__dictionary_star_7=374
 
 
 
 
+memref_type=377
 
 
 
 
-integer_type=389
 
-__results_star_8=391
 
 
-atomic=395
 
+transpose=384
+atomic=386
 
 
+local_fence=387
 
+integer_type=393
 
 
-return_types=403
 
-indices=407
-scalar_type=408
 
 
 
 
 
-scalar_type=413
-_constant_or_value=418 slice=419
 
 
-__results_star_8=422
 
+checked_flag=400
 
 
 
-dim=427
-address_space=431 memref_layout=432
 
-dim=433
-shape_dim=436
 
 
-array=357 attribute=438 boolean=359 dictionary=360
 
 
+store_flag=405
 
 
 
 
-attribute_name=208 named_attribute=439
 
 
+new_values=413
+new_values=414
 
 
+transpose=418
+transpose=420
 
+transpose=423
+atomic=425
 
 
 
 
+region=431
 
 
 
 
+_operation=434 alloca=192 alloca_keyword=193 arith_binary=194 arith_binary_keyword=195 arith_unary=196 arith_unary_keyword=197 associated=198 associated_keyword=199 axpby=200 axpby_keyword=201 barrier=202 barrier_keyword=203 builtin=204 builtin_keyword=205 cast=206 cast_keyword=207 cmp=208 cmp_keyword=209 constant=210 constant_keyword=211 coop_matrix_construct=212 coop_matrix_construct_keyword=213 coop_matrix_load=214 coop_matrix_load_keyword=215 coop_matrix_mul_add=216 coop_matrix_mul_add_keyword=217 coop_matrix_scale=218 coop_matrix_scale_keyword=219 coop_matrix_store=220 coop_matrix_store_keyword=221 cumsum=222 cumsum_keyword=223 expand=224 expand_keyword=225 for=226 for_keyword=227 foreach=228 foreach_keyword=229 foreach_tile=230 foreach_tile_keyword=231 fuse=232 fuse_keyword=233 gemm=234 gemm_keyword=235 gemv=236 gemv_keyword=237 ger=238 ger_keyword=239 hadamard_product=240 hadamard_product_keyword=241 if=242 if_keyword=243 lifetime_stop=245 lifetime_stop_keyword=246 load=247 load_keyword=248 math_unary=249 math_unary_keyword=250 parallel=251 parallel_keyword=252 size=254 size_keyword=255 store=256 store_keyword=257 subgroup_broadcast=258 subgroup_broadcast_keyword=259 subgroup_operation=260 subgroup_operation_keyword=261 subview=262 subview_keyword=263 sum=264 sum_keyword=265 yield=266 yield_keyword=267
 
 
 
@@ -1807,17 +2287,27 @@ attribute_name=208 named_attribute=439
 
 
 
+transpose=443
+atomic=445
+values=448
 
 
+region=449
 
 
 
+__memref_type_star_3=455 shape_dim=456
+array=460 attribute=461 boolean=462 dictionary=463
+attribute_name=286 named_attribute=464
 
 
 
 
 
+memref_type=468
 
+bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=473
+bool_type=474
 
 
 
@@ -1826,16 +2316,15 @@ attribute_name=208 named_attribute=439
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=469
-region=470
-region=471
-__results_star_8=472
 
 
 
 
+bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=480
 
 
+bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=483
+coopmatrix_type=484
 
 
 
@@ -1843,69 +2332,69 @@ __results_star_8=472
 
 
 
-__subview_star_11=483
 
 
 
 
+integer_type=496
 
+__results_star_8=498
 
 
-group_offset=489
 
 
 
+transpose=505
 
+atomic=508
 
 
-address_space=494 memref_layout=495
 
 
 
-__array_star_6=498
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=499
 
 
-bool_type=502
 
+return_types=519
 
+indices=523
+scalar_type=524
 
 
-coopmatrix_type=507
 
 
 
+scalar_type=529
+_constant_or_value=534 slice=535
 
 
 
-_constant_or_value=514 expand_shape=515
 
 
-integer_type=518
+__results_star_8=541
 
 
 
 
+dim=546
+address_space=550 memref_layout=551
 
+dim=552
+shape_dim=555
 
 
+array=460 attribute=557 boolean=462 dictionary=463
 
 
 
-__return_types_star_5=531
 
 
 
-memref_type=533 scalar_type=534
+attribute_name=286 named_attribute=558
 
 
-indices=538
 
-scalar_type=540
-memref_type=541
-_constant_or_value=542
-_constant_or_value=418 slice=543
 
 
 
@@ -1914,13 +2403,10 @@ _constant_or_value=418 slice=543
 
 
 
-dim=553
 
-address_space=554
 
 
 
-array=357 attribute=558 boolean=359 dictionary=360
 
 
 
@@ -1938,12 +2424,9 @@ array=357 attribute=558 boolean=359 dictionary=360
 
 
 
-__expand_shape_plus_9=573
 
 
-for_init=578 region=579
 
-values=581
 
 
 
@@ -1953,23 +2436,20 @@ values=581
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=591
 
 
-region=594
 
 
-memref_type=595 scalar_type=596
-index_type=598
 
 
-indices=601
 
 
+bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=601
+region=602
+region=603
+__results_star_8=604
 
 
-memref_type=602
-_constant_or_value=418 slice=603
 
 
 
@@ -1977,63 +2457,60 @@ _constant_or_value=418 slice=603
 
 
 
-__memref_layout_star_4=611
 
 
-address_space=613
 
 
-array=357 attribute=614 boolean=359 dictionary=360
+__subview_star_12=615
 
 
 
 
 
-coopmatrix_type=619
 
 
 
 
 
+group_offset=624
 
-_constant_or_value=626
 
 
 
 
 
-region=632
-dictionary=633
+address_space=629 memref_layout=630
 
 
 
+__array_star_6=633
 
+bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=634
 
 
 
 
 
+bool_type=640
 
 
 
-bool_type=367 coopmatrix_type=368 scalar_type=369 value_type=645
 
+coopmatrix_type=645
 
 
 
 
 
 
+_constant_or_value=652 expand_shape=653
 
 
+integer_type=656
 
 
-memref_type=647
 
 
-matrix_use=653
-dim=654
-dim=655
 
 
 
@@ -2049,20 +2526,20 @@ dim=655
 
 
 
+region=676
+__return_types_star_5=679
 
 
-_constant_or_value=669
-memref_type=670
-for_init=672 region=673
-for_init=674 region=675
-init_value=676 new_value=677
-dictionary=678
 
-values=679
+memref_type=681 scalar_type=682
 
-memref_type=681
 
+indices=686
 
+scalar_type=688
+memref_type=689
+_constant_or_value=690
+_constant_or_value=534 slice=691
 
 
 
@@ -2074,18 +2551,19 @@ memref_type=681
 
 
 
+dim=704
 
+address_space=705
 
 
 
+array=460 attribute=709 boolean=462 dictionary=463
 
 
-dim=693
 
 
 
 
-coopmatrix_type=695
 
 
 
@@ -2096,47 +2574,17 @@ coopmatrix_type=695
 
 
 
-region=703
-dictionary=704
-region=705
-dictionary=706
-__for_init_star_10=709
 
 
 
 
+__expand_shape_plus_9=727
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-coopmatrix_type=722
-
-
-
-
-
-for_init=725 region=726
-dictionary=727
-
-dictionary=728
-
-init_value=729 new_value=677
-
-
-
+for_init=732 region=733
 
 values=735
+values=736
 
 
 
@@ -2149,38 +2597,336 @@ values=735
 
 
 
-region=742
-dictionary=743
-
-
-
-return_types=744
-init_value=745 new_value=677
 
 
 
 
 
 
-
-
-
-
-dictionary=752
-
-
-
-return_types=753
-values=754
-region=755
-
-
-
-
-
-
+bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=755
 
 
 region=758
+
+
+memref_type=759 scalar_type=760
+index_type=762
+
+
+indices=765
+
+
+
+
+memref_type=766
+_constant_or_value=534 slice=767
+
+
+
+
+
+
+
+
+
+
+__memref_layout_star_4=778
+
+
+address_space=780
+
+
+array=460 attribute=781 boolean=462 dictionary=463
+
+
+
+
+
+
+
+
+coopmatrix_type=789
+
+
+
+
+
+
+_constant_or_value=796
+
+
+
+
+
+region=802
+dictionary=803 fn_attributes=804
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=825
+
+bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=826
+
+
+
+
+
+
+
+
+
+
+
+memref_type=828
+
+
+
+
+
+matrix_use=837
+dim=838
+dim=839
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+_constant_or_value=855
+memref_type=856
+for_init=858 region=859
+for_init=860 region=861
+init_value=862 new_value=863
+dictionary=864 fn_attributes=865
+
+
+values=866
+
+
+memref_type=869
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+dim=891
+
+
+
+
+
+
+coopmatrix_type=894
+
+
+
+
+
+
+
+
+
+
+region=902
+dictionary=903 fn_attributes=904
+region=905
+dictionary=906 fn_attributes=907
+__for_init_star_10=910
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=933
+
+
+
+
+
+for_init=936 region=937
+dictionary=938 fn_attributes=939
+
+
+dictionary=940 fn_attributes=941
+
+
+init_value=942 new_value=863
+
+
+
+
+values=948
+values=949
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=962
+dictionary=963 fn_attributes=964
+
+
+
+
+
+return_types=966
+init_value=967 new_value=863
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+dictionary=978 fn_attributes=979
+
+
+bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=601
+
+
+return_types=980
+values=981
+region=982
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=988
+new_values=989
+
+
+
+
+
+__foreach_tile_star_11=996
+
+region=998
+
+
+
+
+region=1002
+
 
 """

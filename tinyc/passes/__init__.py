@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tinyc.ir.core import Function, Program
+from tinyc.std import Version
 from tinyc.passes.barriers import insert_barriers
 from tinyc.passes.check_shapes import check_shapes
 from tinyc.passes.local_memory import assign_local_memory
@@ -27,6 +28,7 @@ class PassOptions:
 
     subgroup_size: int | None = None   # forced by the caller (tinyc.compile(subgroup_size=))
     device_info: Any = None            # sizes supported by the device, local memory size
+    version: Version | None = None     # the program's language version (tinyc.std)
     warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
     check_bounds: bool = False         # the bounds-checked variant (kernel(..., check_bounds=True))
 
@@ -55,7 +57,7 @@ def run_pipeline(program: Program, subgroup_size: int | None = None, device_info
     `check_bounds` (the bounds-checked variant) runs check-shapes first.
     Returns the warnings the passes gave (Diagnostics), e.g. an option that
     an attribute in the source overrides."""
-    options = PassOptions(subgroup_size, device_info, check_bounds=check_bounds)
+    options = PassOptions(subgroup_size, device_info, program.version, check_bounds=check_bounds)
     passes = ([("check-shapes", check_shapes)] if check_bounds else []) + PIPELINE
     for name, run in passes:
         for fn in program.functions:

@@ -39,6 +39,7 @@ from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
 from tinyc.ir.instructions import BlasInstruction
 from tinyc.ir.types import DYNAMIC, CoopMatrixType, MatrixUse, MemrefType
+from tinyc.std import DEFAULT, Std, Version
 from tinyc.target.device_info import DeviceInfo, device_of
 
 if TYPE_CHECKING:
@@ -52,19 +53,38 @@ _UNKNOWN_COLUMNS = 1 << 20        # a `?` column count: as many tiles as allowed
 def choose_work_group_size(fn: Function, options: "PassOptions | None" = None) -> None:
     """Record `subgroup_size` and `work_group_size` in the function's attributes."""
     device = device_of(options)
+    version = getattr(options, "version", None) or Version(DEFAULT, "default")
+    multiples = [(size, what, inst) for inst in fn.walk()
+                 for size, what in inst.subgroup_multiples(version.std)]
     sgs = _forced_subgroup_size(fn, options, device)
     wgs = fn.attrs.get("work_group_size")
+    allowed = [s for s in device.subgroup_sizes if all(size % s == 0 for size, _, _ in multiples)]
+    if sgs is not None or not allowed:
+        _check_multiples(fn, multiples, sgs, device, version)
     if wgs is not None:
         rows, cols = _checked_work_group_size(fn, wgs, sgs, device)
         if sgs is None:
-            sgs = preferred_subgroup_size(fn, device, [s for s in device.subgroup_sizes
-                                                       if rows % s == 0])
+            sgs = preferred_subgroup_size(fn, device, [s for s in allowed if rows % s == 0]
+                                          or [s for s in device.subgroup_sizes if rows % s == 0])
     else:
         if sgs is None:
-            sgs = preferred_subgroup_size(fn, device)
+            sgs = preferred_subgroup_size(fn, device, allowed)
         rows, cols = default_work_group_size(fn, sgs, device)
     fn.attrs["subgroup_size"] = sgs
     fn.attrs["work_group_size"] = [rows, cols]
+
+
+def _check_multiples(fn: Function, multiples: list, sgs: int | None, device: DeviceInfo,
+                     version: Version) -> None:
+    """Sizes that must be multiples of the subgroup size (`Instruction.subgroup_multiples`)."""
+    for size, what, inst in multiples:
+        if sgs is not None and size % sgs == 0:
+            continue
+        rule = version.rule() if inst.subgroup_multiples(Std.SEED) == [] else ""
+        wanted = f"the subgroup size ({sgs})" if sgs is not None else \
+            f"a subgroup size the device supports ({_sizes_text(device)}) that fits the kernel"
+        raise CompilationError(Diagnostic(f"{inst.title}: {what} ({size}) must be a multiple of "
+                                          f"{wanted}{rule}", inst.span))
 
 
 def _error(fn: Function, message: str) -> CompilationError:

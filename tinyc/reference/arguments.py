@@ -20,7 +20,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from tinyc.diagnostics import LaunchError
 from tinyc.ir.core import Function
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType, Type
+from tinyc.reference.memory import NullTensor
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType, Type
 from tinyc.reference.memory import GroupValue, Memref
 from tinyc.reference.scalars import coerce, int_range, storage_dtype
 
@@ -54,8 +55,15 @@ def bind_arguments(fn: Function, args: Any) -> list[Any]:
 
 
 def bind_argument(t: Type, value: Any, name: str) -> Any:
+    if value is None and isinstance(t, (MemrefType, GroupType)):
+        return NullTensor(name)  # not associated: only `associated` may look at it
     if isinstance(t, ScalarType):
         return _scalar(t, value, name)
+    if isinstance(t, BoolType):
+        if not isinstance(value, (bool, np.bool_)):
+            raise LaunchError(f"expected a bool (True, False or numpy.bool_), got "
+                              f"{type(value).__name__} {value!r}", argument=name)
+        return np.bool_(value)
     if isinstance(t, MemrefType):
         return _memref(t, value, name, "memref")
     if isinstance(t, GroupType):

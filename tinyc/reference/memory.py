@@ -55,6 +55,27 @@ class Memref:
                 and not any(is_varying(s) for s in self.shape + self.strides))
 
 
+class NullTensor:
+    """A memref or group argument passed as None (a null base address; newest language).
+
+    `associated` tells it apart; any other use is undefined behaviour, which
+    the reference reports.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getattr__(self, attribute: str):
+        raise ReferenceFault(f"'%{self.name}' is not associated (a null memref or group) and "
+                             f"cannot be accessed; check it with 'associated'")
+
+    def __getitem__(self, i: int):
+        return self.__getattr__("item")
+
+    def __len__(self) -> int:
+        return self.__getattr__("len")
+
+
 class GroupValue:
     """A group argument: member i's memref, already shifted by the group offset.
 

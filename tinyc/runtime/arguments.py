@@ -22,10 +22,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyc.diagnostics import LaunchError
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.runtime.arrays import ArrayView, array_view, check_batch, check_dtype, check_writable, extent, fitter
 from tinyc.runtime.groups import Group, GroupPacker  # noqa: F401 (Group: re-exported)
-from tinyc.runtime.scalars import scalar_packer
+from tinyc.runtime.scalars import bool_packer, scalar_packer
 from tinyc.signature import ParamInfo
 from tinyc.runtime.staging import Staging, USMPointer
 
@@ -126,6 +126,14 @@ def _usm_key(value: Any) -> tuple | None:
     return key
 
 
+def null_arguments(param: ParamInfo, arity: int) -> list:
+    """None for a memref or group the kernel checks with `associated`: a null pointer, zero sizes."""
+    if not param.nullable:
+        raise LaunchError("got None; only arguments the kernel checks with 'associated' may be "
+                          "None (a null memref or group)", argument=param.name)
+    return [ctypes.c_uint64(0)] + [ctypes.c_int64(0)] * (arity - 1)
+
+
 def memref_packer(param: ParamInfo) -> Packer:
     """Packer of a memref parameter: pointer, then its `?` sizes and strides.
 
@@ -139,6 +147,8 @@ def memref_packer(param: ParamInfo) -> Packer:
     memo: dict[tuple, tuple[tuple[int, ...], list, tuple[int, int]]] = {}  # USM key -> (shape, args, span)
 
     def bind(value: Any, call: Call) -> list | Emit:
+        if value is None:
+            return null_arguments(param, abi_arity(param))
         key = _usm_key(value) if type(value) is not np.ndarray else None
         if key is not None:
             known = memo.get(key)
@@ -188,6 +198,9 @@ def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any]) -> Packe
     t = param.type
     if isinstance(t, ScalarType):
         pack = scalar_packer(t, param.name, raw_arg)
+        return lambda value, call: [pack(value)]
+    if isinstance(t, BoolType):
+        pack = bool_packer(param.name)
         return lambda value, call: [pack(value)]
     if isinstance(t, MemrefType):
         return memref_packer(param)

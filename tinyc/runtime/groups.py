@@ -242,6 +242,10 @@ class GroupPacker:
     # -- entry ----------------------------------------------------------------------
     def __call__(self, value: Any, call: Any) -> Emit:
         name, what = self.name, self.what
+        if value is None:  # a null group (the kernel checks it with `associated`)
+            from tinyc.runtime.arguments import abi_arity, null_arguments
+
+            return null_arguments(self.param, abi_arity(self.param))
         config: tuple = (None, None, None)
         if isinstance(value, Group):
             arrays, config = value.arrays, (value.offset, value.shape, value.stride)

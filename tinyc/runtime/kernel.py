@@ -1,8 +1,11 @@
 """A compiled kernel that Python calls like a function over a batch.
 
 Launch geometry (DESIGN.md): the work-group is (X, Y, 1) work-items and the
-batch runs along OpenCL dimension 2, so the ND-range is global (X, Y, N),
-local (X, Y, 1); in dpctl's slowest-first order `[N, Y, X]`, `[1, Y, X]`.
+batch runs along OpenCL dimension 2 for seed programs, so the ND-range is
+global (X, Y, N), local (X, Y, 1); in dpctl's slowest-first order
+`[N, Y, X]`, `[1, Y, X]`. Programs of the newest language batch along
+dimension 0 (tinyc.std.BATCH_AXIS), as its reference runtime does: global
+(X·N, Y, 1), `[1, Y, X·N]`.
 Everything that does not depend on the arguments (program, kernel handle,
 per-parameter packers) is prepared once in the constructor, so a call costs
 the argument checks, the copies and one submit. Across calls a kernel keeps
@@ -154,8 +157,10 @@ class Kernel:
         """Submit packed arguments over `batch` work-groups; returns the event."""
         queue = queue or self.queue
         x, y = self._x, self._y
-        return queue.submit_async(sycl_kernel or self.sycl_kernel, packed, [batch, y, x], [1, y, x],
-                                  after or None)
+        kernel = sycl_kernel or self.sycl_kernel
+        if self.info.batch_axis == 0:
+            return queue.submit_async(kernel, packed, [1, y, x * batch], [1, y, x], after or None)
+        return queue.submit_async(kernel, packed, [batch, y, x], [1, y, x], after or None)
 
     def launch_raw(self, packed: list, batch: int) -> None:
         """Launch already packed kernel arguments and wait (no checks)."""

@@ -17,8 +17,10 @@ from tinyc.ir.checks import (
     is_int, op_shape, result_error,
 )
 from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Region, Value, no_memory_access
+from tinyc.ir.instructions.control import loop_type_of
 from tinyc.ir.instructions.scalar import Constant
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type, index
+from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -52,9 +54,35 @@ def _op_mode(transposed: bool, mode: int) -> int:
     return 1 - mode if transposed else mode
 
 
-def _transposes(s: "Parsed") -> list[bool]:
-    """The `.n`/`.t` modifiers as written, True for `.t`."""
-    return [m == ".t" for m in s.modifiers if m in (".n", ".t")]
+def _transposes(s: "Parsed", count: int) -> list[bool]:
+    """The `count` `.n`/`.t` modifiers, True for `.t`; left out ones are `.n` (newest language).
+
+    Notes the version the modifiers' order belongs to: the seed writes
+    every transpose, then `.atomic`; the newest writes `.atomic` first and
+    may leave transposes out.
+    """
+    written = [m for m in s.modifiers if m in (".n", ".t")]
+    if ".atomic" in s.modifiers and written:
+        if s.modifiers.index(".atomic") == 0:
+            s.mark(Std.NEWEST, "'.atomic' before the transposes")
+        else:
+            s.mark(Std.SEED, "'.atomic' after the transposes")
+    if len(written) < count:
+        s.mark(Std.NEWEST, f"'{s.keyword}' without {'its' if count == 1 else 'both'} "
+                           f"transpose{'s' if count > 1 else ''}")
+    return [m == ".t" for m in written] + [False] * (count - len(written))
+
+
+def transpose_syntax(count: int) -> str:
+    """The modifiers of a BLAS instruction with 1 or 2 transposes, in both versions' orders.
+
+    Seed: every transpose, then an optional `.atomic`; newest: an optional
+    `.atomic`, then optional transposes. The union, without ambiguity:
+    `(atomic T? | T atomic?)?` and `(atomic (T T?)? | T (T atomic?)?)?`.
+    """
+    if count == 1:
+        return "(atomic transpose? | transpose atomic?)?"
+    return "(atomic (transpose transpose?)? | transpose (transpose atomic?)?)?"
 
 
 def _atomic(s: "Parsed") -> bool:
@@ -134,11 +162,12 @@ class BlasInstruction(Instruction):
     def output(self) -> Value:
         return self.operands[-1]
 
-    def modifiers(self) -> str:
+    def modifiers(self, newest: bool = False) -> str:
+        """The modifiers as the seed (or with `newest`, the newest language) orders them."""
         return ".atomic" if self.atomic else ""
 
     def format(self, p: "Printer") -> str:
-        return f"{self.opname}{self.modifiers()} " + ", ".join(p.v(v) for v in self.operands)
+        return f"{self.opname}{self.modifiers(p.newest)} " + ", ".join(p.v(v) for v in self.operands)
 
     def size_rules(self) -> list[SizeRule] | None:
         """The sizes of operands that must agree (None: not described, so nothing
@@ -188,10 +217,11 @@ class TransposedUpdate(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "TransposedUpdate":
-        return cls(_transposes(s)[0], *s.operands, atomic=_atomic(s))
+        return cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s))
 
-    def modifiers(self) -> str:
-        return _transpose_suffix(self.transpose) + super().modifiers()
+    def modifiers(self, newest: bool = False) -> str:
+        t = _transpose_suffix(self.transpose)
+        return super().modifiers() + t if newest else t + super().modifiers()
 
 
 class Axpby(TransposedUpdate):
@@ -199,7 +229,7 @@ class Axpby(TransposedUpdate):
 
     opname = "axpby"
     keywords = ("axpby",)
-    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """op(A) itself costs nothing; the update does the work."""
@@ -246,7 +276,7 @@ class Cumsum(BlasInstruction):
 
     def format(self, p: "Printer") -> str:
         a, A, beta, B = (p.v(v) for v in self.operands)
-        return f"cumsum{self.modifiers()} {a}, {A}, {self.mode}, {beta}, {B}"
+        return f"cumsum{self.modifiers(p.newest)} {a}, {A}, {self.mode}, {beta}, {B}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """order(A) >= 1, shape(A) = shape(B), summation mode in range (from 0)."""
@@ -273,7 +303,7 @@ class Gemm(BlasInstruction):
 
     opname = "gemm"
     keywords = ("gemm",)
-    syntax = 'transpose transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = transpose_syntax(2) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def __init__(self, transpose_a: bool, transpose_b: bool, alpha: Value, A: Value, B: Value,
                  beta: Value, C: Value, atomic: bool = False, span: Span | None = None):
@@ -283,7 +313,7 @@ class Gemm(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Gemm":
-        ta, tb = _transposes(s)
+        ta, tb = _transposes(s, 2)
         return cls(ta, tb, *s.operands, atomic=_atomic(s))
 
     def term_flops(self, shape_of: ShapeOf) -> float:
@@ -291,9 +321,9 @@ class Gemm(BlasInstruction):
         a = shape_of(self.inputs[0])
         return 2.0 * prod(shape_of(self.output)) * (a[0] if self.transpose_a else a[1])
 
-    def modifiers(self) -> str:
-        return (_transpose_suffix(self.transpose_a) + _transpose_suffix(self.transpose_b)
-                + super().modifiers())
+    def modifiers(self, newest: bool = False) -> str:
+        t = _transpose_suffix(self.transpose_a) + _transpose_suffix(self.transpose_b)
+        return super().modifiers() + t if newest else t + super().modifiers()
 
     def verify(self, ctx: "VerifyContext") -> None:
         """Matrices whose shapes chain: op(A) is MxK, op(B) is KxN, C is MxN."""
@@ -325,7 +355,7 @@ class Gemv(BlasInstruction):
 
     opname = "gemv"
     keywords = ("gemv",)
-    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def __init__(self, transpose: bool, alpha: Value, A: Value, b: Value, beta: Value,
                  c: Value, atomic: bool = False, span: Span | None = None):
@@ -334,14 +364,15 @@ class Gemv(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Gemv":
-        return cls(_transposes(s)[0], *s.operands, atomic=_atomic(s))
+        return cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s))
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """2·M·K: a multiply-add per element of A."""
         return 2.0 * prod(shape_of(self.inputs[0]))
 
-    def modifiers(self) -> str:
-        return _transpose_suffix(self.transpose) + super().modifiers()
+    def modifiers(self, newest: bool = False) -> str:
+        t = _transpose_suffix(self.transpose)
+        return super().modifiers() + t if newest else t + super().modifiers()
 
     def verify(self, ctx: "VerifyContext") -> None:
         """op(A) is MxK, b has K rows, c has M rows."""
@@ -409,7 +440,8 @@ class HadamardProduct(BlasInstruction):
     """c := alpha a ∘ b + beta c (element-wise product)."""
 
     opname = "hadamard_product"
-    keywords = ("hadamard_product",)
+    keywords = ("hadamard_product", "hadamard")
+    versions = {"hadamard_product": Std.SEED}
     syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, c: Value,
@@ -419,6 +451,16 @@ class HadamardProduct(BlasInstruction):
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "HadamardProduct":
         return cls(*s.operands, atomic=_atomic(s))
+
+    @property
+    def title(self) -> str:
+        return self.spelling or self.opname
+
+    def format(self, p: "Printer") -> str:
+        """`hadamard` in the newest language; the seed spec's `hadamard_product` otherwise
+        (the seed's implementation read `hadamard` too, and so does tinyc)."""
+        word = "hadamard" if p.newest else "hadamard_product"
+        return f"{word}{self.modifiers()} " + ", ".join(p.v(v) for v in self.operands)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One multiply per element."""
@@ -448,7 +490,7 @@ class Sum(TransposedUpdate):
 
     opname = "sum"
     keywords = ("sum",)
-    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One add per element of A."""
@@ -476,7 +518,32 @@ class Sum(TransposedUpdate):
         return [SizeRule((3, 0), (1, _op_mode(transposed, 0)), "rows of b = rows of op(A)")]
 
 
-class Foreach(Instruction):
+class RangeLoop(Instruction):
+    """Operands: the lower bounds, then the upper bounds of a multi-dimensional range; one SPMD
+    region (foreach, foreach_tile)."""
+
+    abstract = True
+    kind = Kind.COLLECTIVE
+    region_kind = Kind.SPMD
+
+    @property
+    def dims(self) -> int:
+        return len(self.operands) // 2
+
+    @property
+    def lower(self) -> list[Value]:
+        return self.operands[: self.dims]
+
+    @property
+    def upper(self) -> list[Value]:
+        return self.operands[self.dims:]
+
+    @property
+    def body(self) -> Region:
+        return self.regions[0]
+
+
+class Foreach(RangeLoop):
     """A multi-dimensional loop whose iterations are spread over the work-items.
 
     Operands are the lower bounds then the upper bounds; the body is an SPMD
@@ -484,8 +551,6 @@ class Foreach(Instruction):
     """
 
     opname = "foreach"
-    kind = Kind.COLLECTIVE
-    region_kind = Kind.SPMD
     keywords = ("foreach",)
     syntax = '"(" new_values ")" (":" integer_type)? "=" "(" values ")" "," "(" values ")" region'
     memory_accesses = no_memory_access
@@ -508,29 +573,13 @@ class Foreach(Instruction):
                     "upper bounds; the three lists must have the same length",
                     names.span.join(upper_part.span))
         n = min(len(lower), len(upper))
-        loop_type = s.type or index
+        loop_type = loop_type_of(s, lower[0] if lower else None)
         loop_vars = [Value(loop_type) for _ in range(n_vars)]
         return cls(loop_vars, lower[:n], upper[:n], s.region(0, loop_vars), loop_type)
 
-    @property
-    def dims(self) -> int:
-        return len(self.operands) // 2
-
-    @property
-    def lower(self) -> list[Value]:
-        return self.operands[: self.dims]
-
-    @property
-    def upper(self) -> list[Value]:
-        return self.operands[self.dims:]
-
-    @property
-    def body(self) -> Region:
-        return self.regions[0]
-
     def format(self, p: "Printer") -> str:
         loop_vars = ", ".join(p.v(v) for v in self.body.args)
-        ty = "" if self.loop_type is index else f":{self.loop_type}"
+        ty = "" if self.loop_type is index or p.newest else f":{self.loop_type}"
         lower = ", ".join(p.v(v) for v in self.lower)
         upper = ", ".join(p.v(v) for v in self.upper)
         return f"foreach ({loop_vars}){ty} = ({lower}), ({upper}) {p.region(self.body)}"
@@ -553,6 +602,98 @@ class Foreach(Instruction):
         for k in range(n_vars):
             expect_type(ctx, self, k, f"lower bound {k}", ty, " (the loop type)")
             expect_type(ctx, self, n_vars + k, f"upper bound {k}", ty, " (the loop type)")
+
+
+class ForeachTile(RangeLoop):
+    """A loop over tiles of a range, one tile per subgroup at a time (newest language).
+
+    Operands are the lower bounds then the upper bounds; `tile_shape` holds
+    the constant tile shape. The body is an SPMD region whose arguments are
+    the tile offsets, then the tile sizes (the shape, clipped at the range's
+    end). Offsets are dynamically uniform: a subgroup runs the body for one
+    tile with all its work-items.
+    """
+
+    opname = "foreach_tile"
+    keywords = ("foreach_tile",)
+    versions = {"foreach_tile": Std.NEWEST}
+    syntax = ('"(" new_values ")" "=" "(" values ")" "," "(" values ")" '
+              '"as" "(" new_values ")" "<=" "(" INTEGER ("," INTEGER)* ")" region')
+    memory_accesses = no_memory_access
+
+    def __init__(self, offsets: Sequence[Value], sizes: Sequence[Value], lower: Sequence[Value],
+                 upper: Sequence[Value], tile_shape: Sequence[int], body: Region | None = None,
+                 span: Span | None = None):
+        region = body if body is not None else Region()
+        region.args = [*offsets, *sizes]
+        for v in region.args:
+            v.owner = region
+        super().__init__([*lower, *upper], regions=[region], span=span)
+        self.tile_shape = list(tile_shape)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "ForeachTile":
+        """Offsets and sizes take the type of their mode's lower bound."""
+        names, lower_part, upper_part, sizes_part = s.parts[:4]
+        lower, upper = lower_part.values, upper_part.values
+        n_vars, n_sizes = len(names.names_here), len(sizes_part.names_here)
+        shape = [s.nonnegative(k, "tile shape entry") for k in range(len(s.literals))]
+        if not n_vars == len(lower) == len(upper) == n_sizes == len(shape):
+            s.error(f"foreach_tile has {n_vars} tile offsets, {len(lower)} lower and {len(upper)} "
+                    f"upper bounds, {n_sizes} tile sizes and a tile shape of {len(shape)} modes; "
+                    f"all must have the same length", s.span)
+        types = [v.type if is_int(v.type) else index for v in lower]
+        types += [index] * (max(n_vars, n_sizes) - len(types))
+        offsets = [Value(types[k]) for k in range(n_vars)]
+        sizes = [Value(types[k]) for k in range(n_sizes)]
+        n = min(len(lower), len(upper))
+        return cls(offsets, sizes, lower[:n], upper[:n], shape, s.region(0, offsets + sizes))
+
+    @property
+    def offsets(self) -> list[Value]:
+        return self.body.args[: len(self.body.args) // 2]
+
+    @property
+    def sizes(self) -> list[Value]:
+        return self.body.args[len(self.body.args) // 2:]
+
+    def format(self, p: "Printer") -> str:
+        if not p.newest:
+            p.cannot(self, "'foreach_tile'")
+        offsets = ", ".join(p.v(v) for v in self.offsets)
+        sizes = ", ".join(p.v(v) for v in self.sizes)
+        lower = ", ".join(p.v(v) for v in self.lower)
+        upper = ", ".join(p.v(v) for v in self.upper)
+        shape = ", ".join(map(str, self.tile_shape))
+        return (f"foreach_tile ({offsets}) = ({lower}), ({upper}) as ({sizes}) <= ({shape}) "
+                f"{p.region(self.body)}")
+
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """The first mode of the tile shape is a multiple of the subgroup size."""
+        return [(self.tile_shape[0], "the first mode of the tile shape")] if self.tile_shape else []
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Lists of one length; a from/to pair of one integer type; a positive tile shape."""
+        n = self.dims
+        if n == 0 or len(self.body.args) != 2 * n or len(self.tile_shape) != n:
+            inst_error(ctx, self, f"the loop has {len(self.offsets)} tile offsets, {n} lower and "
+                                  f"upper bounds, {len(self.sizes)} tile sizes and a tile shape of "
+                                  f"{len(self.tile_shape)} modes; it needs the same number of each")
+            return
+        for k in range(n):
+            lo = self.lower[k].type
+            if not is_int(lo):
+                inst_error(ctx, self, f"lower bound {k} must have an integer type, got {lo}",
+                           [self.lower[k]])
+                continue
+            expect_type(ctx, self, n + k, f"upper bound {k}", lo, f" (the type of lower bound {k})")
+            for var, what in ((self.offsets[k], "tile offset"), (self.sizes[k], "tile size")):
+                if var.type is not lo:
+                    ctx.error(f"foreach_tile: {what} {k} must have type {lo}, got {var.type}",
+                              var.span or self.span)
+        for k, size in enumerate(self.tile_shape):
+            if size < 1:
+                inst_error(ctx, self, f"the tile shape must be positive, got {size} in mode {k}")
 
 
 class Parallel(Instruction):

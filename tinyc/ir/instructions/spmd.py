@@ -14,6 +14,7 @@ from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_mem
 from tinyc.ir.instructions.scalar import Builtin
 from tinyc.ir.instructions.views import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
+from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -151,6 +152,15 @@ class CoopMatrixMulAdd(Instruction):
     def format(self, p: "Printer") -> str:
         a, b, c = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_mul_add {a}, {b}, {c} : {self.result.type}"
+
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """The newest language: the rows of A, C and D are multiples of the subgroup size."""
+        if std is not Std.NEWEST:
+            return []
+        found = [(v.type.rows, f"the rows of {role}")
+                 for v, role in zip((*self.operands[::2], self.result), ("A", "C", "D"))
+                 if isinstance(v.type, CoopMatrixType)]
+        return [pair for k, pair in enumerate(found) if pair[0] not in [f[0] for f in found[:k]]]
 
     def verify(self, ctx: "VerifyContext") -> None:
         """D := A B + C: uses a/b/acc, chained shapes, promotable components, castable result."""
@@ -297,8 +307,14 @@ class SubgroupOperation(Instruction):
 
     opname = "subgroup"
     kind = Kind.SPMD
-    keywords = {f"subgroup_{op.value}.{mode.value}": (op, mode)
-                for op in SubgroupOp for mode in SubgroupMode}
+    keywords = {**{f"subgroup_{op.value}.{mode.value}": (op, mode)
+                   for op in SubgroupOp for mode in SubgroupMode},
+                **{f"subgroup_{mode.value}_{op.value}": (op, mode)
+                   for op in SubgroupOp for mode in SubgroupMode}}
+    versions = {**{f"subgroup_{op.value}.{mode.value}": Std.SEED
+                   for op in SubgroupOp for mode in SubgroupMode},
+                **{f"subgroup_{mode.value}_{op.value}": Std.NEWEST
+                   for op in SubgroupOp for mode in SubgroupMode}}
     syntax = 'LOCAL_ID ":" scalar_type'
     memory_accesses = no_memory_access
 
@@ -314,10 +330,12 @@ class SubgroupOperation(Instruction):
 
     @property
     def title(self) -> str:
-        return f"subgroup_{self.op.value}.{self.mode.value}"
+        return self.spelling or f"subgroup_{self.op.value}.{self.mode.value}"
 
     def format(self, p: "Printer") -> str:
-        return f"{self.title} {p.v(self.operands[0])} : {self.result.type}"
+        op, mode = self.op.value, self.mode.value
+        word = p.spell(self, f"subgroup_{op}.{mode}", f"subgroup_{mode}_{op}")
+        return f"{word} {p.v(self.operands[0])} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """A scalar of the result type; max and min have no complex identity."""

@@ -22,6 +22,7 @@ from tinyc.spirv.codegen import arith, control, coopmatrix, memref, subgroup  # 
 from tinyc.spirv.codegen.context import CodegenError
 from tinyc.spirv.codegen.kernel import emit_kernel
 from tinyc.spirv.module import Module
+from tinyc.std import BATCH_AXIS
 
 __all__ = ["CodegenError", "generate"]
 
@@ -31,5 +32,6 @@ def generate(program: Program, check_bounds: bool = False) -> tuple[bytes, dict[
 
     `check_bounds`: the variant that checks every access (codegen/bounds.py)."""
     m = Module((1, 4))
-    kernels = {fn.name: emit_kernel(m, fn, check_bounds) for fn in program.functions}
+    axis = BATCH_AXIS[program.std]
+    kernels = {fn.name: emit_kernel(m, fn, axis, check_bounds) for fn in program.functions}
     return m.assemble(), kernels

@@ -7,10 +7,10 @@ work-item holds (the layouts of operands and result agree: same shape and use).
 from __future__ import annotations
 
 from tinyc.ir.instructions import (
-    ArithBinary, ArithUnary, Builtin, BuiltinName, Cast, Cmp, Constant, MathUnary, MathUnaryOp,
+    ArithBinary, ArithUnary, Builtin, BuiltinName, Cast, Cmp, Constant, MathUnary,
     SpmdBuiltin,
 )
-from tinyc.ir.types import CoopMatrixType, ScalarType
+from tinyc.ir.types import CoopMatrixType, ScalarType, index
 from tinyc.spirv.codegen import scalar
 from tinyc.spirv.codegen.context import Ctx
 from tinyc.spirv.codegen.dispatch import emits
@@ -74,8 +74,7 @@ def emit_constant(ctx: Ctx, inst: Constant) -> None:
 @emits(MathUnary)
 def emit_math_unary(ctx: Ctx, inst: MathUnary) -> None:
     (a,) = inst.operands
-    native = inst.op is MathUnaryOp.NATIVE_EXP
-    ctx[inst.result] = scalar.exp(ctx, a.type, ctx.id(a), native)
+    ctx[inst.result] = scalar.math_function(ctx, inst.op.function, inst.op.native, a.type, ctx.id(a))
 
 
 def resize_int(ctx: Ctx, x: Id, from_bits: int, t: ScalarType, signed: bool) -> Id:
@@ -86,23 +85,53 @@ def resize_int(ctx: Ctx, x: Id, from_bits: int, t: ScalarType, signed: bool) -> 
     return ctx.op(op, scalar_type(ctx.m, t), x)
 
 
-_BUILTINS: dict[BuiltinName, tuple[BuiltIn, int | None]] = {
-    # The batch runs along the third dimension (DESIGN.md, launch geometry).
-    # WorkgroupId, not GlobalInvocationId z (equal, local size 1 there): the
-    # driver's work-group loop-bound pass segfaults on some modules comparing
-    # global ids in two kernels (fuzz seed 301; docs/decisions.md).
-    BuiltinName.GROUP_ID: (BuiltIn.WorkgroupId, 2),
-    BuiltinName.GROUP_SIZE: (BuiltIn.NumWorkgroups, 2),
-    BuiltinName.NUM_SUBGROUPS: (BuiltIn.NumSubgroups, None),
-    BuiltinName.SUBGROUP_SIZE: (BuiltIn.SubgroupSize, None),
-    BuiltinName.SUBGROUP_ID: (BuiltIn.SubgroupId, None),
-    BuiltinName.SUBGROUP_LOCAL_ID: (BuiltIn.SubgroupLocalInvocationId, None),
+_GROUP_MODES: dict[BuiltinName, tuple[BuiltIn, int]] = {
+    BuiltinName.GROUP_ID: (BuiltIn.WorkgroupId, 0), BuiltinName.GROUP_ID_Y: (BuiltIn.WorkgroupId, 1),
+    BuiltinName.GROUP_ID_Z: (BuiltIn.WorkgroupId, 2), BuiltinName.GROUP_SIZE: (BuiltIn.NumWorkgroups, 0),
+    BuiltinName.NUM_GROUPS_Y: (BuiltIn.NumWorkgroups, 1),
+    BuiltinName.NUM_GROUPS_Z: (BuiltIn.NumWorkgroups, 2),
+}
+"""Group id and count per mode of the language; mode x is the batch."""
+
+_SUBGROUP_SCALARS: dict[BuiltinName, BuiltIn] = {
+    BuiltinName.SUBGROUP_SIZE: BuiltIn.SubgroupSize, BuiltinName.SUBGROUP_ID: BuiltIn.SubgroupId,
+    BuiltinName.SUBGROUP_LOCAL_ID: BuiltIn.SubgroupLocalInvocationId,
 }
 
 
 @emits(Builtin, SpmdBuiltin)
 def emit_builtin(ctx: Ctx, inst: Builtin) -> None:
-    builtin, component = _BUILTINS[inst.builtin]
-    value = ctx.builtin(builtin, component)
-    bits = 64 if component is not None else 32
-    ctx[inst.result] = resize_int(ctx, value, bits, inst.result.type, signed=False)
+    """Group builtins along the batch axis; subgroup counts from the work-group size.
+
+    The language's mode x is the batch, which runs along OpenCL dimension
+    `ctx.batch_axis` (z for seed programs, x for newest ones), so the
+    modes map to OpenCL dimensions reversed in the seed: x -> z, z -> x
+    (tinyc.std.BATCH_AXIS). Subgroups tile the work-group (X, Y) with
+    X/S subgroups along x, one per row along y.
+    """
+    which, t = inst.builtin, inst.result.type
+    X, Y = ctx.work_group_size
+    S = ctx.subgroup_size
+    counts = {BuiltinName.NUM_SUBGROUPS: X // S * Y, BuiltinName.NUM_SUBGROUPS_X: X // S,
+              BuiltinName.NUM_SUBGROUPS_Y: Y, BuiltinName.NUM_SUBGROUPS_Z: 1,
+              BuiltinName.SUBGROUP_ID_Z: 0}
+    if which in counts:
+        ctx[inst.result] = scalar.constant(ctx, t, counts[which])
+        ctx.known[inst.result] = counts[which]
+        return
+    if which in _GROUP_MODES:
+        builtin, mode = _GROUP_MODES[which]
+        axis = mode if ctx.batch_axis == 0 else 2 - mode
+        ctx[inst.result] = resize_int(ctx, ctx.builtin(builtin, axis), 64, t, signed=False)
+        return
+    if which is BuiltinName.SUBGROUP_ID_X:  # the local x id over the subgroup size
+        local_x = ctx.builtin(BuiltIn.LocalInvocationId, 0)
+        value = ctx.op(Op.UDiv, ctx.i64, local_x, scalar.constant(ctx, index, S))
+        ctx[inst.result] = resize_int(ctx, value, 64, t, signed=False)
+        return
+    if which is BuiltinName.SUBGROUP_ID_Y:
+        ctx[inst.result] = resize_int(ctx, ctx.builtin(BuiltIn.LocalInvocationId, 1), 64, t,
+                                      signed=False)
+        return
+    value = ctx.builtin(_SUBGROUP_SCALARS[which])
+    ctx[inst.result] = resize_int(ctx, value, 32, t, signed=False)

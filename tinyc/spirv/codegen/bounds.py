@@ -174,7 +174,7 @@ class Bounds:
         if ok is True:
             return
         ctx = self.ctx
-        group = ctx.builtin(BuiltIn.WorkgroupId, 2)
+        group = ctx.builtin(BuiltIn.WorkgroupId, ctx.batch_axis)  # the batch's work-group
         args = [self.report, ctx.const64(site), group, ctx.const64(len(values))]
         for seq in (values, extra, bounds):
             padded = [ctx.as_id(v) for v in list(seq)[:LIMIT]]

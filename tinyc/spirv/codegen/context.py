@@ -58,8 +58,9 @@ Lowered = Union[Id, list, MemrefDesc, GroupDesc]
 class Ctx:
     """State while one IR function becomes one SPIR-V kernel."""
 
-    def __init__(self, m: Module, fn: SpvFunction, ir_fn: IRFunction):
+    def __init__(self, m: Module, fn: SpvFunction, ir_fn: IRFunction, batch_axis: int = 2):
         self.m = m
+        self.batch_axis = batch_axis  # OpenCL dimension of the batch (tinyc.std.BATCH_AXIS)
         self.fn = fn
         self.ir_fn = ir_fn
         self.prologue = fn.block()          # builtin loads go here, branch added at the end

@@ -26,7 +26,8 @@ from tinyc.spirv.spv import LoopControl, MemorySemantics, Op, Scope
 def counted_loop(ctx: Ctx, loop_type: ScalarType, lower: Id, upper: Id, step: Id,
                  init: Sequence[Id], init_types: Sequence[Id],
                  body: Callable[[Id, list[Id]], list[Id]],
-                 control: LoopControl = LoopControl.None_, wraps: bool = False,
+                 control: LoopControl = LoopControl.None_,
+                 control_args: Sequence[int] = (), wraps: bool = False,
                  only_if: Id | None = None) -> list[Id]:
     """for (iv = lower; iv < upper; iv += step) with carried ids; their final values.
 
@@ -46,7 +47,7 @@ def counted_loop(ctx: Ctx, loop_type: ScalarType, lower: Id, upper: Id, step: Id
     cond = header.op(Op.SLessThan, ctx.bool, iv.result, upper)
     if only_if is not None:  # a loop-invariant condition too (a run-time step > 0)
         cond = header.op(Op.LogicalAnd, ctx.bool, cond, only_if)
-    header.op(Op.LoopMerge, merge_label, cont_label, control)
+    header.op(Op.LoopMerge, merge_label, cont_label, control, *control_args)
     header.op(Op.BranchConditional, cond, body_label, merge_label)
 
     ctx.block = ctx.new_block(body_label)
@@ -90,7 +91,11 @@ def emit_for(ctx: Ctx, inst: For) -> None:
             ctx[v] = lowered
         return [x for y in emit_region(ctx, inst.body) for x in flatten(y)]
 
-    control = _UNROLL.get(inst.attrs.get("unroll"), LoopControl.None_)
+    unroll = inst.attrs.get("unroll")
+    if isinstance(unroll, bool) or unroll is None:
+        control, args = _UNROLL.get(unroll, LoopControl.None_), ()
+    else:  # an unroll count (newest language): a partial unroll
+        control, args = LoopControl.PartialCount, (unroll,)
     lower, upper = ctx.id(inst.lower), ctx.id(inst.upper)
     positive = None
     if inst.step is not None and not _known_positive(ctx, inst.step):
@@ -99,7 +104,7 @@ def emit_for(ctx: Ctx, inst: For) -> None:
         # condition: selecting the upper bound instead was miscompiled by the CPU
         # runtime next to bf16 conversions; fuzz seed 31, program 366.)
         positive = ctx.op(Op.SGreaterThan, ctx.bool, step, scalar.constant(ctx, lt, 0))
-    final = counted_loop(ctx, lt, lower, upper, step, init, types, body, control,
+    final = counted_loop(ctx, lt, lower, upper, step, init, types, body, control, args,
                          wraps=_may_wrap(ctx, inst, lt), only_if=positive)
     for r, lowered in zip(inst.results, split(final)):
         ctx[r] = lowered

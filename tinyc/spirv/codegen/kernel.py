@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tinyc.ir.core import Function as IRFunction
 from tinyc.ir.core import Value
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.signature import KernelInfo
 from tinyc.spirv.codegen.analysis import param_infos
 from tinyc.spirv.codegen.batch_split import batch_split_problem
@@ -32,6 +32,8 @@ def _param_types(m: Module, t) -> list[Id]:
     i64 = m.type_int(64)
     if isinstance(t, ScalarType):
         return [scalar_type(m, t)]
+    if isinstance(t, BoolType):  # OpTypeBool, as the reference emits it (docs/decisions.md)
+        return [m.type_bool()]
     if isinstance(t, MemrefType):
         return [element_pointer(m, t)] + [i64] * len(t.dynamic_slots())
     if isinstance(t, GroupType):
@@ -49,7 +51,7 @@ def _bind(m: Module, arg: Value, ids: list[Id]) -> Lowered:
     name = arg.name or "arg"
     m.name(ids[0], name)
     align = int(arg.attrs.get("alignment", 0) or 0)
-    if isinstance(t, ScalarType):
+    if isinstance(t, (ScalarType, BoolType)):
         return ids[0]
     rest = iter(ids[1:])
     if isinstance(t, MemrefType):
@@ -73,16 +75,20 @@ def _bind(m: Module, arg: Value, ids: list[Id]) -> Lowered:
     return g
 
 
-def emit_kernel(m: Module, fn: IRFunction, check_bounds: bool = False) -> KernelInfo:
+def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2,
+                check_bounds: bool = False) -> KernelInfo:
     """Emit `fn` as a Kernel entry point and describe it for the runtime.
 
+    The batch of work-groups runs along OpenCL dimension `batch_axis`
+    (z for seed programs, x for newest ones: tinyc.std.BATCH_AXIS).
     `check_bounds`: the bounds-checked variant, which takes a report buffer
-    (int64 pointer) after the ABI's arguments (codegen/bounds.py)."""
+    (int64 pointer) after the ABI's arguments (codegen/bounds.py).
+    """
     per_arg = [_param_types(m, a.type) for a in fn.args]
     extra = [m.type_pointer(StorageClass.CrossWorkgroup, m.type_int(64))] if check_bounds else []
     spv_fn = m.function(m.type_void(), [t for ts in per_arg for t in ts] + extra, name=fn.name)
     m.entry_point(ExecutionModel.Kernel, spv_fn, fn.name)
-    ctx = Ctx(m, spv_fn, fn)
+    ctx = Ctx(m, spv_fn, fn, batch_axis)
     X, Y = ctx.work_group_size
     m.execution_mode(spv_fn, ExecutionMode.LocalSize, X, Y, 1)
     m.execution_mode(spv_fn, ExecutionMode.SubgroupSize, ctx.subgroup_size)
@@ -103,4 +109,4 @@ def emit_kernel(m: Module, fn: IRFunction, check_bounds: bool = False) -> Kernel
     sites = tuple(ctx.bounds.sites) if check_bounds else None
     dry = bool(check_bounds and ctx.bounds.dry)
     return KernelInfo(fn.name, params, (X, Y), ctx.subgroup_size, batch_split_problem(fn, params),
-                      sites, dry)
+                      sites, dry, batch_axis)

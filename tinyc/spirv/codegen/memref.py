@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from tinyc.ir.core import Function, Value
 from tinyc.ir.instructions import (
-    WHOLE_MODE, Alloca, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
+    WHOLE_MODE, Alloca, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag,
+    Subview,
 )
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType
 from tinyc.spirv.codegen import atomics
@@ -228,6 +229,13 @@ def emit_fuse(ctx: Ctx, inst: Fuse) -> None:
         valid = _checked_view(ctx, desc, ok, "fuse", desc.stride[fused], desc.shape[fused], [])
     ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
                                   _static_override(stride, result.stride), valid)
+
+
+@emits(Associated)
+def emit_associated(ctx: Ctx, inst: Associated) -> None:
+    """The base address (of the memref, or of a group's pointer table) is not null."""
+    address = ctx.op(Op.ConvertPtrToU, ctx.i64, ctx[inst.operands[0]].base)
+    ctx[inst.result] = ctx.op(Op.INotEqual, ctx.bool, address, ctx.as_id(0))
 
 
 @emits(Size)
