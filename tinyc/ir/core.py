@@ -120,6 +120,9 @@ class Instruction:
 
     opname: ClassVar[str] = "<instruction>"
     kind: ClassVar[Kind] = Kind.MIXED
+    lowered_from: "Instruction | None" = None
+    """The collective whose lowering made this instruction (set by lower-collectives for
+    collectives with a shape rule: such code is in bounds when the rule holds)."""
     region_kind: ClassVar[Kind | None] = None
     """SPMD for foreach/parallel bodies; None: the regions take the kind of the enclosing one."""
     region_yields: ClassVar[bool] = False

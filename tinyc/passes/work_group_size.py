@@ -119,6 +119,11 @@ def _forced_subgroup_size(fn: Function, options: Any, device: DeviceInfo) -> int
     """The attribute, else the caller's request; checked against the device."""
     if "subgroup_size" in fn.attrs:
         sgs, origin = fn.attrs["subgroup_size"], "subgroup_size"
+        requested = getattr(options, "subgroup_size", None)
+        if requested is not None and requested != sgs and options is not None:
+            options.warnings.append(Diagnostic(
+                f"function '@{fn.name}': its subgroup_size attribute ({sgs}) overrides the "
+                f"requested subgroup size {requested}", fn.span, severity="warning"))
     elif getattr(options, "subgroup_size", None) is not None:
         sgs, origin = options.subgroup_size, "the subgroup size requested by the caller"
     else:

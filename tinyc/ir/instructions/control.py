@@ -150,6 +150,7 @@ class For(Instruction):
             bounds = ["lower bound", "upper bound", "step"][: 3 if self.has_step else 2]
             for i, role in enumerate(bounds):
                 expect_type(ctx, self, i, role, ty, " (the loop type)")
+            self._check_step(ctx)
         types = [r.type for r in self.results]
         init_at = 3 if self.has_step else 2
         if len(self.init) != len(types) or len(self.carried) != len(types):
@@ -178,6 +179,20 @@ class For(Instruction):
             problems.append(f"the unroll count must be positive (and below 2^32), got {unroll}")
         for problem in problems:
             inst_error(ctx, self, problem)
+
+
+    def _check_step(self, ctx: "VerifyContext") -> None:
+        """A constant step must be positive: the loop counts up while `iv < to`, so a step
+        of 0 (or less) would never end. (A step computed at run time that is not
+        positive runs no iteration; see docs/decisions.md.)"""
+        step = self.step
+        owner = step.owner if step is not None else None
+        if getattr(owner, "opname", None) != "constant" or step.type is not self.loop_type:
+            return
+        value = owner.value
+        if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            operand_error(ctx, self, 2, f"the step of a for loop must be positive, got {value} "
+                                        f"(the loop would never end)")
 
 
 class If(Instruction):

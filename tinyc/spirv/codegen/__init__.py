@@ -30,9 +30,11 @@ from tinyc.std import BATCH_AXIS
 __all__ = ["CodegenError", "generate"]
 
 
-def generate(program: Program) -> tuple[bytes, dict[str, KernelInfo]]:
-    """The SPIR-V binary of every function, and per kernel what the runtime needs."""
+def generate(program: Program, check_bounds: bool = False) -> tuple[bytes, dict[str, KernelInfo]]:
+    """The SPIR-V binary of every function, and per kernel what the runtime needs.
+
+    `check_bounds`: the variant that checks every access (codegen/bounds.py)."""
     m = Module((1, 4))
     axis = BATCH_AXIS[program.std]
-    kernels = {fn.name: emit_kernel(m, fn, axis) for fn in program.functions}
+    kernels = {fn.name: emit_kernel(m, fn, axis, check_bounds) for fn in program.functions}
     return m.assemble(), kernels

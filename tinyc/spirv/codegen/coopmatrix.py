@@ -18,6 +18,7 @@ OpenCL's vloadn instead of one scalar load per component.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable
 
 from tinyc.ir.instructions import (
@@ -118,6 +119,10 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     contiguous = (t.use is not MatrixUse.B and not inst.checked.cols and t.cols > 1
                   and not t.component.is_complex and not isinstance(stride, Id) and stride == 1
                   and order is None)
+    checking = ctx.bounds is not None and not ctx.bounds.trusted()
+    if checking:  # one record for the block; each component then goes through element_address
+        contiguous = False
+        _check_block(ctx, desc, (row_base, col_base), (row_mode, col_mode), t, inst.checked)
     comps: list[Id] = []
     for row, real in _rows(ctx, t):
         row_ok = real
@@ -136,8 +141,25 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
                     ctx, desc, position(row, j)))], [ty], [zero])
             return out
 
-        comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
+        with ctx.bounds.quiet() if checking else nullcontext():
+            comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
     ctx[inst.result] = comps
+
+
+def _check_block(ctx: Ctx, desc: MemrefDesc, base: tuple[IndexLike, IndexLike],
+                 modes: tuple[int, int], t: CoopMatrixType, checked) -> None:
+    """Record (once) a block that leaves the memref along a mode its load/store does not check."""
+    checker = ctx.bounds
+    ok: Cond = desc.valid
+    if not checked.rows:
+        ok = checker.both(ok, checker.fits(base[0], t.rows, desc.shape[modes[0]]))
+    if not checked.cols:
+        ok = checker.both(ok, checker.fits(base[1], t.cols, desc.shape[modes[1]]))
+    position = [0, 0]
+    position[modes[0]], position[modes[1]] = base
+    size = [0, 0]
+    size[modes[0]], size[modes[1]] = t.rows, t.cols
+    checker.record(ok, checker.site(ctx.current, "coopmatrix"), position, size, desc.shape)
 
 
 def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
@@ -176,30 +198,34 @@ def _write_components(ctx: Ctx, t: CoopMatrixType, desc: MemrefDesc, x: IndexLik
     types = [result] if result is not None else []
     defaults = [default] if result is not None else []
     out: list[Id] = []
-    for b, (row, real) in enumerate(_rows(ctx, t)):
-        row_ok = real
-        if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
-            row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
-        if checked.rows:
-            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
+    checking = ctx.bounds is not None and not ctx.bounds.trusted()
+    if checking:  # one record for the block; each component then goes through element_address
+        _check_block(ctx, desc, (row_base, col_base), (row_mode, col_mode), t, checked)
+    with ctx.bounds.quiet() if checking else nullcontext():
+        for b, (row, real) in enumerate(_rows(ctx, t)):
+            row_ok = real
+            if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
+                row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
+            if checked.rows:
+                row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
 
-        def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
-            values: list[Id] = []
-            for j in range(t.cols):
-                col_ok: Cond = True
-                if checked.cols:
-                    col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
+            def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
+                values: list[Id] = []
+                for j in range(t.cols):
+                    col_ok: Cond = True
+                    if checked.cols:
+                        col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
 
-                def store_one(j: int = j) -> list[Id]:
-                    idx: list[IndexLike] = [0, 0]
-                    idx[row_mode] = ctx.iadd(row_base, row)
-                    idx[col_mode] = ctx.iadd(col_base, j)
-                    got = write(element_address(ctx, desc, idx), b * t.cols + j)
-                    return [got] if result is not None and got is not None else []
-                values += _guarded(ctx, col_ok, store_one, types, defaults)
-            return values
+                    def store_one(j: int = j) -> list[Id]:
+                        idx: list[IndexLike] = [0, 0]
+                        idx[row_mode] = ctx.iadd(row_base, row)
+                        idx[col_mode] = ctx.iadd(col_base, j)
+                        got = write(element_address(ctx, desc, idx), b * t.cols + j)
+                        return [got] if result is not None and got is not None else []
+                    values += _guarded(ctx, col_ok, store_one, types, defaults)
+                return values
 
-        out += _guarded(ctx, row_ok, store_row, types * t.cols, defaults * t.cols)
+            out += _guarded(ctx, row_ok, store_row, types * t.cols, defaults * t.cols)
     return out
 
 
