@@ -51,6 +51,7 @@ def test_syntax_error_prints_location_excerpt_and_exits_1(tmp_path):
         f"{path}:2.19-20: error: unexpected '->', expected ':'",
         "  %x = constant 2 -> i32",
         "                  ^^",
+        "hint: the type follows ':', as in '%x = constant 2 : i32'",
     ]
 
 
@@ -88,6 +89,7 @@ def test_json_format_lists_diagnostics(tmp_path):
     d = diagnostics[0]
     assert (d["file"], d["line"], d["column"], d["end_column"]) == (path, 2, 19, 20)
     assert d["message"] == "unexpected '->', expected ':'"
+    assert d["hints"] == ["the type follows ':', as in '%x = constant 2 : i32'"]
     assert d["severity"] == "error"
 
 

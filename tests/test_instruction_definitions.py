@@ -102,7 +102,7 @@ def test_every_syntax_class_has_a_grammar_rule():
 def test_regions_have_a_declared_kind():
     """Instructions with SPMD regions say so; the verifier and passes read `region_kind`."""
     spmd = {cls.__name__ for cls in CLASSES if cls.region_kind is Kind.SPMD}
-    assert spmd == {"Foreach", "Parallel"}
+    assert spmd == {"Foreach", "ForeachTile", "Parallel"}
 
 
 def test_an_undescribed_instruction_reads_and_writes_its_memory_everywhere():

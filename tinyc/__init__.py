@@ -15,11 +15,12 @@ from tinyc.opencl_loader import ensure_opencl_icd as _ensure_opencl_icd  # noqa:
 
 _ensure_opencl_icd()
 
-from tinyc.compiler import Program, compile  # noqa: E402
-from tinyc.diagnostics import CompilationError, LaunchError  # noqa: E402
+from tinyc.compiler import CompilationWarning, Program, compile  # noqa: E402
+from tinyc.diagnostics import BoundsError, CompilationError, LaunchError  # noqa: E402
 
-__all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group", "Devices", "devices",
-           "distributed", "TuningWarning"]
+__all__ = ["BoundsError", "CompilationError", "CompilationWarning", "LaunchError", "Program", "compile",
+           "Group", "Devices", "devices", "distributed", "einsum", "contract", "Contraction", "builder",
+           "recipes", "TuningWarning"]
 
 _RUNTIME = {  # public names that load the runtime (and dpctl) only when asked for
     "Group": "tinyc.runtime.arguments",
@@ -27,14 +28,27 @@ _RUNTIME = {  # public names that load the runtime (and dpctl) only when asked f
     "devices": "tinyc.runtime.devices",
     "TuningWarning": "tinyc.tune.cache",  # the tuner's and the program cache's warnings
 }
+_LAZY = {  # name -> (module, attribute or None for the module itself)
+    "einsum": ("tinyc.contractions", "einsum"),
+    "contract": ("tinyc.contractions", "contract"),
+    "Contraction": ("tinyc.contractions", "Contraction"),
+    "builder": ("tinyc.builder", None),
+    "recipes": ("tinyc.recipes", None),
+}
 
 
 def __getattr__(name: str):
-    """`tinyc.Group`, `tinyc.devices`, ... live in the runtime; load them on first use."""
+    """`tinyc.Group`, `tinyc.devices`, ... live in the runtime; einsum/contract (NumPy), the
+    builder and the recipes load on first use too, so `tinyc check` and `tinyc compile`
+    import neither NumPy nor dpctl."""
     from importlib import import_module
 
     if name in _RUNTIME:
         return getattr(import_module(_RUNTIME[name]), name)
+    if name in _LAZY:
+        module_name, attribute = _LAZY[name]
+        module = import_module(module_name)
+        return module if attribute is None else getattr(module, attribute)
     if name == "distributed":
         return import_module("tinyc.distributed")
     raise AttributeError(f"module 'tinyc' has no attribute '{name}'")

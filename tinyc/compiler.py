@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tinyc.ir.core import Program as IRProgram
 from tinyc.ir.printer import print_program
+
+if TYPE_CHECKING:
+    from tinyc.std import Std
 
 STAGES = ("parsed", "checked", "lowered")
 
@@ -34,6 +37,11 @@ class CompileResult:
     timings: dict[str, float] = field(default_factory=dict)
     source: str = ""
     name: str = "<string>"
+    std: Any = None  # the program's language version (tinyc.std.Std)
+    defines: dict[str, str] = field(default_factory=dict)  # preprocessor definitions from outside
+    warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
+    subgroup_size: int | None = None  # the options it was compiled with (for its variants)
+    device_info: Any = None
     schedules: dict[str, dict] = field(default_factory=dict)  # kernel -> complete schedule used
     tuned: dict[str, dict] = field(default_factory=dict)      # kernel -> tuned knobs applied
 
@@ -50,50 +58,80 @@ Tuned = Callable[[IRProgram], dict] | dict | None
 
 
 def check_source(source: str, name: str = "<string>",
-                 timings: dict[str, float] | None = None) -> IRProgram:
-    """Parse and verify; raises CompilationError with every independent error."""
+                 timings: dict[str, float] | None = None, std: "Std | str | None" = None,
+                 defines: dict[str, str] | None = None) -> IRProgram:
+    """Parse and verify; raises CompilationError with every independent error.
+
+    `std` ("seed" or "newest") overrides the version the source declares or
+    implies (tinyc.std); ValueError for another name. `defines` are
+    preprocessor definitions given from outside (`{"ty": "f64"}`).
+    """
     from tinyc.ir.verifier import verify
     from tinyc.parser import parse
+    from tinyc.std import parse_std
 
+    given = parse_std(std)
     timings = {} if timings is None else timings
-    program = _timed(timings, "parse", lambda: parse(source, name))
+    program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
     _timed(timings, "verify", lambda: verify(program))
     return program
+
+
+def stage_text(program: IRProgram) -> str:
+    """The program's IR text in its own version; in the newest spelling where that one
+    cannot spell it (a newest-only instruction in a program compiled with --std seed)."""
+    from tinyc.diagnostics import CompilationError
+    from tinyc.std import Std
+
+    try:
+        return print_program(program)
+    except CompilationError:
+        return print_program(program, Std.NEWEST)
 
 
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
                      device_info: Any = None, validate: bool = True,
                      print_after: Callable[[str, IRProgram], None] | None = None,
-                     schedule: Any = None, tuned: Tuned = None) -> CompileResult:
+                     schedule: Any = None, tuned: Tuned = None,
+                     std: "Std | str | None" = None,
+                     defines: dict[str, str] | None = None,
+                     check_bounds: bool = False) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
     `print_after(pass_name, program)` is called after each pass (`--print-after`).
     `schedule` (a tinyc.schedule.Schedule, a dict or a JSON path) is the
     caller's; `tuned` the autotuner's (weaker than the source's attributes).
+    `std` overrides the language version (tinyc.std); `defines` are
+    preprocessor definitions from outside. `check_bounds`: the bounds-checked
+    variant of every kernel (check-shapes pass, codegen/bounds.py), which
+    takes a report buffer as its last argument.
     """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
 
+    check_subgroup_size(subgroup_size, device_info)
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
     given = _schedule(schedule)
-    program = check_source(source, name, timings)
-    stages["parsed"] = stages["checked"] = print_program(program)
+    program = check_source(source, name, timings, std, defines)
+    stages["parsed"] = stages["checked"] = stage_text(program)
     if given is not None:
         given.check_kernels(program.functions)
     tuned_entries = tuned(program) if callable(tuned) else dict(tuned or {})
     used: dict[str, dict] = {}
-    _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                   device_info=device_info, print_after=print_after,
-                                                   schedule=given, tuned=tuned_entries, used=used))
+    warnings = _timed(timings, "passes", lambda: run_pipeline(
+        program, subgroup_size=subgroup_size, device_info=device_info, print_after=print_after,
+        check_bounds=check_bounds, schedule=given, tuned=tuned_entries, used=used))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_with_schedules(program, used, tuned_entries)
-    spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
+    spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
-    return CompileResult(program, stages, spirv, kernels, timings, source, name, used,
-                         tuned_entries)
+    return CompileResult(program, stages, spirv, kernels, timings, source, name, std=program.std,
+                         defines=dict(defines or {}), warnings=warnings,
+                         subgroup_size=subgroup_size, device_info=device_info, schedules=used,
+                         tuned=tuned_entries)
 
 
 def _schedule(schedule: Any) -> Any:
@@ -106,25 +144,42 @@ def _schedule(schedule: Any) -> Any:
 
 def print_with_schedules(program: IRProgram, used: dict[str, dict],
                          tuned: dict[str, dict]) -> str:
-    """The program's text, each function after a comment with the schedule it was lowered with.
+    """The program's text (stage_text), each function after a comment with the schedule it
+    was lowered with.
 
     The comment is JSON in the format of `schedule=`/`--schedule`, so it can be
     copied into a schedule file.
     """
     import json
 
-    from tinyc.ir.printer import print_function
+    text = stage_text(program)
+    if not used:
+        return text
+    comments = {fn.name: "; schedule" + (" (tuned: tinyc tune)" if tuned.get(fn.name) else "")
+                + ": " + json.dumps({fn.name: used[fn.name]}, separators=(", ", ": "))
+                for fn in program.functions if fn.name in used}
+    lines = []
+    for line in text.splitlines():
+        head = line.split("(", 1)[0].split()
+        if len(head) == 2 and head[0] == "func" and head[1].lstrip("@") in comments:
+            lines.append(comments[head[1].lstrip("@")])
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
-    parts = []
-    for fn in program.functions:
-        lines = []
-        if fn.name in used:
-            origin = " (tuned: tinyc tune)" if tuned.get(fn.name) else ""
-            lines.append(f"; schedule{origin}: "
-                         + json.dumps({fn.name: used[fn.name]}, separators=(", ", ": ")))
-        lines.append(print_function(fn))
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts) + "\n"
+
+def check_subgroup_size(subgroup_size: Any, device_info: Any = None) -> None:
+    """The caller's subgroup size must be one the device supports: a usage error
+    (TypeError/ValueError), not a diagnostic in the source."""
+    if subgroup_size is None:
+        return
+    if isinstance(subgroup_size, bool) or not isinstance(subgroup_size, int):
+        raise TypeError(f"subgroup_size must be an int or None, got {type(subgroup_size).__name__}")
+    from tinyc.target.device_info import CPU_DEVICE
+
+    sizes = (device_info or CPU_DEVICE).subgroup_sizes
+    if subgroup_size not in sizes:
+        raise ValueError(f"subgroup size {subgroup_size} is not supported by the device; "
+                         f"use one of {', '.join(map(str, sizes))}")
 
 
 class InternalCompilerError(RuntimeError):
@@ -135,9 +190,10 @@ def _verify_lowered(program: IRProgram) -> None:
     """Verify first and last: the passes must leave valid IR behind."""
     from tinyc.diagnostics import CompilationError
     from tinyc.ir.verifier import verify
+    from tinyc.std import Std, Version
 
     try:
-        verify(program)
+        verify(program, Version(Std.SEED, "lowered"))
     except CompilationError as err:
         raise InternalCompilerError(
             "internal compiler error: the lowered IR fails verification\n" + str(err)) from None
@@ -177,6 +233,7 @@ class Program:
         self._result = result
         self._device = device
         self._kernels: dict[str, Any] = {}
+        self._checked: CompileResult | None = None  # the bounds-checked module, made on demand
 
     @property
     def spirv(self) -> bytes:
@@ -191,6 +248,11 @@ class Program:
         return dict(self._result.timings)
 
     @property
+    def warnings(self) -> list:
+        """Warnings of the compilation (Diagnostics), also issued as CompilationWarning."""
+        return list(self._result.warnings)
+
+    @property
     def schedules(self) -> dict[str, dict]:
         """The complete schedule each kernel was lowered with (the format of `schedule=`)."""
         import copy
@@ -203,11 +265,17 @@ class Program:
             raise ValueError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")
         return self._result.stages[stage]
 
+    @property
+    def std(self) -> str:
+        """The language version the program was compiled as: "seed" or "newest" (tinyc.std)."""
+        return self._result.std.value
+
     def checked_ir(self) -> IRProgram:
         """A fresh copy of the checked, unlowered IR (for the reference interpreter)."""
         from tinyc.parser import parse
 
-        return parse(self._result.source, self._result.name)
+        return parse(self._result.source, self._result.name, self._result.std,
+                     self._result.defines)
 
     def __getitem__(self, name: str):
         if name not in self._result.kernels:
@@ -216,37 +284,88 @@ class Program:
         if kernel is None:
             from tinyc.runtime.kernel import Kernel
 
-            kernel = Kernel(self.spirv, self._result.kernels[name], self._device)
+            kernel = Kernel(self.spirv, self._result.kernels[name], self._device,
+                            checked_variant=lambda: self._checked_kernel(name))
             self._kernels[name] = kernel
         return kernel
+
+    def _checked_kernel(self, name: str):
+        """The bounds-checked variant of kernel `name` (the module compiled once more)."""
+        from tinyc.runtime.kernel import Kernel
+
+        if self._checked is None:
+            r = self._result
+            self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
+                                             device_info=r.device_info, std=r.std, defines=r.defines,
+                                             schedule=r.schedules or None, check_bounds=True)
+        return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):
         return iter(self._result.kernels)
 
 
-def compile(source: str, *, name: str = "<string>", device: Any = None,
-            subgroup_size: int | None = None, schedule: Any = None, tune: bool = False) -> Program:
+def source_text(source: Any, what: str = "tinyc.compile()") -> str:
+    """The source as text: a str as is; bytes, bytearray or memoryview as UTF-8; a
+    `tinyc.builder.Program` as the text it checked.
+
+    A byte that is not UTF-8 becomes U+FFFD, so one inside a comment is
+    harmless and one elsewhere is reported by the lexer at its place.
+    Anything else is a TypeError that says what is expected.
+    """
+    if isinstance(source, str):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source).decode("utf-8", errors="replace")
+    checked_source = getattr(source, "checked_source", None)
+    if checked_source is not None:
+        return checked_source()
+    raise TypeError(f"{what} expects the source as str, UTF-8 bytes or a tinyc.builder.Program, "
+                    f"got {type(source).__name__}")
+
+
+class CompilationWarning(UserWarning):
+    """Something in the program or the options that is probably not what was meant."""
+
+
+def compile(source: Any, *, name: str = "<string>", device: Any = None,
+            subgroup_size: int | None = None, std: str | None = None,
+            defines: dict[str, str] | None = None, schedule: Any = None,
+            tune: bool = False) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
-    `schedule` (dict, tinyc.schedule.Schedule or path to a JSON file) fixes
-    knobs of the lowering, keyed by kernel and instruction (docs/schedules.md).
-    A schedule the autotuner cached for a kernel on this device is used
-    automatically; `tune=True` first tunes every kernel that has none
-    (measuring on the device, up to TINYC_TUNE_BUDGET seconds per kernel,
-    default 30) and caches the result.
+    `source` is text, bytes in UTF-8, or a `tinyc.builder.Program`; a built
+    program is verified as built (errors point at the Python lines that built
+    it), then compiled from its text like any source. `std` ("seed" or
+    "newest") overrides the language version the source declares or implies;
+    `defines` gives preprocessor definitions, as `{"ty": "f64"}` for
+    `$ty = f64` (docs/newest.md). `schedule` (dict, tinyc.schedule.Schedule
+    or path to a JSON file) fixes knobs of the lowering, keyed by kernel and
+    instruction (docs/schedules.md). A schedule the autotuner cached for a
+    kernel on this device is used automatically; `tune=True` first tunes
+    every kernel that has none (measuring on the device, up to
+    TINYC_TUNE_BUDGET seconds per kernel, default 30) and caches the result.
+    Raises CompilationError for errors in the program, TypeError/ValueError
+    for bad arguments.
     """
+    import warnings
+
     from tinyc.tune import cached_or_tuned
 
+    if not isinstance(name, str):
+        raise TypeError(f"tinyc.compile() expects name= as a str, got {type(name).__name__}")
+    if name == "<string>" and getattr(source, "checked_source", None) is not None:
+        name = getattr(source, "name", name)
+    text = source_text(source)
     found, info = target_device(device)
     given = _schedule(schedule)
     tuned = cached_or_tuned(found, device, given, subgroup_size, tune) if found is not None else None
     if tune and found is None:
-        import warnings
-
         from tinyc.tune.cache import TuningWarning
 
         warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
                       TuningWarning, stacklevel=2)
-    result = compile_to_spirv(source, name, subgroup_size=subgroup_size, device_info=info,
-                              schedule=given, tuned=tuned)
+    result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
+                              schedule=given, tuned=tuned, std=std, defines=defines)
+    for diagnostic in result.warnings:
+        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
     return Program(result, device)

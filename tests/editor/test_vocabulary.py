@@ -33,7 +33,9 @@ def test_variants_are_all_there():
     expected |= {"store", "store.atomic", "store.atomic_add", "barrier", "barrier.global",
                  "barrier.local", "barrier.global.local", "ger.atomic", "cumsum.atomic"}
     assert expected <= set(SPELLINGS)
-    assert "gemm" not in SPELLINGS and "gemm.n" not in SPELLINGS  # both transposes are required
+    # the newest language: `.atomic` first and transposes optional; never `.atomic` between them
+    assert {"gemm", "gemm.n", "gemm.atomic", "gemm.atomic.t.n", "axpby.atomic.t"} <= set(SPELLINGS)
+    assert "gemm.t.atomic" not in SPELLINGS and "gemm.atomic.n.n.atomic" not in SPELLINGS
 
 
 def test_every_instruction_keyword_of_the_grammar_is_a_head():

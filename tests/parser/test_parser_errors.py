@@ -24,9 +24,27 @@ def test_error_renders_file_location_line_and_carets():
     assert d.span.source.name == "test.ir"
 
 
+@pytest.mark.parametrize("body, hint", [
+    ("  %0 = group_id : index", "the grammar writes 'builtin.group_id' (seed language) or "
+                                "'group_id.x', 'group_id.y' or 'group_id.z' (newest language)"),
+    ("  %x = subgroup_add %a : f32", "the grammar writes 'subgroup_add.exclusive_scan', "
+                                     "'subgroup_add.inclusive_scan' or 'subgroup_add.reduce'"),
+    ("  %x = cmp.lt %a, 16 : bool", "operands are values: define the number first "
+                                    "('%c16 = constant 16 : i32') and use '%c16'"),
+    ("  %x = constant 2 -> i32", "the type follows ':', as in '%x = constant 2 : i32'"),
+    ("  %x = constant 2.5 -> f32", "the type follows ':', as in '%x = constant 2 : i32'"),
+    ("  %x = cmp.lt %a, 1.5 : bool", "operands are values: define the number first "
+                                     "('%c15 = constant 1.5 : f32') and use '%c15'"),
+])
+def test_the_specs_own_examples_get_a_hint_with_the_grammars_form(body, hint):
+    d = error_of(wrap(body))
+    assert d.hint == hint
+    assert str(d).endswith("\nhint: " + hint)
+
+
 def test_diagnostics_have_line_column_end_column():
     d = error_of(wrap("  %x = constant 2 -> i32"))
-    assert d.message == "unexpected '->', expected ':'"
+    assert d.message.startswith("unexpected '->', expected ':'")
     assert where(d) == (2, 19, 20)
 
 
@@ -37,21 +55,25 @@ def test_diagnostics_have_line_column_end_column():
      (2, 3, 6)),
     ("  %x = arith.ad %a, %a : f32", "unknown instruction 'arith.ad' (did you mean 'arith.add'?)",
      (2, 8, 15)),
-    ("  %0 = group_id : index",
-     "unknown instruction 'group_id' (did you mean 'builtin.group_id'?)", (2, 8, 15)),
-    ("  %x = subgroup_add %a : f32",
-     "unknown instruction 'subgroup_add' (did you mean 'subgroup_add.reduce'?)", (2, 8, 19)),
+    ("  %0 = group_id : index",  # the spec's own example: the hint shows the grammar's form
+     "unknown instruction 'group_id'", (2, 8, 15)),
+    ("  %x = subgroup_add %a : f32", "unknown instruction 'subgroup_add'", (2, 8, 19)),
     ("  %x = constant 1.0 : f23", "unknown type 'f23' (did you mean 'f32'?)", (2, 23, 25)),
     ("  %x = alloca : memref<f23x4x4,local>", "unknown type 'f23' (did you mean 'f32'?)",
      (2, 24, 26)),
     ("  %x = builtin.group_id : indx", "unknown type 'indx' (did you mean 'index'?)",
      (2, 27, 30)),
-    ("  gemm.x.n %a, %a, %a, %a, %a", "unknown modifier '.x', expected '.n' or '.t'", (2, 7, 8)),
+    ("  gemm.x.n %a, %a, %a, %a, %a",
+     "unknown modifier '.x', expected a value ('%name'), '.atomic', '.n' or '.t'", (2, 7, 8)),
     ("  store.atomc %a, %M[%i, %i]",
      "unknown modifier '.atomc' (did you mean '.atomic'?), expected a value ('%name'), "
      "'.atomic' or '.atomic_add'", (2, 8, 13)),
-    ("  gemm.n %a, %a, %a, %a, %a", "unexpected '%a', expected '.n' or '.t'", (2, 10, 11)),
-    ("  %x = cmp.lt %a, 16 : bool", "unexpected '16', expected a value ('%name')", (2, 19, 20)),
+    ("  gemm.t.atomic %a, %a, %a, %a, %a",  # seed: both transposes; newest: .atomic first
+     "unexpected '.atomic', expected a value ('%name'), '.n' or '.t'", (2, 9, 15)),
+    ("  %x = cmp.lt %a, 16 : bool",  # the spec's own example: the hint shows the grammar's form
+     "unexpected '16', expected a value ('%name')", (2, 19, 20)),
+    ("  %x = constant 2 -> i32",  # the spec's own example
+     "unexpected '->', expected ':'", (2, 19, 20)),
     ("  %x = cmp.lt %a, %a : i32", "unexpected 'i32', expected 'bool'", (2, 24, 26)),
     ("  %x = load %M[%i %i] : f32", "unexpected '%i', expected ',' or ']'", (2, 19, 20)),
     ("  %x = alloca : memref<f32x4,globl>",
@@ -61,8 +83,8 @@ def test_diagnostics_have_line_column_end_column():
      (2, 18, 18)),
     ("  %x = constant 1.0 : memref<f32>",
      "unexpected 'memref', expected a scalar type, 'bool' or 'coopmatrix'", (2, 23, 28)),
-    ("  %x = cooperative_matrix_load %M[%i, %i] : coopmatrix<f32x8x8,matrix_a>",
-     "unexpected '%M', expected '.n' or '.t'", (2, 32, 33)),
+    ("  %x = cooperative_matrix_load.rows_checked.t %M[%i, %i] : coopmatrix<f32x8x8,matrix_a>",
+     "unexpected '.t', expected a value ('%name')", (2, 44, 45)),
     ("  %x = constant 1.0 : coopmatrix<f32x8x8,matrix_c>",
      "unexpected 'matrix_c', expected 'matrix_a', 'matrix_acc' or 'matrix_b' "
      "(did you mean 'matrix_a'?)", (2, 42, 49)),
@@ -102,7 +124,8 @@ def test_garbage_at_top_level():
 
 
 @pytest.mark.parametrize("text, message, location", [
-    ("func @f() { $ }", "unexpected character '$'", (1, 13, 13)),
+    ("func @f() { $ }", "expected a name after '$'", (1, 13, 13)),
+    ("func @f() { ~ }", "unexpected character '~'", (1, 13, 13)),
     ("func @f() { % }", "expected a name after '%'", (1, 13, 13)),
     ("func @() {}", "expected a name after '@'", (1, 6, 6)),
     ("func @f() {\n  %_x = constant 1 : i32 }", "expected a name after '%'", (2, 3, 3)),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+
+from tinyc.diagnostics import CompilationError
 from parser_testlib import SAMPLES, roundtrip
 
 from tinyc.ir import instructions as ins
@@ -38,9 +40,16 @@ def test_sample_roundtrip(path):
     roundtrip(path.read_text())
 
 
-def test_empty_program_and_empty_function():
-    assert parse("").functions == []
-    assert parse("; nothing but a comment\n").functions == []
+@pytest.mark.parametrize("text", ["", "; nothing but a comment\n", "\n\n  \t\n", "\ufeff"])
+def test_a_program_without_function_is_an_error(text):
+    with pytest.raises(CompilationError) as info:
+        parse(text)
+    [d] = info.value.diagnostics
+    assert d.message == "the program defines no function"
+    assert (d.line, d.column) == (1, 1)
+
+
+def test_empty_function():
     prog = roundtrip("func @f() {}")
     assert prog.functions[0].args == [] and prog.functions[0].body.instructions == []
 
@@ -235,22 +244,27 @@ def test_barrier(text, fences):
     assert (inst.global_fence, inst.local_fence) == fences
 
 
-@pytest.mark.parametrize("name", [b.value for b in ins.BuiltinName])
-def test_builtins(name):
-    inst = only(fn(f"%x = builtin.{name} : i32"))
-    expected = ins.SpmdBuiltin if name in ("subgroup_id", "subgroup_local_id") else ins.Builtin
-    assert type(inst) is expected and inst.builtin.value == name
-
+@pytest.mark.parametrize("word", list(ins.Builtin.keywords))
+def test_builtins(word):
+    """Both versions' spellings: `builtin.group_id` (seed), `group_id.x` (newest)."""
+    inst = only(fn(f"%x = {word} : i32"))
+    which = ins.Builtin.keywords[word]
+    expected = ins.SpmdBuiltin if which in ins.SPMD_BUILTINS else ins.Builtin
+    assert type(inst) is expected and inst.builtin is which
+    assert word in (which.seed, which.newest, "builtin.subgroup_linear_id")  # the last: 2024
 
 def test_cast_cmp_math():
     assert isinstance(only(fn("%x = cast %n : f32")), ins.Cast)
     assert isinstance(only(fn("%p = constant 1.0 : coopmatrix<f32x8x8,matrix_a>\n"
                               "%x = cast %p : coopmatrix<f16x8x8,matrix_a>")), ins.Cast)
     for cond in ins.CmpCond:
-        inst = only(fn(f"%x = cmp.{cond.value} %a, %b : bool"))
-        assert inst.cond is cond and inst.result.type is bool_
-    for op in ins.MathUnaryOp:
+        for word in (f"cmp.{cond.value}", cond.newest):
+            inst = only(fn(f"%x = {word} %a, %b : bool"))
+            assert inst.cond is cond and inst.result.type is bool_
+    for op in ins.SEED_MATH:
         assert only(fn(f"%x = math.{op.value} %a : f32")).op is op
+    for op in ins.MathUnaryOp:
+        assert only(fn(f"%x = {op.value} %a : f32")).op is op
 
 
 @pytest.mark.parametrize("text, mode, shape, dynamic", [

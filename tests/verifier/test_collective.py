@@ -356,8 +356,8 @@ def test_foreach_and_parallel_ok(body):
 
 
 @pytest.mark.parametrize("body, message, at", [
-    ("%z = constant 0 : i32\nforeach (%i) = (%z), (%n) {\n}",
-     "foreach: lower bound 0 must have type index (the loop type), got i32", "%z), (%n)"),
+    ("%z = constant 0 : i32\nforeach (%i) = (%z), (%n) {\n}",  # the type follows the bounds
+     "foreach: upper bound 0 must have type i32 (the loop type), got index", "%n) {"),
     ("%z = constant 0 : index\n%m = constant 4 : i64\nforeach (%i, %j) = (%z, %z), (%n, %m) {\n}",
      "foreach: upper bound 1 must have type index (the loop type), got i64", "%m) {"),
     ("%z = constant 0 : i32\nforeach (%i):i32 = (%z), (%n) {\n}",

@@ -62,7 +62,10 @@ def test_for_ok(body):
     ("for %k = %z, %n {\n  yield (%f32)\n}", "yield: the for loop carries 0 values, but 1 is yielded", "yield"),
     ('for %k = %z, %n {\n} {"unrol"=true}',
      "for: unknown attribute 'unrol' on for (did you mean 'unroll'?); allowed: unroll", "for"),
-    ("for %k = %z, %n {\n} {unroll=1}", "for: unroll must be true or false, got 1", "for"),
+    ("for %k = %z, %n {\n} {unroll=0}", "for: the unroll count must be positive (and below 2^32), "
+     "got 0", "for"),
+    ('for %k = %z, %n {\n} attributes {unroll="4"}',
+     'for: unroll must be true, false or a positive unroll count, got "4"', "for"),
 ])
 def test_for_rejected(body, message, at):
     check_rejected(body, message, at)

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "tune": "tinyc.cli.tune:tune",
     "fmt": "tinyc.cli.fmt:fmt",
     "lsp": "tinyc.cli.lsp:lsp",
+    "einsum": "tinyc.cli.einsum:einsum",
 }
 """Every subcommand: name -> "module:click command"."""
 

@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from tinyc.cli.common import Inputs, color_option, display_name, print_diagnostics
+from tinyc.cli.common import (
+    Inputs, color_option, display_name, language_options, print_diagnostics,
+)
 from tinyc.diagnostics import CompilationError
 
 
@@ -14,8 +16,9 @@ from tinyc.diagnostics import CompilationError
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               help="Diagnostics as text (default) or as a JSON list for editors.")
+@language_options
 @color_option
-def check(files: tuple[str, ...], fmt: str) -> None:
+def check(files: tuple[str, ...], fmt: str, std: str | None, defines: dict[str, str]) -> None:
     """Check FILES ('-': standard input) for syntax, type and region errors.
 
     \b
@@ -31,7 +34,7 @@ def check(files: tuple[str, ...], fmt: str) -> None:
     inputs = Inputs(files)
     for path, text in inputs:
         try:
-            check_source(text, display_name(path))
+            check_source(text, display_name(path), std=std, defines=defines)
         except CompilationError as err:
             failed = True
             if fmt == "json":

@@ -166,3 +166,25 @@ def print_diagnostics(err) -> None:
     """A CompilationError's diagnostics on standard error, coloured if wanted."""
     color = want_color(sys.stderr)
     click.echo(err.render(color), err=True, color=color)
+
+
+def language_options(command):
+    """--std and -D: the options of every command that reads a program (docs/newest.md)."""
+    command = click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",
+                           callback=_parse_defines,
+                           help="Preprocessor definition $NAME = VALUE (newest language), "
+                                "e.g. -D ty=f64; repeatable.")(command)
+    return click.option("--std", type=click.Choice(["seed", "newest"]), default=None,
+                        help="Language version (default: as the file declares with '; std: "
+                             "...', else inferred from its spellings).")(command)
+
+
+def _parse_defines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+                   ) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name.lstrip("$") or not value.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, got '{item}'")
+        found[name] = value
+    return found

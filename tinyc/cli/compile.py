@@ -9,7 +9,7 @@ import click
 
 from tinyc.cli.common import (
     EXIT_INTERNAL, EXIT_USAGE, FileProblem, Inputs, color_option, display_name, error,
-    print_diagnostics, write_output,
+    language_options, print_diagnostics, write_output,
 )
 from tinyc.diagnostics import CompilationError
 
@@ -29,22 +29,42 @@ from tinyc.diagnostics import CompilationError
 @click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
 @click.option("--print-after", "print_after", multiple=True, metavar="PASS|all",
               help="Print the IR to stderr after the pass (repeatable), or after every pass.")
+@language_options
 @color_option
 def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, emit: str,
                     subgroup_size: int | None, schedule_file: str | None, show_time: bool,
-                    print_after: tuple[str, ...]) -> None:
-    """Compile FILES ('-': standard input) to SPIR-V, or print their IR with --emit."""
-    from tinyc.compiler import InternalCompilerError, compile_to_spirv
+                    print_after: tuple[str, ...], std: str | None, defines: dict[str, str]) -> None:
+    """Compile FILES ('-': standard input) to SPIR-V, or print their IR with --emit.
+
+    `--emit ir --std newest` prints a seed program in the newest spelling
+    (and `--std seed` the reverse, with a diagnostic for what the seed
+    language cannot spell); the output then declares its version.
+    """
+    from tinyc.compiler import InternalCompilerError, check_source, compile_to_spirv
+    from tinyc.ir.printer import print_program
     from tinyc.spirv.tools import SpirvToolError, disassemble
 
+    from tinyc.compiler import check_subgroup_size
+
+    try:
+        check_subgroup_size(subgroup_size)  # a size the device cannot run is a usage error
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
     directory = _output_directory(files, output)
     printer = _ir_printer(print_after)
     failed = unwritable = False
     inputs = Inputs(files)
     for path, text in inputs:
         try:
-            result = compile_to_spirv(text, display_name(path), subgroup_size=subgroup_size,
-                                      print_after=printer, schedule=schedule_file)
+            warnings: list = []
+            if emit == "ir":  # the checked IR, spelled in the program's (or the given) version
+                program = check_source(text, display_name(path), std=std, defines=defines)
+                ir_text = print_program(program, declare=std is not None)
+            else:
+                result = compile_to_spirv(text, display_name(path), subgroup_size=subgroup_size,
+                                          print_after=printer, schedule=schedule_file, std=std,
+                                          defines=defines)
+                warnings = result.warnings
         except CompilationError as err:
             print_diagnostics(err)
             failed = True
@@ -52,8 +72,10 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
         except (SpirvToolError, InternalCompilerError) as err:  # tinyc's bug, not the input's
             error(f"internal compiler error: {err}")
             sys.exit(EXIT_INTERNAL)
+        for warning in warnings:  # e.g. an attribute that overrides --subgroup-size
+            click.echo(str(warning), err=True)
         if emit == "ir":
-            data: str | bytes = result.stages["checked"]
+            data: str | bytes = ir_text
         elif emit == "lowered":
             data = result.stages["lowered"]
         elif assembly:
@@ -69,7 +91,7 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
         except FileProblem as problem:
             error(str(problem))
             unwritable = True
-        if show_time:
+        if show_time and emit != "ir":
             _print_times(result.timings)
     sys.exit(EXIT_USAGE if unwritable else inputs.exit_code(failed))
 

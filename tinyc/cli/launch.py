@@ -10,7 +10,9 @@ import sys
 
 import click
 
-from tinyc.cli.common import EXIT_INPUT, color_option, display_name, print_diagnostics, read_one
+from tinyc.cli.common import (
+    EXIT_INPUT, color_option, display_name, language_options, print_diagnostics, read_one,
+)
 from tinyc.diagnostics import CompilationError, LaunchError
 
 
@@ -33,6 +35,7 @@ def _launch_options(default_batch: int, default_repeat: int):
                          help="Seed of the random inputs."),
             click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0."),
             color_option,
+            language_options,
         ]
         for option in reversed(options):
             command = option(command)
@@ -42,11 +45,12 @@ def _launch_options(default_batch: int, default_repeat: int):
 
 
 def _launching(action) -> None:
-    """Run a launch command; user errors exit 1, bad options exit 2."""
+    """Run a launch command; user errors exit 1, bad options exit 2, Ctrl-C 130 at once."""
     from tinyc.cli.errors import UsageError
+    from tinyc.cli.interrupt import interruptible
 
     try:
-        action()
+        interruptible(action)
     except CompilationError as err:
         print_diagnostics(err)
         sys.exit(EXIT_INPUT)
@@ -61,14 +65,19 @@ def _launching(action) -> None:
 @_launch_options(default_batch=1, default_repeat=10)
 @click.option("--check", "do_check", is_flag=True,
               help="Compare the results with tinyc's NumPy reference interpreter.")
+@click.option("--check-bounds", "check_bounds", is_flag=True, default=None,
+              help="Run the bounds-checked variant: an access outside its memref is an error "
+                   "(also TINYC_CHECK_BOUNDS=1).")
 def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
-        repeat: int, seed: int, device: str | None) -> None:
+        repeat: int, seed: int, device: str | None, std: str | None,
+        defines: dict[str, str], check_bounds: bool | None) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
     from tinyc.cli.run import run_kernel
 
     text = read_one(file)
     _launching(lambda: run_kernel(text, display_name(file), kernel_name, batch, sizes, do_check,
-                                  repeat, seed, device, echo=click.echo))
+                                  repeat, seed, device, echo=click.echo, std=std,
+                                  defines=defines, check_bounds=check_bounds or None))
 
 
 @click.command()
@@ -76,13 +85,15 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True,
               help="Untimed launches first.")
 def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
-          warmup: int, seed: int, device: str | None) -> None:
+          warmup: int, seed: int, device: str | None, std: str | None,
+          defines: dict[str, str]) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, and both roofline ceilings."""
     from tinyc.cli.bench import bench_kernel
 
     text = read_one(file)
     _launching(lambda: bench_kernel(text, display_name(file), kernel_name, batch, sizes, repeat,
-                                    warmup, seed, device, echo=click.echo))
+                                    warmup, seed, device, echo=click.echo, std=std,
+                                    defines=defines))
 
 
 @click.command()

@@ -30,7 +30,8 @@ def launched_by_mpi() -> bool:
 
 def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
                    check: bool, repeat: int, seed: int, device: str | None,
-                   echo: Callable[[str], None] = print) -> None:
+                   echo: Callable[[str], None] = print, std: str | None = None,
+                   defines: dict[str, str] | None = None) -> None:
     """`tinyc run` over the ranks of MPI_COMM_WORLD (module docs)."""
     import tinyc
     from tinyc.cli.errors import UsageError
@@ -42,14 +43,15 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
     comm = mpi().COMM_WORLD
     rank, root = comm.Get_rank(), 0
     target = local_device(comm, filter=device)
-    program = tinyc.compile(source, name=file, device=target)
+    program = tinyc.compile(source, name=file, device=target, std=std, defines=defines)
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:
         raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
     kernel = program[name]
     info = kernel.info
-    inputs = make_arguments(info, batch, parse_sizes(sizes), seed) if rank == root else [None] * len(info.params)
+    inputs = make_arguments(program.checked_ir()[name], info, batch, parse_sizes(sizes), seed)[0] \
+        if rank == root else [None] * len(info.params)
 
     def once(args: list[Any]) -> Any:
         return run(kernel, *args, batch=batch, comm=comm, root=root)

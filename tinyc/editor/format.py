@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from tinyc.editor.tokens import EditorToken, editor_tokens, lex
+from tinyc.diagnostics import Source
 from tinyc.parser import parse_tree
+from tinyc.parser.preprocessor import definition_spans
 from tinyc.parser.lalr import Tree
 
 MAX_HEADER = 100
@@ -48,6 +50,10 @@ class FormatterError(Exception):
 def format_source(text: str, name: str = "<string>") -> str:
     """The canonical form of `text`; CompilationError if it has a syntax error."""
     structure = _Structure(parse_tree(text, name))
+    if "$" in text:  # preprocessor definitions are statements of their own (not in the tree)
+        for start, end in definition_spans(lex(text), Source(text, name)):
+            structure.line_starts.add(start)
+            structure.statement_ends.add(end)
     tokens = editor_tokens(text)
     result = _Layout(text, tokens, structure).render()
     _check_same_tokens(tokens, result)

@@ -14,7 +14,7 @@ from functools import cache
 
 from tinyc.editor import vocabulary
 from tinyc.parser.lalr import Token
-from tinyc.parser.lexer import DOTWORD, ERROR, WORD, TensorLexer
+from tinyc.parser.lexer import CALC, DEF_ID, DOTWORD, ERROR, WORD, TensorLexer
 
 COMMENT = "COMMENT"
 
@@ -61,7 +61,8 @@ def _keyword_roles() -> dict[str, str]:
 
 _TERMINAL_ROLES = {"LOCAL_ID": "value", "GLOBAL_ID": "function", "INTEGER": "number",
                    "FLOAT": "number", "STRING": "string", WORD: "unknown", DOTWORD: "unknown",
-                   ERROR: "error", COMMENT: "comment"}
+                   ERROR: "error", COMMENT: "comment",
+                   DEF_ID: "constant", CALC: "constant"}  # the preprocessor's $name, !calc(...)
 
 
 def role_of(token_type: str, text: str) -> str:

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Value
+from tinyc.std import Std
 from tinyc.ir.types import (
-    DYNAMIC, BoolType, CoopMatrixType, MemrefType, ScalarType, Type, dim_text, index,
+    DYNAMIC, BoolType, CoopMatrixType, MatrixUse, MemrefType, ScalarType, Type, dim_text, index,
     promotable, promote,
 )
 
@@ -316,8 +317,12 @@ def cast_problem(src: Type, dst: Type) -> str | None:
     if is_coop(src) or is_coop(dst):
         if not (is_coop(src) and is_coop(dst)):
             return f"{whole}: a coopmatrix can only be cast to a coopmatrix"
-        if src.shape != dst.shape or src.use is not dst.use:  # type: ignore[union-attr]
-            return f"{whole}: the shape and the use must match"
+        if src.shape != dst.shape:  # type: ignore[union-attr]
+            return f"{whole}: the shapes must match"
+        if src.use is not dst.use and not (src.use is MatrixUse.ACC  # type: ignore[union-attr]
+                                           and dst.use in (MatrixUse.A, MatrixUse.B)):  # type: ignore[union-attr]
+            return (f"{whole}: the use must stay the same or change from matrix_acc to matrix_a or "
+                    f"matrix_b")
         src, dst = src.component, dst.component  # type: ignore[union-attr]
     if is_bool(src) or is_bool(dst):
         return f"{whole}: bool cannot be cast"
@@ -349,7 +354,7 @@ def literal_text(value: object) -> str:
 
 def _float_problem(x: float, t: ScalarType) -> str | None:
     if x != x or x in (float("inf"), float("-inf")):
-        return f"the constant {literal_text(x)} is not a finite double-precision number"
+        return None  # `inf`, `nan` (newest language): the value asked for
     limit = _FLOAT_OVERFLOW.get(t.name)
     if limit is not None and abs(x) >= limit:
         return f"the constant {x!r} is out of the range of {t} (it would round to infinity)"
@@ -362,8 +367,8 @@ def constant_problem(value: object, t: Type) -> str | None:
     The literal's kind must match the (component) type: true/false for bool,
     an integer literal for integer types, a floating literal for floating
     types, a complex literal [re, im] for complex types. Integers must lie in
-    -2^63+1..2^63-1 and fit the type's width as signed numbers; floats must
-    be finite and not overflow the type.
+    -2^63+1..2^63-1 and fit the type's width as signed numbers; finite floats
+    must not overflow the type (`inf` and `nan` are written as such).
     """
     if isinstance(t, CoopMatrixType):
         t = t.component
@@ -413,3 +418,28 @@ def check_yield(ctx: "VerifyContext", y: Instruction, types: Sequence[Type], own
         if value.type is not t:
             ctx.error(f"yield: value {k} must have type {t} (the type of {each} {k}), got "
                       f"{value.type}", y.operand_span(k), [ctx.defined_here(value)])
+
+
+# ---------------------------------------------------------------- subgroup multiples
+
+def check_subgroup_multiples(ctx: "VerifyContext", inst: Instruction) -> None:
+    """Sizes the newest language wants as multiples of the subgroup size (`subgroup_multiples`).
+
+    Against the function's `subgroup_size` when it gives one; otherwise some
+    supported subgroup size must divide them all (the work-group-size pass
+    then picks one that does).
+    """
+    from tinyc.ir.attr_checks import SUBGROUP_SIZES
+
+    wanted = inst.subgroup_multiples(ctx.version.std)
+    if not wanted:
+        return
+    rule = ctx.version.rule() if inst.subgroup_multiples(Std.SEED) != wanted else ""
+    given = ctx.function.attrs.get("subgroup_size") if ctx.function is not None else None
+    for size, what in wanted:
+        if given in SUBGROUP_SIZES and size % given:
+            inst_error(ctx, inst, f"{what} ({size}) must be a multiple of the subgroup size "
+                                  f"({given}){rule}")
+        elif given not in SUBGROUP_SIZES and not any(size % s == 0 for s in SUBGROUP_SIZES):
+            inst_error(ctx, inst, f"{what} ({size}) must be a multiple of the subgroup size, "
+                                  f"and no subgroup size ({one_of(SUBGROUP_SIZES)}) divides it{rule}")

@@ -4,6 +4,7 @@ An `Instruction` subclass is the one definition of a tensor-language
 instruction. Its class holds everything about the instruction itself:
 
     keywords      its spellings (a tuple, or a dict: spelling -> what it selects)
+    versions      the spellings of one version only (`arith.add`: seed, `add`: newest)
     syntax        its shape after the keyword, in tensor.lark's notation
     from_syntax   how the parser's reading of that shape becomes an instance
     format        its printer (the text after `results =`)
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Sequence
 
 from tinyc.diagnostics import Span
 from tinyc.ir.types import GroupType, MemrefType, Type
+from tinyc.std import DEFAULT, Std, Version
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -118,10 +120,17 @@ class Instruction:
 
     opname: ClassVar[str] = "<instruction>"
     kind: ClassVar[Kind] = Kind.MIXED
+    lowered_from: "Instruction | None" = None
+    """The collective whose lowering made this instruction (set by lower-collectives for
+    collectives with a shape rule: such code is in bounds when the rule holds)."""
     region_kind: ClassVar[Kind | None] = None
     """SPMD for foreach/parallel bodies; None: the regions take the kind of the enclosing one."""
+    region_yields: ClassVar[bool] = False
+    """True when its regions end in a `yield` handing values back (for, if, cooperative_matrix_apply)."""
     keywords: ClassVar[tuple[str, ...] | dict[str, Any]] = ()
     """The spellings that start the instruction; unique across classes."""
+    versions: ClassVar[dict[str, Std]] = {}
+    """The keywords that belong to one version of the language only (tinyc.std)."""
     syntax: ClassVar[str | None] = None
     """What follows the keyword, as a tensor.lark rule body (None: spelled by a base class)."""
     abstract: ClassVar[bool] = False
@@ -141,6 +150,7 @@ class Instruction:
         self.operand_spans: list[Span | None] = [None] * len(self.operands)
         self.type_span: Span | None = None  # where the result type annotation is written
         self.attrs: dict[str, Any] = {}
+        self.spelling: str | None = None  # the keyword as the source wrote it (parser)
 
     @property
     def result(self) -> Value:
@@ -185,6 +195,19 @@ class Instruction:
         """The operand whose memory the result views (subview, expand, fuse, a group's member)."""
         return None
 
+    def kind_in(self, std: Std) -> Kind:
+        """Where the instruction may appear in version `std` (`kind` unless the versions differ)."""
+        return self.kind
+
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """(size, what) pairs that must be multiples of the subgroup size in version `std`.
+
+        The newest language requires it of coopmatrix rows in some instructions
+        and of foreach_tile's first tile mode; the verifier checks it against a
+        given subgroup size and the work-group-size pass chooses one that fits.
+        """
+        return []
+
     def __repr__(self) -> str:
         return f"<{self.opname} at {self.span}>"
 
@@ -217,11 +240,18 @@ class Function:
 
 
 class Program:
-    """A translation unit: an ordered list of functions."""
+    """A translation unit: an ordered list of functions, in one version of the language."""
 
-    def __init__(self, functions: Sequence[Function] = (), source: Any = None):
+    def __init__(self, functions: Sequence[Function] = (), source: Any = None,
+                 version: Version | None = None):
         self.functions = list(functions)
         self.source = source
+        self.version: Version = version or Version(DEFAULT, "default")
+
+    @property
+    def std(self) -> Std:
+        """The version whose meaning the program has (tinyc.std)."""
+        return self.version.std
 
     def __getitem__(self, name: str) -> Function:
         for f in self.functions:

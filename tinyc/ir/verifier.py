@@ -10,9 +10,9 @@ Rules where the spec leaves room (documented decisions):
 
 - Function bodies are collective; `foreach` and `parallel` bodies are SPMD;
   `for` and `if` bodies take the kind of the enclosing region.
-- Arguments may not be void, bool (OpenCL forbids bool kernel arguments) or
-  coopmatrix, nor memrefs in the local address space (the kernel ABI passes
-  global pointers only).
+- Arguments may not be void or coopmatrix, nor memrefs in the local address
+  space (the kernel ABI passes global pointers only). Bool arguments are
+  allowed, as in the reference (an OpTypeBool parameter: docs/decisions.md).
 - Parameter attributes only on memref and group arguments; `alignment` is a
   positive power of two and a multiple of the element size; `shape_gcd` and
   `stride_gcd` hold positive integers, at most one per mode, and must divide
@@ -47,17 +47,19 @@ from typing import Iterable
 
 from tinyc.diagnostics import DiagnosticSink, Note, Span
 from tinyc.ir import attr_checks
-from tinyc.ir.checks import title
+from tinyc.ir.checks import check_subgroup_multiples, title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
-from tinyc.ir.instructions import SPMD_BUILTINS, BlasInstruction, Builtin, For, If, Yield
-from tinyc.ir.types import AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, Type, \
-    VoidType, type_problems
+from tinyc.ir.instructions import SPMD_BUILTINS, BlasInstruction, Builtin, Yield
+from tinyc.ir.types import DYNAMIC, AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, \
+    ScalarType, Type, VoidType, type_problems
 from tinyc.schedule.knobs import knob_problems
+from tinyc.std import DEFAULT, Version, other_std
 
 class VerifyContext:
     """What an instruction's `verify` needs: error reporting and where it sits."""
 
-    def __init__(self) -> None:
+    def __init__(self, version: Version | None = None) -> None:
+        self.version = version or Version(DEFAULT, "default")  # rules that differ per version
         self.sink = DiagnosticSink()
         self.region_kind: Kind = Kind.COLLECTIVE
         self.spmd_origin: Instruction | None = None  # the foreach/parallel opening the SPMD region
@@ -77,9 +79,15 @@ class VerifyContext:
         return self.region_kind is Kind.SPMD
 
 
-def verify(program: Program) -> None:
-    """Check a whole program; raise CompilationError with every error found."""
-    ctx = VerifyContext()
+def verify(program: Program, version: Version | None = None) -> None:
+    """Check a whole program; raise CompilationError with every error found.
+
+    The rules that differ per language version follow the program's version,
+    or `version` (lowered IR is checked with the seed's: the newest
+    language's restrictions are on what the user writes, not on what the
+    compiler makes).
+    """
+    ctx = VerifyContext(version or program.version)
     seen: dict[str, Function] = {}
     for fn in program.functions:
         if fn.name in seen:
@@ -97,7 +105,34 @@ def verify_function(ctx: VerifyContext, fn: Function) -> None:
         ctx.error(f"function '@{fn.name}': {problem}", fn.span)
     for arg in fn.args:
         _check_argument(ctx, arg)
+    _check_abi_size(ctx, fn)
     _verify_region(ctx, fn.body, Kind.COLLECTIVE, None, set(map(id, fn.args)))
+
+
+MAX_KERNEL_ARGUMENTS = 254
+"""SPIR-V allows 255 function parameters; one is kept for the report buffer of
+bounds-checked launches."""
+MAX_ARGUMENT_BYTES = 3832
+"""OpenCL's kernel argument space on the devices here (3840 bytes), less that buffer."""
+
+
+def _check_abi_size(ctx: VerifyContext, fn: Function) -> None:
+    """The kernel ABI (DESIGN.md) must fit SPIR-V's and OpenCL's limits on arguments."""
+    count = size = 0
+    for arg in fn.args:
+        t = arg.type
+        if isinstance(t, MemrefType):
+            n = 1 + len(t.dynamic_slots())
+        elif isinstance(t, GroupType):
+            n = 1 + len(t.memref.dynamic_slots()) + (t.size == DYNAMIC) + (t.offset == DYNAMIC)
+        else:
+            n = 1
+        count += n
+        size += n * 8 if not isinstance(t, ScalarType) else max(8, t.size)
+    if count > MAX_KERNEL_ARGUMENTS or size > MAX_ARGUMENT_BYTES:
+        ctx.error(f"function '@{fn.name}' passes {count} kernel arguments ({size} bytes) under the "
+                  f"calling convention (a memref or group also passes one per '?'); at most "
+                  f"{MAX_KERNEL_ARGUMENTS} arguments and {MAX_ARGUMENT_BYTES} bytes fit", fn.span)
 
 
 def _check_argument(ctx: VerifyContext, arg: Value) -> None:
@@ -105,9 +140,8 @@ def _check_argument(ctx: VerifyContext, arg: Value) -> None:
     name = f"argument '%{arg.name}'" if arg.name else "an argument"
     t = arg.type
     _check_type(ctx, t, span)
-    if isinstance(t, (VoidType, BoolType, CoopMatrixType)):
-        why = " (OpenCL kernels take no bool arguments)" if isinstance(t, BoolType) else ""
-        ctx.error(f"{name} cannot have type {t}{why}", span)
+    if isinstance(t, (VoidType, CoopMatrixType)):
+        ctx.error(f"{name} cannot have type {t}", span)
     memref = t.memref if isinstance(t, GroupType) else t
     if isinstance(memref, MemrefType) and memref.space is AddressSpace.LOCAL:
         ctx.error(f"{name} cannot have type {t}: arguments live in the global address space", span)
@@ -148,6 +182,7 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
             _check_yield_place(ctx, inst, region, position == last)
         if _check_types(ctx, [r.type for r in inst.results], inst.type_span or inst.span):
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
+            check_subgroup_multiples(ctx, inst)
         if isinstance(inst, BlasInstruction):
             for problem in knob_problems(inst.opname, inst.attrs):
                 ctx.error(f"{inst.opname}: {problem}", inst.span)
@@ -163,23 +198,24 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
     visible.difference_update(added)
 
 
-def _effective_kind(inst: Instruction) -> Kind:
-    """The class's kind; the mixed `builtin` class also spells SPMD builtins."""
+def _effective_kind(inst: Instruction, ctx: VerifyContext) -> Kind:
+    """The class's kind in the program's version; the mixed `builtin` class also spells SPMD builtins."""
     if isinstance(inst, Builtin) and inst.builtin in SPMD_BUILTINS:
         return Kind.SPMD
-    return inst.kind
+    return inst.kind_in(ctx.version.std)
 
 
 def _check_kind(ctx: VerifyContext, inst: Instruction, kind: Kind, origin: Instruction | None) -> None:
     """Collective instructions only in collective regions, SPMD ones only in SPMD regions."""
-    own = _effective_kind(inst)
+    own = _effective_kind(inst, ctx)
+    rule = ctx.version.rule() if own is not inst.kind_in(other_std(ctx.version.std)) else ""
     if own is Kind.COLLECTIVE and kind is Kind.SPMD:
         where = ""
         if origin is not None and origin.span is not None:
             where = f" ({origin.opname} at {origin.span.line}.{origin.span.column})"
         notes = [Note(f"the SPMD region is opened by this {origin.opname}", origin.span)] if origin else []
         ctx.error(f"{title(inst)} is a collective instruction and cannot appear inside an SPMD "
-                  f"region{where}", inst.span, notes)
+                  f"region{where}{rule}", inst.span, notes)
     elif own is Kind.SPMD and kind is Kind.COLLECTIVE:
         ctx.error(f"{title(inst)} is an SPMD instruction and cannot appear in a collective region; "
                   f"place it inside a foreach or parallel region", inst.span)
@@ -197,8 +233,9 @@ def _check_visible(ctx: VerifyContext, inst: Instruction, visible: set[int]) -> 
 
 
 def _check_yield_place(ctx: VerifyContext, inst: Yield, region: Region, is_last: bool) -> None:
-    """Yield ends the region of a for or an if, and nothing else."""
-    if not isinstance(region.parent, (For, If)):
-        ctx.error("yield can only appear as the last instruction of a for or if region", inst.span)
+    """Yield ends the region of a for, an if (or a cooperative_matrix_apply), and nothing else."""
+    if not getattr(region.parent, "region_yields", False):
+        ctx.error("yield can only appear as the last instruction of a for, if or "
+                  "cooperative_matrix_apply region", inst.span)
     elif not is_last:
         ctx.error("yield must be the last instruction of its region", inst.span)

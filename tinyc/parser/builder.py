@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tinyc.diagnostics import Note, Source, Span
+from tinyc.diagnostics import CompilationError, Note, Source, Span
 from tinyc.ir.core import Function, Instruction, Program, Region, Value
 from tinyc.parser.context import MAX_NESTING, BuildContext
 from tinyc.parser.instructions import build_instruction, keyword_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, dictionary
+from tinyc.std import Std, decide, declaration
 
 
 class ProgramBuilder:
     """Builds a `Program` from the parse tree, collecting every name error."""
 
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, std: Std | None = None):
         self.ctx = BuildContext(source)
+        self.std = std
 
     def program(self, tree: Tree, raise_errors: bool = True) -> Program:
         """The program; CompilationError with every name error, unless not `raise_errors`
@@ -38,9 +40,19 @@ class ProgramBuilder:
                 continue
             seen[fn.name] = self.ctx.span(name_token)
             functions.append(fn)
+        if not tree.children:  # empty or only comments: nothing to compile or run
+            self.ctx.error("the program defines no function", Span(1, 1, 1, 1, self.ctx.source))
         if raise_errors:
             self.ctx.sink.raise_if_any()
-        return Program(functions, source=self.ctx.source)
+        try:
+            declared = declaration(self.ctx.source)
+        except CompilationError as err:  # a malformed `; std:` declaration
+            if raise_errors:
+                raise
+            self.ctx.sink.diagnostics += err.diagnostics
+            declared = None
+        version = decide(self.std, declared, self.ctx.markers)
+        return Program(functions, source=self.ctx.source, version=version)
 
     def function(self, tree: Tree) -> Function:
         ctx = self.ctx

@@ -15,6 +15,7 @@ from tinyc.ir.core import Value
 from tinyc.ir.types import void
 from tinyc.diagnostics import did_you_mean
 from tinyc.parser.lalr import Token, Tree
+from tinyc.std import Marker, Std
 
 MAX_NESTING = 64
 """Deepest nesting of regions or attributes; keeps the recursive builder, verifier
@@ -46,6 +47,10 @@ class Scope:
 
 def span_of(node: Token | Tree, source: Source) -> Span:
     """The span of a token or parse-tree node; lark's end column is exclusive, ours inclusive."""
+    if node.__class__ is Token:  # every token has all four (the common case: operands)
+        return Span(node.line, node.column, node.end_line, max(node.end_column - 1, 1), source)
+    if node.__class__ is Tree and not node.empty:
+        return Span(node.line, node.column, node.end_line, max(node.end_column - 1, 1), source)
     meta = node if isinstance(node, Token) else node.meta
     line = getattr(meta, "line", 1)
     column = getattr(meta, "column", 1)
@@ -63,6 +68,13 @@ class BuildContext:
         self.scope = Scope()
         self.depth = 0
         self._reported_undefined: set[str] = set()
+        self._defined: dict[str, Span] = {}
+        self.markers: list[Marker] = []  # spellings of one version only, in textual order
+
+    def mark(self, std: Std, what: str, node: Token | Tree | Span | None) -> None:
+        """Note a spelling that only `std` has: evidence for the program's version."""
+        span = node if isinstance(node, Span) or node is None else self.span(node)
+        self.markers.append(Marker(std, what, span))
 
     def span(self, node: Token | Tree) -> Span:
         return span_of(node, self.source)
@@ -77,6 +89,7 @@ class BuildContext:
         """Each function starts with a fresh set of names."""
         self.scope = Scope()
         self._reported_undefined = set()
+        self._defined: dict[str, Span] = {}  # every name defined so far in the function, any region
 
     def push(self) -> None:
         self.scope = Scope(self.scope)
@@ -97,8 +110,14 @@ class BuildContext:
         if value is None:
             if name not in self._reported_undefined:
                 self._reported_undefined.add(name)
-                hint = did_you_mean("%" + name, ["%" + n for n in self.scope.visible()])
-                self.error(f"undefined value '%{name}'{hint}", span)
+                elsewhere = self._defined.get(name)
+                if elsewhere is not None:  # defined in a region that does not enclose this use
+                    self.error(f"undefined value '%{name}'", span,
+                               (Note(f"'%{name}' is defined here, in a region that does not enclose "
+                                     f"this use (a value is visible only inside its region)", elsewhere),))
+                else:
+                    hint = did_you_mean("%" + name, ["%" + n for n in self.scope.visible()])
+                    self.error(f"undefined value '%{name}'{hint}", span)
             value = Value(void, name, span)
         return value, span
 
@@ -113,3 +132,4 @@ class BuildContext:
                        (Note(f"'%{name}' is first defined here", first.span),))
             return
         self.scope.values[name] = value
+        self._defined[name] = value.span

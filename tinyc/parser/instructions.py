@@ -27,6 +27,7 @@ from tinyc.parser.literals import build_type, constant, dictionary
 
 if TYPE_CHECKING:
     from tinyc.parser.builder import ProgramBuilder
+    from tinyc.std import Std
 
 TYPE_RULES = frozenset({"void_type", "bool_type", "scalar_type", "integer_type", "index_type",
                         "memref_type", "group_type", "coopmatrix_type"})
@@ -48,7 +49,12 @@ RULES: dict[str, type[Instruction]] = {rule_name(cls): cls for cls in syntax_cla
 def build_instruction(b: "ProgramBuilder", tree: Tree) -> Instruction:
     """The IR instruction for the operation subtree of an `instruction`."""
     parsed = Parsed(b, tree, None)
-    inst = RULES[tree.data].from_syntax(parsed)
+    cls = RULES[tree.data]
+    std = cls.versions.get(parsed.keyword)
+    if std is not None:
+        b.ctx.mark(std, f"'{parsed.keyword}'", tree.children[0])
+    inst = cls.from_syntax(parsed)
+    inst.spelling = parsed.keyword
     inst.operand_spans = parsed.spans_of(inst.operands)
     inst.type_span = parsed.type_span
     return inst
@@ -66,7 +72,7 @@ class Parsed:
         self._b = b
         self._root = root or self
         self.rule = tree.data
-        self.span = b.ctx.span(tree)
+        self._tree = tree  # its span is made only when asked for (errors): most never are
         self.keyword = ""
         self.modifiers: list[str] = []
         self.items: list[Any] = []          # Values used and literals, at this level
@@ -76,6 +82,7 @@ class Parsed:
         self.types_span: Span | None = None  # where the last of them is written
         self.attributes: dict[str, Any] = {}
         self._regions: list[Tree] = []
+        self.names_here: list[Token] = []   # names defined at this level (a `new_values` part)
         if root is None:
             self.names: list[Token] = []    # the instruction's own definitions, in order
             self.uses: list[tuple[Value, Span]] = []
@@ -83,11 +90,16 @@ class Parsed:
         for child in tree.children:
             self._read(child)
 
+    @property
+    def span(self) -> Span:
+        return self._b.ctx.span(self._tree)
+
     def _read(self, child: Token | Tree) -> None:
         root, ctx = self._root, self._b.ctx
         if isinstance(child, Token):
             if child.type == "LOCAL_ID" and self.rule in DEFINITION_RULES:
                 root.names.append(child)
+                self.names_here.append(child)
             elif child.type == "LOCAL_ID":
                 value, span = ctx.use(child)
                 root.uses.append((value, span))
@@ -154,6 +166,10 @@ class Parsed:
         """Region `index`, whose arguments `args` take the instruction's defined names in order."""
         named = list(zip(args, self._root.names))
         return self._b.region(self._regions[index], named)
+
+    def mark(self, std: "Std", what: str, span: Span | None = None) -> None:
+        """Note that the instruction is written in a way only `std` has (tinyc.std)."""
+        self._b.ctx.mark(std, what, span or self.span)
 
     def error(self, message: str, span: Span | None = None) -> None:
         """Report a syntax-level error (at `span`, else at this part) and go on."""

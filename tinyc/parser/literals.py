@@ -18,6 +18,7 @@ from tinyc.ir.types import (
 )
 from tinyc.parser.context import MAX_NESTING, BuildContext
 from tinyc.parser.lalr import Token, Tree
+from tinyc.std import Std
 
 _MAX_DIGITS = 4000
 """Python refuses to convert longer digit strings (sys.int_info.str_digits_check_threshold)."""
@@ -34,6 +35,9 @@ def integer(token: Token, ctx: BuildContext) -> int:
 def floating(token: Token, ctx: BuildContext) -> float:
     """A decimal or hexadecimal floating-point literal (C syntax) as a double."""
     text = token.value
+    if text.lstrip("+-") in ("inf", "nan"):
+        ctx.mark(Std.NEWEST, f"'{text}'", token)
+        return float(text)
     try:
         value = float.fromhex(text) if "x" in text or "X" in text else float(text)
     except OverflowError:

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tinyc.ir.core import Function, Value, erase, replace_uses
-from tinyc.ir.instructions import Constant, Foreach
+from tinyc.ir.instructions import Constant, Foreach, ForeachTile
+from tinyc.ir.types import index
 from tinyc.passes.lower_collectives import collective_region_instructions
 from tinyc.passes.lowering.builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
@@ -35,7 +36,7 @@ from tinyc.passes.lowering.tiling import distribute
 if TYPE_CHECKING:
     from tinyc.passes import PassOptions
 
-LOWERS = (Foreach,)
+LOWERS = (Foreach, ForeachTile)
 """The instruction classes this pass replaces (codegen has no emitter for them)."""
 
 PACK_BELOW = 4
@@ -50,13 +51,71 @@ def lower_foreach(fn: Function, options: PassOptions) -> None:
     """Replace every foreach of the collective region by a `parallel` region."""
     ctx = LoweringContext.of(fn, options)
     targets = [inst for inst in collective_region_instructions(fn.body)
-               if isinstance(inst, Foreach)]
+               if isinstance(inst, (Foreach, ForeachTile))]
     for inst in targets:
         b = ctx.builder_before(inst)
         with b.parallel():
-            _distribute(ctx, b, inst)
+            if isinstance(inst, ForeachTile):
+                _tiles(ctx, b, inst)
+            else:
+                _distribute(ctx, b, inst)
         erase(inst)
     ctx.session.tidy()
+
+
+def _tiles(ctx: LoweringContext, b: LoweringBuilder, inst: ForeachTile) -> None:
+    """foreach_tile: tile t of the K_0 x K_1 x ... tiles (mode 0 fastest) for subgroup t mod #sg.
+
+        parallel {
+          for t = sg, K_0·K_1·…, #subgroups {     ; index
+            k_i = t / (K_0…K_{i-1}) mod K_i
+            off_i = from_i + k_i·tile_i; size_i = min(tile_i, to_i - off_i)
+            body
+          }
+        }
+
+    with K_i = ⌈(to_i - from_i) / tile_i⌉ (0 for an empty mode). A subgroup
+    runs the body for a whole tile, so the offsets are dynamically uniform
+    as the spec requires.
+    """
+    nsg = ctx.num_subgroups
+    lower, upper, counts = [], [], []
+    for lo, hi, tile in zip(inst.lower, inst.upper, inst.tile_shape):
+        T = lo.type
+        lo, hi = _local_bound(b, lo, T), _local_bound(b, hi, T)
+        extent = _as_index(b, b.isub(hi, lo))
+        count = b.imax(b.ceil_div(extent, tile), 0)
+        lower.append(lo)
+        upper.append(hi)
+        counts.append(count)
+    total = counts[0]
+    for count in counts[1:]:
+        total = b.imul(total, count)
+    sg = b.subgroup_id(nsg, index)
+    with b.for_(sg, total, b.int_const(nsg)) as (t, _, _):
+        t = b.named(t, "tile")
+        offsets, sizes, rest = [], [], t
+        for k, (lo, hi, tile, count) in enumerate(zip(lower, upper, inst.tile_shape, counts)):
+            last = k == len(counts) - 1
+            position = rest if last else b.irem(rest, count)
+            rest = rest if last else b.idiv(rest, count)
+            T = lo.type
+            offset = b.iadd(lo, _cast(b, b.imul(position, tile), T))
+            offsets.append(offset)
+            sizes.append(b.imin(b.isub(hi, offset), tile))
+        _emit_body(b, inst, [*offsets, *sizes])
+
+
+def _as_index(b: LoweringBuilder, x: Value) -> Value:
+    return _cast(b, x, index)
+
+
+def _cast(b: LoweringBuilder, x: Value, t) -> Value:
+    """x as integer type t (no instruction when it has that type)."""
+    if x.type is t:
+        return x
+    n = static(x)
+    return b.int_const(n, t) if n is not None else b.cast(x, t)
 
 
 def _distribute(ctx: LoweringContext, b: LoweringBuilder, inst: Foreach) -> None:
@@ -191,8 +250,8 @@ def _sequential(b: LoweringBuilder, lower: Value, upper: Value, T,
         body(v)
 
 
-def _emit_body(b: LoweringBuilder, inst: Foreach, values: list[Value | None]) -> None:
-    """Move the foreach body here, its loop variables replaced by `values`."""
+def _emit_body(b: LoweringBuilder, inst: Foreach | ForeachTile, values: list[Value | None]) -> None:
+    """Move the foreach body here, its loop variables (region arguments) replaced by `values`."""
     body = inst.body
     for var, value in zip(body.args, values):
         assert value is not None

@@ -20,18 +20,30 @@ from numpy.lib.stride_tricks import as_strided
 
 from tinyc.diagnostics import LaunchError
 from tinyc.ir.core import Function
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType, Type
+from tinyc.reference.memory import NullTensor
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType, Type
 from tinyc.reference.memory import GroupValue, Memref
 from tinyc.reference.scalars import coerce, int_range, storage_dtype
 
 
 def copy_argument(arg: Any) -> Any:
-    """A copy of an array or of a list of arrays, for a run that must leave the caller's alone."""
-    if isinstance(arg, np.ndarray):
-        return arg.copy(order="A")
+    """A copy of an array or of a list of arrays, for a run that must leave the caller's alone.
+
+    A strided array keeps its strides (the copy is made of the whole span it
+    views), since a memref with static strides accepts no other layout."""
     if isinstance(arg, list):
-        return [a.copy(order="A") for a in arg]
-    return arg
+        return [copy_argument(a) for a in arg]
+    if not isinstance(arg, np.ndarray):
+        return arg
+    if arg.flags.f_contiguous or arg.flags.c_contiguous:
+        return arg.copy(order="K")
+    base = arg.base
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    if not isinstance(base, np.ndarray):
+        return np.array(arg, order="F")
+    offset = arg.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return np.ndarray(arg.shape, arg.dtype, buffer=base.copy(), offset=offset, strides=arg.strides)
 
 
 def bind_arguments(fn: Function, args: Any) -> list[Any]:
@@ -43,8 +55,15 @@ def bind_arguments(fn: Function, args: Any) -> list[Any]:
 
 
 def bind_argument(t: Type, value: Any, name: str) -> Any:
+    if value is None and isinstance(t, (MemrefType, GroupType)):
+        return NullTensor(name)  # not associated: only `associated` may look at it
     if isinstance(t, ScalarType):
         return _scalar(t, value, name)
+    if isinstance(t, BoolType):
+        if not isinstance(value, (bool, np.bool_)):
+            raise LaunchError(f"expected a bool (True, False or numpy.bool_), got "
+                              f"{type(value).__name__} {value!r}", argument=name)
+        return np.bool_(value)
     if isinstance(t, MemrefType):
         return _memref(t, value, name, "memref")
     if isinstance(t, GroupType):

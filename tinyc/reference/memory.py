@@ -55,6 +55,27 @@ class Memref:
                 and not any(is_varying(s) for s in self.shape + self.strides))
 
 
+class NullTensor:
+    """A memref or group argument passed as None (a null base address; newest language).
+
+    `associated` tells it apart; any other use is undefined behaviour, which
+    the reference reports.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getattr__(self, attribute: str):
+        raise ReferenceFault(f"'%{self.name}' is not associated (a null memref or group) and "
+                             f"cannot be accessed; check it with 'associated'")
+
+    def __getitem__(self, i: int):
+        return self.__getattr__("item")
+
+    def __len__(self) -> int:
+        return self.__getattr__("len")
+
+
 class GroupValue:
     """A group argument: member i's memref, already shifted by the group offset.
 
@@ -108,7 +129,7 @@ def write_array(m: Memref, values: np.ndarray, what: str) -> None:
 
 # ---------------------------------------------------------------- element access
 
-def _flat_index(m: Memref, indices: Sequence[Int], st: State, what: str) -> Int:
+def flat_index(m: Memref, indices: Sequence[Int], st: State, what: str) -> Int:
     """`offset + Σ i_k·S_k`, after a bounds check of every index on the active lanes."""
     flat = m.offset
     for k, (i, n, s) in enumerate(zip(indices, m.shape, m.strides)):
@@ -138,7 +159,7 @@ def _lane_index(flat: Int, st: State) -> np.ndarray:
 
 def load_element(m: Memref, indices: Sequence[Int], st: State, what: str) -> Any:
     """`load %m[indices]`: a register value (array per lane when anything varies)."""
-    flat = _flat_index(m, indices, st, what)
+    flat = flat_index(m, indices, st, what)
     buffer = m.buffer
     if isinstance(buffer, np.ndarray) and not is_varying(flat):
         return from_storage(buffer[int(flat)], m.element)
@@ -160,7 +181,7 @@ def store_element(m: Memref, indices: Sequence[Int], value: Any, flag: StoreFlag
     Lanes store in lane order; `atomic_add` adds once per active lane (and
     `repeat` times per lane: a collective-region store runs on every work-item).
     """
-    flat = _flat_index(m, indices, st, what)
+    flat = flat_index(m, indices, st, what)
     if st.lanes is None or (not is_varying(flat) and not is_varying(value)
                             and not isinstance(m.buffer, MultiBuffer) and flag is not StoreFlag.ATOMIC_ADD):
         _store_uniform(m, int(flat), value, flag, repeat)

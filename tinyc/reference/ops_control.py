@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyc.ir.instructions import Barrier, For, Foreach, If, Parallel, Yield
+from tinyc.ir.instructions import Barrier, For, Foreach, ForeachTile, If, Parallel, Yield
 from tinyc.reference.errors import ReferenceFault, ReferenceUnsupported
 from tinyc.reference.ops_coopmatrix import coop_select
 from tinyc.reference.scalars import CoopMatrix, coerce, is_varying
@@ -45,10 +45,8 @@ def for_(inst: For, st: State) -> None:
     if st.lanes is not None and any(is_varying(x) for x in (lower, upper, step)):
         carried = _divergent_for(inst, lower, upper, step, carried, st)
     else:
-        if st.any_active(step <= 0) and st.any_active(lower < upper):
-            raise ReferenceFault(f"for: step {step} must be positive")
         i = lower
-        while i < upper:
+        while step > 0 and i < upper:  # a step that is not positive runs no iteration
             carried = _iteration(inst, i, carried, st)
             i = coerce(i + step, t)
             if i < lower:  # the loop variable overflowed its type: stop rather than restart
@@ -77,9 +75,7 @@ def _divergent_for(inst: For, lower: Any, upper: Any, step: Any, carried: list[A
     i = np.broadcast_to(lower, (n,)).copy()
     upper = np.broadcast_to(upper, (n,))
     step = np.broadcast_to(step, (n,))
-    if bool((outer & (step <= 0) & (i < upper)).any()):
-        raise ReferenceFault("for: the step must be positive")
-    running = outer & (i < upper)
+    running = outer & (i < upper) & (step > 0)  # a step that is not positive runs no iteration
     while running.any():
         with st.masked(running):
             new = _iteration(inst, i, carried, st)
@@ -136,6 +132,36 @@ def foreach(inst: Foreach, st: State) -> None:
             linear = linear // extent
         with st.spmd(Lanes("foreach", len(linear))):
             execute_region(inst.body, st)
+
+
+@evaluates(ForeachTile)
+def foreach_tile(inst: ForeachTile, st: State) -> None:
+    """Rounds of one tile per subgroup (tile t on subgroup t mod #subgroups, mode 0 fastest).
+
+    The spec leaves the mapping of tiles to subgroups open; every subgroup
+    runs the body for a whole tile, so the offsets are dynamically uniform
+    and coopmatrix and subgroup operations in the body work. Subgroups
+    without a tile in the last round sit it out (masked).
+    """
+    g = st.geometry
+    lower = [int(coerce(st.get(v), v.type)) for v in inst.lower]
+    upper = [int(coerce(st.get(v), v.type)) for v in inst.upper]
+    counts = [max(0, -(-(hi - lo) // tile)) for lo, hi, tile in zip(lower, upper, inst.tile_shape)]
+    total = int(np.prod(counts, dtype=np.int64))
+    subgroup = np.arange(g.work_items, dtype=np.int64) // g.subgroup_size
+    with st.spmd(Lanes("parallel", g.work_items, g.subgroup_size)):
+        for start in range(0, total, g.num_subgroups):
+            t = start + subgroup
+            active = t < total
+            rest = np.where(active, t, 0)
+            for k, (lo, hi, tile, count) in enumerate(zip(lower, upper, inst.tile_shape, counts)):
+                offset = lo + rest % count * tile
+                rest = rest // count
+                var, size = inst.offsets[k], inst.sizes[k]
+                st.set(var, coerce(offset, var.type))
+                st.set(size, coerce(np.minimum(hi - offset, tile), size.type))
+            with st.masked(None if active.all() else active):
+                execute_region(inst.body, st)
 
 
 @evaluates(Parallel)

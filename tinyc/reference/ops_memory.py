@@ -7,10 +7,12 @@ from typing import Any
 import numpy as np
 
 from tinyc.ir.instructions import (
-    WHOLE_MODE, Alloca, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
+    WHOLE_MODE, Alloca, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag,
+    Subview,
 )
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
 from tinyc.reference.errors import ReferenceUnsupported
+from tinyc.reference.memory import NullTensor
 from tinyc.reference.memory import (
     GroupValue, Memref, expand, fuse, group_member, load_element, store_element, subview,
 )
@@ -123,3 +125,9 @@ def expand_(inst: Expand, st: State) -> None:
 @evaluates(Fuse)
 def fuse_(inst: Fuse, st: State) -> None:
     st.set(inst.result, fuse(st.get(inst.operands[0]), inst.first, inst.last, st, "fuse"))
+
+
+@evaluates(Associated)
+def associated(inst: Associated, st: State) -> None:
+    """False for a memref or group argument passed as None."""
+    st.set(inst.result, np.bool_(not isinstance(st.get(inst.operands[0]), NullTensor)))

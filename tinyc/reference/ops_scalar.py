@@ -14,7 +14,7 @@ import numpy as np
 
 from tinyc.ir.instructions import (
     ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Builtin, BuiltinName, Cast, Cmp,
-    CmpCond, Constant, MathUnary, SpmdBuiltin,
+    CmpCond, Constant, MathUnary, SPMD_BUILTINS, SpmdBuiltin,
 )
 from tinyc.ir.core import Instruction
 from tinyc.ir.types import BoolType, CoopMatrixType, ScalarType, Type
@@ -199,35 +199,46 @@ def constant(inst: Constant, st: State) -> None:
         st.set(inst.result, make_constant(inst.value, t))
 
 
+_MATH = {"cos": np.cos, "sin": np.sin, "exp": np.exp, "exp2": np.exp2, "log": np.log,
+         "log2": np.log2}
+
+
 @evaluates(MathUnary)
 def math_unary(inst: MathUnary, st: State) -> None:
-    """exp and native_exp (the reference computes both accurately)."""
+    """cos, sin, exp, exp2, log, log2; the reference computes the native_ forms accurately too."""
     t = inst.result.type
-    st.set(inst.result, coerce(np.exp(st.get(inst.operands[0])), t))
+    st.set(inst.result, coerce(_MATH[inst.op.function](st.get(inst.operands[0])), t))
 
 
 # ---------------------------------------------------------------- builtins
 
 @evaluates(Builtin)
 def builtin(inst: Builtin, st: State) -> None:
+    """Group mode x is the batch; a batch has one group along y and z."""
     which = inst.builtin
-    if which in (BuiltinName.SUBGROUP_ID, BuiltinName.SUBGROUP_LOCAL_ID):
+    if which in SPMD_BUILTINS:
         spmd_builtin(inst, st)
         return
     g = st.geometry
-    value = {BuiltinName.GROUP_ID: st.group_id, BuiltinName.GROUP_SIZE: st.batch,
+    value = {BuiltinName.GROUP_ID: st.group_id, BuiltinName.GROUP_ID_Y: 0,
+             BuiltinName.GROUP_ID_Z: 0, BuiltinName.GROUP_SIZE: st.batch,
+             BuiltinName.NUM_GROUPS_Y: 1, BuiltinName.NUM_GROUPS_Z: 1,
              BuiltinName.NUM_SUBGROUPS: g.num_subgroups,
+             BuiltinName.NUM_SUBGROUPS_X: g.x // g.subgroup_size,
+             BuiltinName.NUM_SUBGROUPS_Y: g.y, BuiltinName.NUM_SUBGROUPS_Z: 1,
              BuiltinName.SUBGROUP_SIZE: g.subgroup_size}[which]
     st.set(inst.result, coerce(np.int64(value), inst.result.type))
 
 
 @evaluates(SpmdBuiltin)
 def spmd_builtin(inst: Builtin | SpmdBuiltin, st: State) -> None:
+    """Lane l is the work-item with local linear id l (x fastest); subgroups run along x."""
     lanes = st.lanes
     if lanes is None or lanes.kind != "parallel":
-        raise ReferenceUnsupported(f"builtin.{inst.builtin.value} outside a parallel region "
+        raise ReferenceUnsupported(f"{inst.title} outside a parallel region "
                                    "(in foreach the work-item of an iteration is implementation-defined)")
-    ids = lanes.ids
-    value = ids // lanes.subgroup_size if inst.builtin is BuiltinName.SUBGROUP_ID else ids % lanes.subgroup_size
+    ids, S, X = lanes.ids, lanes.subgroup_size, st.geometry.x
+    value = {BuiltinName.SUBGROUP_ID: ids // S, BuiltinName.SUBGROUP_LOCAL_ID: ids % S,
+             BuiltinName.SUBGROUP_ID_X: ids % X // S, BuiltinName.SUBGROUP_ID_Y: ids // X,
+             BuiltinName.SUBGROUP_ID_Z: ids * 0}[inst.builtin]
     st.set(inst.result, coerce(value, inst.result.type))
-

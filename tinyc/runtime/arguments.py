@@ -22,10 +22,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyc.diagnostics import LaunchError
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.runtime.arrays import ArrayView, array_view, check_batch, check_dtype, check_writable, extent, fitter
 from tinyc.runtime.groups import Group, GroupPacker  # noqa: F401 (Group: re-exported)
-from tinyc.runtime.scalars import scalar_packer
+from tinyc.runtime.scalars import bool_packer, scalar_packer
 from tinyc.signature import ParamInfo
 from tinyc.runtime.staging import Staging, USMPointer
 
@@ -57,6 +57,12 @@ class Call:
         self.gathered: list[tuple[bool, np.ndarray]] = []  # (written, member ids) of gathered groups
         self.contexts: dict[int, bool] = {}  # id(syclobj) -> shares the queue's context
         self.wrappers = wrappers if wrappers is not None else {}
+        self.usm_writes: list[tuple[int, int]] | None = None  # bounds-checked calls: written USM spans
+
+    def note_usm_write(self, address: int, nbytes: int) -> None:
+        """A USM span the kernel may write (bounds-checked calls restore it on a violation)."""
+        if self.usm_writes is not None:
+            self.usm_writes.append((int(address), int(nbytes)))
 
     def same_context(self, owner: Any) -> bool:
         """Does a USM array's syclobj (queue, context, ...) share the kernel's context?"""
@@ -120,6 +126,14 @@ def _usm_key(value: Any) -> tuple | None:
     return key
 
 
+def null_arguments(param: ParamInfo, arity: int) -> list:
+    """None for a memref or group the kernel checks with `associated`: a null pointer, zero sizes."""
+    if not param.nullable:
+        raise LaunchError("got None; only arguments the kernel checks with 'associated' may be "
+                          "None (a null memref or group)", argument=param.name)
+    return [ctypes.c_uint64(0)] + [ctypes.c_int64(0)] * (arity - 1)
+
+
 def memref_packer(param: ParamInfo) -> Packer:
     """Packer of a memref parameter: pointer, then its `?` sizes and strides.
 
@@ -130,15 +144,19 @@ def memref_packer(param: ParamInfo) -> Packer:
     memref: MemrefType = param.type  # type: ignore[assignment]
     name, what, written, mode = param.name, str(memref), param.written, param.batch_mode
     fit = fitter(memref).fit
-    memo: dict[tuple, tuple[tuple[int, ...], list]] = {}  # USM key -> (shape, kernel arguments)
+    memo: dict[tuple, tuple[tuple[int, ...], list, tuple[int, int]]] = {}  # USM key -> (shape, args, span)
 
     def bind(value: Any, call: Call) -> list | Emit:
+        if value is None:
+            return null_arguments(param, abi_arity(param))
         key = _usm_key(value) if type(value) is not np.ndarray else None
         if key is not None:
             known = memo.get(key)
             if known is not None:
                 if mode is not None:
                     check_batch(known[0], mode, call.batch, name, what)
+                if written:
+                    call.note_usm_write(*known[2])
                 return known[1]
         view = array_view(value, name, what)
         check_dtype(view, memref.element, name, what)
@@ -150,10 +168,13 @@ def memref_packer(param: ParamInfo) -> Packer:
         tail = _int64s(fitted.dynamic)
         if view.host is None:
             arguments = [call.usm_argument(view, name, what), *tail]
+            span = (view.address, extent(view.shape, view.strides) * view.dtype.itemsize)
+            if written:
+                call.note_usm_write(*span)
             if key is not None and call.same_context(view.owner):
                 if len(memo) >= USM_MEMO_SIZE:
                     memo.clear()
-                memo[key] = (view.shape, arguments)
+                memo[key] = (view.shape, arguments, span)
             return arguments
         handle = call.staging.add(view.host, extent(view.shape, view.strides), written, view.address)
         call.lone.add(handle)
@@ -177,6 +198,9 @@ def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any]) -> Packe
     t = param.type
     if isinstance(t, ScalarType):
         pack = scalar_packer(t, param.name, raw_arg)
+        return lambda value, call: [pack(value)]
+    if isinstance(t, BoolType):
+        pack = bool_packer(param.name)
         return lambda value, call: [pack(value)]
     if isinstance(t, MemrefType):
         return memref_packer(param)

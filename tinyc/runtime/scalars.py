@@ -7,8 +7,13 @@ to nearest even); c32/c64 as a RawKernelArg of the (re, im) pair.
 
 Typing rules: integers must fit the type (no silent wrap-around); a float to
 an integer parameter is an error; an integer to a float or complex parameter
-is fine; a complex only goes to a complex parameter; bools are rejected
-everywhere (the language has no bool arguments and True is rarely meant as 1).
+is fine; a complex only goes to a complex parameter; bools only go to bool
+parameters (True is rarely meant as 1).
+
+A `bool` parameter is an OpTypeBool kernel parameter, as the reference
+emits it; the CPU runtime takes it as one byte, nonzero for true (measured,
+docs/decisions.md), so Python's bool and NumPy's bool_ are passed as
+c_uint8 0 or 1.
 """
 
 from __future__ import annotations
@@ -49,6 +54,18 @@ def bf16_bits_to_float(bits: int) -> float:
 
 def _is_bool(value: Any) -> bool:
     return isinstance(value, (bool, np.bool_))
+
+
+def bool_packer(name: str) -> ScalarPacker:
+    """A bool parameter: Python bool or numpy.bool_, as one byte (docs/decisions.md)."""
+
+    def pack(value: Any) -> Any:
+        if not _is_bool(value):
+            raise LaunchError(f"expected a bool (True, False or numpy.bool_), got "
+                              f"{_kind_name(value)}", argument=name)
+        return ctypes.c_uint8(1 if value else 0)
+
+    return pack
 
 
 def _kind_name(value: Any) -> str:

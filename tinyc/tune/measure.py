@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyc.compiler import compile_to_spirv
+from tinyc.compiler import check_source, compile_to_spirv
 from tinyc.diagnostics import CompilationError
 from tinyc.ir.types import DYNAMIC, MemrefType
 from tinyc.reference.arguments import copy_argument
@@ -92,7 +92,8 @@ class Bench:
                 sizes[p.name] = "x".join("?" if (s == DYNAMIC and mode == p.batch_mode) else
                                          (DYNAMIC_SIZE if s == DYNAMIC else str(s))
                                          for mode, s in enumerate(p.type.shape))
-        return make_arguments(self.default.info, batch, sizes, self.seed)
+        fn = check_source(self.text, f"<tuning {self.kernel_name}>")[self.kernel_name]
+        return make_arguments(fn, self.default.info, batch, sizes, self.seed)[0]
 
     def _representative_batch(self) -> int:
         """A batch whose launch takes about TARGET_SECONDS, within MAX_BYTES of data."""

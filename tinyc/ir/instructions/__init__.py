@@ -6,19 +6,27 @@ defined in this package), so no list of instructions is kept by hand.
 
 from tinyc.ir.core import Instruction
 from tinyc.ir.instructions.collective import (
-    Alloca, Axpby, BlasInstruction, Cumsum, Foreach, Gemm, Gemv, Ger, HadamardProduct, Parallel, Sum,
+    Alloca, Axpby, BlasInstruction, Cumsum, Foreach, ForeachTile, Gemm, Gemv, Ger, HadamardProduct,
+    Parallel, Sum,
 )
 from tinyc.ir.instructions.control import For, If, Yield
 from tinyc.ir.instructions.scalar import (
     SPMD_BUILTINS, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Barrier, Builtin,
-    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp,
+    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp, SEED_MATH,
 )
 from tinyc.ir.instructions.views import (
-    WHOLE_MODE, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
+    WHOLE_MODE, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
 )
 from tinyc.ir.instructions.spmd import (
     CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
     CoopMatrixStore, SpmdBuiltin, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
+)
+from tinyc.ir.instructions.atomics import (
+    AtomicLoad, AtomicOp, AtomicStore, AtomicUpdate, MemoryScope, MemorySemantics,
+)
+from tinyc.ir.instructions.coopmatrix import (
+    CoopMatrixApply, CoopMatrixAtomicLoad, CoopMatrixAtomicStore, CoopMatrixAtomicUpdate,
+    CoopMatrixExtract, CoopMatrixInsert, CoopMatrixPrefetch, CoopMatrixReduce, ReduceMode,
 )
 
 

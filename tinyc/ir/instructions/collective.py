@@ -6,6 +6,7 @@ tinyc/passes for the lowering of each).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -16,8 +17,10 @@ from tinyc.ir.checks import (
     is_int, op_shape, result_error,
 )
 from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Region, Value, no_memory_access
+from tinyc.ir.instructions.control import loop_type_of
 from tinyc.ir.instructions.scalar import Constant
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type, index
+from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -32,9 +35,54 @@ def _transpose_suffix(transposed: bool) -> str:
     return ".t" if transposed else ".n"
 
 
-def _transposes(s: "Parsed") -> list[bool]:
-    """The `.n`/`.t` modifiers as written, True for `.t`."""
-    return [m == ".t" for m in s.modifiers if m in (".n", ".t")]
+@dataclass(frozen=True)
+class SizeRule:
+    """Mode `left[1]` of operand `left[0]` must equal mode `right[1]` of operand `right[0]`.
+
+    A collective's shape rule as (operand index, mode) pairs: the verifier
+    checks the sizes known at compile time; bounds-checked launches check the
+    `?` ones at run time, and `tinyc run` makes related `?` sizes agree.
+    """
+
+    left: tuple[int, int]
+    right: tuple[int, int]
+    what: str  # e.g. "columns of op(A) = rows of op(B)"
+
+
+def _op_mode(transposed: bool, mode: int) -> int:
+    """The mode of a matrix X that is mode `mode` of op(X)."""
+    return 1 - mode if transposed else mode
+
+
+def _transposes(s: "Parsed", count: int) -> list[bool]:
+    """The `count` `.n`/`.t` modifiers, True for `.t`; left out ones are `.n` (newest language).
+
+    Notes the version the modifiers' order belongs to: the seed writes
+    every transpose, then `.atomic`; the newest writes `.atomic` first and
+    may leave transposes out.
+    """
+    written = [m for m in s.modifiers if m in (".n", ".t")]
+    if ".atomic" in s.modifiers and written:
+        if s.modifiers.index(".atomic") == 0:
+            s.mark(Std.NEWEST, "'.atomic' before the transposes")
+        else:
+            s.mark(Std.SEED, "'.atomic' after the transposes")
+    if len(written) < count:
+        s.mark(Std.NEWEST, f"'{s.keyword}' without {'its' if count == 1 else 'both'} "
+                           f"transpose{'s' if count > 1 else ''}")
+    return [m == ".t" for m in written] + [False] * (count - len(written))
+
+
+def transpose_syntax(count: int) -> str:
+    """The modifiers of a BLAS instruction with 1 or 2 transposes, in both versions' orders.
+
+    Seed: every transpose, then an optional `.atomic`; newest: an optional
+    `.atomic`, then optional transposes. The union, without ambiguity:
+    `(atomic T? | T atomic?)?` and `(atomic (T T?)? | T (T atomic?)?)?`.
+    """
+    if count == 1:
+        return "(atomic transpose? | transpose atomic?)?"
+    return "(atomic (transpose transpose?)? | transpose (transpose atomic?)?)?"
 
 
 def _atomic(s: "Parsed") -> bool:
@@ -124,7 +172,8 @@ class BlasInstruction(Instruction):
     def output(self) -> Value:
         return self.operands[-1]
 
-    def modifiers(self) -> str:
+    def modifiers(self, newest: bool = False) -> str:
+        """The modifiers as the seed (or with `newest`, the newest language) orders them."""
         return ".atomic" if self.atomic else ""
 
     def schedule_text(self, p: "Printer") -> str:
@@ -132,8 +181,13 @@ class BlasInstruction(Instruction):
         return f" attributes {p.attrs(self.attrs)}" if self.attrs else ""
 
     def format(self, p: "Printer") -> str:
-        return (f"{self.opname}{self.modifiers()} " + ", ".join(p.v(v) for v in self.operands)
+        return (f"{self.opname}{self.modifiers(p.newest)} " + ", ".join(p.v(v) for v in self.operands)
                 + self.schedule_text(p))
+
+    def size_rules(self) -> list[SizeRule] | None:
+        """The sizes of operands that must agree (None: not described, so nothing
+        may rely on them, and bounds-checked launches check the lowered code)."""
+        return None
 
     def memory_accesses(self) -> Accesses:
         """Inputs are read; the output is written, and read too when beta may be non-zero.
@@ -178,10 +232,11 @@ class TransposedUpdate(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "TransposedUpdate":
-        return _scheduled(cls(_transposes(s)[0], *s.operands, atomic=_atomic(s)), s)
+        return _scheduled(cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s)), s)
 
-    def modifiers(self) -> str:
-        return _transpose_suffix(self.transpose) + super().modifiers()
+    def modifiers(self, newest: bool = False) -> str:
+        t = _transpose_suffix(self.transpose)
+        return super().modifiers() + t if newest else t + super().modifiers()
 
 
 class Axpby(TransposedUpdate):
@@ -189,7 +244,7 @@ class Axpby(TransposedUpdate):
 
     opname = "axpby"
     keywords = ("axpby",)
-    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """op(A) itself costs nothing; the update does the work."""
@@ -204,6 +259,13 @@ class Axpby(TransposedUpdate):
         if expect_order(ctx, self, 3, "B", B, (0, 1, 2)):
             check_shapes_equal(ctx, self, "B", B.shape, "op(A)", op_shape(A, self.transpose),
                                [self.operands[1], self.operands[3]])
+
+    def size_rules(self) -> list[SizeRule]:
+        """shape(B) = shape(op(A))."""
+        order = self.output.type.order
+        transposed = self.transpose and order == 2
+        return [SizeRule((3, k), (1, _op_mode(transposed, k)), f"mode {k} of B = mode {k} of op(A)")
+                for k in range(order)]
 
 
 class Cumsum(BlasInstruction):
@@ -229,7 +291,7 @@ class Cumsum(BlasInstruction):
 
     def format(self, p: "Printer") -> str:
         a, A, beta, B = (p.v(v) for v in self.operands)
-        return f"cumsum{self.modifiers()} {a}, {A}, {self.mode}, {beta}, {B}{self.schedule_text(p)}"
+        return f"cumsum{self.modifiers(p.newest)} {a}, {A}, {self.mode}, {beta}, {B}{self.schedule_text(p)}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """order(A) >= 1, shape(A) = shape(B), summation mode in range (from 0)."""
@@ -245,13 +307,19 @@ class Cumsum(BlasInstruction):
                                   f"{A.order} (modes count from 0)", [self.operands[1]])
         check_shapes_equal(ctx, self, "B", B.shape, "A", A.shape, [self.operands[1], self.operands[3]])
 
+    def size_rules(self) -> list[SizeRule]:
+        """shape(B) = shape(A)."""
+        return [SizeRule((3, k), (1, k), f"mode {k} of B = mode {k} of A")
+                for k in range(self.output.type.order)]
+
 
 class Gemm(BlasInstruction):
     """C := alpha op1(A) op2(B) + beta C."""
 
     opname = "gemm"
     keywords = ("gemm",)
-    syntax = 'transpose transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    syntax = (transpose_syntax(2) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+              + SCHEDULE_SYNTAX)
 
     def __init__(self, transpose_a: bool, transpose_b: bool, alpha: Value, A: Value, B: Value,
                  beta: Value, C: Value, atomic: bool = False, span: Span | None = None):
@@ -261,7 +329,7 @@ class Gemm(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Gemm":
-        ta, tb = _transposes(s)
+        ta, tb = _transposes(s, 2)
         return _scheduled(cls(ta, tb, *s.operands, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
@@ -269,9 +337,9 @@ class Gemm(BlasInstruction):
         a = shape_of(self.inputs[0])
         return 2.0 * prod(shape_of(self.output)) * (a[0] if self.transpose_a else a[1])
 
-    def modifiers(self) -> str:
-        return (_transpose_suffix(self.transpose_a) + _transpose_suffix(self.transpose_b)
-                + super().modifiers())
+    def modifiers(self, newest: bool = False) -> str:
+        t = _transpose_suffix(self.transpose_a) + _transpose_suffix(self.transpose_b)
+        return super().modifiers() + t if newest else t + super().modifiers()
 
     def verify(self, ctx: "VerifyContext") -> None:
         """Matrices whose shapes chain: op(A) is MxK, op(B) is KxN, C is MxN."""
@@ -290,13 +358,21 @@ class Gemm(BlasInstruction):
         check_size_match(ctx, self, "rows of C", rows, "rows of op(A)", m, mats)
         check_size_match(ctx, self, "columns of C", cols, "columns of op(B)", n, mats)
 
+    def size_rules(self) -> list[SizeRule]:
+        """op(A) is MxK, op(B) KxN, C MxN."""
+        ta, tb = self.transpose_a, self.transpose_b
+        return [SizeRule((1, _op_mode(ta, 1)), (2, _op_mode(tb, 0)), "columns of op(A) = rows of op(B)"),
+                SizeRule((4, 0), (1, _op_mode(ta, 0)), "rows of C = rows of op(A)"),
+                SizeRule((4, 1), (2, _op_mode(tb, 1)), "columns of C = columns of op(B)")]
+
 
 class Gemv(BlasInstruction):
     """c := alpha op(A) b + beta c."""
 
     opname = "gemv"
     keywords = ("gemv",)
-    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    syntax = (transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+              + SCHEDULE_SYNTAX)
 
     def __init__(self, transpose: bool, alpha: Value, A: Value, b: Value, beta: Value,
                  c: Value, atomic: bool = False, span: Span | None = None):
@@ -305,14 +381,15 @@ class Gemv(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Gemv":
-        return _scheduled(cls(_transposes(s)[0], *s.operands, atomic=_atomic(s)), s)
+        return _scheduled(cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """2·M·K: a multiply-add per element of A."""
         return 2.0 * prod(shape_of(self.inputs[0]))
 
-    def modifiers(self) -> str:
-        return _transpose_suffix(self.transpose) + super().modifiers()
+    def modifiers(self, newest: bool = False) -> str:
+        t = _transpose_suffix(self.transpose)
+        return super().modifiers() + t if newest else t + super().modifiers()
 
     def verify(self, ctx: "VerifyContext") -> None:
         """op(A) is MxK, b has K rows, c has M rows."""
@@ -328,6 +405,12 @@ class Gemv(BlasInstruction):
         vals = [self.operands[1], self.operands[2], self.operands[4]]
         check_size_match(ctx, self, "columns of op(A)", k, "rows of b", types[1].shape[0], vals)
         check_size_match(ctx, self, "rows of c", types[2].shape[0], "rows of op(A)", m, vals)
+
+    def size_rules(self) -> list[SizeRule]:
+        """op(A) is MxK, b has K rows, c M rows."""
+        t = self.transpose
+        return [SizeRule((1, _op_mode(t, 1)), (2, 0), "columns of op(A) = rows of b"),
+                SizeRule((4, 0), (1, _op_mode(t, 0)), "rows of c = rows of op(A)")]
 
 
 class Ger(BlasInstruction):
@@ -364,12 +447,18 @@ class Ger(BlasInstruction):
         check_size_match(ctx, self, "rows of C", rows, "rows of a", types[0].shape[0], vals)
         check_size_match(ctx, self, "columns of C", cols, "rows of b", types[1].shape[0], vals)
 
+    def size_rules(self) -> list[SizeRule]:
+        """C is MxN for a of M rows and b of N rows."""
+        return [SizeRule((4, 0), (1, 0), "rows of C = rows of a"),
+                SizeRule((4, 1), (2, 0), "columns of C = rows of b")]
+
 
 class HadamardProduct(BlasInstruction):
     """c := alpha a ∘ b + beta c (element-wise product)."""
 
     opname = "hadamard_product"
-    keywords = ("hadamard_product",)
+    keywords = ("hadamard_product", "hadamard")
+    versions = {"hadamard_product": Std.SEED}
     syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, c: Value,
@@ -379,6 +468,16 @@ class HadamardProduct(BlasInstruction):
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "HadamardProduct":
         return _scheduled(cls(*s.operands, atomic=_atomic(s)), s)
+
+    @property
+    def title(self) -> str:
+        return self.spelling or self.opname
+
+    def format(self, p: "Printer") -> str:
+        """`hadamard` in the newest language; the seed spec's `hadamard_product` otherwise
+        (the seed's implementation read `hadamard` too, and so does tinyc)."""
+        word = "hadamard" if p.newest else "hadamard_product"
+        return f"{word}{self.modifiers()} " + ", ".join(p.v(v) for v in self.operands)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One multiply per element."""
@@ -396,13 +495,19 @@ class HadamardProduct(BlasInstruction):
         check_shapes_equal(ctx, self, "b", b.shape, "a", a.shape, vals)
         check_shapes_equal(ctx, self, "c", c.shape, "a", a.shape, vals)
 
+    def size_rules(self) -> list[SizeRule]:
+        """a, b and c of one shape."""
+        order = self.output.type.order
+        return ([SizeRule((2, k), (1, k), f"mode {k} of b = mode {k} of a") for k in range(order)]
+                + [SizeRule((4, k), (1, k), f"mode {k} of c = mode {k} of a") for k in range(order)])
+
 
 class Sum(TransposedUpdate):
     """b := alpha op(A) 1 + beta b (row sums, or the sum of a vector)."""
 
     opname = "sum"
     keywords = ("sum",)
-    syntax = 'transpose atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One add per element of A."""
@@ -422,8 +527,40 @@ class Sum(TransposedUpdate):
             check_size_match(ctx, self, "rows of b", b.shape[0], "rows of op(A)",
                              op_shape(A, self.transpose)[0], [self.operands[1], self.operands[3]])
 
+    def size_rules(self) -> list[SizeRule]:
+        """rows(b) = rows(op(A)) when b is a vector."""
+        if self.output.type.order != 1:
+            return []
+        transposed = self.transpose and self.inputs[0].type.order == 2
+        return [SizeRule((3, 0), (1, _op_mode(transposed, 0)), "rows of b = rows of op(A)")]
 
-class Foreach(Instruction):
+
+class RangeLoop(Instruction):
+    """Operands: the lower bounds, then the upper bounds of a multi-dimensional range; one SPMD
+    region (foreach, foreach_tile)."""
+
+    abstract = True
+    kind = Kind.COLLECTIVE
+    region_kind = Kind.SPMD
+
+    @property
+    def dims(self) -> int:
+        return len(self.operands) // 2
+
+    @property
+    def lower(self) -> list[Value]:
+        return self.operands[: self.dims]
+
+    @property
+    def upper(self) -> list[Value]:
+        return self.operands[self.dims:]
+
+    @property
+    def body(self) -> Region:
+        return self.regions[0]
+
+
+class Foreach(RangeLoop):
     """A multi-dimensional loop whose iterations are spread over the work-items.
 
     Operands are the lower bounds then the upper bounds; the body is an SPMD
@@ -431,8 +568,6 @@ class Foreach(Instruction):
     """
 
     opname = "foreach"
-    kind = Kind.COLLECTIVE
-    region_kind = Kind.SPMD
     keywords = ("foreach",)
     syntax = '"(" new_values ")" (":" integer_type)? "=" "(" values ")" "," "(" values ")" region'
     memory_accesses = no_memory_access
@@ -455,29 +590,13 @@ class Foreach(Instruction):
                     "upper bounds; the three lists must have the same length",
                     names.span.join(upper_part.span))
         n = min(len(lower), len(upper))
-        loop_type = s.type or index
+        loop_type = loop_type_of(s, lower[0] if lower else None)
         loop_vars = [Value(loop_type) for _ in range(n_vars)]
         return cls(loop_vars, lower[:n], upper[:n], s.region(0, loop_vars), loop_type)
 
-    @property
-    def dims(self) -> int:
-        return len(self.operands) // 2
-
-    @property
-    def lower(self) -> list[Value]:
-        return self.operands[: self.dims]
-
-    @property
-    def upper(self) -> list[Value]:
-        return self.operands[self.dims:]
-
-    @property
-    def body(self) -> Region:
-        return self.regions[0]
-
     def format(self, p: "Printer") -> str:
         loop_vars = ", ".join(p.v(v) for v in self.body.args)
-        ty = "" if self.loop_type is index else f":{self.loop_type}"
+        ty = "" if self.loop_type is index or p.newest else f":{self.loop_type}"
         lower = ", ".join(p.v(v) for v in self.lower)
         upper = ", ".join(p.v(v) for v in self.upper)
         return f"foreach ({loop_vars}){ty} = ({lower}), ({upper}) {p.region(self.body)}"
@@ -500,6 +619,98 @@ class Foreach(Instruction):
         for k in range(n_vars):
             expect_type(ctx, self, k, f"lower bound {k}", ty, " (the loop type)")
             expect_type(ctx, self, n_vars + k, f"upper bound {k}", ty, " (the loop type)")
+
+
+class ForeachTile(RangeLoop):
+    """A loop over tiles of a range, one tile per subgroup at a time (newest language).
+
+    Operands are the lower bounds then the upper bounds; `tile_shape` holds
+    the constant tile shape. The body is an SPMD region whose arguments are
+    the tile offsets, then the tile sizes (the shape, clipped at the range's
+    end). Offsets are dynamically uniform: a subgroup runs the body for one
+    tile with all its work-items.
+    """
+
+    opname = "foreach_tile"
+    keywords = ("foreach_tile",)
+    versions = {"foreach_tile": Std.NEWEST}
+    syntax = ('"(" new_values ")" "=" "(" values ")" "," "(" values ")" '
+              '"as" "(" new_values ")" "<=" "(" INTEGER ("," INTEGER)* ")" region')
+    memory_accesses = no_memory_access
+
+    def __init__(self, offsets: Sequence[Value], sizes: Sequence[Value], lower: Sequence[Value],
+                 upper: Sequence[Value], tile_shape: Sequence[int], body: Region | None = None,
+                 span: Span | None = None):
+        region = body if body is not None else Region()
+        region.args = [*offsets, *sizes]
+        for v in region.args:
+            v.owner = region
+        super().__init__([*lower, *upper], regions=[region], span=span)
+        self.tile_shape = list(tile_shape)
+
+    @classmethod
+    def from_syntax(cls, s: "Parsed") -> "ForeachTile":
+        """Offsets and sizes take the type of their mode's lower bound."""
+        names, lower_part, upper_part, sizes_part = s.parts[:4]
+        lower, upper = lower_part.values, upper_part.values
+        n_vars, n_sizes = len(names.names_here), len(sizes_part.names_here)
+        shape = [s.nonnegative(k, "tile shape entry") for k in range(len(s.literals))]
+        if not n_vars == len(lower) == len(upper) == n_sizes == len(shape):
+            s.error(f"foreach_tile has {n_vars} tile offsets, {len(lower)} lower and {len(upper)} "
+                    f"upper bounds, {n_sizes} tile sizes and a tile shape of {len(shape)} modes; "
+                    f"all must have the same length", s.span)
+        types = [v.type if is_int(v.type) else index for v in lower]
+        types += [index] * (max(n_vars, n_sizes) - len(types))
+        offsets = [Value(types[k]) for k in range(n_vars)]
+        sizes = [Value(types[k]) for k in range(n_sizes)]
+        n = min(len(lower), len(upper))
+        return cls(offsets, sizes, lower[:n], upper[:n], shape, s.region(0, offsets + sizes))
+
+    @property
+    def offsets(self) -> list[Value]:
+        return self.body.args[: len(self.body.args) // 2]
+
+    @property
+    def sizes(self) -> list[Value]:
+        return self.body.args[len(self.body.args) // 2:]
+
+    def format(self, p: "Printer") -> str:
+        if not p.newest:
+            p.cannot(self, "'foreach_tile'")
+        offsets = ", ".join(p.v(v) for v in self.offsets)
+        sizes = ", ".join(p.v(v) for v in self.sizes)
+        lower = ", ".join(p.v(v) for v in self.lower)
+        upper = ", ".join(p.v(v) for v in self.upper)
+        shape = ", ".join(map(str, self.tile_shape))
+        return (f"foreach_tile ({offsets}) = ({lower}), ({upper}) as ({sizes}) <= ({shape}) "
+                f"{p.region(self.body)}")
+
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """The first mode of the tile shape is a multiple of the subgroup size."""
+        return [(self.tile_shape[0], "the first mode of the tile shape")] if self.tile_shape else []
+
+    def verify(self, ctx: "VerifyContext") -> None:
+        """Lists of one length; a from/to pair of one integer type; a positive tile shape."""
+        n = self.dims
+        if n == 0 or len(self.body.args) != 2 * n or len(self.tile_shape) != n:
+            inst_error(ctx, self, f"the loop has {len(self.offsets)} tile offsets, {n} lower and "
+                                  f"upper bounds, {len(self.sizes)} tile sizes and a tile shape of "
+                                  f"{len(self.tile_shape)} modes; it needs the same number of each")
+            return
+        for k in range(n):
+            lo = self.lower[k].type
+            if not is_int(lo):
+                inst_error(ctx, self, f"lower bound {k} must have an integer type, got {lo}",
+                           [self.lower[k]])
+                continue
+            expect_type(ctx, self, n + k, f"upper bound {k}", lo, f" (the type of lower bound {k})")
+            for var, what in ((self.offsets[k], "tile offset"), (self.sizes[k], "tile size")):
+                if var.type is not lo:
+                    ctx.error(f"foreach_tile: {what} {k} must have type {lo}, got {var.type}",
+                              var.span or self.span)
+        for k, size in enumerate(self.tile_shape):
+            if size < 1:
+                inst_error(ctx, self, f"the tile shape must be positive, got {size} in mode {k}")
 
 
 class Parallel(Instruction):

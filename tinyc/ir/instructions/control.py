@@ -13,6 +13,23 @@ from tinyc.ir.checks import (
 )
 from tinyc.ir.core import Instruction, Region, Value, no_memory_access
 from tinyc.ir.types import Type, bool_, index
+from tinyc.std import Std
+
+is_int_attr = attr_checks.is_int_attr
+
+
+def loop_type_of(s: "Parsed", bound: Value | None) -> Type:
+    """The loop type: as written (seed), else that of the bounds (newest), else index.
+
+    The seed defaults to index; the newest language has no loop type and
+    takes the bounds' type, which is index for every seed loop that checks.
+    """
+    if s.type is not None:
+        s.mark(Std.SEED, f"a loop type after the {s.keyword} variable", s.types_span)
+        return s.type
+    if bound is not None and is_int(bound.type):
+        return bound.type
+    return index
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -29,8 +46,9 @@ class For(Instruction):
 
     opname = "for"
     keywords = ("for",)
+    region_yields = True
     syntax = ('new_value (":" integer_type)? "=" LOCAL_ID "," LOCAL_ID ("," LOCAL_ID)? for_init? '
-              'region dictionary?')
+              'region (dictionary | fn_attributes)?')
     memory_accesses = no_memory_access
 
     def __init__(self, loop_var: Value, lower: Value, upper: Value, step: Value | None,
@@ -60,12 +78,21 @@ class For(Instruction):
                     init.types_span)
         n = min(len(types), len(pairs))
         carried = [Value(t) for t in types[:n]]
-        loop_type = s.type or index
-        loop_var = Value(loop_type)
         lower, upper, *step = s.values
+        loop_type = loop_type_of(s, lower)
+        loop_var = Value(loop_type)
         body = s.region(0, [loop_var, *carried])
+        attributes = s.attributes
+        newest_attributes = s.part("fn_attributes")
+        if newest_attributes is not None:
+            s.mark(Std.NEWEST, "'attributes' after the loop body", newest_attributes.span)
+            attributes = newest_attributes.attributes
+        elif attributes:
+            s.mark(Std.SEED, "loop attributes without 'attributes'")
+        if is_int_attr(attributes.get("unroll")):
+            s.mark(Std.NEWEST, "an integer unroll count")
         return cls(loop_var, lower, upper, step[0] if step else None, carried,
-                   [p.values[0] for p in pairs[:n]], body, loop_type, s.attributes)
+                   [p.values[0] for p in pairs[:n]], body, loop_type, attributes)
 
     @property
     def lower(self) -> Value:
@@ -96,7 +123,8 @@ class For(Instruction):
         return self.body.args[1:]
 
     def format(self, p: "Printer") -> str:
-        ty = "" if self.loop_type is index else f":{self.loop_type}"
+        """The seed writes a loop type other than index, the newest takes it from the bounds."""
+        ty = "" if self.loop_type is index or p.newest else f":{self.loop_type}"
         bounds = ", ".join(p.v(v) for v in self.operands[: 3 if self.has_step else 2])
         text = f"for {p.v(self.loop_var)}{ty} = {bounds}"
         if self.carried:
@@ -105,7 +133,9 @@ class For(Instruction):
             text += f" init({inits}) -> ({types})"
         text += " " + p.region(self.body)
         if self.attrs:
-            text += " " + p.attrs(self.attrs)
+            if not p.newest and is_int_attr(self.attrs.get("unroll")):
+                p.cannot(self, f"the unroll count {self.attrs['unroll']}")
+            text += (" attributes " if p.newest else " ") + p.attrs(self.attrs)
         return text
 
     def verify(self, ctx: "VerifyContext") -> None:
@@ -120,6 +150,7 @@ class For(Instruction):
             bounds = ["lower bound", "upper bound", "step"][: 3 if self.has_step else 2]
             for i, role in enumerate(bounds):
                 expect_type(ctx, self, i, role, ty, " (the loop type)")
+            self._check_step(ctx)
         types = [r.type for r in self.results]
         init_at = 3 if self.has_step else 2
         if len(self.init) != len(types) or len(self.carried) != len(types):
@@ -140,8 +171,28 @@ class For(Instruction):
             inst_error(ctx, self, f"the loop carries {len(types)} value{'s' if len(types) > 1 else ''}, "
                                   f"so its body must end with a yield")
         problems = attr_checks.unknown_names(self.attrs, attr_checks.FOR_ATTRIBUTES, "for")
-        for problem in problems + attr_checks.bool_attr_problems(self.attrs, ["unroll"]):
+        unroll = self.attrs.get("unroll")
+        if "unroll" in self.attrs and not isinstance(unroll, bool) and not is_int_attr(unroll):
+            problems.append(f"unroll must be true, false or a positive unroll count, got "
+                            f"{attr_checks.attr_text(unroll)}")
+        elif is_int_attr(unroll) and not 0 < unroll < 2 ** 32:
+            problems.append(f"the unroll count must be positive (and below 2^32), got {unroll}")
+        for problem in problems:
             inst_error(ctx, self, problem)
+
+
+    def _check_step(self, ctx: "VerifyContext") -> None:
+        """A constant step must be positive: the loop counts up while `iv < to`, so a step
+        of 0 (or less) would never end. (A step computed at run time that is not
+        positive runs no iteration; see docs/decisions.md.)"""
+        step = self.step
+        owner = step.owner if step is not None else None
+        if getattr(owner, "opname", None) != "constant" or step.type is not self.loop_type:
+            return
+        value = owner.value
+        if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            operand_error(ctx, self, 2, f"the step of a for loop must be positive, got {value} "
+                                        f"(the loop would never end)")
 
 
 class If(Instruction):
@@ -149,7 +200,8 @@ class If(Instruction):
 
     opname = "if"
     keywords = ("if",)
-    syntax = 'LOCAL_ID ("->" return_types)? region ("else" region)?'
+    region_yields = True
+    syntax = 'LOCAL_ID ("->" (return_types | "(" ")"))? region ("else" region)?'
     memory_accesses = no_memory_access
 
     def __init__(self, cond: Value, result_types: Sequence[Type], then: Region | None = None,
@@ -207,7 +259,7 @@ class If(Instruction):
 
 
 class Yield(Instruction):
-    """Ends a for/if region, handing values to the next iteration or the results."""
+    """Ends a for/if (or cooperative_matrix_apply) region, handing values to the next iteration or the results."""
 
     opname = "yield"
     keywords = ("yield",)

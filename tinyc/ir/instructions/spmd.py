@@ -14,6 +14,7 @@ from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_mem
 from tinyc.ir.instructions.scalar import Builtin
 from tinyc.ir.instructions.views import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
+from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
@@ -60,12 +61,12 @@ class SpmdBuiltin(Builtin):
 
 
 class CoopMatrixLoad(Instruction):
-    """Loads a coopmatrix block of a 2-D memref at (x, y)."""
+    """Loads a coopmatrix block of a 2-D memref at (x, y) (the transpose may be left out: `.n`)."""
 
     opname = "cooperative_matrix_load"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_load",)
-    syntax = 'transpose checked_flag? LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type'
+    syntax = 'transpose? checked_flag? LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type'
 
     def __init__(self, transpose: bool, checked: CheckedFlag, tensor: Value, x: Value, y: Value,
                  type: Type, span: Span | None = None, name: str | None = None):
@@ -75,6 +76,8 @@ class CoopMatrixLoad(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixLoad":
+        if not {".n", ".t"} & set(s.modifiers):
+            s.mark(Std.NEWEST, f"'{s.keyword}' without its transpose")
         return cls(".t" in s.modifiers, CheckedFlag.of(s), *s.operands, s.type)
 
     def memory_accesses(self) -> Accesses:
@@ -106,6 +109,7 @@ class CoopMatrixConstruct(Instruction):
     opname = "cooperative_matrix_construct"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_construct",)
+    versions = {"cooperative_matrix_construct": Std.NEWEST}
     syntax = 'LOCAL_ID ":" coopmatrix_type'
     memory_accesses = no_memory_access
 
@@ -152,6 +156,15 @@ class CoopMatrixMulAdd(Instruction):
         a, b, c = (p.v(v) for v in self.operands)
         return f"cooperative_matrix_mul_add {a}, {b}, {c} : {self.result.type}"
 
+    def subgroup_multiples(self, std: Std) -> list[tuple[int, str]]:
+        """The newest language: the rows of A, C and D are multiples of the subgroup size."""
+        if std is not Std.NEWEST:
+            return []
+        found = [(v.type.rows, f"the rows of {role}")
+                 for v, role in zip((*self.operands[::2], self.result), ("A", "C", "D"))
+                 if isinstance(v.type, CoopMatrixType)]
+        return [pair for k, pair in enumerate(found) if pair[0] not in [f[0] for f in found[:k]]]
+
     def verify(self, ctx: "VerifyContext") -> None:
         """D := A B + C: uses a/b/acc, chained shapes, promotable components, castable result."""
         mats: list[CoopMatrixType | None] = []
@@ -192,6 +205,7 @@ class CoopMatrixMulAdd(Instruction):
                                         f"{problem}", vals[2:])
 
 
+
 class CoopMatrixScale(Instruction):
     """A scalar times a coopmatrix."""
 
@@ -230,7 +244,9 @@ class CoopMatrixStore(Instruction):
 
     `.t` (as in the newest reference language) stores element (i, j) at
     M[x + j, y + i], the inverse of a `.t` load; the checked flags name the
-    matrix's rows and columns either way.
+    matrix's rows and columns either way. The seed spells
+    `[checked-flag] [store-flag]`, the newest language
+    `[transpose] [checked-flag]`; both are accepted, in that order.
     """
 
     opname = "cooperative_matrix_store"
@@ -247,14 +263,28 @@ class CoopMatrixStore(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixStore":
-        return cls(CheckedFlag.of(s), StoreFlag.of(s), *s.operands, transpose=".t" in s.modifiers)
+        if {".n", ".t"} & set(s.modifiers):
+            s.mark(Std.NEWEST, f"a transpose on '{s.keyword}'")
+        flag = StoreFlag.of(s)
+        if flag is not StoreFlag.NONE:
+            s.mark(Std.SEED, f"'{flag.value}' on '{s.keyword}'")
+        return cls(CheckedFlag.of(s), flag, *s.operands, transpose=".t" in s.modifiers)
 
     def memory_accesses(self) -> Accesses:
         return [(self.operands[1], self.flag.effect)]
 
     def format(self, p: "Printer") -> str:
+        """The newest language has no store flags: `.atomic` / `.atomic_add` become its
+        coopmatrix atomics (at their default scope, as `store`'s flags migrate)."""
         a, M, x, y = (p.v(v) for v in self.operands)
         t = ".t" if self.transpose else ""
+        if self.transpose and not p.newest:
+            p.cannot(self, "a transpose on 'cooperative_matrix_store'")
+        if p.newest and self.flag is StoreFlag.ATOMIC:
+            return f"cooperative_matrix_atomic_store{t}{self.checked.value} {a}, {M}[{x}, {y}]"
+        if p.newest and self.flag is StoreFlag.ATOMIC_ADD:
+            return (f"{p.fresh('old')} = cooperative_matrix_atomic_add{t}{self.checked.value} {a}, "
+                    f"{M}[{x}, {y}] : {self.operands[0].type}")
         return f"cooperative_matrix_store{t}{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
 
     def verify(self, ctx: "VerifyContext") -> None:
@@ -304,8 +334,14 @@ class SubgroupOperation(Instruction):
 
     opname = "subgroup"
     kind = Kind.SPMD
-    keywords = {f"subgroup_{op.value}.{mode.value}": (op, mode)
-                for op in SubgroupOp for mode in SubgroupMode}
+    keywords = {**{f"subgroup_{op.value}.{mode.value}": (op, mode)
+                   for op in SubgroupOp for mode in SubgroupMode},
+                **{f"subgroup_{mode.value}_{op.value}": (op, mode)
+                   for op in SubgroupOp for mode in SubgroupMode}}
+    versions = {**{f"subgroup_{op.value}.{mode.value}": Std.SEED
+                   for op in SubgroupOp for mode in SubgroupMode},
+                **{f"subgroup_{mode.value}_{op.value}": Std.NEWEST
+                   for op in SubgroupOp for mode in SubgroupMode}}
     syntax = 'LOCAL_ID ":" scalar_type'
     memory_accesses = no_memory_access
 
@@ -321,10 +357,12 @@ class SubgroupOperation(Instruction):
 
     @property
     def title(self) -> str:
-        return f"subgroup_{self.op.value}.{self.mode.value}"
+        return self.spelling or f"subgroup_{self.op.value}.{self.mode.value}"
 
     def format(self, p: "Printer") -> str:
-        return f"{self.title} {p.v(self.operands[0])} : {self.result.type}"
+        op, mode = self.op.value, self.mode.value
+        word = p.spell(self, f"subgroup_{op}.{mode}", f"subgroup_{mode}_{op}")
+        return f"{word} {p.v(self.operands[0])} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """A scalar of the result type; max and min have no complex identity."""

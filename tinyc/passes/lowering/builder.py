@@ -109,6 +109,8 @@ class LoweringBuilder(Builder):
                 return self.int_const(ca * cb, a.type)
             if op is ArithBinaryOp.MIN:
                 return self.int_const(min(ca, cb), a.type)
+            if op is ArithBinaryOp.MAX:
+                return self.int_const(max(ca, cb), a.type)
             if ca >= 0 and cb > 0 and op is ArithBinaryOp.DIV:
                 return self.int_const(ca // cb, a.type)
             if ca >= 0 and cb > 0 and op is ArithBinaryOp.REM:
@@ -141,6 +143,12 @@ class LoweringBuilder(Builder):
 
     def irem(self, a: Value, b: Value | int) -> Value:
         return self._fold(ArithBinaryOp.REM, a, self._as_value(b, a.type))
+
+    def imin(self, a: Value, b: Value | int) -> Value:
+        return self._fold(ArithBinaryOp.MIN, a, self._as_value(b, a.type))
+
+    def imax(self, a: Value, b: Value | int) -> Value:
+        return self._fold(ArithBinaryOp.MAX, a, self._as_value(b, a.type))
 
     def ceil_div(self, a: Value, b: int) -> Value:
         """⌈a / b⌉ for non-negative a and a positive constant b."""

@@ -9,6 +9,8 @@
   its extent must cover the batch. A group loaded with the group id: 0.
   Other uses of the group id (gid*2, gid % n, nested views) are not
   reported, so the runtime never rejects a call it cannot prove wrong.
+- `nullable`: the kernel checks the memref or group argument itself with
+  `associated`, so the runtime lets None through as a null pointer.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from tinyc.analysis.memory_effects import EffectKind, direct_effects
 from tinyc.ir.core import Function, Value
 from tinyc.ir.instructions import (
-    Builtin, BuiltinName, Cast, CoopMatrixLoad, CoopMatrixStore, Load, Store, Subview,
+    Associated, Builtin, BuiltinName, Cast, CoopMatrixLoad, CoopMatrixStore, Load, Store, Subview,
 )
 from tinyc.ir.types import GroupType, ScalarType
 from tinyc.signature import ParamInfo
@@ -25,6 +27,7 @@ from tinyc.signature import ParamInfo
 def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
     group_ids: set[Value] = set()
     written: set[Value | None] = set()
+    checked: set[Value] = set()  # operands of `associated`
     batch: dict[Value, int] = {}
 
     def note_batch(tensor: Value, mode: int) -> None:
@@ -34,6 +37,8 @@ def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
     for inst in fn.walk():
         if isinstance(inst, Builtin) and inst.builtin is BuiltinName.GROUP_ID:
             group_ids.add(inst.result)
+        elif isinstance(inst, Associated):
+            checked.add(inst.operands[0])
         elif isinstance(inst, Cast) and inst.operands[0] in group_ids:
             group_ids.add(inst.result)
         written.update(e.obj.root for e in direct_effects(inst) if e.kind is not EffectKind.READ)
@@ -55,5 +60,5 @@ def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
 
     return tuple(ParamInfo(a.name or f"arg{i}", a.type,
                            written=(not isinstance(a.type, ScalarType)) and a in written,
-                           batch_mode=batch.get(a))
+                           batch_mode=batch.get(a), nullable=a in checked)
                  for i, a in enumerate(fn.args))

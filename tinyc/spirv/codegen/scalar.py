@@ -14,6 +14,8 @@ report and the module docstring of arith.py):
 
 from __future__ import annotations
 
+import math
+
 from tinyc.ir.instructions import ArithBinaryOp, ArithUnaryOp, CmpCond
 from tinyc.ir.types import BoolType, ScalarType, Type, bf16, f16, f32, f64
 from tinyc.spirv.codegen.context import CodegenError, Ctx
@@ -283,21 +285,29 @@ def compare(ctx: Ctx, cond: CmpCond, t: Type, a: Id, b: Id) -> Id:
 
 
 # -- math ----------------------------------------------------------------------------------
-def exp(ctx: Ctx, t: ScalarType, x: Id, native: bool) -> Id:
-    """exp / native_exp; f16 and bf16 through f32; complex e^re (cos im, sin im)."""
-    fn = OpenCLStd.native_exp if native else OpenCLStd.exp
+def math_function(ctx: Ctx, function: str, native: bool, t: ScalarType, x: Id) -> Id:
+    """cos, sin, exp, exp2, log, log2 (OpenCL.std), or their native_ forms.
+
+    The native_ functions are single precision only, so f64 takes the exact
+    one; f16 and bf16 compute in f32. Complex exp and exp2 are
+    b^re (cos(im ln b), sin(im ln b)).
+    """
+    fn = getattr(OpenCLStd, ("native_" if native else "") + function)
+    exact = getattr(OpenCLStd, function)
     if t.is_complex:
         c = scalar_type(ctx.m, t.component)
+        if t.component is f64:
+            native, fn = False, exact
         re, im = parts(ctx, t, x)
-        if native and t.component is f64:
-            fn = OpenCLStd.exp  # the native_* functions are single precision only
         mag = ctx.ext(fn, c, re)
-        cos_fn, sin_fn = ((OpenCLStd.native_cos, OpenCLStd.native_sin) if fn is OpenCLStd.native_exp
+        if function == "exp2":
+            im = ctx.op(Op.FMul, c, im, constant(ctx, t.component, math.log(2.0)))
+        cos_fn, sin_fn = ((OpenCLStd.native_cos, OpenCLStd.native_sin) if native
                           else (OpenCLStd.cos, OpenCLStd.sin))
         cos, sin = ctx.ext(cos_fn, c, im), ctx.ext(sin_fn, c, im)
         return make_complex(ctx, t, ctx.op(Op.FMul, c, mag, cos), ctx.op(Op.FMul, c, mag, sin))
     if t is f64:
-        return ctx.ext(OpenCLStd.exp if native else fn, value_type(ctx.m, t), x)
+        return ctx.ext(exact, value_type(ctx.m, t), x)
     if t is f32:
         return ctx.ext(fn, value_type(ctx.m, t), x)
     y = ctx.ext(fn, ctx.m.type_float(32), cast(ctx, t, f32, x))

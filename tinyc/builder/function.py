@@ -1,0 +1,688 @@
+"""`FunctionBuilder`: one kernel built from Python, an instruction per method call.
+
+A thin layer over the instruction classes of `tinyc.ir.instructions` and the
+internal `tinyc.ir.builder.Builder`: each method creates one instruction at
+the insertion point and returns its result value(s). What the layer adds:
+
+  * every instruction carries the span of the Python call that built it, so
+    verifier errors point at the user's line (`location.py`);
+  * result types are inferred where the spec fixes them (load, subview,
+    fuse, expand, arithmetic, builtins), so the user writes them only where
+    the language asks for a choice (constant, cast, alloca, coopmatrix);
+  * Python numbers are accepted where a scalar value is expected and become
+    `constant` instructions of the type the position requires;
+  * instructions without a method of their own (new ones) are reachable as
+    `fn.<keyword>(...)` with the arguments of their class, or `fn.emit(cls, ...)`.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from tinyc.builder import location
+from tinyc.builder.types import scalar
+from tinyc.builder.views import expand_type, fuse_type, slice_entries, subview_type
+from tinyc.diagnostics import Span
+from tinyc.ir import instructions as I
+from tinyc.ir.builder import Builder
+from tinyc.ir.core import Function, Instruction, Region, Value
+from tinyc.ir.types import (
+    DYNAMIC, BoolType, CoopMatrixType, GroupType, MemrefType, ScalarType, Type, bool_, coopmatrix_type, index,
+    promote,
+)
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[0-9]+")
+_FLAGS = {None: I.StoreFlag.NONE, "": I.StoreFlag.NONE, "atomic": I.StoreFlag.ATOMIC,
+          "atomic_add": I.StoreFlag.ATOMIC_ADD}
+_CHECKED = {None: I.CheckedFlag.NONE, "": I.CheckedFlag.NONE, "rows": I.CheckedFlag.ROWS,
+            "cols": I.CheckedFlag.COLS, "both": I.CheckedFlag.BOTH}
+
+
+def _transposed(value: Any, what: str) -> bool:
+    """`True`/"t"/"T" for a transpose, `False`/"n"/"N" (or None) for none."""
+    if value in (None, False, "n", "N", ".n"):
+        return False
+    if value in (True, "t", "T", ".t"):
+        return True
+    raise ValueError(f"{what} must be a bool or 't'/'n', got {value!r}")
+
+
+def _enum(enum: type, value: Any, what: str):
+    if isinstance(value, enum):
+        return value
+    try:
+        return enum(value)
+    except ValueError:
+        choices = ", ".join(repr(e.value) for e in enum)
+        raise ValueError(f"unknown {what} {value!r}; choose one of {choices}") from None
+
+
+class _SpannedBuilder(Builder):
+    """The internal builder, stamping each new instruction with the Python caller's span."""
+
+    def insert(self, inst: Instruction) -> Instruction:
+        if inst.span is None:
+            inst.span = location.caller_span()
+            for value in inst.results:
+                value.span = inst.span
+        return super().insert(inst)
+
+
+class Apply:
+    """A `cooperative_matrix_apply` being built: `row`, `col`, `value` inside, `result` after."""
+
+    def __init__(self, inst: I.CoopMatrixApply):
+        self.inst = inst
+        self.row, self.col, self.value = inst.body.args
+
+    @property
+    def result(self) -> Value:
+        return self.inst.result
+
+
+class Loop:
+    """A `for` being built: `var`, `carried` inside the block, `results` after it."""
+
+    def __init__(self, inst: I.For):
+        self.inst = inst
+
+    @property
+    def var(self) -> Value:
+        return self.inst.loop_var
+
+    @property
+    def carried(self) -> list[Value]:
+        return self.inst.carried
+
+    @property
+    def results(self) -> list[Value]:
+        return self.inst.results
+
+
+class Branch:
+    """An `if` being built: `with br.then():` / `with br.otherwise():`, `results` after."""
+
+    def __init__(self, fn: "FunctionBuilder", inst: I.If):
+        self._fn, self.inst = fn, inst
+
+    @property
+    def results(self) -> list[Value]:
+        return self.inst.results
+
+    def then(self):
+        return self._fn._b._inside(self.inst.then)
+
+    def otherwise(self):
+        return self._fn._b._inside(self.inst.otherwise)
+
+
+class FunctionBuilder:
+    """Builds one function: parameters first, then instructions in program order."""
+
+    def __init__(self, function: Function, names: set[str]):
+        self.function = function
+        self._b = _SpannedBuilder.at_end(function.body)
+        self._names = names  # every SSA name given in this function
+
+    # -- parameters and attributes --------------------------------------------
+    def param(self, name: str, type: Type, **attrs: Any) -> Value:
+        """Add a parameter (before any instruction); attrs: alignment, shape_gcd, stride_gcd."""
+        if not isinstance(type, Type):
+            raise TypeError(f"parameter '{name}' needs a tinyc type (e.g. memref(f32, 8, 8)), "
+                            f"got {type!r}")
+        value = Value(type, self._name(name, required=True), location.caller_span(), self.function)
+        value.type_span = value.span
+        value.attrs = dict(attrs)
+        self.function.args.append(value)
+        return value
+
+    @property
+    def params(self) -> list[Value]:
+        return list(self.function.args)
+
+    def __getitem__(self, name: str) -> Value:
+        for value in self.function.args:
+            if value.name == name:
+                return value
+        raise KeyError(f"no parameter '{name}'; there are: "
+                       f"{', '.join(v.name or '?' for v in self.function.args)}")
+
+    def set_attribute(self, name: str, value: Any) -> None:
+        """A function attribute: `work_group_size` [x, y] or `subgroup_size` n."""
+        self.function.attrs[name] = list(value) if isinstance(value, tuple) else value
+
+    # -- plumbing ---------------------------------------------------------------
+    def _name(self, name: str | None, required: bool = False) -> str | None:
+        if name is None:
+            if required:
+                raise ValueError("parameters need a name")
+            return None
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ValueError(f"invalid value name {name!r}: use a letter followed by letters, "
+                             f"digits or '_' (or a number)")
+        if name in self._names:
+            raise ValueError(f"the name '%{name}' is already used in function "
+                             f"'@{self.function.name}'")
+        self._names.add(name)
+        return name
+
+    def _add(self, inst: Instruction, name: str | None = None) -> Instruction:
+        if name is not None and inst.results:
+            inst.results[0].name = self._name(name)
+        return self._b.insert(inst)
+
+    def _value(self, x: Any, t: Type, what: str) -> Value:
+        """A Value as is; a Python number becomes a constant of type `t`."""
+        if isinstance(x, Value):
+            return x
+        if isinstance(x, (bool, int, float, complex)) or hasattr(x, "dtype"):
+            return self.constant(x, t)
+        raise TypeError(f"{what} must be a value or a number, got {x!r}")
+
+    def _index(self, x: Any, what: str = "index") -> Value:
+        return self._value(x, index, what)
+
+    def _indices(self, xs: Sequence[Any]) -> list[Value]:
+        return [self._index(x) for x in xs]
+
+    def emit(self, cls: type, *args: Any, name: str | None = None, **kwargs: Any):
+        """Any instruction class with its constructor's arguments; returns its result(s)."""
+        inst = self._add(cls(*args, **kwargs), name)
+        return _results(inst)
+
+    def __getattr__(self, keyword: str):
+        """`fn.<keyword>(...)` for an instruction without a method of its own: the class's
+        constructor arguments (after those the keyword fixes), e.g. a new instruction."""
+        if keyword.startswith("_"):
+            raise AttributeError(keyword)
+        found = instruction_classes().get(keyword)
+        if found is None:
+            raise AttributeError(f"the builder has no instruction '{keyword}'")
+        cls, preset = found
+
+        def build(*args: Any, name: str | None = None, **kwargs: Any):
+            return self.emit(cls, *preset, *args, name=name, **kwargs)
+
+        return build
+
+    # -- scalars ----------------------------------------------------------------
+    def constant(self, value: Any, type: Any, name: str | None = None) -> Value:
+        """`constant value : type`; a NumPy scalar is taken as its Python value."""
+        t = type if isinstance(type, (CoopMatrixType, BoolType)) else scalar(type)
+        if hasattr(value, "item"):
+            value = value.item()
+        element = t.component if isinstance(t, CoopMatrixType) else t
+        if isinstance(element, ScalarType):
+            if element.is_float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            elif element.is_complex and not isinstance(value, complex):
+                value = complex(value)
+        return self._add(I.Constant(value, t), name).result
+
+    def arith(self, op: Any, a: Any, b: Any, name: str | None = None) -> Value:
+        """`arith.<op> a, b` (op: add, sub, mul, div, rem, min, max, shl, shr, and, or, xor)."""
+        op = _enum(I.ArithBinaryOp, op, "arith operation")
+        a, b = self._pair(a, b, f"arith.{op.value}")
+        return self._add(I.ArithBinary(op, a, b, a.type), name).result
+
+    def _pair(self, a: Any, b: Any, what: str) -> tuple[Value, Value]:
+        if not isinstance(a, Value) and not isinstance(b, Value):
+            raise TypeError(f"{what}: at least one operand must be a value")
+        if not isinstance(a, Value):
+            a = self._value(a, b.type, f"{what} operand 1")
+        if not isinstance(b, Value):
+            b = self._value(b, a.type, f"{what} operand 2")
+        return a, b
+
+    def add(self, a, b, name=None): return self.arith("add", a, b, name)
+    def sub(self, a, b, name=None): return self.arith("sub", a, b, name)
+    def mul(self, a, b, name=None): return self.arith("mul", a, b, name)
+    def div(self, a, b, name=None): return self.arith("div", a, b, name)
+    def rem(self, a, b, name=None): return self.arith("rem", a, b, name)
+    def min(self, a, b, name=None): return self.arith("min", a, b, name)
+    def max(self, a, b, name=None): return self.arith("max", a, b, name)
+    def shl(self, a, b, name=None): return self.arith("shl", a, b, name)
+    def shr(self, a, b, name=None): return self.arith("shr", a, b, name)
+    def and_(self, a, b, name=None): return self.arith("and", a, b, name)
+    def or_(self, a, b, name=None): return self.arith("or", a, b, name)
+    def xor(self, a, b, name=None): return self.arith("xor", a, b, name)
+
+    def unary(self, op: Any, a: Value, name: str | None = None) -> Value:
+        """`arith.<op> a` (abs, neg, not, conj, im, re); abs/im/re of a complex are real."""
+        op = _enum(I.ArithUnaryOp, op, "unary operation")
+        t = a.type
+        if isinstance(t, ScalarType) and t.is_complex and op in (
+                I.ArithUnaryOp.ABS, I.ArithUnaryOp.IM, I.ArithUnaryOp.RE):
+            t = t.component
+        return self._add(I.ArithUnary(op, a, t), name).result
+
+    def abs(self, a, name=None): return self.unary("abs", a, name)
+    def neg(self, a, name=None): return self.unary("neg", a, name)
+    def not_(self, a, name=None): return self.unary("not", a, name)
+    def conj(self, a, name=None): return self.unary("conj", a, name)
+    def im(self, a, name=None): return self.unary("im", a, name)
+    def re(self, a, name=None): return self.unary("re", a, name)
+
+    def math(self, op: Any, a: Value, name: str | None = None) -> Value:
+        """`math.<op> a` (exp, native_exp)."""
+        op = _enum(I.MathUnaryOp, op, "math operation")
+        return self._add(I.MathUnary(op, a, a.type), name).result
+
+    def exp(self, a, name=None): return self.math("exp", a, name)
+    def native_exp(self, a, name=None): return self.math("native_exp", a, name)
+
+    def cast(self, a: Value, type: Any, name: str | None = None) -> Value:
+        t = type if isinstance(type, CoopMatrixType) else scalar(type)
+        return self._add(I.Cast(a, t), name).result
+
+    def cmp(self, cond: Any, a: Any, b: Any, name: str | None = None) -> Value:
+        """`cmp.<cond> a, b : bool` (eq, ne, gt, ge, lt, le)."""
+        cond = _enum(I.CmpCond, cond, "comparison")
+        a, b = self._pair(a, b, f"cmp.{cond.value}")
+        return self._add(I.Cmp(cond, a, b), name).result
+
+    def eq(self, a, b, name=None): return self.cmp("eq", a, b, name)
+    def ne(self, a, b, name=None): return self.cmp("ne", a, b, name)
+    def gt(self, a, b, name=None): return self.cmp("gt", a, b, name)
+    def ge(self, a, b, name=None): return self.cmp("ge", a, b, name)
+    def lt(self, a, b, name=None): return self.cmp("lt", a, b, name)
+    def le(self, a, b, name=None): return self.cmp("le", a, b, name)
+
+    def builtin(self, which: Any, name: str | None = None) -> Value:
+        """`builtin.<which>` with the type the spec gives it."""
+        which = _enum(I.BuiltinName, which, "builtin")
+        cls = I.SpmdBuiltin if which in I.SPMD_BUILTINS else I.Builtin
+        from tinyc.ir.instructions.scalar import BUILTIN_TYPES
+
+        return self._add(cls(which, BUILTIN_TYPES[which]), name).result
+
+    def group_id(self, name=None): return self.builtin("group_id", name)
+    def group_size(self, name=None): return self.builtin("group_size", name)
+    def num_subgroups(self, name=None): return self.builtin("num_subgroups", name)
+    def subgroup_size(self, name=None): return self.builtin("subgroup_size", name)
+    def subgroup_id(self, name=None): return self.builtin("subgroup_id", name)
+    def subgroup_local_id(self, name=None): return self.builtin("subgroup_local_id", name)
+
+    def barrier(self, global_fence: bool = False, local_fence: bool = False) -> None:
+        self._add(I.Barrier(global_fence, local_fence))
+
+    # -- memory -----------------------------------------------------------------
+    def alloca(self, type: MemrefType, alignment: int | None = None, name: str | None = None) -> Value:
+        """Local scratch memory: `type` is a local memref, e.g. memref(f32, 16, 8, local=True)."""
+        attrs = {} if alignment is None else {"alignment": alignment}
+        return self._add(I.Alloca(type, attrs), name).result
+
+    def load(self, tensor: Value, indices: Sequence[Any] = (), name: str | None = None) -> Value:
+        """An element of a memref, or the memref of a group member."""
+        t = tensor.type
+        if isinstance(t, MemrefType):
+            result: Type = t.element
+        elif isinstance(t, GroupType):
+            result = t.memref
+        else:
+            raise TypeError(f"load needs a memref or a group, got {t}")
+        return self._add(I.Load(tensor, self._indices(indices), result), name).result
+
+    def store(self, value: Any, tensor: Value, indices: Sequence[Any] = (),
+              flag: str | None = None) -> None:
+        """`store[.atomic|.atomic_add] value, tensor[indices]`."""
+        t = tensor.type
+        if not isinstance(value, Value) and isinstance(t, MemrefType):
+            value = self._value(value, t.element, "stored value")
+        self._add(I.Store(value, tensor, self._indices(indices), _store_flag(flag)))
+
+    def size(self, tensor: Value, mode: int = 0, name: str | None = None) -> Value:
+        return self._add(I.Size(tensor, mode), name).result
+
+    def subview(self, tensor: Value, slices: Sequence[Any], name: str | None = None) -> Value:
+        """A view: per mode an index (drops it), `slice(None)`/`...` (all of it), `slice(a, b)`
+        or `(offset, size)`, ints or index values."""
+        t = _memref(tensor, "subview")
+        entries = [(self._index(o) if not isinstance(o, int) else o,
+                    self._index(s) if not isinstance(s, int) else s, single)
+                   for o, s, single in slice_entries(t, list(slices))]
+        offsets = [o for o, _, _ in entries if isinstance(o, Value)]
+        sizes = [s for _, s, _ in entries if isinstance(s, Value)]
+        inst = I.Subview(tensor, [DYNAMIC if isinstance(o, Value) else o for o, _, _ in entries],
+                         [DYNAMIC if isinstance(s, Value) else s for _, s, _ in entries],
+                         offsets, sizes, subview_type(t, entries),
+                         single_index=[single for _, _, single in entries])
+        return self._add(inst, name).result
+
+    def fuse(self, tensor: Value, first: int, last: int, name: str | None = None) -> Value:
+        """Modes first..last (inclusive) of a memref viewed as one."""
+        return self._add(I.Fuse(tensor, first, last, fuse_type(_memref(tensor, "fuse"), first, last)),
+                         name).result
+
+    def expand(self, tensor: Value, mode: int, shape: Sequence[Any], name: str | None = None) -> Value:
+        """Mode `mode` viewed as several: shape entries are ints or index values."""
+        entries = [s if isinstance(s, int) else self._index(s) for s in shape]
+        result = expand_type(_memref(tensor, "expand"), mode, entries)
+        static = [DYNAMIC if isinstance(s, Value) else s for s in entries]
+        dynamic = [s for s in entries if isinstance(s, Value)]
+        return self._add(I.Expand(tensor, mode, static, dynamic, result), name).result
+
+    def lifetime_stop(self, value: Value) -> None:
+        self._add(I.LifetimeStop(value))
+
+    def associated(self, tensor: Value, name: str | None = None) -> Value:
+        """True if a memref's or group's base address is not null (newest language)."""
+        return self._add(I.Associated(tensor), name).result
+
+    # -- collectives --------------------------------------------------------------
+    def _scalars(self, alpha: Any, beta: Any, inputs: Sequence[Value], out: Value) -> tuple[Value, Value]:
+        """alpha typed as promote(inputs), beta as the output's element type, when numbers."""
+        elements = [_memref(v, "operand").element for v in inputs]
+        alpha_t = elements[0]
+        for e in elements[1:]:
+            alpha_t = promote(alpha_t, e) or alpha_t
+        return (self._value(alpha, alpha_t, "alpha"),
+                self._value(beta, _memref(out, "output").element, "beta"))
+
+    def gemm(self, alpha: Any, A: Value, B: Value, beta: Any, C: Value, transpose_a: Any = False,
+             transpose_b: Any = False, atomic: bool = False) -> None:
+        """C := alpha op(A) op(B) + beta C."""
+        alpha, beta = self._scalars(alpha, beta, [A, B], C)
+        self._add(I.Gemm(_transposed(transpose_a, "transpose_a"), _transposed(transpose_b, "transpose_b"),
+                         alpha, A, B, beta, C, atomic))
+
+    def gemv(self, alpha: Any, A: Value, b: Value, beta: Any, c: Value, transpose: Any = False,
+             atomic: bool = False) -> None:
+        """c := alpha op(A) b + beta c."""
+        alpha, beta = self._scalars(alpha, beta, [A, b], c)
+        self._add(I.Gemv(_transposed(transpose, "transpose"), alpha, A, b, beta, c, atomic))
+
+    def ger(self, alpha: Any, a: Value, b: Value, beta: Any, C: Value, atomic: bool = False) -> None:
+        """C := alpha a b^T + beta C."""
+        alpha, beta = self._scalars(alpha, beta, [a, b], C)
+        self._add(I.Ger(alpha, a, b, beta, C, atomic))
+
+    def hadamard_product(self, alpha: Any, a: Value, b: Value, beta: Any, c: Value,
+                         atomic: bool = False) -> None:
+        """c := alpha a ∘ b + beta c."""
+        alpha, beta = self._scalars(alpha, beta, [a, b], c)
+        self._add(I.HadamardProduct(alpha, a, b, beta, c, atomic))
+
+    def axpby(self, alpha: Any, A: Value, beta: Any, B: Value, transpose: Any = False,
+              atomic: bool = False) -> None:
+        """B := alpha op(A) + beta B."""
+        alpha, beta = self._scalars(alpha, beta, [A], B)
+        self._add(I.Axpby(_transposed(transpose, "transpose"), alpha, A, beta, B, atomic))
+
+    def sum(self, alpha: Any, A: Value, beta: Any, b: Value, transpose: Any = False,
+            atomic: bool = False) -> None:
+        """b := alpha op(A) 1 + beta b."""
+        alpha, beta = self._scalars(alpha, beta, [A], b)
+        self._add(I.Sum(_transposed(transpose, "transpose"), alpha, A, beta, b, atomic))
+
+    def cumsum(self, alpha: Any, A: Value, mode: int, beta: Any, B: Value, atomic: bool = False) -> None:
+        """B := alpha (prefix sums of A along `mode`) + beta B."""
+        alpha, beta = self._scalars(alpha, beta, [A], B)
+        self._add(I.Cumsum(alpha, A, mode, beta, B, atomic))
+
+    # -- SPMD: coopmatrix and subgroups --------------------------------------------
+    def cooperative_matrix_load(self, tensor: Value, x: Any, y: Any, type: CoopMatrixType,
+                                transpose: Any = False, checked: str | None = None,
+                                name: str | None = None) -> Value:
+        inst = I.CoopMatrixLoad(_transposed(transpose, "transpose"), _checked(checked), tensor,
+                                self._index(x), self._index(y), type)
+        return self._add(inst, name).result
+
+    def cooperative_matrix_construct(self, number: Any, type: CoopMatrixType,
+                                     name: str | None = None) -> Value:
+        """A coopmatrix with every entry `number` (newest language)."""
+        value = self._value(number, type.component, "number")
+        return self._add(I.CoopMatrixConstruct(value, type), name).result
+
+    def cooperative_matrix_mul_add(self, a: Value, b: Value, c: Value, type: CoopMatrixType | None = None,
+                                   name: str | None = None) -> Value:
+        return self._add(I.CoopMatrixMulAdd(a, b, c, type or c.type), name).result
+
+    def cooperative_matrix_scale(self, scalar_value: Any, matrix: Value, name: str | None = None) -> Value:
+        s = self._value(scalar_value, matrix.type.component, "scale")  # type: ignore[attr-defined]
+        return self._add(I.CoopMatrixScale(s, matrix, matrix.type), name).result
+
+    def cooperative_matrix_store(self, value: Value, tensor: Value, x: Any, y: Any,
+                                 checked: str | None = None, flag: str | None = None,
+                                 transpose: Any = False) -> None:
+        self._add(I.CoopMatrixStore(_checked(checked), _store_flag(flag), value, tensor,
+                                    self._index(x), self._index(y),
+                                    transpose=_transposed(transpose, "transpose")))
+
+    # -- newest language: atomics and coopmatrix components -----------------------
+    def atomic_load(self, tensor: Value, indices: Sequence[Any] = (), scope: Any = None,
+                    semantics: Any = None, name: str | None = None) -> Value:
+        """`atomic_load[.scope][.semantics] %t[indices] : element`."""
+        t = _memref(tensor, "tensor")
+        inst = I.AtomicLoad(tensor, self._indices(indices), t.element, *_ordering(scope, semantics))
+        return self._add(inst, name).result
+
+    def atomic_store(self, value: Any, tensor: Value, indices: Sequence[Any] = (), scope: Any = None,
+                     semantics: Any = None) -> None:
+        t = _memref(tensor, "tensor")
+        self._add(I.AtomicStore(self._value(value, t.element, "value"), tensor, self._indices(indices),
+                                *_ordering(scope, semantics)))
+
+    def atomic(self, op: Any, value: Any, tensor: Value, indices: Sequence[Any] = (),
+               scope: Any = None, semantics: Any = None, name: str | None = None) -> Value:
+        """`%old = atomic_<op> value, tensor[indices]`: the element's value before the update."""
+        t = _memref(tensor, "tensor")
+        inst = I.AtomicUpdate(_enum(I.AtomicOp, op, "atomic operation"),
+                              self._value(value, t.element, "value"), tensor, self._indices(indices),
+                              t.element, *_ordering(scope, semantics))
+        return self._add(inst, name).result
+
+    def atomic_add(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
+        return self.atomic("add", value, tensor, indices, scope, semantics, name)
+
+    def atomic_max(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
+        return self.atomic("max", value, tensor, indices, scope, semantics, name)
+
+    def atomic_min(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
+        return self.atomic("min", value, tensor, indices, scope, semantics, name)
+
+    def cooperative_matrix_extract(self, matrix: Value, index: int, name: str | None = None) -> Value:
+        """Component `index` of the work-item's part of `matrix` (docs/coopmatrix.md)."""
+        inst = I.CoopMatrixExtract(matrix, index, matrix.type.component)  # type: ignore[attr-defined]
+        return self._add(inst, name).result
+
+    def cooperative_matrix_insert(self, value: Any, matrix: Value, index: int,
+                                  name: str | None = None) -> Value:
+        v = self._value(value, matrix.type.component, "value")  # type: ignore[attr-defined]
+        return self._add(I.CoopMatrixInsert(v, matrix, index, matrix.type), name).result
+
+    @contextmanager
+    def cooperative_matrix_apply(self, matrix: Value, name: str | None = None) -> Iterator[Apply]:
+        """`with fn.cooperative_matrix_apply(m) as ap:` — `ap.row`, `ap.col`, `ap.value` inside
+        (end with `fn.yield_([new])`); `ap.result` afterwards."""
+        inst = I.CoopMatrixApply(matrix, matrix.type, span=location.caller_span())
+        inst.results[0].name = self._name(name)
+        self._b.insert(inst)
+        with self._b._inside(inst.body):
+            yield Apply(inst)
+
+    def cooperative_matrix_reduce(self, op: Any, mode: Any, matrix: Value,
+                                  name: str | None = None) -> Value:
+        """Sum, max or min over each row (`mode="row"`, M×1) or column ("column", 1×N)."""
+        m = _enum(I.ReduceMode, mode if str(mode).startswith(".") else f".{mode}", "reduce mode")
+        t = matrix.type
+        shape = (t.rows, 1) if m is I.ReduceMode.ROW else (1, t.cols)  # type: ignore[attr-defined]
+        rt = coopmatrix_type(t.component, *shape, t.use)  # type: ignore[attr-defined]
+        inst = I.CoopMatrixReduce(_enum(I.AtomicOp, op, "reduce operation"), m, matrix, rt)
+        return self._add(inst, name).result
+
+    def cooperative_matrix_prefetch(self, cache_level: int, tensor: Value, x: Any, y: Any, rows: int,
+                                    cols: int) -> None:
+        self._add(I.CoopMatrixPrefetch(cache_level, tensor, self._index(x), self._index(y), rows, cols))
+
+    def cooperative_matrix_atomic_load(self, tensor: Value, x: Any, y: Any, type: CoopMatrixType,
+                                       transpose: Any = False, checked: str | None = None,
+                                       scope: Any = None, semantics: Any = None,
+                                       name: str | None = None) -> Value:
+        inst = I.CoopMatrixAtomicLoad(_transposed(transpose, "transpose"), _checked(checked), tensor,
+                                      self._index(x), self._index(y), type,
+                                      *_ordering(scope, semantics))
+        return self._add(inst, name).result
+
+    def cooperative_matrix_atomic_store(self, value: Value, tensor: Value, x: Any, y: Any,
+                                        transpose: Any = False, checked: str | None = None,
+                                        scope: Any = None, semantics: Any = None) -> None:
+        scope_, semantics_ = _ordering(scope, semantics)
+        self._add(I.CoopMatrixAtomicStore(_checked(checked), value, tensor, self._index(x),
+                                          self._index(y), _transposed(transpose, "transpose"),
+                                          scope_, semantics_))
+
+    def cooperative_matrix_atomic(self, op: Any, value: Value, tensor: Value, x: Any, y: Any,
+                                  transpose: Any = False, checked: str | None = None,
+                                  scope: Any = None, semantics: Any = None,
+                                  name: str | None = None) -> Value:
+        """Component-wise atomic add/max/min; the result holds the old values."""
+        scope_, semantics_ = _ordering(scope, semantics)
+        inst = I.CoopMatrixAtomicUpdate(_enum(I.AtomicOp, op, "atomic operation"), value, tensor,
+                                        self._index(x), self._index(y), value.type,
+                                        _transposed(transpose, "transpose"), _checked(checked),
+                                        scope_, semantics_)
+        return self._add(inst, name).result
+
+    def subgroup_broadcast(self, a: Value, lane: Any, name: str | None = None) -> Value:
+        lane_v = self._value(lane, scalar("i32"), "lane")
+        return self._add(I.SubgroupBroadcast(a, lane_v, a.type), name).result
+
+    def subgroup(self, op: Any, mode: Any, a: Value, name: str | None = None) -> Value:
+        """`subgroup_<mode>_<op>`, e.g. subgroup("add", "reduce", x)."""
+        inst = I.SubgroupOperation(_enum(I.SubgroupOp, op, "subgroup operation"),
+                                   _enum(I.SubgroupMode, mode, "subgroup mode"), a, a.type)
+        return self._add(inst, name).result
+
+    # -- regions ------------------------------------------------------------------
+    @contextmanager
+    def for_(self, lower: Any, upper: Any, step: Any = None, init: Sequence[Value] = (),
+             loop_type: Any = index, unroll: bool | None = None,
+             names: Sequence[str | None] = ()) -> Iterator[Loop]:
+        """`with fn.for_(lo, hi, init=[x]) as loop:` — `loop.var`, `loop.carried`; end the
+        body with `fn.yield_([...])` when values are carried; `loop.results` afterwards."""
+        ty = scalar(loop_type)
+        lo, hi = self._value(lower, ty, "lower bound"), self._value(upper, ty, "upper bound")
+        st = None if step is None else self._value(step, ty, "step")
+        attrs = {} if unroll is None else {"unroll": bool(unroll)}
+        for v in init:
+            if not isinstance(v, Value):
+                raise TypeError(f"initial values of a loop must be values, got {v!r}")
+        span = location.caller_span()
+        loop_var, carried = Value(ty), [Value(v.type) for v in init]
+        inst = I.For(loop_var, lo, hi, st, carried, init, loop_type=ty, attrs=attrs, span=span)
+        for v, n in zip(inst.results, names):
+            v.name = self._name(n)
+        self._b.insert(inst)
+        with self._b._inside(inst.body):
+            yield Loop(inst)
+
+    @contextmanager
+    def if_(self, cond: Value, result_types: Sequence[Any] = ()) -> Iterator[Branch]:
+        """`with fn.if_(c, [f32]) as br:` then `with br.then(): …` / `with br.otherwise(): …`."""
+        types = [t if isinstance(t, Type) else scalar(t) for t in result_types]
+        inst = I.If(cond, types, span=location.caller_span())
+        self._b.insert(inst)
+        yield Branch(self, inst)
+
+    @contextmanager
+    def foreach(self, lower: Sequence[Any], upper: Sequence[Any],
+                loop_type: Any = index) -> Iterator[list[Value]]:
+        """`with fn.foreach([0, 0], [m, n]) as (i, j):` — an SPMD loop over a range."""
+        ty = scalar(loop_type)
+        lo = [self._value(v, ty, "lower bound") for v in lower]
+        hi = [self._value(v, ty, "upper bound") for v in upper]
+        loop_vars = [Value(ty) for _ in lo]
+        inst = I.Foreach(loop_vars, lo, hi, loop_type=ty, span=location.caller_span())
+        self._b.insert(inst)
+        with self._b._inside(inst.body):
+            yield loop_vars
+
+    @contextmanager
+    def foreach_tile(self, lower: Sequence[Any], upper: Sequence[Any],
+                     tile_shape: Sequence[int]) -> Iterator[tuple[list[Value], list[Value]]]:
+        """`with fn.foreach_tile([0], [n], [16]) as (offsets, sizes):` — tiles of a range, one
+        per subgroup at a time (newest language); sizes are the tile shape clipped at the end."""
+        lo = [self._value(v, index, "lower bound") for v in lower]
+        hi = [self._value(v, lo[k].type if k < len(lo) else index, "upper bound")
+              for k, v in enumerate(upper)]
+        offsets = [Value(v.type) for v in lo]
+        sizes = [Value(v.type) for v in lo]
+        inst = I.ForeachTile(offsets, sizes, lo, hi, [int(n) for n in tile_shape],
+                             span=location.caller_span())
+        self._b.insert(inst)
+        with self._b._inside(inst.body):
+            yield offsets, sizes
+
+    @contextmanager
+    def parallel(self) -> Iterator[None]:
+        """`with fn.parallel():` — an SPMD region run by every work-item."""
+        inst = I.Parallel(span=location.caller_span())
+        self._b.insert(inst)
+        with self._b._inside(inst.body):
+            yield
+
+    def yield_(self, values: Sequence[Value] = ()) -> None:
+        self._add(I.Yield(list(values)))
+
+
+def _memref(v: Value, what: str) -> MemrefType:
+    if not isinstance(v, Value):
+        raise TypeError(f"{what} must be a value, got {v!r}")
+    if not isinstance(v.type, MemrefType):
+        raise TypeError(f"{what} must be a memref, got {v.type}")
+    return v.type
+
+
+def _ordering(scope: Any, semantics: Any) -> tuple[I.MemoryScope, I.MemorySemantics]:
+    """Scope and semantics of an atomic: the enums, or their names with or without the dot
+    ("device", ".acquire"); None for the defaults (work_group, relaxed)."""
+    def dotted(value: Any) -> Any:
+        return f".{value}" if isinstance(value, str) and not value.startswith(".") else value
+
+    return (_enum(I.MemoryScope, dotted(scope or I.MemoryScope.WORK_GROUP), "memory scope"),
+            _enum(I.MemorySemantics, dotted(semantics or I.MemorySemantics.RELAXED), "memory semantics"))
+
+
+def _store_flag(value: Any) -> I.StoreFlag:
+    if isinstance(value, str) and value.startswith("."):
+        value = value[1:]
+    return _enum(I.StoreFlag, _FLAGS.get(value, value), "store flag")
+
+
+def _checked(value: Any) -> I.CheckedFlag:
+    return _enum(I.CheckedFlag, _CHECKED.get(value, value), "checked flag")
+
+
+def _results(inst: Instruction):
+    if not inst.results:
+        return None
+    return inst.results[0] if len(inst.results) == 1 else list(inst.results)
+
+
+_CLASSES: dict[str, tuple[type, tuple]] = {}
+
+
+def instruction_classes() -> dict[str, tuple[type, tuple]]:
+    """Every instruction by its keyword ('.' as '_'): its class and the leading constructor
+    arguments the keyword fixes (the operation of `arith.add`, the builtin of `builtin.group_id`)."""
+    if not _CLASSES:
+        from tinyc.ir.instructions import instruction_classes as all_classes
+
+        for cls in all_classes():
+            keywords = vars(cls).get("keywords") or getattr(cls, "keywords", ())
+            if isinstance(keywords, dict):
+                for keyword, value in keywords.items():
+                    preset = value if isinstance(value, tuple) else (value,)
+                    _CLASSES.setdefault(keyword.replace(".", "_"), (cls, preset))
+            else:
+                for keyword in keywords:
+                    _CLASSES.setdefault(keyword.replace(".", "_"), (cls, ()))
+    return _CLASSES
+
+
+def span_of(value: Value) -> Span | None:
+    """Where a built value was made (its instruction's Python line)."""
+    return value.span

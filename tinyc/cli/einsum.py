@@ -1,0 +1,148 @@
+"""`tinyc einsum SUBSCRIPTS --shape A=16x8x1000 ...`: the kernel of a contraction.
+
+Prints the generated tensor-language program (`--emit ir`, the default) or
+the IR after the passes (`--emit lowered`) without touching a device; with
+`--bench` it times the kernel through `tinyc.einsum` (NumPy arrays in and
+out, kernel cached) against `np.einsum(..., optimize=True)`, interleaved.
+NumPy and the compiler load only when the command runs.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import click
+
+from tinyc.cli.common import EXIT_INPUT, error
+
+_DTYPES = {"f32": "float32", "f64": "float64", "c32": "complex64", "c64": "complex128"}
+_SHAPE = re.compile(r"(?:([A-Za-z_][A-Za-z0-9_]*)=)?((?:\d+(?:x\d+)*)?)")
+
+
+def parse_shape(text: str) -> tuple[str | None, tuple[int, ...]]:
+    """`A=16x8x1000` (or `16x8x1000`, or `A=` for a scalar) → ("A", (16, 8, 1000))."""
+    m = _SHAPE.fullmatch(text.strip())
+    if m is None:
+        raise click.BadParameter(f"{text!r}: write NAME=D1xD2x... (e.g. A=16x8x1000)", param_hint="--shape")
+    name, dims = m.groups()
+    return name, tuple(int(d) for d in dims.split("x")) if dims else ()
+
+
+@click.command()
+@click.argument("subscripts")
+@click.option("--shape", "shapes", multiple=True, metavar="NAME=D1xD2x...",
+              help="Shape of the next operand, in operand order (repeat per operand).")
+@click.option("--dtype", type=click.Choice(sorted(_DTYPES)), default="f32", show_default=True)
+@click.option("--emit", type=click.Choice(["ir", "lowered"]), default="ir", show_default=True,
+              help="Print the generated program, or the IR after the passes.")
+@click.option("--epilogue", type=click.Choice(["none", "relu"]), default="none", show_default=True)
+@click.option("--bench", "do_bench", is_flag=True,
+              help="Time tinyc.einsum against np.einsum(optimize=True) instead of printing.")
+@click.option("--repeat", type=click.IntRange(min=1), default=15, show_default=True,
+              help="Timed rounds for --bench.")
+@click.option("--device", default=None, help="SYCL filter string for --bench (default: first SPIR-V device).")
+def einsum(subscripts: str, shapes: tuple[str, ...], dtype: str, emit: str, epilogue: str,
+           do_bench: bool, repeat: int, device: str | None) -> None:
+    """Generate the kernel of an einsum contraction (C-order operands of the given shapes)."""
+    parsed = [parse_shape(s) for s in shapes]
+    relu = None if epilogue == "none" else epilogue
+    try:
+        if do_bench:
+            _bench(subscripts, [s for _, s in parsed], _DTYPES[dtype], relu, repeat, device)
+        else:
+            click.echo(_program_text(subscripts, parsed, _DTYPES[dtype], relu, emit), nl=False)
+    except (ValueError, TypeError) as err:   # bad subscripts, shapes or dtypes: errors in the input
+        error(str(err))
+        raise SystemExit(EXIT_INPUT) from None
+
+
+def _analysis(subscripts: str, shapes: list[tuple[int, ...]], dtype: str, relu: str | None):
+    import numpy as np
+
+    from tinyc.contractions.compiled import Signature, analyse
+
+    sigs = []
+    for shape in shapes:
+        probe = np.empty((0,), dtype)
+        strides, step = [], probe.itemsize
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= max(n, 1)
+        sigs.append(Signature("numpy", probe.dtype, shape, tuple(strides)))
+    return analyse(subscripts, sigs, None, None, relu)
+
+
+def _program_text(subscripts: str, parsed: list, dtype: str, relu: str | None, emit: str) -> str:
+    from tinyc.compiler import compile_to_spirv
+    from tinyc.contractions.compiled import kernel_spec
+    from tinyc.contractions.emit import build_kernel
+
+    a = _analysis(subscripts, [s for _, s in parsed], dtype, relu)
+    if a.empty:
+        return "; the result has no elements: no kernel\n"
+    spec = kernel_spec(a, relu)
+    source = build_kernel(spec).checked_source()
+    names = [name or chr(ord("A") + k) for k, (name, _) in enumerate(parsed)]
+    shapes = ", ".join(f"{n}={'x'.join(map(str, s)) or '()'}" for n, (_, s) in zip(names, parsed))
+    plan = spec.plan
+    if plan.tile:
+        per_group = f"tiles of {plan.tile} along {plan.groups[0]}"
+    else:
+        per_group = f"{plan.block} entr{'y' if plan.block == 1 else 'ies'} each"
+    head = (f"; einsum '{subscripts}' with {shapes} ({dtype}, C order)\n"
+            f"; batch labels on the group id: {', '.join(plan.groups) or 'none'}; "
+            f"{plan.n_groups} work-groups, {per_group}; path: {'; '.join(_path(plan))}\n")
+    if emit == "ir":
+        return head + source
+    result = compile_to_spirv(source, "<einsum>", validate=False)
+    return head + result.stages["lowered"]
+
+
+def _path(plan) -> list[str]:
+    from tinyc.contractions.api import describe_plan
+
+    return describe_plan(plan)
+
+
+def _bench(subscripts: str, shapes: list[tuple[int, ...]], dtype: str, relu: str | None, repeat: int,
+           device: str | None) -> None:
+    import numpy as np
+
+    import tinyc
+
+    rng = np.random.default_rng(0)
+    operands = []
+    for shape in shapes:
+        values = rng.standard_normal(shape)
+        if np.dtype(dtype).kind == "c":
+            values = values + 1j * rng.standard_normal(shape)
+        operands.append(values.astype(dtype))
+    start = time.perf_counter()
+    result = tinyc.einsum(subscripts, *operands, device=device, epilogue=relu)
+    first = time.perf_counter() - start
+    want = np.einsum(subscripts, *operands, optimize=True)
+    if relu:
+        want = np.maximum(want, 0)
+    error = float(np.abs(np.asarray(result) - want).max(initial=0.0)) / max(1.0, float(np.abs(want).max(initial=0.0)))
+    sides = {"tinyc.einsum": lambda: tinyc.einsum(subscripts, *operands, device=device, epilogue=relu),
+             "np.einsum(optimize=True)": lambda: np.einsum(subscripts, *operands, optimize=True)}
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(2):
+        for run in sides.values():
+            run()
+    for r in range(repeat):
+        order = list(sides.items())
+        order = order[r % 2:] + order[: r % 2]
+        for name, run in order:
+            t0 = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t0)
+    c = tinyc.contract(subscripts, *operands, device=device, epilogue=relu)
+    click.echo(f"einsum '{subscripts}' {' '.join('x'.join(map(str, s)) for s in shapes)} {dtype}")
+    click.echo(f"path: {'; '.join(c.path)}   first call (compile + JIT): {first * 1e3:.0f} ms   "
+               f"max error vs NumPy: {error:.1e}")
+    medians = {name: float(np.median(t)) for name, t in times.items()}
+    for name, seconds in medians.items():
+        click.echo(f"  {name:26s} {seconds * 1e3:9.3f} ms   {c.flops / seconds / 1e9:7.2f} GFLOP/s")
+    click.echo(f"  speedup over NumPy: {medians['np.einsum(optimize=True)'] / medians['tinyc.einsum']:.2f}x")

@@ -1,0 +1,142 @@
+"""A step onto the collectives: gemm, gemv, ger, hadamard_product, axpby, sum.
+
+For a pair X·Y → Z the labels fall into four classes:
+
+    L = in X, Y and Z     (a batch of the pair: a loop, or the hadamard dims)
+    M = in X and Z only   (rows)        N = in Y and Z only   (columns)
+    K = in X and Y only   (summed)
+
+One label of each of M, N, K becomes a matrix mode (the largest; two modes
+that are neighbours with matching strides everywhere become one by `fuse`);
+the rest become `for` loops around the collective: loops over L, M and N
+write disjoint parts of Z, loops over K accumulate (first with beta, then
+with beta = 1: a batch-reduce GEMM). Every matrix keeps its memory layout:
+`.t` stands for a transpose, and a Z stored transposed swaps the roles of
+X and Y (Zᵀ = Yᵀ Xᵀ), so nothing is copied.
+
+    M, N, K  → gemm        M, K → gemv (X the matrix)    N, K → gemv (Y)
+    M, N     → ger         L only → hadamard_product
+    one input: permutation → axpby, reduction → sum
+
+Other shapes (a batched dot product, scaling by a vector) return False and
+take the general foreach step (direct.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from tinyc.builder import FunctionBuilder
+from tinyc.contractions.tensors import Env, Tensor, accumulate, fuse_neighbours, nest, view
+
+
+def _pick(labels: Sequence[str], tensor: Tensor) -> str:
+    """The label that becomes a matrix mode: the largest, then the fastest in `tensor`."""
+    return min(labels, key=lambda label: (-tensor.size_of(label), tensor.stride_of(label)))
+
+
+def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[str, int],
+              alpha: Any, beta: Any) -> bool:
+    """Z := alpha X·Y + beta Z with collectives; False if the shape needs the general step."""
+    (X, Y, Z), sizes = fuse_neighbours(fn, [X, Y, Z], sizes)
+    L = [label for label in Z.labels if X.has(label) and Y.has(label)]
+    M = [label for label in Z.labels if X.has(label) and not Y.has(label)]
+    N = [label for label in Z.labels if Y.has(label) and not X.has(label)]
+    K = [label for label in X.labels if Y.has(label) and not Z.has(label)]
+    if any(not (Y.has(label) or Z.has(label)) for label in X.labels) or \
+            any(not (X.has(label) or Z.has(label)) for label in Y.labels):
+        return False
+    if M and N and K:
+        m, n, k = _pick(M, Z), _pick(N, Z), _pick(K, X)
+        outer = L + [label for label in M + N if label not in (m, n)]
+        inner = [label for label in K if label != k]
+
+        def gemm(env: Env, beta_now: Any) -> None:
+            x, y, z = view(fn, X, env), view(fn, Y, env), view(fn, Z, env)
+            if z.labels[0] == m:
+                fn.gemm(alpha, x.value, y.value, beta_now, z.value,
+                        transpose_a=x.labels[0] == k, transpose_b=y.labels[0] == n)
+            else:
+                fn.gemm(alpha, y.value, x.value, beta_now, z.value,
+                        transpose_a=y.labels[0] == k, transpose_b=x.labels[0] == m)
+
+        _loops(fn, outer, inner, sizes, beta, gemm)
+        return True
+    if K and (M or N) and not (M and N):
+        matrix, vector, rows = (X, Y, M) if M else (Y, X, N)
+        r, k = _pick(rows, Z), _pick(K, matrix)
+        outer = L + [label for label in rows if label != r]
+        inner = [label for label in K if label != k]
+
+        def gemv(env: Env, beta_now: Any) -> None:
+            a, v, z = view(fn, matrix, env), view(fn, vector, env), view(fn, Z, env)
+            fn.gemv(alpha, a.value, v.value, beta_now, z.value, transpose=a.labels[0] == k)
+
+        _loops(fn, outer, inner, sizes, beta, gemv)
+        return True
+    if M and N and not K:
+        m, n = _pick(M, Z), _pick(N, Z)
+        outer = L + [label for label in M + N if label not in (m, n)]
+
+        def ger(env: Env, beta_now: Any) -> None:
+            x, y, z = view(fn, X, env), view(fn, Y, env), view(fn, Z, env)
+            first, second = (x, y) if z.labels[0] == m else (y, x)
+            fn.ger(alpha, first.value, second.value, beta_now, z.value)
+
+        _loops(fn, outer, [], sizes, beta, ger)
+        return True
+    if L and not (M or N or K):
+        dims = _hadamard_dims(X, Y, Z)
+        outer = [label for label in L if label not in dims]
+
+        def hadamard(env: Env, beta_now: Any) -> None:
+            x, y, z = view(fn, X, env), view(fn, Y, env), view(fn, Z, env)
+            fn.hadamard_product(alpha, x.value, y.value, beta_now, z.value)
+
+        _loops(fn, outer, [], sizes, beta, hadamard)
+        return True
+    return False
+
+
+def _hadamard_dims(X: Tensor, Y: Tensor, Z: Tensor) -> tuple[str, ...]:
+    """Z's first two labels when X and Y hold them in the same order, else its first."""
+    if len(Z.labels) >= 2:
+        pair = Z.labels[:2]
+        if all([label for label in t.labels if label in pair] == list(pair) for t in (X, Y)):
+            return pair
+    return Z.labels[:1]
+
+
+def emit_unary(fn: FunctionBuilder, X: Tensor, Z: Tensor, sizes: dict[str, int],
+               alpha: Any, beta: Any) -> bool:
+    """Z := alpha (X permuted / summed over the labels Z lacks) + beta Z."""
+    (X, Z), sizes = fuse_neighbours(fn, [X, Z], sizes)
+    summed = [label for label in X.labels if not Z.has(label)]
+    if not summed:
+        dims = Z.labels[:2]
+        outer = [label for label in Z.labels if label not in dims]
+
+        def axpby(env: Env, beta_now: Any) -> None:
+            x, z = view(fn, X, env), view(fn, Z, env)
+            fn.axpby(alpha, x.value, beta_now, z.value,
+                     transpose=len(dims) == 2 and x.labels[0] != z.labels[0])
+
+        _loops(fn, outer, [], sizes, beta, axpby)
+        return True
+    r = _pick(summed, X)
+    inner = [label for label in summed if label != r]
+    row = Z.labels[:1]
+    outer = [label for label in Z.labels if label not in row]
+
+    def total(env: Env, beta_now: Any) -> None:
+        x, z = view(fn, X, env), view(fn, Z, env)
+        fn.sum(alpha, x.value, beta_now, z.value, transpose=bool(row) and x.labels[0] != row[0])
+
+    _loops(fn, outer, inner, sizes, beta, total)
+    return True
+
+
+def _loops(fn: FunctionBuilder, outer: Sequence[str], inner: Sequence[str], sizes: dict[str, int],
+           beta: Any, body) -> None:
+    """Loops over `outer` (disjoint outputs) around accumulating loops over `inner`."""
+    nest(fn, list(outer), sizes, {}, lambda env: accumulate(fn, list(inner), sizes, env, beta, body))

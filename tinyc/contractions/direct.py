@@ -1,0 +1,92 @@
+"""The general step: a `foreach` over the result, `for` loops over the summed labels.
+
+    foreach (z...) = (0...), (sizes...) {
+      acc = for k... init(0) { acc + X[...] * Y[...] * ... }
+      out[z...] = alpha acc + beta out[z...]       ; never reads out when beta = 0
+    }
+
+Any step fits this form (any number of inputs, labels shared in any way, a
+result of any order, an empty sum), so it is the fallback where no
+collective matches, e.g. a batched dot product or an elementwise scaling.
+The first foreach mode is the result's fastest, so work-items of a
+subgroup touch neighbouring elements.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from tinyc.builder import FunctionBuilder, Value
+from tinyc.contractions.tensors import Env, Tensor
+from tinyc.ir.types import ScalarType
+
+
+def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, sizes: dict[str, int],
+                compute: ScalarType, alpha: Value | None, beta: Value | None,
+                relu: bool = False) -> None:
+    """out := alpha Σ Π inputs + beta out; `alpha None` is 1, `beta None` is 0 (out not read)."""
+    summed: list[str] = []
+    for t in inputs:
+        summed += [label for label in t.labels if label not in out.labels and label not in summed]
+    labels = list(out.labels)
+    bounds = [sizes[label] for label in labels] or [1]
+    beta_is_zero = fn.eq(beta, 0) if beta is not None else None
+    out_type = out.value.type.element  # type: ignore[attr-defined]
+    with fn.foreach([0] * len(bounds), bounds) as loop_vars:
+        env: Env = dict(zip(labels, loop_vars))
+        if not inputs:
+            value = fn.constant(0, compute)
+        elif summed:
+            value = _sum(fn, inputs, summed, sizes, env, fn.constant(0, compute), compute)
+        else:
+            value = _product(fn, inputs, env, compute)
+        if alpha is not None:
+            value = fn.mul(alpha, value)
+        if out_type is not compute:
+            value = fn.cast(value, out_type)
+        index = [env[label] for label in labels]
+        if beta is not None:
+            with fn.if_(beta_is_zero, [out_type]) as branch:
+                with branch.then():
+                    fn.yield_([value])
+                with branch.otherwise():
+                    old = fn.load(out.value, index)
+                    fn.yield_([fn.add(value, fn.mul(beta, old))])
+            value = branch.results[0]
+        if relu:
+            value = fn.max(value, 0)
+        fn.store(value, out.value, index)
+
+
+def _product(fn: FunctionBuilder, inputs: Sequence[Tensor], env: Env, compute: ScalarType) -> Value:
+    value = None
+    for t in inputs:
+        x = fn.load(t.value, [env[label] for label in t.labels])
+        if x.type is not compute:
+            x = fn.cast(x, compute)
+        value = x if value is None else fn.mul(value, x)
+    assert value is not None
+    return value
+
+
+def _sum(fn: FunctionBuilder, inputs: Sequence[Tensor], summed: Sequence[str], sizes: dict[str, int],
+         env: Env, acc: Value, compute: ScalarType) -> Value:
+    """acc + Σ over `summed` of the product, as nested loops carrying the sum."""
+    label, rest = summed[0], summed[1:]
+    with fn.for_(0, sizes[label], init=[acc]) as loop:
+        inner = {**env, label: loop.var}
+        if rest:
+            total = _sum(fn, inputs, rest, sizes, inner, loop.carried[0], compute)
+        else:
+            total = fn.add(loop.carried[0], _product(fn, inputs, inner, compute))
+        fn.yield_([total])
+    return loop.results[0]
+
+
+def emit_relu(fn: FunctionBuilder, out: Tensor, sizes: dict[str, int]) -> None:
+    """out := max(out, 0), element by element (the epilogue after a collective)."""
+    labels = list(out.labels)
+    bounds = [sizes[label] for label in labels] or [1]
+    with fn.foreach([0] * len(bounds), bounds) as loop_vars:
+        index = list(loop_vars[: len(labels)])
+        fn.store(fn.max(fn.load(out.value, index), 0), out.value, index)

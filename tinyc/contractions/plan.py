@@ -1,0 +1,294 @@
+"""What the kernel of a contraction does, decided on labels alone.
+
+1. **Batch modes → group id.** Output labels present in every operand are
+   batch modes; each work-group takes one value of them (several are fused
+   into one group-id range by div/rem), outermost first, as long as an entry
+   keeps some work (an elementwise product keeps its innermost mode as a
+   vector). Output labels no operand holds (the result is constant along
+   them) go there too. When that leaves few work-groups for a large amount
+   of work, the largest remaining output labels join them, so single big
+   contractions still spread over the device.
+   Work per work-group: when an operand lacks the first batch label (a
+   matrix the batch shares), a work-group may take a *tile* of that label as
+   one more mode of its steps — where that pays: a product of shared
+   operands is then made once per tile, or the tile joins a gemm dimension.
+   Otherwise entries with little work share a work-group (a loop over a
+   block of entries).
+2. **Pre-reductions.** A label held by one operand only and not by the
+   output is summed out of that operand first (`sum`, or a loop of them).
+3. **Pairwise steps** in the order `path.py` chooses by flop count; the last
+   writes the output with alpha and beta, the others an intermediate. Steps
+   over operands the batch does not index (shared matrices) are *invariant*:
+   the kernel does them once per work-group, before its entries or tile.
+4. A single operand is permuted and/or reduced into the output (axpby/sum).
+
+How a step becomes instructions is `emit.py`'s business.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from tinyc.contractions.layout import Layout
+from tinyc.contractions.path import contraction_path, step_labels
+
+MIN_GROUPS = 64
+"""Below this many work-groups, large work is spread further over output labels."""
+MIN_WORK_PER_GROUP = 1 << 15
+"""...but only while each work-group keeps at least this many multiply-adds."""
+BLOCK_WORK = 2048
+"""Batch entries with less work than this share a work-group (a loop over a block of
+entries), up to MAX_BLOCK of them, so the per-work-group cost of the runtime is spread."""
+MAX_BLOCK = 16
+MAX_SHARED_BLOCK = 64
+"""The largest tile of a batch label (entries per work-group sharing its operands' products)."""
+MIN_ENTRY_RESULTS = 16
+"""A batch label shared by all operands joins the group id while a work-group entry keeps
+at least this many results (or BLOCK_WORK multiply-adds): an elementwise or transposing
+contraction keeps its inner modes inside the work-group, as vectors and matrices."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """inputs (tensor ids) → output tensor id; `labels` of the result (unordered set)."""
+
+    inputs: tuple[int, ...]
+    output: int
+    labels: frozenset[str]
+    invariant: bool = False  # no input depends on the batch: done once per work-group
+
+
+@dataclass
+class Plan:
+    """The kernel on labels: group-id labels (fastest first) and the steps per work-group."""
+
+    groups: list[str]
+    steps: list[Step]
+    tensors: list[frozenset[str]]  # labels per tensor id (operands first, then results)
+    output_id: int
+    sizes: dict[str, int]
+    scale: int = 1  # product of summed labels that no operand holds (all broadcast)
+    flops: int = 0  # multiply-adds of the whole batch
+    block: int = 1  # batch entries per work-group, run by a loop
+    tile: int = 0   # or: the first group label in tiles of this size, a mode of the steps
+
+    @property
+    def n_entries(self) -> int:
+        """Batch entries: the product of the group labels' sizes."""
+        return math.prod(self.sizes[g] for g in self.groups)
+
+    @property
+    def tiles(self) -> int:
+        """Tiles of the first group label (when tiled)."""
+        return -(-self.sizes[self.groups[0]] // self.tile) if self.tile else 0
+
+    @property
+    def remainder(self) -> int:
+        """Size of the last tile when it is short (0 when the tile divides the label)."""
+        return self.sizes[self.groups[0]] % self.tile if self.tile else 0
+
+    @property
+    def n_groups(self) -> int:
+        """Work-groups launched: entries in blocks of `block`, or tiles times the other labels."""
+        if self.tile:
+            return self.tiles * math.prod(self.sizes[g] for g in self.groups[1:])
+        return -(-self.n_entries // self.block)
+
+    @property
+    def step_sizes(self) -> dict[str, int]:
+        """Label sizes the steps of a work-group see (a tiled label: the tile)."""
+        return {**self.sizes, self.groups[0]: self.tile} if self.tile else self.sizes
+
+
+def _per_group_cost(tensors: Sequence[frozenset[str]], keep: frozenset[str],
+                    sizes: dict[str, int]) -> int:
+    """Multiply-adds of one work-group along the chosen path (pre-reductions included)."""
+    current = list(tensors)
+    cost = 0
+    if len(current) == 1:
+        return math.prod(sizes[label] for label in current[0]) or 1
+    for i, j in contraction_path(current, keep, sizes):
+        x, y = current[i], current[j]
+        others = current[:i] + current[i + 1:j] + current[j + 1:]
+        cost += math.prod(sizes[label] for label in x | y)
+        current = others + [step_labels(x, y, others, keep)]
+    return cost
+
+
+def _pre_reduced(tensors: list[frozenset[str]], keep: frozenset[str]) -> list[frozenset[str]]:
+    out = []
+    for k, t in enumerate(tensors):
+        others: set[str] = set(keep)
+        for j, o in enumerate(tensors):
+            if j != k:
+                others |= o
+        out.append(frozenset(t & others) if len(tensors) > 1 else t)
+    return out
+
+
+def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int]) -> list[str]:
+    """The labels on the group id, fastest (smallest output stride) first."""
+    held = [frozenset(t.labels) for t in inputs]
+    out = frozenset(output.labels)
+
+    def cost(gs: set[str]) -> tuple[int, int]:
+        n = math.prod(sizes[g] for g in gs)
+        local = [h - gs for h in held]
+        return n, _per_group_cost(_pre_reduced(local, out - gs), out - gs, sizes)
+
+    def volume(gs: set[str]) -> int:
+        return math.prod(sizes[label] for label in out - gs)
+
+    groups = {label for label in out if not any(label in h for h in held)}  # constant along it
+    batch = sorted((label for label in out if held and all(label in h for h in held)),
+                   key=lambda g: -output.stride_of(g))
+    for label in batch:  # outermost first, while an entry keeps a vector of results or real work
+        wider = groups | {label}
+        if volume(wider) < MIN_ENTRY_RESULTS and cost(wider)[1] < BLOCK_WORK:
+            break
+        groups = wider
+    n, work = cost(groups)
+    while n < MIN_GROUPS and work > MIN_WORK_PER_GROUP:
+        candidates = sorted(out - groups, key=lambda g: (-sizes[g], -output.stride_of(g)))
+        if not candidates:
+            break
+        groups.add(candidates[0])
+        n, work = cost(groups)
+    return sorted(groups, key=output.stride_of)
+
+
+def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
+              summed_elsewhere: int = 1) -> Plan:
+    """The plan for operands `inputs` (memref layouts) into `output`."""
+    groups = choose_groups(inputs, output, sizes)
+    tile = _tile(groups, inputs, sizes)
+    if tile:
+        plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, tile)
+        if _tiling_pays(plan, inputs, output):
+            return plan
+    return _make_plan(inputs, output, sizes, summed_elsewhere, groups, 0)
+
+
+def _tiling_pays(plan: Plan, inputs: Sequence[Layout], output: Layout) -> bool:
+    """A tile helps when a shared product is made once per tile, or when the tiled label is a
+    matrix mode of every step that reads it — alone in its class, or joined (fuse) to a
+    neighbour of its class — instead of a loop over entries."""
+    if any(step.invariant for step in plan.steps):
+        return True
+    label = plan.groups[0]
+    layouts = {k: t for k, t in enumerate(inputs)}
+    layouts[plan.output_id] = output
+    for step in plan.steps:
+        members = (*step.inputs, step.output)
+        if not any(label in plan.tensors[t] for t in members):
+            continue
+        if len(step.inputs) == 2 and all(label in plan.tensors[t] for t in step.inputs):
+            return False                                 # a batch of the pair: a loop anyway
+
+        def pattern(x: str) -> tuple[bool, ...]:
+            return tuple(x in plan.tensors[t] for t in members)
+
+        peers = {x for t in members for x in plan.tensors[t] if x != label and pattern(x) == pattern(label)}
+        if peers and not _fusable_to_peer(plan, label, peers, [t for t in members if label in plan.tensors[t]],
+                                          layouts):
+            return False
+    return True
+
+
+def _fusable_to_peer(plan: Plan, label: str, peers: set[str], held: Sequence[int],
+                     layouts: dict[int, Layout]) -> bool:
+    """The tiled label comes right after one same peer, with matching strides, everywhere."""
+    peer = None
+    for t in held:
+        if t not in layouts:
+            return False                                 # an intermediate: no fixed layout
+        lay = layouts[t]
+        modes = [m for m in lay.labels if m not in plan.groups[1:]]
+        pos = modes.index(label)
+        if pos == 0 or modes[pos - 1] not in peers or peer not in (None, modes[pos - 1]):
+            return False
+        peer = modes[pos - 1]
+        if lay.stride_of(peer) * lay.size_of(peer) != lay.stride_of(label):
+            return False
+    return True
+
+
+def _make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], summed_elsewhere: int,
+               groups: list[str], tile: int) -> Plan:
+    gset = frozenset(groups[1:] if tile else groups)        # labels each work-group fixes
+    step_sizes = {**sizes, groups[0]: tile} if tile else sizes
+    keep = frozenset(output.labels) - gset
+    tensors = [frozenset(t.labels) - gset for t in inputs]
+    invariant = [not (frozenset(t.labels) & frozenset(groups)) for t in inputs]
+    steps: list[Step] = []
+    live = list(range(len(tensors)))
+
+    def new_tensor(labels: frozenset[str], fixed: bool) -> int:
+        tensors.append(labels)
+        invariant.append(fixed)
+        return len(tensors) - 1
+
+    if len(live) > 1:  # sum out labels only one operand holds
+        for pos, tid in enumerate(list(live)):
+            needed = set(keep)
+            for other in live:
+                if other != tid:
+                    needed |= tensors[other]
+            reduced = tensors[tid] & needed
+            if reduced != tensors[tid]:
+                rid = new_tensor(frozenset(reduced), invariant[tid])
+                steps.append(Step((tid,), rid, frozenset(reduced), invariant[tid]))
+                live[pos] = rid
+    path = contraction_path([tensors[t] for t in live], keep, step_sizes)
+    for i, j in path:
+        x, y = live[i], live[j]
+        others = live[:i] + live[i + 1:j] + live[j + 1:]
+        labels = step_labels(tensors[x], tensors[y], [tensors[o] for o in others], keep)
+        fixed = invariant[x] and invariant[y]
+        rid = new_tensor(labels, fixed)
+        steps.append(Step((x, y), rid, labels, fixed))
+        live = others + [rid]
+    output_id = new_tensor(keep, False)
+    if steps and len(steps[-1].inputs) == 2 and live == [steps[-1].output]:
+        steps[-1] = Step(steps[-1].inputs, output_id, keep)  # the last pair writes the output
+    else:
+        steps.append(Step((live[0],), output_id, keep))
+    plan = Plan(groups, steps, tensors, output_id, dict(sizes), summed_elsewhere, tile=tile)
+
+    def volume(step: Step) -> int:
+        return math.prod(step_sizes[label] for label in set().union(*(tensors[t] for t in step.inputs)))
+
+    if not tile:
+        plan.block = choose_block(sum(volume(s) for s in steps if s.inputs), plan.n_entries)
+    per_entry = 1 / tile if tile else 1     # a variant step of a tile covers `tile` entries
+    plan.flops = round(sum(volume(s) * (plan.n_groups if s.invariant else plan.n_entries * per_entry)
+                           for s in steps if s.inputs))
+    return plan
+
+
+def _tile(groups: Sequence[str], inputs: Sequence[Layout], sizes: dict[str, int]) -> int:
+    """Tile size of the first group label when some operand is shared across it (0: no tiling).
+
+    Then each work-group takes a tile of that label as one more mode of its steps: a shared
+    operand's product is made once per tile, and the label can join a gemm dimension (fuse)
+    instead of a loop over entries."""
+    if not groups or all(groups[0] in t.labels for t in inputs):
+        return 0
+    n = sizes[groups[0]]
+    most = min(MAX_SHARED_BLOCK, n // MIN_GROUPS)
+    if most < 2:
+        return 0
+    for size in range(most, most // 2, -1):   # a tile that divides the label: no short tile
+        if n % size == 0:
+            return size
+    return most
+
+
+def choose_block(work: int, entries: int) -> int:
+    """Batch entries per work-group: enough for BLOCK_WORK multiply-adds, keeping
+    MIN_GROUPS work-groups."""
+    if work >= BLOCK_WORK or entries < 2 * MIN_GROUPS:
+        return 1
+    return max(1, min(MAX_BLOCK, -(-BLOCK_WORK // max(work, 1)), entries // MIN_GROUPS))
