@@ -44,6 +44,7 @@ class CompileResult:
     device_info: Any = None
     schedules: dict[str, dict] = field(default_factory=dict)  # kernel -> complete schedule used
     tuned: dict[str, dict] = field(default_factory=dict)      # kernel -> tuned knobs applied
+    given: Any = None  # the caller's schedule (tinyc.schedule.Schedule), for the variants
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -131,7 +132,7 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     return CompileResult(program, stages, spirv, kernels, timings, source, name, std=program.std,
                          defines=dict(defines or {}), warnings=warnings,
                          subgroup_size=subgroup_size, device_info=device_info, schedules=used,
-                         tuned=tuned_entries)
+                         tuned=tuned_entries, given=given)
 
 
 def _schedule(schedule: Any) -> Any:
@@ -297,7 +298,7 @@ class Program:
             r = self._result
             self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
                                              device_info=r.device_info, std=r.std, defines=r.defines,
-                                             schedule=r.schedules or None, check_bounds=True)
+                                             schedule=r.given, tuned=r.tuned, check_bounds=True)
         return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):

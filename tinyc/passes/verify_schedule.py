@@ -36,7 +36,7 @@ def verify_schedule(fn: Function, options: "PassOptions") -> None:
     errors = []
     for key, inst in scheduled_instructions(fn):
         knobs = resolve_knobs(inst, S, device, room)
-        problems = fit_problems(inst, knobs, S, device, room)
+        problems = fit_problems(inst, knobs, S, device, room, tile_given="tile" in inst.attrs)
         errors += [Diagnostic(f"{inst.opname}: the schedule does not fit the device: {p}", inst.span)
                    for p in problems]
         if isinstance(inst, MATMULS) and knobs["stage"] and not problems:
