@@ -18,8 +18,13 @@ Defaults when nothing is forced:
   for f64 were no faster than 16 (16x16x16: 1.18 vs 1.14 ms), and f16 at 32
   lanes was 4x slower than at 16, so the element type does not change S.
   Coopmatrix types in the kernel narrow the choice to sizes that divide the
-  rows of every matrix_a and matrix_acc. The supported size nearest to 16
-  (on a log scale; the larger on a tie) is taken.
+  rows of every matrix_a and matrix_acc (but for matrices with fewer rows
+  than any size, such as a column reduction's 1×N, which pad at any size).
+  The supported size nearest to 16 (on a log scale; the larger on a tie) is
+  taken — nearest to 8 when every gemm/gemv/ger output has at most 8 rows,
+  known at compile time (rows go across lanes: 16 lanes would leave half of
+  each vector idle). The `subgroup_size` schedule knob and the autotuner try
+  the others.
 - With a `work_group_size` attribute but no subgroup size, S is the
   supported divisor of X nearest to 16, so `work_group_size=[32, 2]` means
   four subgroups of 16 whatever the device, as a user of the attribute
@@ -37,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
-from tinyc.ir.instructions import BlasInstruction
+from tinyc.ir.instructions import BlasInstruction, Gemm, Gemv, Ger
 from tinyc.ir.types import DYNAMIC, CoopMatrixType, MatrixUse, MemrefType
 from tinyc.std import DEFAULT, Std, Version
 from tinyc.target.device_info import DeviceInfo, device_of
@@ -68,10 +73,24 @@ def choose_work_group_size(fn: Function, options: "PassOptions | None" = None) -
                                           or [s for s in device.subgroup_sizes if rows % s == 0])
     else:
         if sgs is None:
-            sgs = preferred_subgroup_size(fn, device, allowed)
+            sgs = preferred_subgroup_size(fn, device, allowed, preferred=_rows_preference(fn))
         rows, cols = default_work_group_size(fn, sgs, device)
     fn.attrs["subgroup_size"] = sgs
     fn.attrs["work_group_size"] = [rows, cols]
+    check_subgroup_rules(fn, sgs)
+
+
+def check_subgroup_rules(fn: Function, sgs: int) -> None:
+    """Rules that depend on the subgroup size (coopmatrix layouts: extract/insert indices).
+
+    The verifier checks them when the `subgroup_size` attribute gives the size;
+    otherwise they can only be checked here, once the size is chosen.
+    """
+    for inst in fn.walk():
+        rule = getattr(inst, "subgroup_size_problem", None)
+        problem = rule(sgs) if rule is not None else None
+        if problem:
+            raise CompilationError(Diagnostic(f"{inst.title}: {problem}", inst.span))
 
 
 def _check_multiples(fn: Function, multiples: list, sgs: int | None, device: DeviceInfo,
@@ -104,6 +123,11 @@ def _forced_subgroup_size(fn: Function, options: Any, device: DeviceInfo) -> int
     """The attribute, else the caller's request; checked against the device."""
     if "subgroup_size" in fn.attrs:
         sgs, origin = fn.attrs["subgroup_size"], "subgroup_size"
+        requested = getattr(options, "subgroup_size", None)
+        if requested is not None and requested != sgs and options is not None:
+            options.warnings.append(Diagnostic(
+                f"function '@{fn.name}': its subgroup_size attribute ({sgs}) overrides the "
+                f"requested subgroup size {requested}", fn.span, severity="warning"))
     elif getattr(options, "subgroup_size", None) is not None:
         sgs, origin = options.subgroup_size, "the subgroup size requested by the caller"
     else:
@@ -147,9 +171,27 @@ def preferred_subgroup_size(fn: Function, device: DeviceInfo, allowed: Sequence[
     """The size in `allowed` (default: the device's) nearest to `preferred` that suits the
     kernel's coopmatrix shapes."""
     candidates = list(device.subgroup_sizes if allowed is None else allowed)
-    rows = _coopmatrix_rows(fn)
+    smallest = min(candidates, default=1)
+    rows = [r for r in _coopmatrix_rows(fn) if r >= smallest]  # fewer rows pad at any size
     fitting = [s for s in candidates if all(r % s == 0 for r in rows)]
     return _nearest(fitting or candidates, preferred)
+
+
+SMALL_ROWS = 8
+
+
+def _rows_preference(fn: Function) -> int:
+    """8 when every matmul's output has at most 8 rows, known at compile time; else 16.
+
+    The matmul lowerings put C's rows across the lanes, so 16 lanes on an 8×8
+    gemm leave half of each vector idle (the OpenCL C baselines ran 2-4x
+    faster with 8-lane sub-groups at n = 8, benchmarks/README.md).
+    """
+    rows = [inst.output.type.shape[0] for inst in fn.walk()
+            if isinstance(inst, (Gemm, Gemv, Ger)) and isinstance(inst.output.type, MemrefType)]
+    if rows and all(r != DYNAMIC and r <= SMALL_ROWS for r in rows):
+        return SMALL_ROWS
+    return DEFAULT_SUBGROUP_SIZE
 
 
 def _coopmatrix_rows(fn: Function) -> set[int]:

@@ -6,6 +6,7 @@ tinyc/passes for the lowering of each).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -32,6 +33,25 @@ ShapeOf = Callable[[Value], Sequence[int]]
 
 def _transpose_suffix(transposed: bool) -> str:
     return ".t" if transposed else ".n"
+
+
+@dataclass(frozen=True)
+class SizeRule:
+    """Mode `left[1]` of operand `left[0]` must equal mode `right[1]` of operand `right[0]`.
+
+    A collective's shape rule as (operand index, mode) pairs: the verifier
+    checks the sizes known at compile time; bounds-checked launches check the
+    `?` ones at run time, and `tinyc run` makes related `?` sizes agree.
+    """
+
+    left: tuple[int, int]
+    right: tuple[int, int]
+    what: str  # e.g. "columns of op(A) = rows of op(B)"
+
+
+def _op_mode(transposed: bool, mode: int) -> int:
+    """The mode of a matrix X that is mode `mode` of op(X)."""
+    return 1 - mode if transposed else mode
 
 
 def _transposes(s: "Parsed", count: int) -> list[bool]:
@@ -67,6 +87,16 @@ def transpose_syntax(count: int) -> str:
 
 def _atomic(s: "Parsed") -> bool:
     return ".atomic" in s.modifiers
+
+
+SCHEDULE_SYNTAX = ' ("attributes" dictionary)?'
+"""A BLAS-like collective may end in its schedule knobs, `attributes {"tile"=[2, 4]}`
+(tinyc's extension; tinyc/schedule/knobs.py, docs/schedules.md)."""
+
+
+def _scheduled(inst: "BlasInstruction", s: "Parsed") -> "BlasInstruction":
+    inst.attrs = dict(s.attributes)
+    return inst
 
 
 def is_constant(value: Value, number: int) -> bool:
@@ -146,8 +176,18 @@ class BlasInstruction(Instruction):
         """The modifiers as the seed (or with `newest`, the newest language) orders them."""
         return ".atomic" if self.atomic else ""
 
+    def schedule_text(self, p: "Printer") -> str:
+        """` attributes {...}`: the schedule knobs (tinyc/schedule/knobs.py), if any."""
+        return f" attributes {p.attrs(self.attrs)}" if self.attrs else ""
+
     def format(self, p: "Printer") -> str:
-        return f"{self.opname}{self.modifiers(p.newest)} " + ", ".join(p.v(v) for v in self.operands)
+        return (f"{self.opname}{self.modifiers(p.newest)} " + ", ".join(p.v(v) for v in self.operands)
+                + self.schedule_text(p))
+
+    def size_rules(self) -> list[SizeRule] | None:
+        """The sizes of operands that must agree (None: not described, so nothing
+        may rely on them, and bounds-checked launches check the lowered code)."""
+        return None
 
     def memory_accesses(self) -> Accesses:
         """Inputs are read; the output is written, and read too when beta may be non-zero.
@@ -192,7 +232,7 @@ class TransposedUpdate(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "TransposedUpdate":
-        return cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s))
+        return _scheduled(cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s)), s)
 
     def modifiers(self, newest: bool = False) -> str:
         t = _transpose_suffix(self.transpose)
@@ -204,7 +244,7 @@ class Axpby(TransposedUpdate):
 
     opname = "axpby"
     keywords = ("axpby",)
-    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """op(A) itself costs nothing; the update does the work."""
@@ -220,13 +260,20 @@ class Axpby(TransposedUpdate):
             check_shapes_equal(ctx, self, "B", B.shape, "op(A)", op_shape(A, self.transpose),
                                [self.operands[1], self.operands[3]])
 
+    def size_rules(self) -> list[SizeRule]:
+        """shape(B) = shape(op(A))."""
+        order = self.output.type.order
+        transposed = self.transpose and order == 2
+        return [SizeRule((3, k), (1, _op_mode(transposed, k)), f"mode {k} of B = mode {k} of op(A)")
+                for k in range(order)]
+
 
 class Cumsum(BlasInstruction):
     """B := alpha A ×_n L + beta B: inclusive prefix sum along mode n."""
 
     opname = "cumsum"
     keywords = ("cumsum",)
-    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," INTEGER "," LOCAL_ID "," LOCAL_ID'
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," INTEGER "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def __init__(self, alpha: Value, A: Value, mode: int, beta: Value, B: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -236,7 +283,7 @@ class Cumsum(BlasInstruction):
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Cumsum":
         alpha, A, beta, B = s.operands
-        return cls(alpha, A, s.literals[0], beta, B, atomic=_atomic(s))
+        return _scheduled(cls(alpha, A, s.literals[0], beta, B, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One add per element of A."""
@@ -244,7 +291,7 @@ class Cumsum(BlasInstruction):
 
     def format(self, p: "Printer") -> str:
         a, A, beta, B = (p.v(v) for v in self.operands)
-        return f"cumsum{self.modifiers(p.newest)} {a}, {A}, {self.mode}, {beta}, {B}"
+        return f"cumsum{self.modifiers(p.newest)} {a}, {A}, {self.mode}, {beta}, {B}{self.schedule_text(p)}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """order(A) >= 1, shape(A) = shape(B), summation mode in range (from 0)."""
@@ -260,13 +307,19 @@ class Cumsum(BlasInstruction):
                                   f"{A.order} (modes count from 0)", [self.operands[1]])
         check_shapes_equal(ctx, self, "B", B.shape, "A", A.shape, [self.operands[1], self.operands[3]])
 
+    def size_rules(self) -> list[SizeRule]:
+        """shape(B) = shape(A)."""
+        return [SizeRule((3, k), (1, k), f"mode {k} of B = mode {k} of A")
+                for k in range(self.output.type.order)]
+
 
 class Gemm(BlasInstruction):
     """C := alpha op1(A) op2(B) + beta C."""
 
     opname = "gemm"
     keywords = ("gemm",)
-    syntax = transpose_syntax(2) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = (transpose_syntax(2) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+              + SCHEDULE_SYNTAX)
 
     def __init__(self, transpose_a: bool, transpose_b: bool, alpha: Value, A: Value, B: Value,
                  beta: Value, C: Value, atomic: bool = False, span: Span | None = None):
@@ -277,7 +330,7 @@ class Gemm(BlasInstruction):
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Gemm":
         ta, tb = _transposes(s, 2)
-        return cls(ta, tb, *s.operands, atomic=_atomic(s))
+        return _scheduled(cls(ta, tb, *s.operands, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """2·M·N·K."""
@@ -305,13 +358,21 @@ class Gemm(BlasInstruction):
         check_size_match(ctx, self, "rows of C", rows, "rows of op(A)", m, mats)
         check_size_match(ctx, self, "columns of C", cols, "columns of op(B)", n, mats)
 
+    def size_rules(self) -> list[SizeRule]:
+        """op(A) is MxK, op(B) KxN, C MxN."""
+        ta, tb = self.transpose_a, self.transpose_b
+        return [SizeRule((1, _op_mode(ta, 1)), (2, _op_mode(tb, 0)), "columns of op(A) = rows of op(B)"),
+                SizeRule((4, 0), (1, _op_mode(ta, 0)), "rows of C = rows of op(A)"),
+                SizeRule((4, 1), (2, _op_mode(tb, 1)), "columns of C = columns of op(B)")]
+
 
 class Gemv(BlasInstruction):
     """c := alpha op(A) b + beta c."""
 
     opname = "gemv"
     keywords = ("gemv",)
-    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = (transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+              + SCHEDULE_SYNTAX)
 
     def __init__(self, transpose: bool, alpha: Value, A: Value, b: Value, beta: Value,
                  c: Value, atomic: bool = False, span: Span | None = None):
@@ -320,7 +381,7 @@ class Gemv(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Gemv":
-        return cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s))
+        return _scheduled(cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """2·M·K: a multiply-add per element of A."""
@@ -345,13 +406,19 @@ class Gemv(BlasInstruction):
         check_size_match(ctx, self, "columns of op(A)", k, "rows of b", types[1].shape[0], vals)
         check_size_match(ctx, self, "rows of c", types[2].shape[0], "rows of op(A)", m, vals)
 
+    def size_rules(self) -> list[SizeRule]:
+        """op(A) is MxK, b has K rows, c M rows."""
+        t = self.transpose
+        return [SizeRule((1, _op_mode(t, 1)), (2, 0), "columns of op(A) = rows of b"),
+                SizeRule((4, 0), (1, _op_mode(t, 0)), "rows of c = rows of op(A)")]
+
 
 class Ger(BlasInstruction):
     """C := alpha a b^T + beta C."""
 
     opname = "ger"
     keywords = ("ger",)
-    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, C: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -359,7 +426,7 @@ class Ger(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Ger":
-        return cls(*s.operands, atomic=_atomic(s))
+        return _scheduled(cls(*s.operands, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One multiply a_i·b_j per element of C."""
@@ -380,6 +447,11 @@ class Ger(BlasInstruction):
         check_size_match(ctx, self, "rows of C", rows, "rows of a", types[0].shape[0], vals)
         check_size_match(ctx, self, "columns of C", cols, "rows of b", types[1].shape[0], vals)
 
+    def size_rules(self) -> list[SizeRule]:
+        """C is MxN for a of M rows and b of N rows."""
+        return [SizeRule((4, 0), (1, 0), "rows of C = rows of a"),
+                SizeRule((4, 1), (2, 0), "columns of C = rows of b")]
+
 
 class HadamardProduct(BlasInstruction):
     """c := alpha a ∘ b + beta c (element-wise product)."""
@@ -387,7 +459,7 @@ class HadamardProduct(BlasInstruction):
     opname = "hadamard_product"
     keywords = ("hadamard_product", "hadamard")
     versions = {"hadamard_product": Std.SEED}
-    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, c: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -395,7 +467,7 @@ class HadamardProduct(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "HadamardProduct":
-        return cls(*s.operands, atomic=_atomic(s))
+        return _scheduled(cls(*s.operands, atomic=_atomic(s)), s)
 
     @property
     def title(self) -> str:
@@ -423,13 +495,19 @@ class HadamardProduct(BlasInstruction):
         check_shapes_equal(ctx, self, "b", b.shape, "a", a.shape, vals)
         check_shapes_equal(ctx, self, "c", c.shape, "a", a.shape, vals)
 
+    def size_rules(self) -> list[SizeRule]:
+        """a, b and c of one shape."""
+        order = self.output.type.order
+        return ([SizeRule((2, k), (1, k), f"mode {k} of b = mode {k} of a") for k in range(order)]
+                + [SizeRule((4, k), (1, k), f"mode {k} of c = mode {k} of a") for k in range(order)])
+
 
 class Sum(TransposedUpdate):
     """b := alpha op(A) 1 + beta b (row sums, or the sum of a vector)."""
 
     opname = "sum"
     keywords = ("sum",)
-    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One add per element of A."""
@@ -448,6 +526,13 @@ class Sum(TransposedUpdate):
         if b.order == 1:
             check_size_match(ctx, self, "rows of b", b.shape[0], "rows of op(A)",
                              op_shape(A, self.transpose)[0], [self.operands[1], self.operands[3]])
+
+    def size_rules(self) -> list[SizeRule]:
+        """rows(b) = rows(op(A)) when b is a vector."""
+        if self.output.type.order != 1:
+            return []
+        transposed = self.transpose and self.inputs[0].type.order == 2
+        return [SizeRule((3, 0), (1, _op_mode(transposed, 0)), "rows of b = rows of op(A)")]
 
 
 class RangeLoop(Instruction):

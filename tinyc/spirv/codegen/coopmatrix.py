@@ -9,24 +9,28 @@ Layout for subgroup size S (RUNTIME-NOTES §12 rules out SPV_KHR_cooperative_mat
 
 Checked loads branch around the memory access (out-of-bounds components are
 0 and never touch memory); stores of matrix_b are split so that lane
-i mod S writes row i, so atomic adds happen once. Where a lane's row is
+i mod S writes row i, so atomic adds happen once (an atomic update's old
+values are then broadcast from that lane). The atomic load / store / update
+forms access each component with tinyc/spirv/codegen/atomics.py. Where a lane's row is
 contiguous in memory (a `.t` load from a column-major memref) it is read with
 OpenCL's vloadn instead of one scalar load per component.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable
 
 from tinyc.ir.instructions import (
-    ArithBinaryOp, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
-    CoopMatrixStore,
+    ArithBinaryOp, CheckedFlag, CoopMatrixAtomicLoad, CoopMatrixAtomicStore, CoopMatrixAtomicUpdate,
+    CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, StoreFlag,
 )
 from tinyc.ir.types import CoopMatrixType, MatrixUse
-from tinyc.spirv.codegen import scalar
+from tinyc.spirv.codegen import atomics, scalar
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.memref import element_address, load_element, store_element
+from tinyc.spirv.codegen.subgroup import broadcast
 from tinyc.spirv.codegen.types import coop_blocks, coop_components, compute_type, scalar_type
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import Op, OpenCLStd
@@ -35,12 +39,9 @@ Cond = Id | bool
 """A condition known at run time (bool id) or at compile time."""
 
 VECTOR_LOAD_BYTES = 8
-"""Bytes per vector load when a lane's row is contiguous (at least 2 components).
-The CPU vectorizer turns a per-lane `vloadn` into contiguous loads plus
-register shuffles, where separate per-lane loads become one gather per
-component. Measured on batched gemm.t.n (8-64, f32 and f64, loads of 8 or 16
-components per row): 2 components per vloadn beat 4 and 8 by 10-40% and the
-gathers by 1.3-2.3x; an OpLoad through a vector pointer compiled to gathers."""
+"""Bytes per vector load when a lane's row is contiguous and the load carries no
+`vector_width` (the schedule knob, see tinyc/schedule/defaults.py). An OpLoad
+through a vector pointer compiled to gathers, so the width is OpenCL's vloadn."""
 
 VLOADN_SIZES = (2, 3, 4, 8, 16)
 """Vector widths OpenCL's vloadn accepts."""
@@ -84,7 +85,60 @@ def _guarded(ctx: Ctx, cond: Cond, then: Callable[[], list[Id]], types: list[Id]
     return ctx.branch(cond, then, None, types, defaults)
 
 
-@emits(CoopMatrixLoad)
+class _Placement:
+    """Where the components of a coopmatrix at (x, y) sit in a memref, `.t` or not."""
+
+    def __init__(self, ctx: Ctx, transpose: bool, x: IndexLike, y: IndexLike):
+        self.ctx = ctx
+        # the memref modes that the matrix rows / columns run along
+        self.row_mode, self.col_mode = (1, 0) if transpose else (0, 1)
+        self.row_base, self.col_base = (y, x) if transpose else (x, y)
+
+    def position(self, row: IndexLike, j: int) -> list[IndexLike]:
+        """The memref index of column j of the matrix row `row`."""
+        idx: list[IndexLike] = [0, 0]
+        idx[self.row_mode] = self.ctx.iadd(self.row_base, row)
+        idx[self.col_mode] = self.ctx.iadd(self.col_base, j)
+        return idx
+
+    def row_inside(self, row: IndexLike, desc: MemrefDesc) -> Cond:
+        return _in_bounds(self.ctx, self.ctx.iadd(self.row_base, row), desc.shape[self.row_mode])
+
+    def column_inside(self, j: int, desc: MemrefDesc) -> Cond:
+        return _in_bounds(self.ctx, self.ctx.iadd(self.col_base, j), desc.shape[self.col_mode])
+
+    def contiguous(self, desc: MemrefDesc, t: CoopMatrixType, checked: CheckedFlag) -> bool:
+        """Whether each lane's row lies contiguously in memory (unit stride along it)."""
+        stride = desc.stride[self.col_mode]
+        return (t.use is not MatrixUse.B and not checked.cols and t.cols > 1
+                and not t.component.is_complex and not isinstance(stride, Id) and stride == 1)
+
+    def check_block(self, desc: MemrefDesc, t: CoopMatrixType, checked: CheckedFlag) -> None:
+        """Record (once) a block that leaves the memref along a mode its load/store does not
+        check (bounds-checked launches)."""
+        checker = self.ctx.bounds
+        ok: Cond = desc.valid
+        if not checked.rows:
+            ok = checker.both(ok, checker.fits(self.row_base, t.rows, desc.shape[self.row_mode]))
+        if not checked.cols:
+            ok = checker.both(ok, checker.fits(self.col_base, t.cols, desc.shape[self.col_mode]))
+        position: list[IndexLike] = [0, 0]
+        position[self.row_mode], position[self.col_mode] = self.row_base, self.col_base
+        size = [0, 0]
+        size[self.row_mode], size[self.col_mode] = t.rows, t.cols
+        checker.record(ok, checker.site(self.ctx.current, "coopmatrix"), position, size, desc.shape)
+
+
+def _checking(ctx: Ctx) -> bool:
+    return ctx.bounds is not None and not ctx.bounds.trusted()
+
+
+def _vector_width(inst, desc: MemrefDesc) -> int:
+    """The `vector_width` schedule knob, else VECTOR_LOAD_BYTES' worth of elements."""
+    return inst.attrs.get("vector_width") or max(2, VECTOR_LOAD_BYTES // desc.type.element.size)
+
+
+@emits(CoopMatrixLoad, CoopMatrixAtomicLoad)
 def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     M, xv, yv = inst.operands
     t: CoopMatrixType = inst.result.type
@@ -92,48 +146,49 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     x, y = ctx.index(xv), ctx.index(yv)
     ty = scalar_type(ctx.m, t.component)
     zero = scalar.zero(ctx, t.component)
-    # memref mode that the matrix rows / columns run along
-    row_mode, col_mode = (1, 0) if inst.transpose else (0, 1)
-    row_base, col_base = (y, x) if inst.transpose else (x, y)
+    at = _Placement(ctx, inst.transpose, x, y)
+    order = (atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
+             if isinstance(inst, CoopMatrixAtomicLoad) else None)
 
-    def position(row: IndexLike, j: int) -> list[IndexLike]:
-        idx: list[IndexLike] = [0, 0]
-        idx[row_mode] = ctx.iadd(row_base, row)
-        idx[col_mode] = ctx.iadd(col_base, j)
-        return idx
+    def read(ptr: Id) -> Id:
+        if order is not None:
+            return atomics.atomic_load(ctx, desc.type, ptr, order)
+        return load_element(ctx, desc, ptr)
 
     # A lane's row is contiguous in memory (a .t load of a column-major memref):
     # vector loads instead of one gather per component.
-    stride = desc.stride[col_mode]
-    contiguous = (t.use is not MatrixUse.B and not inst.checked.cols and t.cols > 1
-                  and not t.component.is_complex and not isinstance(stride, Id) and stride == 1)
+    contiguous = order is None and at.contiguous(desc, t, inst.checked)
+    checking = _checking(ctx)
+    if checking:  # one record for the block; each component then goes through element_address
+        contiguous = False
+        at.check_block(desc, t, inst.checked)
     comps: list[Id] = []
     for row, real in _rows(ctx, t):
         row_ok = real
         if inst.checked.rows:
-            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
+            row_ok = _and(ctx, row_ok, at.row_inside(row, desc))
 
         def load_row(row: IndexLike = row) -> list[Id]:
             if contiguous:
-                return _load_contiguous(ctx, desc, ty, t.cols, lambda j: position(row, j))
+                return _load_contiguous(ctx, desc, ty, t.cols, _vector_width(inst, desc),
+                                        lambda j: at.position(row, j))
             out = []
             for j in range(t.cols):
                 col_ok: Cond = True
                 if inst.checked.cols:
-                    col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
-                out += _guarded(ctx, col_ok, lambda j=j: [load_element(ctx, desc, element_address(
-                    ctx, desc, position(row, j)))], [ty], [zero])
+                    col_ok = at.column_inside(j, desc)
+                out += _guarded(ctx, col_ok, lambda j=j: [read(element_address(
+                    ctx, desc, at.position(row, j)))], [ty], [zero])
             return out
 
-        comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
+        with ctx.bounds.quiet() if checking else nullcontext():
+            comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
     ctx[inst.result] = comps
 
 
-def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
+def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int, width: int,
                      position: Callable[[int], list[IndexLike]]) -> list[Id]:
-    """`cols` consecutive elements from `position(0)` on, VECTOR_LOAD_BYTES per vloadn."""
-    size = desc.type.element.size
-    width = max(2, VECTOR_LOAD_BYTES // size)
+    """`cols` consecutive elements from `position(0)` on, up to `width` per vloadn."""
     out: list[Id] = []
     j = 0
     while j < cols:
@@ -148,35 +203,114 @@ def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
     return out
 
 
-@emits(CoopMatrixStore)
+def _write_components(ctx: Ctx, t: CoopMatrixType, desc: MemrefDesc, at: _Placement,
+                      checked: CheckedFlag, write: Callable[[Id, int], Id | None],
+                      result: Id | None = None, default: Id | None = None,
+                      row_writer: Callable[[int, IndexLike], None] | None = None) -> list[Id]:
+    """write(pointer, component) for each component this lane stores, where it is in bounds.
+
+    matrix_b rows are split so that lane i mod S writes row i (every lane holds
+    all of B; an atomic then happens once). With `result` (a type id), write
+    returns a value per component and the lane's values are returned, `default`
+    where nothing was written. `row_writer(b, row)`, if given, writes the whole
+    row b at once (vector stores).
+    """
+    S = ctx.subgroup_size
+    types = [result] if result is not None else []
+    defaults = [default] if result is not None else []
+    out: list[Id] = []
+    checking = _checking(ctx)
+    if checking:  # one record for the block; each component then goes through element_address
+        at.check_block(desc, t, checked)
+    with ctx.bounds.quiet() if checking else nullcontext():
+        for b, (row, real) in enumerate(_rows(ctx, t)):
+            row_ok = real
+            if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
+                row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
+            if checked.rows:
+                row_ok = _and(ctx, row_ok, at.row_inside(row, desc))
+
+            def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
+                if row_writer is not None:
+                    row_writer(b, row)
+                    return []
+                values: list[Id] = []
+                for j in range(t.cols):
+                    col_ok: Cond = True
+                    if checked.cols:
+                        col_ok = at.column_inside(j, desc)
+
+                    def store_one(j: int = j) -> list[Id]:
+                        got = write(element_address(ctx, desc, at.position(row, j)), b * t.cols + j)
+                        return [got] if result is not None and got is not None else []
+                    values += _guarded(ctx, col_ok, store_one, types, defaults)
+                return values
+
+            out += _guarded(ctx, row_ok, store_row, types * t.cols, defaults * t.cols)
+    return out
+
+
+@emits(CoopMatrixStore, CoopMatrixAtomicStore)
 def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     A, M, xv, yv = inst.operands
     t: CoopMatrixType = A.type
     desc: MemrefDesc = ctx[M]
-    x, y = ctx.index(xv), ctx.index(yv)
     comps: list[Id] = ctx[A]
-    S = ctx.subgroup_size
-    for b, (row, real) in enumerate(_rows(ctx, t)):
-        row_ok = real
-        if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
-            row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
-        if inst.checked.rows:
-            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(x, row), desc.shape[0]))
+    at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
+    row_writer = None
+    if isinstance(inst, CoopMatrixAtomicStore):
+        order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
 
-        def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
-            for j in range(t.cols):
-                col_ok: Cond = True
-                if inst.checked.cols:
-                    col_ok = _in_bounds(ctx, ctx.iadd(y, j), desc.shape[1])
+        def write(ptr: Id, k: int) -> None:
+            atomics.atomic_store(ctx, desc.type, ptr, comps[k], order)
+    else:
+        def write(ptr: Id, k: int) -> None:
+            store_element(ctx, desc, ptr, comps[k], inst.flag)
 
-                def store_one(j: int = j) -> list[Id]:
-                    ptr = element_address(ctx, desc, [ctx.iadd(x, row), ctx.iadd(y, j)])
-                    store_element(ctx, desc, ptr, comps[b * t.cols + j], inst.flag)
-                    return []
-                _guarded(ctx, col_ok, store_one, [], [])
-            return []
+        # a .t store of a column-major memref: each lane's row is contiguous, vstoren
+        if (inst.transpose and inst.flag is StoreFlag.NONE and not _checking(ctx)
+                and at.contiguous(desc, t, inst.checked)):
+            width = _vector_width(inst, desc)
 
-        _guarded(ctx, row_ok, store_row, [], [])
+            def row_writer(b: int, row: IndexLike) -> None:
+                _store_contiguous(ctx, desc, comps[b * t.cols:(b + 1) * t.cols], width,
+                                  lambda j: at.position(row, j))
+    _write_components(ctx, t, desc, at, inst.checked, write, row_writer=row_writer)
+
+
+@emits(CoopMatrixAtomicUpdate)
+def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
+    """Component-wise atomic add/max/min; the result holds the old values (0 where skipped)."""
+    A, M, xv, yv = inst.operands
+    t: CoopMatrixType = A.type
+    desc: MemrefDesc = ctx[M]
+    comps: list[Id] = ctx[A]
+    order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics)
+    at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
+    old = _write_components(
+        ctx, t, desc, at, inst.checked,
+        lambda ptr, k: atomics.atomic_update(ctx, inst.op, desc.type, ptr, comps[k], order),
+        scalar_type(ctx.m, t.component), scalar.zero(ctx, t.component))
+    if t.use is MatrixUse.B and ctx.subgroup_size > 1:  # row i was updated by lane i mod S
+        S = ctx.subgroup_size
+        old = [broadcast(ctx, t.component, v, ctx.const32((k // t.cols) % S)) for k, v in enumerate(old)]
+    ctx[inst.result] = old
+
+
+def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
+                      position: Callable[[int], list[IndexLike]]) -> None:
+    """Store `values` to consecutive elements from `position(0)` on, up to `width` per vstoren."""
+    ty = scalar_type(ctx.m, desc.type.element)
+    j = 0
+    while j < len(values):
+        n = max((v for v in VLOADN_SIZES if v <= min(width, len(values) - j)), default=1)
+        ptr = element_address(ctx, desc, position(j))
+        if n == 1:
+            store_element(ctx, desc, ptr, values[j], StoreFlag.NONE)
+        else:
+            vec = ctx.op(Op.CompositeConstruct, ctx.m.type_vector(ty, n), *values[j:j + n])
+            ctx.ext(OpenCLStd.vstoren, ctx.m.type_void(), vec, ctx.const64(0), ptr)
+        j += n
 
 
 @emits(CoopMatrixMulAdd)
