@@ -153,13 +153,38 @@ def emit_subview(ctx: Ctx, inst: Subview) -> None:
             continue  # rank reduction: the mode is dropped
         shape.append(_index_or_int(ctx, size))
         stride.append(desc.stride[mode])
+    extra_shape, extra_stride = inst.extra_shape()  # the newest language's extra trailing modes
     result: MemrefType = inst.result.type
-    base = offset_pointer(ctx, desc.type, desc.base, ctx.dot(offsets, desc.stride))
+    start = ctx.dot(offsets, desc.stride)
+    base = offset_pointer(ctx, desc.type, desc.base, start)
     valid = desc.valid
     if ctx.bounds is not None:
         valid = _subview_valid(ctx, inst, desc, offsets)
+        if extra_shape:
+            valid = _extra_modes_valid(ctx, desc, valid, start, shape + list(extra_shape),
+                                       stride + list(extra_stride))
+    shape += extra_shape
+    stride += extra_stride
     ctx[inst.result] = MemrefDesc(base, result, _static_override(shape, result.shape),
                                   _static_override(stride, result.stride), valid)
+
+
+def _extent(ctx: Ctx, shape: list[IndexLike], stride: list[IndexLike]) -> IndexLike:
+    """Elements from the first to one past the last of a strided view: 1 + Σ (n-1)·s."""
+    last: IndexLike = 0
+    for n, s in zip(shape, stride):
+        last = ctx.iadd(last, ctx.imul(ctx.iadd(n, -1), s))
+    return ctx.iadd(last, 1)
+
+
+def _extra_modes_valid(ctx: Ctx, desc: MemrefDesc, valid: "Id | bool", start: IndexLike,
+                       shape: list[IndexLike], stride: list[IndexLike]) -> "Id | bool":
+    """A subview with modes beyond the kept ones (newest language) reaches memory its slices
+    do not describe: the whole view must lie within the operand's extent."""
+    length, extent = _extent(ctx, shape, stride), _extent(ctx, list(desc.shape), list(desc.stride))
+    ok = ctx.bounds.fits(start, length, extent)
+    return _checked_view(ctx, MemrefDesc(desc.base, desc.type, desc.shape, desc.stride, valid), ok,
+                         "subview", [start, length], [], [extent])
 
 
 def _subview_valid(ctx: Ctx, inst: Subview, desc: MemrefDesc, offsets: list[IndexLike]) -> "Id | bool":

@@ -1,0 +1,179 @@
+"""What the reference compiler accepts beyond the letter of the specs (docs/newest.md,
+"Conformance with the reference's own tests"): the builtins it spelled between the two
+versions, subview results with extra trailing modes, and gcd attributes longer than the
+memref's order. Each program here is written from the spec's rules; the expected numbers
+come from NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import tinyc
+from tinyc.cli import cli
+from tinyc.parser import parse
+from tinyc.reference import ReferenceFault, run
+from tinyc.std import Std
+
+from newest_testlib import checked, error, fn, migrated, same_meaning
+
+# ---------------------------------------------------------------- builtin.<name>.x
+
+
+@pytest.mark.parametrize("interim, newest, type", [
+    ("builtin.group_id.x", "group_id.x", "index"), ("builtin.group_id.z", "group_id.z", "index"),
+    ("builtin.num_groups.y", "num_groups.y", "index"),
+    ("builtin.num_subgroups.x", "num_subgroups.x", "i32"),
+])
+def test_prefixed_3d_builtins_are_the_newest_builtins(interim, newest, type):
+    text = fn(f"%v = {interim} : {type}")
+    program = checked(text)
+    assert program.version.std is Std.NEWEST
+    assert program.version.describe() == f"the newest language (inferred from '{interim}' at 2.8)"
+    same_meaning(text, fn(f"%v = {newest} : {type}"))
+    assert f"%v = {newest} : {type}" in migrated(text, Std.NEWEST)
+
+
+def test_prefixed_spmd_builtins_stay_spmd():
+    text = fn("%v = builtin.subgroup_id.y : i32")
+    assert error(text).message == ("builtin.subgroup_id.y is an SPMD instruction and cannot appear "
+                                   "in a collective region; place it inside a foreach or parallel "
+                                   "region")
+    checked(fn("""
+    parallel {
+      %v = builtin.subgroup_id.x : i32
+      %w = builtin.subgroup_linear_id : i32
+    }
+    """))
+
+
+def test_an_unknown_mode_of_a_prefixed_builtin_is_reported_at_the_mode():
+    text = fn("%v = builtin.group_id.w : index")
+    d = error(text)
+    assert "'.w'" in d.message and (d.line, d.column) == (2, text.split("\n")[1].index(".w") + 1)
+
+
+# ---------------------------------------------------------------- subview: extra modes
+
+# The newest spec's rank reduction drops a mode given by an offset alone; the reference
+# compiler also takes result modes beyond the kept ones (its own tests write
+# `subview %a[%x,0] : memref<i16x8>`): they view the memory from the offset on with the
+# shape and stride the type declares.
+COLUMN = fn("""
+%col = subview %a[%x, 0] : memref<f32x8>
+parallel {
+  %i = subgroup_local_id : i32
+  %j = cast %i : index
+  %c8 = constant 8 : index
+  %in = less_than %j, %c8 : bool
+  if %in {
+    %v = load %col[%j] : f32
+    store %v, %b[%j]
+  }
+}
+""", "%a: memref<f32x8x8>, %b: memref<f32x8>, %x: index")
+
+
+def test_extra_result_modes_check_in_the_newest_language():
+    program = checked(COLUMN)
+    assert program.version.std is Std.NEWEST
+
+
+def test_extra_result_modes_are_an_error_in_the_seed_language():
+    d = error(COLUMN, Std.SEED)
+    assert d.message == ("subview: the slices keep 0 mode(s) but the result memref<f32x8> has 1; "
+                         "a rule of the seed language (--std seed), --std newest lifts it")
+    assert (d.line, d.column) == (2, 3)
+
+
+@pytest.mark.parametrize("result", ["memref<f32x?>", "memref<f32x8,strided<?>>"])
+def test_extra_result_modes_must_be_static(result):
+    text = fn(f"%col = subview %a[%x, 0] : {result}", "%a: memref<f32x8x8>, %x: index")
+    d = error(text, Std.NEWEST)
+    assert d.message == (f"subview: the result has 1 mode(s) after the 0 the slices keep; their "
+                         f"sizes and strides must be static and positive, got {result}")
+
+
+def test_kept_modes_still_follow_the_rank_reduction_rule():
+    text = fn("%v = subview %a[2:4, %x] : memref<f32x5x8>", "%a: memref<f32x16x8>, %x: index")
+    assert "result shape 5x8" in error(text, Std.NEWEST).message
+
+
+def test_extra_result_modes_cannot_be_printed_in_the_seed_language():
+    with pytest.raises(tinyc.CompilationError, match="a subview result with modes beyond the kept "
+                                                     "ones cannot be written in the seed language"):
+        migrated(COLUMN, Std.SEED)
+
+
+@pytest.fixture(scope="module")
+def column(device):
+    return tinyc.compile(COLUMN)["k"]
+
+
+@pytest.mark.parametrize("x", [0, 3, 7])
+def test_extra_result_modes_view_the_memory_from_the_offset(column, x):
+    a = np.asfortranarray(np.arange(64, dtype=np.float32).reshape(8, 8))
+    want = a.ravel(order="F")[x: x + 8]
+    b = np.zeros(8, np.float32)
+    column(a, b, x)
+    np.testing.assert_array_equal(b, want)
+    ref = np.zeros(8, np.float32)
+    run(parse(COLUMN)["k"], [a, ref, np.int64(x)], 1)
+    np.testing.assert_array_equal(ref, want)
+
+
+# Columns %x and %x+1 of an 8x8 matrix as a 8x2 view: past the matrix for %x = 7.
+TWO_COLUMNS = fn("""
+%cols = subview %a[0, %x] : memref<f32x8x2>
+parallel {
+  %i = subgroup_local_id : i32
+  %j = cast %i : index
+  %c8 = constant 8 : index
+  %c1 = constant 1 : index
+  %in = less_than %j, %c8 : bool
+  if %in {
+    %v = load %cols[%j, %c1] : f32
+    store %v, %b[%j]
+  }
+}
+""", "%a: memref<f32x8x8>, %b: memref<f32x8>, %x: index")
+
+
+def test_a_view_past_the_operand_is_undefined_in_the_reference_interpreter():
+    a = np.zeros((8, 8), np.float32, order="F")
+    run(parse(TWO_COLUMNS)["k"], [a, np.zeros(8, np.float32), np.int64(6)], 1)
+    with pytest.raises(ReferenceFault, match="subview: the view reaches element 71 of an operand "
+                                             "with 64"):
+        run(parse(TWO_COLUMNS)["k"], [a, np.zeros(8, np.float32), np.int64(7)], 1)
+
+
+@pytest.mark.parametrize("x, ok", [(6, True), (7, False)])
+def test_a_view_past_the_operand_is_a_bounds_violation(device, tmp_path, x, ok):
+    path = tmp_path / "cols.ir"
+    path.write_text(TWO_COLUMNS)
+    result = CliRunner().invoke(cli, ["run", str(path), "--check-bounds", "--check", "--repeat", "1",
+                                      "--size", f"x={x}"])
+    if ok:
+        assert result.exit_code == 0 and "results match" in result.output, result.output
+    else:
+        assert result.exit_code == 1, result.output
+        assert "subview out of bounds at" in result.output
+
+
+# ---------------------------------------------------------------- gcd attributes
+
+
+@pytest.mark.parametrize("name", ["shape_gcd", "stride_gcd"])
+def test_gcd_entries_beyond_the_order_are_ignored_in_the_newest_language(name):
+    text = fn("%v = add %x, %x : f32", f"%A: memref<f32x?x?> {{{name}=[1,8,8]}}, %x: f32")
+    checked(text)
+    seed = text.replace("add %x", "arith.add %x")
+    assert error(seed).message == (f"argument '%A': {name} has 3 entries but the memref has order 2; "
+                                   "a rule of the seed language (inferred from 'arith.add' at 2.8), "
+                                   "--std newest lifts it")
+
+
+def test_gcd_entries_within_the_order_are_still_checked():
+    text = fn("%v = add %x, %x : f32", "%A: memref<f32x12x?> {shape_gcd=[8,2,2]}, %x: f32")
+    assert error(text).message == "argument '%A': shape_gcd entry 8 does not divide the size 12 of mode 0"
