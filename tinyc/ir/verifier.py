@@ -146,8 +146,7 @@ def _check_argument(ctx: VerifyContext, arg: Value) -> None:
     if isinstance(memref, MemrefType) and memref.space is AddressSpace.LOCAL:
         ctx.error(f"{name} cannot have type {t}: arguments live in the global address space", span)
     newest = ctx.version.std is Std.NEWEST  # extra gcd entries: ignored in the newest language
-    rule = "" if newest else ctx.version.rule()
-    for problem in attr_checks.parameter_problems(t, arg.attrs, newest, rule):
+    for problem in attr_checks.parameter_problems(t, arg.attrs, newest):
         ctx.error(f"{name}: {problem}", span)
 
 
