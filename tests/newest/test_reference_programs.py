@@ -200,3 +200,36 @@ def test_align_is_no_attribute_name():
     d = error("func @k(%A: memref<f32x16> {align=64}) {\n}\n")
     assert d.message == ("unknown attribute name 'align' (did you mean 'alignment'?); other names "
                          "must be quoted")
+
+
+# ---------------------------------------------------------------- tinyc run
+
+OFFSET_GROUP = fn("""
+%gid = group_id.x : index
+%m = load %g[%gid] : memref<f32x?>
+%c0 = constant 0 : index
+%v = load %m[%c0] : f32
+%two = constant 2.0 : f32
+%w = mul %v, %two : f32
+parallel {
+  %l = subgroup_local_id : i32
+  %z = constant 0 : i32
+  %first = equal %l, %z : bool
+  if %first {
+    store %w, %m[%c0]
+    store %w, %out[%gid]
+  }
+}
+""", "%g: group<memref<f32x?>x?, offset: 3>, %out: memref<f32x?>")
+
+
+def test_tinyc_run_makes_the_members_of_a_group_with_a_static_offset(device, tmp_path):
+    """The reference's calling-convention test has `group<memref<c64x?>x?, offset: 42>`."""
+    path = tmp_path / "offset.ir"
+    path.write_text(OFFSET_GROUP)
+    result = CliRunner().invoke(cli, ["run", str(path), "--batch", "3", "--check", "--repeat", "1",
+                                      "--size", "g=5"])
+    assert result.exit_code == 0, result.output
+    assert "arguments: %g: 3 x f32 5 at offset 3, %out: f32 3" in result.output
+    assert "compared %g (24 elements, every work-group of 3)" in result.output
+    assert "results match" in result.output
