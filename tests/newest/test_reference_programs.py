@@ -233,3 +233,13 @@ def test_tinyc_run_makes_the_members_of_a_group_with_a_static_offset(device, tmp
     assert "arguments: %g: 3 x f32 5 at offset 3, %out: f32 3" in result.output
     assert "compared %g (24 elements, every work-group of 3)" in result.output
     assert "results match" in result.output
+
+
+def test_extra_gcd_entries_and_result_modes_survive_the_passes():
+    """The lowered IR is checked again after the passes (a regression: it was checked with
+    the seed's rules)."""
+    from tinyc.compiler import compile_to_spirv
+
+    compile_to_spirv(fn("%v = add %x, %x : f32", "%A: memref<f32x?x?> {stride_gcd=[1,8,8]}, %x: f32"),
+                     "gcd.ir", validate=True)
+    compile_to_spirv(COLUMN, "column.ir", validate=True)

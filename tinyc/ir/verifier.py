@@ -53,7 +53,7 @@ from tinyc.ir.instructions import SPMD_BUILTINS, BlasInstruction, Builtin, Yield
 from tinyc.ir.types import DYNAMIC, AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, \
     ScalarType, Type, VoidType, type_problems
 from tinyc.schedule.knobs import knob_problems
-from tinyc.std import DEFAULT, Std, Version, other_std
+from tinyc.std import DEFAULT, Version, other_std
 
 class VerifyContext:
     """What an instruction's `verify` needs: error reporting and where it sits."""
@@ -145,8 +145,8 @@ def _check_argument(ctx: VerifyContext, arg: Value) -> None:
     memref = t.memref if isinstance(t, GroupType) else t
     if isinstance(memref, MemrefType) and memref.space is AddressSpace.LOCAL:
         ctx.error(f"{name} cannot have type {t}: arguments live in the global address space", span)
-    newest = ctx.version.std is Std.NEWEST  # extra gcd entries: ignored in the newest language
-    for problem in attr_checks.parameter_problems(t, arg.attrs, newest):
+    extra_gcd_ok = ctx.version.newest_extensions  # extra gcd entries: ignored in the newest language
+    for problem in attr_checks.parameter_problems(t, arg.attrs, extra_gcd_ok):
         ctx.error(f"{name}: {problem}", span)
 
 

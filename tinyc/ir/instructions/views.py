@@ -404,7 +404,7 @@ class Subview(Instruction):
         shape, stride = self.extra_shape()
         if not shape:
             return (), ()
-        if ctx.version.std is not Std.NEWEST and ctx.version.how != "lowered":
+        if not ctx.version.newest_extensions:
             return (), ()  # the spec's rank reduction: the result shape is wrong
         if DYNAMIC in shape or DYNAMIC in stride or 0 in shape:
             inst_error(ctx, self, f"the result has {len(shape)} mode(s) after the {kept} the slices "
