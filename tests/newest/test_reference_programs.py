@@ -243,3 +243,29 @@ def test_extra_gcd_entries_and_result_modes_survive_the_passes():
     compile_to_spirv(fn("%v = add %x, %x : f32", "%A: memref<f32x?x?> {stride_gcd=[1,8,8]}, %x: f32"),
                      "gcd.ir", validate=True)
     compile_to_spirv(COLUMN, "column.ir", validate=True)
+
+
+OUT_OF_BOUNDS = fn("""
+parallel {
+  %l = subgroup_local_id : i32
+  %z = constant 0 : i32
+  %first = equal %l, %z : bool
+  if %first {
+    %one = constant 1.0 : f32
+    store %one, %A[%i]
+  }
+}
+""", "%A: memref<f32x2>, %i: index")
+
+
+def test_tinyc_run_check_reports_sizes_that_reach_outside_the_arrays(device, tmp_path):
+    """Random sizes can make a kernel reach outside its arrays (the reference's gemm example
+    assumes sizes that are multiples of its tiles): --check bounds-checks the first launch."""
+    path = tmp_path / "oob.ir"
+    path.write_text(OUT_OF_BOUNDS)
+    result = CliRunner().invoke(cli, ["run", str(path), "--check", "--repeat", "1", "--size", "i=5"])
+    assert result.exit_code == 1
+    assert "out-of-bounds access at" in result.output and "index (5,) is outside the shape (2,)" \
+        in result.output
+    result = CliRunner().invoke(cli, ["run", str(path), "--check", "--repeat", "2", "--size", "i=1"])
+    assert result.exit_code == 0 and "results match" in result.output, result.output

@@ -361,9 +361,12 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     echo(describe_arguments(info, args))
     inputs = [copy_argument(a) for a in args]
     options = {} if check_bounds is None else {"check_bounds": check_bounds}
+    # --check: the warm-up is bounds-checked, so that sizes that make the kernel reach outside
+    # its arrays are reported instead of crashing the device; the timed launches repeat it
+    warm = {"check_bounds": True} if check and check_bounds is None else options
 
     start = time.perf_counter()
-    kernel(*args, batch=batch, **options)  # warm-up
+    kernel(*args, batch=batch, **warm)  # warm-up
     first = time.perf_counter() - start
     times = []
     for _ in range(repeat):
