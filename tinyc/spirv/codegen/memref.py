@@ -4,8 +4,14 @@ A memref value is a `MemrefDesc`: base pointer id plus per-mode shape and
 stride, each a Python int when static, else an i64 id. subview / expand /
 fuse / size only compute new descriptors; load and store address the element
 with one OpInBoundsPtrAccessChain(base, Σ index_i · stride_i). Loading from a
-group reads the member pointer and its dope-vector entries. Local memrefs
-(alloca) live in one module-scope Workgroup byte array per kernel.
+group reads the member pointer and its dope-vector entries.
+
+Local memrefs (alloca) live in one module-scope Workgroup byte array per
+kernel. Their descriptors hold no pointer: the alloca's place (`LocalSlot`)
+and a view's element offset as an integer, and the pointer is formed at each
+access (`Ctx.local_pointer`), so that no Workgroup pointer is live across a
+barrier. The CPU runtime miscompiles one that is (docs/decisions.md, "Local
+memory and barriers").
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from tinyc.ir.instructions import (
 )
 from tinyc.ir.types import DYNAMIC, MemrefType
 from tinyc.spirv.codegen import atomics
-from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, IndexLike, MemrefDesc, natural_alignment
+from tinyc.spirv.codegen.context import (
+    CodegenError, Ctx, GroupDesc, IndexLike, LocalSlot, MemrefDesc, natural_alignment,
+)
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.types import element_pointer, scalar_type
 from tinyc.spirv.instruction import Id
@@ -37,7 +45,20 @@ def offset_pointer(ctx: Ctx, desc_type: MemrefType, base: Id, offset: IndexLike)
 
 def element_address(ctx: Ctx, desc: MemrefDesc, indices: list[IndexLike]) -> Id:
     """Pointer to desc[indices]."""
-    return offset_pointer(ctx, desc.type, desc.base, ctx.dot(indices, desc.stride))
+    return offset_pointer(ctx, desc.type, base_pointer(ctx, desc),
+                          ctx.iadd(desc.offset, ctx.dot(indices, desc.stride)))
+
+
+def base_pointer(ctx: Ctx, desc: MemrefDesc) -> Id:
+    """Pointer to the memref's base (a local one formed here, see the module docstring)."""
+    if isinstance(desc.base, LocalSlot):
+        return ctx.local_pointer(desc.base, element_pointer(ctx.m, desc.type))
+    return desc.base
+
+
+def first_element(ctx: Ctx, desc: MemrefDesc) -> Id:
+    """Pointer to desc[0, ..., 0]."""
+    return offset_pointer(ctx, desc.type, base_pointer(ctx, desc), desc.offset)
 
 
 def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
@@ -125,9 +146,13 @@ def emit_subview(ctx: Ctx, inst: Subview) -> None:
         shape.append(_index_or_int(ctx, size))
         stride.append(desc.stride[mode])
     result: MemrefType = inst.result.type
-    base = offset_pointer(ctx, desc.type, desc.base, ctx.dot(offsets, desc.stride))
+    offset = ctx.dot(offsets, desc.stride)
+    if isinstance(desc.base, LocalSlot):
+        base, offset = desc.base, ctx.iadd(desc.offset, offset)
+    else:
+        base, offset = offset_pointer(ctx, desc.type, desc.base, offset), 0
     ctx[inst.result] = MemrefDesc(base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride))
+                                  _static_override(stride, result.stride), offset)
 
 
 @emits(Expand)
@@ -145,7 +170,7 @@ def emit_expand(ctx: Ctx, inst: Expand) -> None:
     shape = desc.shape[:m] + parts + desc.shape[m + 1:]
     stride = desc.stride[:m] + strides + desc.stride[m + 1:]
     ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride))
+                                  _static_override(stride, result.stride), desc.offset)
 
 
 @emits(Fuse)
@@ -158,13 +183,15 @@ def emit_fuse(ctx: Ctx, inst: Fuse) -> None:
     shape = desc.shape[: inst.first] + [size] + desc.shape[inst.last + 1:]
     stride = desc.stride[: inst.first + 1] + desc.stride[inst.last + 1:]
     ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride))
+                                  _static_override(stride, result.stride), desc.offset)
 
 
 @emits(Associated)
 def emit_associated(ctx: Ctx, inst: Associated) -> None:
     """The base address (of the memref, or of a group's pointer table) is not null."""
-    address = ctx.op(Op.ConvertPtrToU, ctx.i64, ctx[inst.operands[0]].base)
+    src = ctx[inst.operands[0]]
+    base = first_element(ctx, src) if isinstance(src, MemrefDesc) else src.base
+    address = ctx.op(Op.ConvertPtrToU, ctx.i64, base)
     ctx[inst.result] = ctx.op(Op.INotEqual, ctx.bool, address, ctx.as_id(0))
 
 
@@ -220,15 +247,9 @@ def declare_local_memory(ctx: Ctx, size: int) -> None:
 
 @emits(Alloca)
 def emit_alloca(ctx: Ctx, inst: Alloca) -> None:
+    """A descriptor only: accesses form the pointer (module docstring)."""
     t: MemrefType = inst.result.type
-    m = ctx.m
-    byte_ptr = m.type_pointer(StorageClass.Workgroup, m.type_int(8))
-    p8 = ctx.op(Op.Bitcast, byte_ptr, ctx.local_memory)
-    offset = ctx.local_offsets[inst]
-    if offset:
-        p8 = ctx.op(Op.InBoundsPtrAccessChain, byte_ptr, p8, ctx.const64(offset))
-    base = ctx.op(Op.Bitcast, element_pointer(m, t), p8)
-    ctx[inst.result] = MemrefDesc(base, t, list(t.shape), list(t.stride))
+    ctx[inst.result] = MemrefDesc(LocalSlot(ctx.local_offsets[inst]), t, list(t.shape), list(t.stride))
 
 
 @emits(LifetimeStop)
