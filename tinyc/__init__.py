@@ -15,11 +15,12 @@ from tinyc.opencl_loader import ensure_opencl_icd as _ensure_opencl_icd  # noqa:
 
 _ensure_opencl_icd()
 
-from tinyc.compiler import Program, compile  # noqa: E402
-from tinyc.diagnostics import CompilationError, LaunchError  # noqa: E402
+from tinyc.compiler import CompilationWarning, Program, compile  # noqa: E402
+from tinyc.diagnostics import BoundsError, CompilationError, LaunchError  # noqa: E402
 
-__all__ = ["CompilationError", "LaunchError", "Program", "compile", "Group", "Devices", "devices",
-           "distributed", "einsum", "contract", "Contraction", "builder", "recipes"]
+__all__ = ["BoundsError", "CompilationError", "CompilationWarning", "LaunchError", "Program", "compile",
+           "Group", "Devices", "devices", "distributed", "einsum", "contract", "Contraction", "builder",
+           "recipes"]
 
 _RUNTIME = {  # public names that load the runtime (and dpctl) only when asked for
     "Group": "tinyc.runtime.arguments",

@@ -37,6 +37,9 @@ class CompileResult:
     name: str = "<string>"
     std: Any = None  # the program's language version (tinyc.std.Std)
     defines: dict[str, str] = field(default_factory=dict)  # preprocessor definitions from outside
+    warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
+    subgroup_size: int | None = None  # the options it was compiled with (for its variants)
+    device_info: Any = None
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -82,30 +85,50 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
                      device_info: Any = None, validate: bool = True,
                      print_after: Callable[[str, IRProgram], None] | None = None,
                      std: "Std | str | None" = None,
-                     defines: dict[str, str] | None = None) -> CompileResult:
+                     defines: dict[str, str] | None = None,
+                     check_bounds: bool = False) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
     `print_after(pass_name, program)` is called after each pass (`--print-after`);
     `std` overrides the language version (tinyc.std); `defines` are
-    preprocessor definitions from outside.
+    preprocessor definitions from outside. `check_bounds`: the bounds-checked
+    variant of every kernel (check-shapes pass, codegen/bounds.py), which
+    takes a report buffer as its last argument.
     """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
 
+    check_subgroup_size(subgroup_size, device_info)
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
     program = check_source(source, name, timings, std, defines)
     stages["parsed"] = stages["checked"] = stage_text(program)
-    _timed(timings, "passes", lambda: run_pipeline(program, subgroup_size=subgroup_size,
-                                                   device_info=device_info, print_after=print_after))
+    warnings = _timed(timings, "passes", lambda: run_pipeline(
+        program, subgroup_size=subgroup_size, device_info=device_info, print_after=print_after,
+        check_bounds=check_bounds))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = stage_text(program)
-    spirv, kernels = _timed(timings, "codegen", lambda: generate(program))
+    spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
     return CompileResult(program, stages, spirv, kernels, timings, source, name, program.std,
-                         dict(defines or {}))
+                         dict(defines or {}), warnings, subgroup_size, device_info)
+
+
+def check_subgroup_size(subgroup_size: Any, device_info: Any = None) -> None:
+    """The caller's subgroup size must be one the device supports: a usage error
+    (TypeError/ValueError), not a diagnostic in the source."""
+    if subgroup_size is None:
+        return
+    if isinstance(subgroup_size, bool) or not isinstance(subgroup_size, int):
+        raise TypeError(f"subgroup_size must be an int or None, got {type(subgroup_size).__name__}")
+    from tinyc.target.device_info import CPU_DEVICE
+
+    sizes = (device_info or CPU_DEVICE).subgroup_sizes
+    if subgroup_size not in sizes:
+        raise ValueError(f"subgroup size {subgroup_size} is not supported by the device; "
+                         f"use one of {', '.join(map(str, sizes))}")
 
 
 class InternalCompilerError(RuntimeError):
@@ -154,6 +177,7 @@ class Program:
         self._result = result
         self._device = device
         self._kernels: dict[str, Any] = {}
+        self._checked: CompileResult | None = None  # the bounds-checked module, made on demand
 
     @property
     def spirv(self) -> bytes:
@@ -166,6 +190,11 @@ class Program:
     @property
     def timings(self) -> dict[str, float]:
         return dict(self._result.timings)
+
+    @property
+    def warnings(self) -> list:
+        """Warnings of the compilation (Diagnostics), also issued as CompilationWarning."""
+        return list(self._result.warnings)
 
     def ir(self, stage: str = "lowered") -> str:
         """IR text after a stage: "parsed", "checked" or "lowered"."""
@@ -192,12 +221,47 @@ class Program:
         if kernel is None:
             from tinyc.runtime.kernel import Kernel
 
-            kernel = Kernel(self.spirv, self._result.kernels[name], self._device)
+            kernel = Kernel(self.spirv, self._result.kernels[name], self._device,
+                            checked_variant=lambda: self._checked_kernel(name))
             self._kernels[name] = kernel
         return kernel
 
+    def _checked_kernel(self, name: str):
+        """The bounds-checked variant of kernel `name` (the module compiled once more)."""
+        from tinyc.runtime.kernel import Kernel
+
+        if self._checked is None:
+            r = self._result
+            self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
+                                             device_info=r.device_info, std=r.std, defines=r.defines,
+                                             check_bounds=True)
+        return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
+
     def __iter__(self):
         return iter(self._result.kernels)
+
+
+def source_text(source: Any, what: str = "tinyc.compile()") -> str:
+    """The source as text: a str as is; bytes, bytearray or memoryview as UTF-8; a
+    `tinyc.builder.Program` as the text it checked.
+
+    A byte that is not UTF-8 becomes U+FFFD, so one inside a comment is
+    harmless and one elsewhere is reported by the lexer at its place.
+    Anything else is a TypeError that says what is expected.
+    """
+    if isinstance(source, str):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source).decode("utf-8", errors="replace")
+    checked_source = getattr(source, "checked_source", None)
+    if checked_source is not None:
+        return checked_source()
+    raise TypeError(f"{what} expects the source as str, UTF-8 bytes or a tinyc.builder.Program, "
+                    f"got {type(source).__name__}")
+
+
+class CompilationWarning(UserWarning):
+    """Something in the program or the options that is probably not what was meant."""
 
 
 def compile(source: Any, *, name: str = "<string>", device: Any = None,
@@ -205,20 +269,23 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
             defines: dict[str, str] | None = None) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
-    `source` is text or a `tinyc.builder.Program`; a built program is verified
-    as built (errors point at the Python lines that built it), then compiled
-    from its text like any source. `std` ("seed" or "newest") overrides the
-    language version the source declares or implies; `defines` gives
-    preprocessor definitions, as `{"ty": "f64"}` for `$ty = f64` (docs/newest.md).
+    `source` is text, bytes in UTF-8, or a `tinyc.builder.Program`; a built
+    program is verified as built (errors point at the Python lines that built
+    it), then compiled from its text like any source. `std` ("seed" or
+    "newest") overrides the language version the source declares or implies;
+    `defines` gives preprocessor definitions, as `{"ty": "f64"}` for
+    `$ty = f64` (docs/newest.md). Raises CompilationError for errors in the
+    program, TypeError/ValueError for bad arguments.
     """
-    if not isinstance(source, str):
-        checked_source = getattr(source, "checked_source", None)
-        if checked_source is None:
-            raise TypeError(f"tinyc.compile takes source text or a tinyc.builder.Program, "
-                            f"got {type(source).__name__}")
-        if name == "<string>":
-            name = getattr(source, "name", name)
-        source = checked_source()
-    result = compile_to_spirv(source, name, subgroup_size=subgroup_size,
+    import warnings
+
+    if not isinstance(name, str):
+        raise TypeError(f"tinyc.compile() expects name= as a str, got {type(name).__name__}")
+    if name == "<string>" and getattr(source, "checked_source", None) is not None:
+        name = getattr(source, "name", name)
+    text = source_text(source)
+    result = compile_to_spirv(text, name, subgroup_size=subgroup_size,
                               device_info=device_limits(device), std=std, defines=defines)
+    for diagnostic in result.warnings:
+        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
     return Program(result, device)

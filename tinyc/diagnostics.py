@@ -25,9 +25,14 @@ class Source:
         return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True, slots=True)
 class Span:
-    """A range of source text: 1-based lines and columns, end column inclusive."""
+    """A range of source text: 1-based lines and columns, end column inclusive.
+
+    Not frozen: the parser makes one per token it keeps, and a frozen
+    dataclass's __init__ costs five object.__setattr__ calls. Treat spans as
+    values all the same (they hash and compare by position).
+    """
 
     line: int
     column: int
@@ -207,7 +212,9 @@ for _r, _row in enumerate(_KEYBOARD_ROWS):
 
 
 def _typo_distance(a: str, b: str) -> float:
-    """Edit distance where likely slips cost half: a neighbouring key, a doubled letter."""
+    """Edit distance where likely slips cost half: a neighbouring key, a doubled letter,
+    two neighbouring letters swapped."""
+    prev2: list[float] = []
     prev = [float(j) for j in range(len(b) + 1)]
     for i in range(1, len(a) + 1):
         cur = [float(i)] + [0.0] * len(b)
@@ -217,24 +224,68 @@ def _typo_distance(a: str, b: str) -> float:
             ins = 0.5 if j > 1 and b[j - 1] == b[j - 2] else 1.0
             dele = 0.5 if i > 1 and a[i - 1] == a[i - 2] else 1.0
             cur[j] = min(prev[j - 1] + sub, cur[j - 1] + ins, prev[j] + dele)
-        prev = cur
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 0.5)
+        prev2, prev = prev, cur
     return prev[-1]
+
+
+ALIASES = {
+    "float": "f32", "float32": "f32", "single": "f32", "double": "f64", "float64": "f64",
+    "half": "f16", "float16": "f16", "bfloat16": "bf16", "bfloat": "bf16", "char": "i8",
+    "int8": "i8", "byte": "i8", "short": "i16", "int16": "i16", "int": "i32", "int32": "i32",
+    "long": "i64", "int64": "i64", "size_t": "index", "complex": "c32", "complex64": "c32",
+    "cfloat": "c32", "complex128": "c64", "cdouble": "c64", "boolean": "bool",
+}
+"""Names from other languages for the tensor language's types: `float` means `f32`."""
+
+
+def _distance(word: str, candidate: str) -> float | None:
+    """How far a candidate is from a misspelled word, or None if it is not a close match.
+
+    Close: an abbreviation (`align` for `alignment`), the name without its
+    family or suffix (`group_id`, `subgroup_add`), or a few slips relative to
+    the length of the part that differs; names of one family (`math.log`,
+    `math.exp`) are compared after the shared `family.`.
+    """
+    if word.lower() == candidate.lower():
+        return 0.0
+    if len(word) >= 3 and (candidate.startswith(word) or candidate.endswith("." + word)
+                           or candidate.startswith(word + ".")):
+        return 0.25
+    a, b = word, candidate
+    if a[:1] == b[:1] and a[:1] in "%@.":  # the sigil is no part of the name
+        a, b = a[1:], b[1:]
+    if "." in a[1:] and "." in b[1:] and a.rsplit(".", 1)[0] == b.rsplit(".", 1)[0]:
+        a, b = a.rsplit(".", 1)[1], b.rsplit(".", 1)[1]
+    distance = _typo_distance(a, b)
+    return distance if distance <= max(len(a), len(b)) / 3 else None
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """` (did you mean 'x'?)` for the likeliest intended name, or ''.
 
-    Candidates as similar as difflib's cutoff allows are ranked by a typo
-    distance, so ties go to the likelier slip: `gemn` suggests `gemm`, not `gemv`.
+    Only close matches are offered (`_distance`): `gemn` suggests `gemm`
+    (a neighbouring key beats `gemv`), `math.log` suggests nothing, and a
+    type from another language suggests ours (`float` -> `f32`).
     """
+    pool = list(dict.fromkeys(candidates))
+    if not pool:
+        return ""
+    alias = ALIASES.get(word.lower())
+    if alias is None:  # a slip in an alias: `flaot`
+        near = [(d, target) for key, target in ALIASES.items()
+                if (d := _distance(word.lower(), key)) is not None and d <= 1.0]
+        alias = min(near)[1] if near else None
+    if alias in pool:
+        return f" (did you mean '{alias}'?)"
+    scored = [(d, c) for c in pool if (d := _distance(word, c)) is not None]
+    if not scored:
+        return ""
     import difflib  # only on errors: keeps `tinyc compile` start-up lean
 
-    close = difflib.get_close_matches(word, list(candidates), n=8, cutoff=0.6)
-    if not close:
-        return ""
-    best = min(close, key=lambda c: (_typo_distance(word, c),
-                                     -difflib.SequenceMatcher(None, word, c).ratio(), c))
-    return f" (did you mean '{best}'?)"
+    best = min(scored, key=lambda dc: (dc[0], -difflib.SequenceMatcher(None, word, dc[1]).ratio(), dc[1]))
+    return f" (did you mean '{best[1]}'?)"
 
 
 class DiagnosticSink:
@@ -258,3 +309,36 @@ class LaunchError(Exception):
     def __init__(self, message: str, argument: str | None = None):
         self.argument = argument
         super().__init__(f"argument '{argument}': {message}" if argument else message)
+
+
+class BoundsError(LaunchError):
+    """A bounds-checked launch found an access outside its memref (or a view or a
+    collective's shapes that do not fit); nothing was written back.
+
+    `site` is where (tinyc.signature.BoundsSite: file, line, column, source
+    text, kind of check), `work_group` which work-group, `index` and `shape`
+    the offending values and the bounds they broke (for a shape rule: the two
+    sizes that differ).
+    """
+
+    def __init__(self, message: str, *, kernel: str = "", site=None, work_group: int = -1,
+                 index: tuple = (), shape: tuple = (), extra: tuple = ()):
+        self.kernel = kernel
+        self.site = site
+        self.work_group = work_group
+        self.index = tuple(index)
+        self.shape = tuple(shape)
+        self.extra = tuple(extra)
+        super().__init__(message)
+
+    @property
+    def kind(self) -> str:
+        return getattr(self.site, "kind", "")
+
+    @property
+    def line(self) -> int:
+        return getattr(self.site, "line", 0)
+
+    @property
+    def column(self) -> int:
+        return getattr(self.site, "column", 0)

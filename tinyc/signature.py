@@ -26,6 +26,19 @@ class ParamInfo:
 
 
 @dataclass(frozen=True)
+class BoundsSite:
+    """A place a bounds-checked kernel checks (tinyc/spirv/codegen/bounds.py), for reports."""
+
+    kind: str  # "access", "subview", "expand", "fuse", "group", "coopmatrix", "shape rule"
+    file: str
+    line: int
+    column: int
+    text: str  # the source line
+    opname: str
+    detail: str = ""  # e.g. the shape rule that failed
+
+
+@dataclass(frozen=True)
 class KernelInfo:
     """One entry point: its name, parameters and launch shape."""
 
@@ -34,4 +47,6 @@ class KernelInfo:
     work_group_size: tuple[int, int]  # (X, Y): OpenCL local size (X, Y, 1)
     subgroup_size: int
     batch_split_problem: str | None = None  # why slices of the batch cannot run as launches of their own (None: they can)
+    bounds_sites: tuple[BoundsSite, ...] | None = None  # a bounds-checked variant: its checks
+    bounds_dry: bool = False  # ... that stores nothing: a dry run before the plain kernel
     batch_axis: int = 2  # OpenCL dimension of the batch: 2 (z, seed) or 0 (x, newest language)

@@ -76,7 +76,6 @@ def every_instruction() -> Program:
                 mb = fn.cooperative_matrix_load(H, 0, 0, coopmatrix(f16, 8, 16, "b"), transpose=True)
                 mc = fn.cooperative_matrix_load(a, 0, 0, coopmatrix(f32, 16, 16, "acc"), checked="rows")
                 md = fn.cooperative_matrix_mul_add(ma, mb, mc)
-                md = fn.add(md, fn.cooperative_matrix_construct(0.5, coopmatrix(f32, 16, 16, "acc")))
                 fn.cooperative_matrix_store(fn.cooperative_matrix_scale(alpha, md), a, 0, 0, checked="both")
                 w = fn.load(col, [fn.cast(lane, index)])
                 r = fn.subgroup("add", "inclusive_scan", w)
@@ -97,6 +96,30 @@ def newest_instructions() -> Program:
             with fn.foreach_tile([0, 0], [n, 8], [16, 4]) as (offsets, sizes):
                 x = fn.load(A, offsets)
                 fn.store(fn.add(x, 1.0), A, offsets)
+    coop = prog.function("coop", alpha=f32, A=memref(f32, 16, 16, None))
+    coop.set_attribute("subgroup_size", 16)
+    alpha, A = coop.params
+    fn = coop
+    a = fn.subview(A, (slice(None), slice(None), fn.group_id()))
+    col = fn.subview(a, (slice(None), 3))
+    with fn.parallel():
+        mc = fn.cooperative_matrix_load(a, 0, 0, coopmatrix(f32, 16, 16, "acc"))
+        md = fn.add(mc, fn.cooperative_matrix_construct(0.5, coopmatrix(f32, 16, 16, "acc")))
+        # coopmatrix components, reductions, prefetch, atomics
+        with fn.cooperative_matrix_apply(md, name="mapped") as ap:
+            fn.yield_([fn.add(ap.value, fn.cast(fn.add(ap.row, ap.col), f32))])
+        e = fn.cooperative_matrix_extract(ap.result, 3)
+        mi = fn.cooperative_matrix_insert(fn.mul(e, alpha), ap.result, 0)
+        rows = fn.cooperative_matrix_reduce("add", "row", mi)
+        fn.cooperative_matrix_reduce("max", "column", mi)
+        fn.cooperative_matrix_prefetch(1, a, 0, 0, 16, 16)
+        fn.cooperative_matrix_store(rows, a, 0, 0, transpose=True)
+        old = fn.cooperative_matrix_atomic("add", mi, a, 0, 0, checked="both", scope="device")
+        fn.cooperative_matrix_atomic_store(old, a, 0, 0, transpose="t", semantics="release")
+        fn.cooperative_matrix_atomic_load(a, 0, 0, coopmatrix(f32, 16, 16, "acc"), scope="subgroup")
+        x = fn.atomic_add(1.0, col, [0], scope="device", semantics="acquire_release")
+        fn.atomic_store(fn.atomic_max(x, col, [1]), col, [2])
+        fn.atomic_min(fn.atomic_load(col, [3], semantics="acquire"), col, [4])
     return prog
 
 

@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 import tinyc
-from tinyc.compiler import CompileResult, compile_to_spirv
+from tinyc.compiler import CompileResult, check_source, compile_to_spirv
 from tinyc.spirv.tools import disassemble
 
 NUMPY = {
@@ -30,6 +30,12 @@ COMPLEX_TYPES = ["c32", "c64"]
 def compiled(source: str) -> CompileResult:
     """Source -> SPIR-V (validated by spirv-val) and kernel infos."""
     return compile_to_spirv(source, "<test>")
+
+
+@functools.lru_cache(maxsize=None)
+def checked(source: str):
+    """The checked, unlowered IR of a source, parsed once (what the reference interpreter runs)."""
+    return check_source(source)
 
 
 @functools.lru_cache(maxsize=None)

@@ -83,8 +83,8 @@ def test_diagnostics_have_line_column_end_column():
      (2, 18, 18)),
     ("  %x = constant 1.0 : memref<f32>",
      "unexpected 'memref', expected a scalar type, 'bool' or 'coopmatrix'", (2, 23, 28)),
-    ("  %x = cooperative_matrix_load %M[%i, %i] : coopmatrix<f32x8x8,matrix_a>",
-     "unexpected '%M', expected '.n' or '.t'", (2, 32, 33)),
+    ("  %x = cooperative_matrix_load.rows_checked.t %M[%i, %i] : coopmatrix<f32x8x8,matrix_a>",
+     "unexpected '.t', expected a value ('%name')", (2, 44, 45)),
     ("  %x = constant 1.0 : coopmatrix<f32x8x8,matrix_c>",
      "unexpected 'matrix_c', expected 'matrix_a', 'matrix_acc' or 'matrix_b' "
      "(did you mean 'matrix_a'?)", (2, 42, 49)),

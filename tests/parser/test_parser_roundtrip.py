@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+
+from tinyc.diagnostics import CompilationError
 from parser_testlib import SAMPLES, roundtrip
 
 from tinyc.ir import instructions as ins
@@ -38,9 +40,16 @@ def test_sample_roundtrip(path):
     roundtrip(path.read_text())
 
 
-def test_empty_program_and_empty_function():
-    assert parse("").functions == []
-    assert parse("; nothing but a comment\n").functions == []
+@pytest.mark.parametrize("text", ["", "; nothing but a comment\n", "\n\n  \t\n", "\ufeff"])
+def test_a_program_without_function_is_an_error(text):
+    with pytest.raises(CompilationError) as info:
+        parse(text)
+    [d] = info.value.diagnostics
+    assert d.message == "the program defines no function"
+    assert (d.line, d.column) == (1, 1)
+
+
+def test_empty_function():
     prog = roundtrip("func @f() {}")
     assert prog.functions[0].args == [] and prog.functions[0].body.instructions == []
 

@@ -80,6 +80,20 @@ def test_coopmatrix_rows_narrow_the_subgroup_size():
     assert choose(text) == (8, [8, 1])
 
 
+def test_a_column_reduction_result_does_not_hide_the_other_rows():
+    """A 1×8 matrix pads at any size; the 8-row matrices still choose 8."""
+    text = """func @k(%A: memref<f32x8x8>, %B: memref<f32x1x8>) {
+  %c0 = constant 0 : index
+  parallel {
+    %a = cooperative_matrix_load.n %A[%c0, %c0] : coopmatrix<f32x8x8,matrix_acc>
+    %s = cooperative_matrix_reduce_add.column %a : coopmatrix<f32x1x8,matrix_acc>
+    cooperative_matrix_store %s, %B[%c0, %c0]
+  }
+}
+"""
+    assert choose(text) == (8, [8, 1])
+
+
 def test_gpu_uses_16_for_f64_and_tiles_columns():
     assert choose(gemm_kernel("f64", "64x64"), GPU) == (16, [16, 4])
 

@@ -50,6 +50,9 @@ def check_rejected(line: str, message: str, at: str) -> None:
     "%r = arith.min %f16, %f16 : f16", "%r = arith.max %idx, %idx : index",
     "%r = arith.shl %i8, %i8 : i8", "%r = arith.shr %idx, %idx : index",
     "%r = arith.and %b, %b : bool", "%r = arith.or %i64, %i64 : i64", "%r = arith.xor %b, %b : bool",
+    # newest language: every binary operation on coopmatrices, component-wise
+    "%r = arith.min %ma, %ma : coopmatrix<f32x8x8,matrix_a>", "%r = arith.rem %mi, %mi : coopmatrix<i8x8x8,matrix_a>",
+    "%r = arith.shl %mi, %mi : coopmatrix<i8x8x8,matrix_a>", "%r = arith.xor %mi, %mi : coopmatrix<i8x8x8,matrix_a>",
 ])
 def test_arith_binary_ok(line):
     check_ok(line)
@@ -57,14 +60,17 @@ def test_arith_binary_ok(line):
 
 @pytest.mark.parametrize("line, message, at", [
     ("%r = arith.rem %c32, %c32 : c32", "arith.rem: type must be a non-complex scalar type, got c32", "c32\n"),
-    ("%r = arith.min %ma, %ma : coopmatrix<f32x8x8,matrix_a>",
-     "arith.min: type must be a non-complex scalar type, got coopmatrix<f32x8x8,matrix_a>", "coopmatrix"),
+    ("%r = arith.min %mc, %mc : coopmatrix<c32x8x8,matrix_a>",
+     "arith.min: the component type of coopmatrix<c32x8x8,matrix_a> must be a non-complex scalar type",
+     "coopmatrix"),
     ("%r = arith.max %c64, %c64 : c64", "arith.max: type must be a non-complex scalar type, got c64", "c64\n"),
     ("%r = arith.shl %f32, %f32 : f32", "arith.shl: type must be an integer type, got f32", "f32\n"),
     ("%r = arith.shr %b, %b : bool", "arith.shr: type must be an integer type, got bool", "bool"),
     ("%r = arith.and %f32, %f32 : f32", "arith.and: type must be bool or an integer type, got f32", "f32\n"),
     ("%r = arith.xor %ma, %ma : coopmatrix<f32x8x8,matrix_a>",
-     "arith.xor: type must be bool or an integer type, got coopmatrix<f32x8x8,matrix_a>", "coopmatrix"),
+     "arith.xor: the component type of coopmatrix<f32x8x8,matrix_a> must be an integer type", "coopmatrix"),
+    ("%r = arith.shl %mc, %mc : coopmatrix<c32x8x8,matrix_a>",
+     "arith.shl: the component type of coopmatrix<c32x8x8,matrix_a> must be an integer type", "coopmatrix"),
     ("%r = arith.add %b, %b : bool", "arith.add: type must be a scalar or coopmatrix type, got bool", "bool"),
     ("%r = arith.add %f32, %f64 : f32",
      "arith.add: second operand must have type f32 (the result type), got f64", "%f64"),
@@ -88,21 +94,28 @@ def test_arith_binary_rejected(line, message, at):
     "%r = arith.abs %c64 : f64", "%r = arith.neg %macc : coopmatrix<f32x8x8,matrix_acc>",
     "%r = arith.neg %c32 : c32", "%r = arith.not %b : bool", "%r = arith.not %i32 : i32",
     "%r = arith.conj %c64 : c64", "%r = arith.im %c64 : f64", "%r = arith.re %c32 : f32",
+    # newest language: every unary operation on coopmatrices, component-wise
+    "%r = arith.abs %ma : coopmatrix<f32x8x8,matrix_a>", "%r = arith.not %mi : coopmatrix<i8x8x8,matrix_a>",
+    "%r = arith.abs %mc : coopmatrix<f32x8x8,matrix_a>", "%r = arith.re %mc : coopmatrix<f32x8x8,matrix_a>",
+    "%r = arith.im %mc : coopmatrix<f32x8x8,matrix_a>", "%r = arith.conj %mc : coopmatrix<c32x8x8,matrix_a>",
 ])
 def test_arith_unary_ok(line):
     check_ok(line)
 
 
 @pytest.mark.parametrize("line, message, at", [
-    ("%r = arith.abs %ma : coopmatrix<f32x8x8,matrix_a>",
-     "arith.abs: operand must have a scalar type, got coopmatrix<f32x8x8,matrix_a>", "%ma"),
-    ("%r = arith.abs %b : bool", "arith.abs: operand must have a scalar type, got bool", "%b"),
+    ("%r = arith.abs %mc : coopmatrix<c32x8x8,matrix_a>",
+     "arith.abs: result type must be coopmatrix<f32x8x8,matrix_a> (a coopmatrix of the component type "
+     "of c32), got coopmatrix<c32x8x8,matrix_a>", "coopmatrix"),
+    ("%r = arith.abs %b : bool", "arith.abs: operand must have a scalar or coopmatrix type, got bool", "%b"),
     ("%r = arith.neg %b : bool", "arith.neg: operand must have a scalar or coopmatrix type, got bool", "%b"),
     ("%r = arith.not %f32 : f32", "arith.not: operand must have bool or an integer type, got f32", "%f32"),
     ("%r = arith.conj %f32 : f32", "arith.conj: operand must have a complex type, got f32", "%f32"),
     ("%r = arith.im %f64 : f64", "arith.im: operand must have a complex type, got f64", "%f64"),
-    ("%r = arith.re %mc : coopmatrix<c32x8x8,matrix_a>",
-     "arith.re: operand must have a complex type, got coopmatrix<c32x8x8,matrix_a>", "%mc"),
+    ("%r = arith.re %ma : coopmatrix<f32x8x8,matrix_a>",
+     "arith.re: the component type of coopmatrix<f32x8x8,matrix_a> must be a complex type", "%ma"),
+    ("%r = arith.not %ma : coopmatrix<f32x8x8,matrix_a>",
+     "arith.not: the component type of coopmatrix<f32x8x8,matrix_a> must be an integer type", "%ma"),
     ("%r = arith.abs %c32 : c32", "arith.abs: result type must be f32 (the component type of c32), got c32",
      "c32\n"),
     ("%r = arith.re %c64 : f32", "arith.re: result type must be f64 (the component type of c64), got f32",
@@ -152,6 +165,8 @@ def test_builtin_result_types(line, expected, got):
     "%r = cast %f32 : f32",
     "%r = cast %ma : coopmatrix<f16x8x8,matrix_a>", "%r = cast %mi : coopmatrix<f32x8x8,matrix_a>",
     "%r = cast %mc : coopmatrix<c64x8x8,matrix_a>",
+    # newest language: a matrix_acc may become a matrix_a or matrix_b
+    "%r = cast %macc : coopmatrix<f16x8x8,matrix_a>", "%r = cast %macc : coopmatrix<f32x8x8,matrix_b>",
 ])
 def test_cast_ok(line):
     check_ok(line)
@@ -165,11 +180,11 @@ def test_cast_ok(line):
     ("%r = cast %b : i32", "cast: cannot cast bool to i32: bool cannot be cast", "i32\n"),
     ("%r = cast %i32 : bool", "cast: cannot cast i32 to bool: bool cannot be cast", "bool"),
     ("%r = cast %ma : coopmatrix<f32x8x16,matrix_a>",
-     "cast: cannot cast coopmatrix<f32x8x8,matrix_a> to coopmatrix<f32x8x16,matrix_a>: the shape and "
-     "the use must match", "coopmatrix"),
+     "cast: cannot cast coopmatrix<f32x8x8,matrix_a> to coopmatrix<f32x8x16,matrix_a>: the shapes "
+     "must match", "coopmatrix"),
     ("%r = cast %ma : coopmatrix<f16x8x8,matrix_b>",
-     "cast: cannot cast coopmatrix<f32x8x8,matrix_a> to coopmatrix<f16x8x8,matrix_b>: the shape and "
-     "the use must match", "coopmatrix"),
+     "cast: cannot cast coopmatrix<f32x8x8,matrix_a> to coopmatrix<f16x8x8,matrix_b>: the use must "
+     "stay the same or change from matrix_acc to matrix_a or matrix_b", "coopmatrix"),
     ("%r = cast %mc : coopmatrix<f32x8x8,matrix_a>",
      "cast: cannot cast coopmatrix<c32x8x8,matrix_a> to coopmatrix<f32x8x8,matrix_a>: casts from "
      "complex to non-complex types are forbidden", "coopmatrix"),

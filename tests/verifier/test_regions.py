@@ -145,7 +145,8 @@ def test_coopmatrix_instructions_in_collective_region():
 
 def test_yield_at_function_level():
     source = fn("yield ()")
-    expect_error(source, "yield can only appear as the last instruction of a for or if region",
+    expect_error(source, "yield can only appear as the last instruction of a for, if or "
+                         "cooperative_matrix_apply region",
                  at="yield")
 
 
@@ -154,7 +155,8 @@ def test_yield_in_parallel_region():
         parallel {
           yield ()
         }""")
-    expect_error(source, "yield can only appear as the last instruction of a for or if region",
+    expect_error(source, "yield can only appear as the last instruction of a for, if or "
+                         "cooperative_matrix_apply region",
                  at="yield")
 
 

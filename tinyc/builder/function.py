@@ -29,7 +29,8 @@ from tinyc.ir import instructions as I
 from tinyc.ir.builder import Builder
 from tinyc.ir.core import Function, Instruction, Region, Value
 from tinyc.ir.types import (
-    DYNAMIC, BoolType, CoopMatrixType, GroupType, MemrefType, ScalarType, Type, bool_, index, promote,
+    DYNAMIC, BoolType, CoopMatrixType, GroupType, MemrefType, ScalarType, Type, bool_, coopmatrix_type, index,
+    promote,
 )
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[0-9]+")
@@ -67,6 +68,18 @@ class _SpannedBuilder(Builder):
             for value in inst.results:
                 value.span = inst.span
         return super().insert(inst)
+
+
+class Apply:
+    """A `cooperative_matrix_apply` being built: `row`, `col`, `value` inside, `result` after."""
+
+    def __init__(self, inst: I.CoopMatrixApply):
+        self.inst = inst
+        self.row, self.col, self.value = inst.body.args
+
+    @property
+    def result(self) -> Value:
+        return self.inst.result
 
 
 class Loop:
@@ -432,9 +445,106 @@ class FunctionBuilder:
         return self._add(I.CoopMatrixScale(s, matrix, matrix.type), name).result
 
     def cooperative_matrix_store(self, value: Value, tensor: Value, x: Any, y: Any,
-                                 checked: str | None = None, flag: str | None = None) -> None:
+                                 checked: str | None = None, flag: str | None = None,
+                                 transpose: Any = False) -> None:
         self._add(I.CoopMatrixStore(_checked(checked), _store_flag(flag), value, tensor,
-                                    self._index(x), self._index(y)))
+                                    self._index(x), self._index(y),
+                                    transpose=_transposed(transpose, "transpose")))
+
+    # -- newest language: atomics and coopmatrix components -----------------------
+    def atomic_load(self, tensor: Value, indices: Sequence[Any] = (), scope: Any = None,
+                    semantics: Any = None, name: str | None = None) -> Value:
+        """`atomic_load[.scope][.semantics] %t[indices] : element`."""
+        t = _memref(tensor, "tensor")
+        inst = I.AtomicLoad(tensor, self._indices(indices), t.element, *_ordering(scope, semantics))
+        return self._add(inst, name).result
+
+    def atomic_store(self, value: Any, tensor: Value, indices: Sequence[Any] = (), scope: Any = None,
+                     semantics: Any = None) -> None:
+        t = _memref(tensor, "tensor")
+        self._add(I.AtomicStore(self._value(value, t.element, "value"), tensor, self._indices(indices),
+                                *_ordering(scope, semantics)))
+
+    def atomic(self, op: Any, value: Any, tensor: Value, indices: Sequence[Any] = (),
+               scope: Any = None, semantics: Any = None, name: str | None = None) -> Value:
+        """`%old = atomic_<op> value, tensor[indices]`: the element's value before the update."""
+        t = _memref(tensor, "tensor")
+        inst = I.AtomicUpdate(_enum(I.AtomicOp, op, "atomic operation"),
+                              self._value(value, t.element, "value"), tensor, self._indices(indices),
+                              t.element, *_ordering(scope, semantics))
+        return self._add(inst, name).result
+
+    def atomic_add(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
+        return self.atomic("add", value, tensor, indices, scope, semantics, name)
+
+    def atomic_max(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
+        return self.atomic("max", value, tensor, indices, scope, semantics, name)
+
+    def atomic_min(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
+        return self.atomic("min", value, tensor, indices, scope, semantics, name)
+
+    def cooperative_matrix_extract(self, matrix: Value, index: int, name: str | None = None) -> Value:
+        """Component `index` of the work-item's part of `matrix` (docs/coopmatrix.md)."""
+        inst = I.CoopMatrixExtract(matrix, index, matrix.type.component)  # type: ignore[attr-defined]
+        return self._add(inst, name).result
+
+    def cooperative_matrix_insert(self, value: Any, matrix: Value, index: int,
+                                  name: str | None = None) -> Value:
+        v = self._value(value, matrix.type.component, "value")  # type: ignore[attr-defined]
+        return self._add(I.CoopMatrixInsert(v, matrix, index, matrix.type), name).result
+
+    @contextmanager
+    def cooperative_matrix_apply(self, matrix: Value, name: str | None = None) -> Iterator[Apply]:
+        """`with fn.cooperative_matrix_apply(m) as ap:` — `ap.row`, `ap.col`, `ap.value` inside
+        (end with `fn.yield_([new])`); `ap.result` afterwards."""
+        inst = I.CoopMatrixApply(matrix, matrix.type, span=location.caller_span())
+        inst.results[0].name = self._name(name)
+        self._b.insert(inst)
+        with self._b._inside(inst.body):
+            yield Apply(inst)
+
+    def cooperative_matrix_reduce(self, op: Any, mode: Any, matrix: Value,
+                                  name: str | None = None) -> Value:
+        """Sum, max or min over each row (`mode="row"`, M×1) or column ("column", 1×N)."""
+        m = _enum(I.ReduceMode, mode if str(mode).startswith(".") else f".{mode}", "reduce mode")
+        t = matrix.type
+        shape = (t.rows, 1) if m is I.ReduceMode.ROW else (1, t.cols)  # type: ignore[attr-defined]
+        rt = coopmatrix_type(t.component, *shape, t.use)  # type: ignore[attr-defined]
+        inst = I.CoopMatrixReduce(_enum(I.AtomicOp, op, "reduce operation"), m, matrix, rt)
+        return self._add(inst, name).result
+
+    def cooperative_matrix_prefetch(self, cache_level: int, tensor: Value, x: Any, y: Any, rows: int,
+                                    cols: int) -> None:
+        self._add(I.CoopMatrixPrefetch(cache_level, tensor, self._index(x), self._index(y), rows, cols))
+
+    def cooperative_matrix_atomic_load(self, tensor: Value, x: Any, y: Any, type: CoopMatrixType,
+                                       transpose: Any = False, checked: str | None = None,
+                                       scope: Any = None, semantics: Any = None,
+                                       name: str | None = None) -> Value:
+        inst = I.CoopMatrixAtomicLoad(_transposed(transpose, "transpose"), _checked(checked), tensor,
+                                      self._index(x), self._index(y), type,
+                                      *_ordering(scope, semantics))
+        return self._add(inst, name).result
+
+    def cooperative_matrix_atomic_store(self, value: Value, tensor: Value, x: Any, y: Any,
+                                        transpose: Any = False, checked: str | None = None,
+                                        scope: Any = None, semantics: Any = None) -> None:
+        scope_, semantics_ = _ordering(scope, semantics)
+        self._add(I.CoopMatrixAtomicStore(_checked(checked), value, tensor, self._index(x),
+                                          self._index(y), _transposed(transpose, "transpose"),
+                                          scope_, semantics_))
+
+    def cooperative_matrix_atomic(self, op: Any, value: Value, tensor: Value, x: Any, y: Any,
+                                  transpose: Any = False, checked: str | None = None,
+                                  scope: Any = None, semantics: Any = None,
+                                  name: str | None = None) -> Value:
+        """Component-wise atomic add/max/min; the result holds the old values."""
+        scope_, semantics_ = _ordering(scope, semantics)
+        inst = I.CoopMatrixAtomicUpdate(_enum(I.AtomicOp, op, "atomic operation"), value, tensor,
+                                        self._index(x), self._index(y), value.type,
+                                        _transposed(transpose, "transpose"), _checked(checked),
+                                        scope_, semantics_)
+        return self._add(inst, name).result
 
     def subgroup_broadcast(self, a: Value, lane: Any, name: str | None = None) -> Value:
         lane_v = self._value(lane, scalar("i32"), "lane")
@@ -524,6 +634,16 @@ def _memref(v: Value, what: str) -> MemrefType:
     if not isinstance(v.type, MemrefType):
         raise TypeError(f"{what} must be a memref, got {v.type}")
     return v.type
+
+
+def _ordering(scope: Any, semantics: Any) -> tuple[I.MemoryScope, I.MemorySemantics]:
+    """Scope and semantics of an atomic: the enums, or their names with or without the dot
+    ("device", ".acquire"); None for the defaults (work_group, relaxed)."""
+    def dotted(value: Any) -> Any:
+        return f".{value}" if isinstance(value, str) and not value.startswith(".") else value
+
+    return (_enum(I.MemoryScope, dotted(scope or I.MemoryScope.WORK_GROUP), "memory scope"),
+            _enum(I.MemorySemantics, dotted(semantics or I.MemorySemantics.RELAXED), "memory semantics"))
 
 
 def _store_flag(value: Any) -> I.StoreFlag:

@@ -47,14 +47,16 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
     """Time a kernel on random inputs and report its rates; returns the numbers."""
     import tinyc
     from tinyc.reference import ReferenceUnsupported
-    from tinyc.cli.run import make_arguments, parse_sizes
+    from tinyc.cli.run import describe_arguments, device_array_limit, make_arguments, parse_sizes
 
     program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
     name = kernel_name or program.kernel_names[0]
     if name not in program.kernel_names:
         raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")
     kernel = program[name]
-    args = make_arguments(kernel.info, batch, parse_sizes(sizes), seed)
+    args, _ = make_arguments(program.checked_ir()[name], kernel.info, batch, parse_sizes(sizes), seed,
+                             device_array_limit(kernel))
+    echo(describe_arguments(kernel.info, args))
     times = kernel.time(*args, batch=batch, repeat=repeat, warmup=warmup)
     seconds = float(np.median(times))
     result = {"seconds": seconds, "min_seconds": float(np.min(times))}

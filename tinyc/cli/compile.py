@@ -42,6 +42,12 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
     from tinyc.ir.printer import print_program
     from tinyc.spirv.tools import SpirvToolError, disassemble
 
+    from tinyc.compiler import check_subgroup_size
+
+    try:
+        check_subgroup_size(subgroup_size)  # a size the device cannot run is a usage error
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
     directory = _output_directory(files, output)
     printer = _ir_printer(print_after)
     failed = unwritable = False
@@ -61,6 +67,8 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
         except (SpirvToolError, InternalCompilerError) as err:  # tinyc's bug, not the input's
             error(f"internal compiler error: {err}")
             sys.exit(EXIT_INTERNAL)
+        for warning in result.warnings:  # e.g. an attribute that overrides --subgroup-size
+            click.echo(str(warning), err=True)
         if emit == "ir":
             data: str | bytes = ir_text
         elif emit == "lowered":

@@ -45,11 +45,12 @@ def _launch_options(default_batch: int, default_repeat: int):
 
 
 def _launching(action) -> None:
-    """Run a launch command; user errors exit 1, bad options exit 2."""
+    """Run a launch command; user errors exit 1, bad options exit 2, Ctrl-C 130 at once."""
     from tinyc.cli.errors import UsageError
+    from tinyc.cli.interrupt import interruptible
 
     try:
-        action()
+        interruptible(action)
     except CompilationError as err:
         print_diagnostics(err)
         sys.exit(EXIT_INPUT)
@@ -64,16 +65,19 @@ def _launching(action) -> None:
 @_launch_options(default_batch=1, default_repeat=10)
 @click.option("--check", "do_check", is_flag=True,
               help="Compare the results with tinyc's NumPy reference interpreter.")
+@click.option("--check-bounds", "check_bounds", is_flag=True, default=None,
+              help="Run the bounds-checked variant: an access outside its memref is an error "
+                   "(also TINYC_CHECK_BOUNDS=1).")
 def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
         repeat: int, seed: int, device: str | None, std: str | None,
-        defines: dict[str, str]) -> None:
+        defines: dict[str, str], check_bounds: bool | None) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
     from tinyc.cli.run import run_kernel
 
     text = read_one(file)
     _launching(lambda: run_kernel(text, display_name(file), kernel_name, batch, sizes, do_check,
                                   repeat, seed, device, echo=click.echo, std=std,
-                                  defines=defines))
+                                  defines=defines, check_bounds=check_bounds or None))
 
 
 @click.command()

@@ -50,7 +50,8 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
         raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
     kernel = program[name]
     info = kernel.info
-    inputs = make_arguments(info, batch, parse_sizes(sizes), seed) if rank == root else [None] * len(info.params)
+    inputs = make_arguments(program.checked_ir()[name], info, batch, parse_sizes(sizes), seed)[0] \
+        if rank == root else [None] * len(info.params)
 
     def once(args: list[Any]) -> Any:
         return run(kernel, *args, batch=batch, comm=comm, root=root)

@@ -1,26 +1,39 @@
 """`tinyc run`: random inputs of the right types, a timed launch, an optional check.
 
-Shapes: static modes come from the type; a `?` mode is the batch for the
-mode indexed by `builtin.group_id`, else 16, unless `--size NAME=AxBx?`
-says otherwise. A `?` group size is the batch; a `?` group offset is 0.
+Sizes (sizes.py): static modes come from the types; the `?` modes and the
+integer scalars that the program relates (operands of one collective, loop
+bounds taken from `size`) get one value per class of related sizes: the
+`--size NAME=AxBx?` given for one of them, else a static size they meet,
+else the batch for the mode indexed by `builtin.group_id`, else 16. A `?`
+group size is the batch; a `?` group offset is 0. Arrays are laid out with
+the strides the types declare (`?` strides packed after the static ones).
+The chosen sizes and scalar values are printed.
+
 `--check` runs the NumPy reference interpreter (tinyc.reference) on the
 same inputs — over every work-group for batches up to 256, else over 64
-sampled work-groups whose batch slices are compared.
+sampled work-groups, whose slices of the outputs indexed by the work-group
+are compared — and says which outputs it compared, over how many elements;
+it fails when it could compare nothing.
 """
 
 from __future__ import annotations
 
+import os
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from tinyc.cli.errors import UsageError
+from tinyc.cli.sizes import Chosen, choose_sizes
+from tinyc.reference.arguments import copy_argument
 from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 
-DEFAULT_DYNAMIC_SIZE = 16
 FULL_CHECK_LIMIT = 256
 SAMPLED_GROUPS = 64
+HOST_MEMORY_SHARE = 4
+"""`run` holds about four copies of the inputs (inputs, launch copies, reference, device)."""
 
 NUMPY_DTYPES = {
     "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64,
@@ -30,55 +43,81 @@ NUMPY_DTYPES = {
 
 
 def parse_sizes(sizes: Sequence[str]) -> dict[str, str]:
-    """`NAME=VALUE` pairs; a malformed one is a UsageError."""
+    """`NAME=VALUE` pairs; a malformed or repeated one is a usage error (UsageError)."""
     parsed: dict[str, str] = {}
     for item in sizes:
         name, sep, value = item.partition("=")
-        if not sep or not name or not value:
+        name = name.strip().lstrip("%")
+        if not sep or not name or not value.strip():
             raise UsageError(f"--size expects NAME=VALUE, got '{item}'")
-        parsed[name.lstrip("%")] = value
+        if name in parsed:
+            raise UsageError(f"--size {name} is given twice ({name}={parsed[name]} and {item})")
+        parsed[name] = value.strip()
     return parsed
 
 
-def _shape(name: str, memref: MemrefType, batch_mode: int | None, batch: int,
-           sizes: dict[str, str]) -> tuple[int, ...]:
-    given = sizes.get(name)
-    dims = given.split("x") if given else ["?"] * memref.order
-    if len(dims) != memref.order:
-        raise UsageError(f"--size {name}: expected {memref.order} modes, got '{given}'")
-    shape = []
-    for mode, (static, text) in enumerate(zip(memref.shape, dims)):
-        if static != DYNAMIC:
-            shape.append(static)
-        elif text not in ("?", ""):
-            if not text.isdigit() or int(text) < 1:
-                raise UsageError(f"--size {name}: '{text}' is not a positive size")
-            shape.append(int(text))
-        else:
-            shape.append(batch if mode == batch_mode else DEFAULT_DYNAMIC_SIZE)
-    return tuple(shape)
+def layout_strides(memref: MemrefType, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides for an array of `memref`: the static ones as declared, each `?`
+    one just past everything the modes before it span (packed column-major when all
+    are `?`), so the modes never overlap."""
+    span = max([1] + [st * n for st, n in zip(memref.stride, shape) if st != DYNAMIC])
+    strides = []
+    for st, n in zip(memref.stride, shape):
+        if st == DYNAMIC:
+            st = span
+            span = max(span, st * n)
+        strides.append(st)
+    return tuple(strides)
 
 
-def _random_array(rng: np.random.Generator, element: ScalarType, shape: tuple[int, ...]) -> np.ndarray:
+def extent(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """Elements from the first to the last one of a layout (0 if it has none)."""
+    if any(n == 0 for n in shape):
+        return 0
+    return 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+
+
+def _random_values(rng: np.random.Generator, element: ScalarType, count: int) -> np.ndarray:
     dtype = NUMPY_DTYPES[element.name]
     if element.name == "bf16":
-        values = rng.uniform(-1, 1, size=shape).astype(np.float32)
-        bits = values.view(np.uint32) >> 16
-        return np.asfortranarray(bits.astype(np.uint16))
+        values = rng.uniform(-1, 1, size=count).astype(np.float32)
+        return (values.view(np.uint32) >> 16).astype(np.uint16)
     if element.is_int:
-        return np.asfortranarray(rng.integers(-8, 8, size=shape).astype(dtype))
-    data = rng.uniform(-1, 1, size=shape)
+        return rng.integers(-8, 8, size=count).astype(dtype)
+    data = rng.uniform(-1, 1, size=count)
     if element.is_complex:
-        data = data + 1j * rng.uniform(-1, 1, size=shape)
-    return np.asfortranarray(data.astype(dtype))
+        data = data + 1j * rng.uniform(-1, 1, size=count)
+    return data.astype(dtype)
 
 
-def _random_scalar(rng: np.random.Generator, t: ScalarType, text: str | None) -> Any:
+def strided_array(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """A view of the 1-D `base` with the given shape and element strides."""
+    itemsize = base.itemsize
+    return np.ndarray(shape, base.dtype, buffer=base, strides=tuple(st * itemsize for st in strides))
+
+
+def random_array(rng: np.random.Generator, memref: MemrefType, shape: tuple[int, ...]) -> np.ndarray:
+    """Random data laid out as `memref` declares (gaps of a strided layout random too)."""
+    if memref.order == 0:
+        return _random_values(rng, memref.element, 1).reshape(())
+    strides = layout_strides(memref, shape)
+    base = _random_values(rng, memref.element, max(extent(shape, strides), 1))
+    return strided_array(base, shape, strides)
+
+
+def _scalar(rng: np.random.Generator, t: ScalarType, text: str | None, chosen: int | None, name: str) -> Any:
+    if chosen is not None:
+        return chosen
     if text is not None:
         try:
-            return complex(text) if t.is_complex else float(text) if t.is_float else int(text)
+            value = complex(text) if t.is_complex else float(text) if t.is_float else int(text)
         except ValueError:
-            raise UsageError(f"--size: '{text}' is not a {t} value") from None
+            raise UsageError(f"--size {name}={text}: not a {t} value") from None
+        limit = {"f16": 65504.0, "bf16": 3.39e38, "f32": 3.4028234e38, "c32": 3.4028234e38}.get(t.name)
+        parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
+        if limit is not None and any(abs(x) > limit for x in parts if x == x):
+            raise UsageError(f"--size {name}={text}: out of range for {t} (at most {limit:g} in size)")
+        return value
     if t.is_int:
         return int(rng.integers(1, 4))
     value = float(rng.uniform(0.5, 1.5))
@@ -94,69 +133,190 @@ def _bool(name: str, text: str | None, rng: np.random.Generator) -> bool:
     raise UsageError(f"--size {name}: '{text}' is not a bool (true, false, 1 or 0)")
 
 
-def make_arguments(info: Any, batch: int, sizes: dict[str, str], seed: int) -> list[Any]:
-    """Random arguments for every parameter of a kernel (KernelInfo)."""
+@dataclass
+class Plan:
+    """What `make_arguments` will allocate: per argument its member count and shape."""
+
+    shapes: dict[str, tuple[int, ...]]
+    members: dict[str, int]  # group arguments: member count
+    nbytes: int
+
+
+def _arrays(info: Any, shapes: dict[str, tuple[int, ...]]):
+    """(parameter, its memref, its (member) shape, bytes of one array) per memref or group."""
+    for p in info.params:
+        t = p.type
+        memref = t.memref if isinstance(t, GroupType) else t
+        if isinstance(memref, MemrefType):
+            shape = shapes[p.name]
+            yield p, memref, shape, max(extent(shape, layout_strides(memref, shape)), 1) * memref.element.size
+
+
+def _plan(info: Any, batch: int, chosen: Chosen) -> Plan:
+    members: dict[str, int] = {}
+    nbytes = 0
+    for p, _, _, one in _arrays(info, chosen.shapes):
+        count = 1
+        if isinstance(p.type, GroupType):
+            count = members[p.name] = batch if p.type.size == DYNAMIC else p.type.size
+        nbytes += count * one
+    return Plan(chosen.shapes, members, nbytes)
+
+
+def _free_memory() -> int:
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def _bytes_text(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB", "EB"):
+        if n < 1000 or unit == "EB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1000
+    return f"{n:.3g} EB"
+
+
+def check_memory(plan: Plan, info: Any, max_array_bytes: int | None = None,
+                 free_bytes: int | None = None) -> None:
+    """Refuse arguments that do not fit in memory (a usage error, before allocating)."""
+    free = _free_memory() if free_bytes is None else free_bytes
+    biggest = ""
+    largest = 0
+    for p, memref, shape, one in _arrays(info, plan.shapes):
+        if one > largest:
+            largest = one
+            dims = "x".join(map(str, shape)) or "scalar"
+            biggest = f"%{p.name}: {memref.element} {dims}"
+        if max_array_bytes is not None and one > max_array_bytes:
+            raise UsageError(f"--size/--batch: {dims_of(p.name, memref, shape)} needs "
+                             f"{_bytes_text(one)}, more than the {_bytes_text(max_array_bytes)} the "
+                             f"device allows for one array")
+    if plan.nbytes * HOST_MEMORY_SHARE > free:
+        raise UsageError(f"--size/--batch: the arguments need {_bytes_text(plan.nbytes)} (the largest "
+                         f"array is {biggest}, {_bytes_text(largest)}); `tinyc run` keeps about "
+                         f"{HOST_MEMORY_SHARE} copies and this machine has {_bytes_text(free)} free")
+
+
+def dims_of(name: str, memref: MemrefType, shape: tuple[int, ...]) -> str:
+    return f"%{name} ({memref.element} {'x'.join(map(str, shape)) or 'scalar'})"
+
+
+def make_arguments(fn: Any, info: Any, batch: int, sizes: dict[str, str], seed: int,
+                   max_array_bytes: int | None = None) -> tuple[list[Any], Chosen]:
+    """Random arguments for every parameter of a kernel (KernelInfo), with the sizes chosen."""
     rng = np.random.default_rng(seed)
     known = {p.name for p in info.params}
     for name in sizes:
         if name not in known:
             raise UsageError(f"--size {name}: the kernel has no argument '{name}'; "
-                             f"arguments: {', '.join(sorted(known))}")
+                             f"arguments: {', '.join(p.name for p in info.params)}")
+    batch_modes = {p.name: p.batch_mode for p in info.params
+                   if p.batch_mode is not None and isinstance(p.type, MemrefType)}
+    chosen = choose_sizes(fn, batch, sizes, batch_modes)
+    plan = _plan(info, batch, chosen)
+    check_memory(plan, info, max_array_bytes)
     args: list[Any] = []
     for p in info.params:
         t = p.type
         if isinstance(t, ScalarType):
-            args.append(_random_scalar(rng, t, sizes.get(p.name)))
+            args.append(_scalar(rng, t, sizes.get(p.name), chosen.scalars.get(p.name), p.name))
         elif isinstance(t, BoolType):
             args.append(_bool(p.name, sizes.get(p.name), rng))
         elif isinstance(t, MemrefType):
-            args.append(_random_array(rng, t.element, _shape(p.name, t, p.batch_mode, batch, sizes)))
+            args.append(random_array(rng, t, chosen.shapes[p.name]))
         elif isinstance(t, GroupType):
-            count = batch if t.size == DYNAMIC else t.size
-            shape = _shape(p.name, t.memref, None, batch, sizes)
-            members = [_random_array(rng, t.memref.element, shape) for _ in range(count)]
-            args.append(members)
+            shape = chosen.shapes[p.name]
+            args.append([random_array(rng, t.memref, shape) for _ in range(plan.members[p.name])])
         else:
             raise UsageError(f"argument '{p.name}' of type {t} cannot be generated")
-    return args
+    return args, chosen
 
 
-def _compare(info: Any, device_args: list[Any], reference_args: list[Any],
-             groups: Sequence[int] | None) -> list[str]:
-    """Names and errors of the written arguments that differ."""
-    problems = []
+def describe_arguments(info: Any, args: Sequence[Any]) -> str:
+    """One line with every argument's size or value, as `run` chose them."""
+    parts = []
+    for p, arg in zip(info.params, args):
+        t = p.type
+        if isinstance(t, BoolType):
+            parts.append(f"%{p.name} = {str(arg).lower()}")
+        elif isinstance(t, ScalarType):
+            value = f"{arg:.4g}" if isinstance(arg, (float, complex)) else str(arg)
+            parts.append(f"%{p.name} = {value}")
+        elif isinstance(t, GroupType):
+            dims = "x".join(map(str, arg[0].shape)) if arg else "-"
+            parts.append(f"%{p.name}: {len(arg)} x {t.memref.element} {dims}")
+        else:
+            dims = "x".join(map(str, arg.shape)) or "scalar"
+            strided = "" if arg.flags.f_contiguous or arg.ndim < 2 else \
+                f" strides {','.join(str(s // arg.itemsize) for s in arg.strides)}"
+            parts.append(f"%{p.name}: {t.element} {dims}{strided}")
+    return "arguments: " + ", ".join(parts)
+
+
+@dataclass
+class Compared:
+    """One output of a --check: how much of it was compared, and any difference."""
+
+    name: str
+    elements: int
+    scope: str
+    error: str | None = None
+
+
+def _tolerance(element: ScalarType) -> float:
+    return {"f16": 1e-2, "bf16": 5e-2, "f32": 1e-4, "c32": 1e-4}.get(element.name, 1e-10)
+
+
+def _difference(element: ScalarType, got: np.ndarray, want: np.ndarray) -> str | None:
+    if element.name == "bf16":
+        got = (got.astype(np.uint32) << 16).view(np.float32)
+        want = (want.astype(np.uint32) << 16).view(np.float32)
+    tol = _tolerance(element)
+    scale = max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
+    if np.allclose(got, want, rtol=tol, atol=tol * scale, equal_nan=True):
+        return None
+    err = float(np.max(np.abs(got.astype(np.complex128) - want.astype(np.complex128))))
+    return f"max abs error {err:.3g}"
+
+
+def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any], batch: int,
+                    groups: Sequence[int] | None) -> tuple[list[Compared], list[str]]:
+    """The written arguments compared (elements, scope, error) and those that could not be."""
+    compared: list[Compared] = []
+    skipped: list[str] = []
     for p, got, want in zip(info.params, device_args, reference_args):
         if not p.written or isinstance(p.type, ScalarType):
             continue
-        pairs = list(zip(got, want)) if isinstance(got, list) else [(got, want)]
-        if groups is not None and isinstance(got, list) and p.batch_mode is not None:
-            pairs = [pairs[g] for g in groups]
-        elif groups is not None and isinstance(p.type, MemrefType) and p.batch_mode is not None:
-            pairs = [(np.take(got, groups, axis=p.batch_mode), np.take(want, groups, axis=p.batch_mode))]
-        elif groups is not None:
-            continue  # not partitioned by group: only a full check can compare it
         element = p.type.memref.element if isinstance(p.type, GroupType) else p.type.element
-        tol = {"f16": 1e-2, "bf16": 5e-2, "f32": 1e-4, "c32": 1e-4}.get(element.name, 1e-10)
-        for g, w in pairs:
-            if element.name == "bf16":
-                g = (g.astype(np.uint32) << 16).view(np.float32)
-                w = (w.astype(np.uint32) << 16).view(np.float32)
-            scale = max(1.0, float(np.max(np.abs(w))) if w.size else 1.0)
-            if not np.allclose(g, w, rtol=tol, atol=tol * scale, equal_nan=True):
-                err = float(np.max(np.abs(g.astype(np.complex128) - w.astype(np.complex128))))
-                problems.append(f"{p.name}: max abs error {err:.3g}")
-                break
-    return problems
+        if groups is None:
+            pairs = list(zip(got, want)) if isinstance(got, list) else [(got, want)]
+            scope = f"every work-group of {batch}"
+        elif p.batch_mode is None:
+            skipped.append(f"%{p.name} (not partitioned by work-group, so only a check of every "
+                           f"work-group, with --batch {FULL_CHECK_LIMIT} or less, compares it)")
+            continue
+        elif isinstance(got, list):
+            pairs = [(got[g], want[g]) for g in groups]
+            scope = f"{len(groups)} sampled work-groups of {batch}"
+        else:
+            pairs = [(np.take(got, groups, axis=p.batch_mode), np.take(want, groups, axis=p.batch_mode))]
+            scope = f"{len(groups)} sampled work-groups of {batch}"
+        elements = sum(int(np.size(g)) for g, _ in pairs)
+        error = next((e for e in (_difference(element, np.asarray(g), np.asarray(w))
+                                  for g, w in pairs) if e is not None), None)
+        compared.append(Compared(p.name, elements, scope, error))
+    return compared, skipped
 
 
 def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
                check: bool, repeat: int, seed: int, device: str | None,
                echo: Callable[[str], None] = print, std: str | None = None,
-               defines: dict[str, str] | None = None) -> None:
+               defines: dict[str, str] | None = None, check_bounds: bool | None = None) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
     from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
-    from tinyc.reference.arguments import copy_argument
 
     if launched_by_mpi():  # under mpiexec: the batch split over the ranks
         return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device,
@@ -171,17 +331,20 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     kernel = program[name]  # builds the program on the device (the runtime's JIT)
     build = time.perf_counter() - start
     info = kernel.info
-    args = make_arguments(info, batch, parse_sizes(sizes), seed)
+    fn = program.checked_ir()[name]
+    args, _ = make_arguments(fn, info, batch, parse_sizes(sizes), seed, device_array_limit(kernel))
+    echo(describe_arguments(info, args))
     inputs = [copy_argument(a) for a in args]
+    options = {} if check_bounds is None else {"check_bounds": check_bounds}
 
     start = time.perf_counter()
-    kernel(*args, batch=batch)  # warm-up
+    kernel(*args, batch=batch, **options)  # warm-up
     first = time.perf_counter() - start
     times = []
     for _ in range(repeat):
         run_args = [copy_argument(a) for a in inputs]
         start = time.perf_counter()
-        kernel(*run_args, batch=batch)
+        kernel(*run_args, batch=batch, **options)
         times.append(time.perf_counter() - start)
     median = float(np.median(times))
     echo(f"{name}: batch {batch}, {median * 1e3:.3f} ms per launch "
@@ -191,29 +354,46 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
         check_results(program, name, inputs, args, batch, seed, echo)
 
 
+def device_array_limit(kernel: Any) -> int | None:
+    """The largest allocation the kernel's device allows (None if it does not say)."""
+    try:
+        return int(kernel.queue.sycl_device.max_mem_alloc_size)
+    except Exception:
+        return None
+
+
 def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
                   echo: Callable[[str], None]) -> None:
-    """Compare a launch's `results` (from `inputs`) with the NumPy reference interpreter."""
+    """Run the reference on `inputs` and compare with the device's `results` (LaunchError if
+    they differ or nothing could be compared)."""
     import tinyc
     from tinyc.reference import ReferenceFault, ReferenceUnsupported, run as run_reference
-    from tinyc.reference.arguments import copy_argument
 
     info = program[name].info
+    fn = program.checked_ir()[name]
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
     reference_args = [copy_argument(a) for a in inputs]
-    fn = program.checked_ir()[name]
     try:
         run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,
                       subgroup_size=info.subgroup_size)
     except ReferenceUnsupported as exc:
-        echo(f"check: no reference for this kernel ({exc})")
-        return
+        raise tinyc.LaunchError(f"check: nothing was compared: the reference interpreter cannot run "
+                                f"this kernel ({exc})") from None
     except ReferenceFault as exc:
-        raise tinyc.LaunchError(f"check: the kernel does something undefined on these inputs: {exc}")
-    problems = _compare(info, results, reference_args, groups)
-    scope = "all work-groups" if groups is None else f"{len(groups)} sampled work-groups"
-    if problems:
-        raise tinyc.LaunchError("check failed against the NumPy reference over " + scope
-                                + ": " + "; ".join(problems))
-    echo(f"check: results match the NumPy reference over {scope}")
+        raise tinyc.LaunchError(f"check: the kernel does something undefined on these inputs: "
+                                f"{exc}") from None
+    compared, skipped = compare_outputs(info, results, reference_args, batch, groups)
+    if not compared:
+        why = "the kernel writes no array argument" if not skipped else \
+            "not compared: " + "; ".join(skipped)
+        raise tinyc.LaunchError(f"check: nothing could be compared ({why})")
+    listed = ", ".join(f"%{c.name} ({c.elements} elements, {c.scope})" for c in compared)
+    failed = [f"%{c.name}: {c.error}" for c in compared if c.error]
+    if failed:
+        raise tinyc.LaunchError(f"check failed against the NumPy reference: {'; '.join(failed)} "
+                                f"(compared {listed})")
+    echo(f"check: compared {listed}")
+    if skipped:
+        echo("check: not compared: " + "; ".join(skipped))
+    echo("check: results match the NumPy reference")

@@ -16,7 +16,7 @@ from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Value
 from tinyc.std import Std
 from tinyc.ir.types import (
-    DYNAMIC, BoolType, CoopMatrixType, MemrefType, ScalarType, Type, dim_text, index,
+    DYNAMIC, BoolType, CoopMatrixType, MatrixUse, MemrefType, ScalarType, Type, dim_text, index,
     promotable, promote,
 )
 
@@ -317,8 +317,12 @@ def cast_problem(src: Type, dst: Type) -> str | None:
     if is_coop(src) or is_coop(dst):
         if not (is_coop(src) and is_coop(dst)):
             return f"{whole}: a coopmatrix can only be cast to a coopmatrix"
-        if src.shape != dst.shape or src.use is not dst.use:  # type: ignore[union-attr]
-            return f"{whole}: the shape and the use must match"
+        if src.shape != dst.shape:  # type: ignore[union-attr]
+            return f"{whole}: the shapes must match"
+        if src.use is not dst.use and not (src.use is MatrixUse.ACC  # type: ignore[union-attr]
+                                           and dst.use in (MatrixUse.A, MatrixUse.B)):  # type: ignore[union-attr]
+            return (f"{whole}: the use must stay the same or change from matrix_acc to matrix_a or "
+                    f"matrix_b")
         src, dst = src.component, dst.component  # type: ignore[union-attr]
     if is_bool(src) or is_bool(dst):
         return f"{whole}: bool cannot be cast"

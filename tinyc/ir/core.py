@@ -120,8 +120,13 @@ class Instruction:
 
     opname: ClassVar[str] = "<instruction>"
     kind: ClassVar[Kind] = Kind.MIXED
+    lowered_from: "Instruction | None" = None
+    """The collective whose lowering made this instruction (set by lower-collectives for
+    collectives with a shape rule: such code is in bounds when the rule holds)."""
     region_kind: ClassVar[Kind | None] = None
     """SPMD for foreach/parallel bodies; None: the regions take the kind of the enclosing one."""
+    region_yields: ClassVar[bool] = False
+    """True when its regions end in a `yield` handing values back (for, if, cooperative_matrix_apply)."""
     keywords: ClassVar[tuple[str, ...] | dict[str, Any]] = ()
     """The spellings that start the instruction; unique across classes."""
     versions: ClassVar[dict[str, Std]] = {}

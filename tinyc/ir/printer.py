@@ -28,6 +28,7 @@ class Printer:
         self.counter = 0
         self.sink = DiagnosticSink()   # what `std` cannot spell
         self._preludes: list[str] = []
+        self._unnamed = False
 
     @property
     def newest(self) -> bool:
@@ -96,10 +97,18 @@ class Printer:
         pad = self.indent_unit * self.depth
         names = ", ".join(self.v(r) for r in inst.results)
         outer, self._preludes = self._preludes, []
+        self._unnamed = False
         body = inst.format(self)
         before = "".join(pad + line + "\n" for line in self._preludes)
         self._preludes = outer
+        if self._unnamed:
+            names = ""
         return before + pad + (names + " = " if names else "") + body
+
+    def without_results(self) -> None:
+        """Print the current instruction without its result names: its spelling in this
+        version has none (the seed's `store.atomic_add` for an unused `atomic_add`)."""
+        self._unnamed = True
 
     def function(self, fn: Function) -> str:
         self.names.clear()

@@ -336,17 +336,38 @@ def type_problems(t: Type) -> list[str]:
             problems.append(f"the group size {t.size} is negative")
         if t.offset != DYNAMIC and t.offset < 0:
             problems.append(f"the offset {t.offset} is negative")
+        for what, n in (("group size", t.size), ("offset", t.offset)):
+            if n != DYNAMIC and n >= INDEX_LIMIT:
+                problems.append(f"the {what} {n} does not fit in index (it must be below 2^63)")
         return problems
     if isinstance(t, CoopMatrixType):
         if t.rows < 1 or t.cols < 1:
             return [f"the shape {t.rows}x{t.cols} must have positive rows and columns"]
+        if t.rows * t.cols > MAX_COOPMATRIX_COMPONENTS:
+            return [f"tinyc supports coopmatrices of at most {MAX_COOPMATRIX_COMPONENTS} components "
+                    f"(e.g. 128x128), got {t.rows}x{t.cols}"]
     return []
+
+
+MAX_COOPMATRIX_COMPONENTS = 16384
+"""An implementation limit: codegen keeps a coopmatrix in registers, component by component."""
+
+INDEX_LIMIT = 2**63
+"""Sizes, strides, offsets and the byte span of a memref are `index` values: below 2^63."""
 
 
 def _memref_problems(t: MemrefType) -> list[str]:
     """Shape and stride rules of the strided layout (spec: memref type)."""
     problems = [f"the size {s} of mode {i} is negative"
                 for i, s in enumerate(t.shape) if s != DYNAMIC and s < 0]
+    problems += [f"the {what} {n} of mode {i} does not fit in index (it must be below 2^63)"
+                 for what, values in (("size", t.shape), ("stride", t.stride))
+                 for i, n in enumerate(values) if n != DYNAMIC and n >= INDEX_LIMIT]
+    if not problems and DYNAMIC not in t.shape and DYNAMIC not in t.stride and \
+            len(t.stride) == t.order and all(n > 0 for n in t.shape):
+        span = (1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride))) * t.element.size
+        if span >= INDEX_LIMIT:
+            problems.append(f"the memref spans {span} bytes; at most 2^63 - 1 are addressable")
     if len(t.stride) != t.order:
         problems.append(f"the strided layout has {len(t.stride)} entries but the order is {t.order}")
         return problems

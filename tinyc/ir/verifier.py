@@ -49,10 +49,10 @@ from tinyc.diagnostics import DiagnosticSink, Note, Span
 from tinyc.ir import attr_checks
 from tinyc.ir.checks import check_subgroup_multiples, title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
-from tinyc.ir.instructions import Builtin, For, If, SPMD_BUILTINS, Yield
+from tinyc.ir.instructions import Builtin, SPMD_BUILTINS, Yield
 from tinyc.std import DEFAULT, Version, other_std
-from tinyc.ir.types import AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, Type, \
-    VoidType, type_problems
+from tinyc.ir.types import DYNAMIC, AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, \
+    ScalarType, Type, VoidType, type_problems
 
 class VerifyContext:
     """What an instruction's `verify` needs: error reporting and where it sits."""
@@ -104,7 +104,34 @@ def verify_function(ctx: VerifyContext, fn: Function) -> None:
         ctx.error(f"function '@{fn.name}': {problem}", fn.span)
     for arg in fn.args:
         _check_argument(ctx, arg)
+    _check_abi_size(ctx, fn)
     _verify_region(ctx, fn.body, Kind.COLLECTIVE, None, set(map(id, fn.args)))
+
+
+MAX_KERNEL_ARGUMENTS = 254
+"""SPIR-V allows 255 function parameters; one is kept for the report buffer of
+bounds-checked launches."""
+MAX_ARGUMENT_BYTES = 3832
+"""OpenCL's kernel argument space on the devices here (3840 bytes), less that buffer."""
+
+
+def _check_abi_size(ctx: VerifyContext, fn: Function) -> None:
+    """The kernel ABI (DESIGN.md) must fit SPIR-V's and OpenCL's limits on arguments."""
+    count = size = 0
+    for arg in fn.args:
+        t = arg.type
+        if isinstance(t, MemrefType):
+            n = 1 + len(t.dynamic_slots())
+        elif isinstance(t, GroupType):
+            n = 1 + len(t.memref.dynamic_slots()) + (t.size == DYNAMIC) + (t.offset == DYNAMIC)
+        else:
+            n = 1
+        count += n
+        size += n * 8 if not isinstance(t, ScalarType) else max(8, t.size)
+    if count > MAX_KERNEL_ARGUMENTS or size > MAX_ARGUMENT_BYTES:
+        ctx.error(f"function '@{fn.name}' passes {count} kernel arguments ({size} bytes) under the "
+                  f"calling convention (a memref or group also passes one per '?'); at most "
+                  f"{MAX_KERNEL_ARGUMENTS} arguments and {MAX_ARGUMENT_BYTES} bytes fit", fn.span)
 
 
 def _check_argument(ctx: VerifyContext, arg: Value) -> None:
@@ -202,8 +229,9 @@ def _check_visible(ctx: VerifyContext, inst: Instruction, visible: set[int]) -> 
 
 
 def _check_yield_place(ctx: VerifyContext, inst: Yield, region: Region, is_last: bool) -> None:
-    """Yield ends the region of a for or an if, and nothing else."""
-    if not isinstance(region.parent, (For, If)):
-        ctx.error("yield can only appear as the last instruction of a for or if region", inst.span)
+    """Yield ends the region of a for, an if (or a cooperative_matrix_apply), and nothing else."""
+    if not getattr(region.parent, "region_yields", False):
+        ctx.error("yield can only appear as the last instruction of a for, if or "
+                  "cooperative_matrix_apply region", inst.span)
     elif not is_last:
         ctx.error("yield must be the last instruction of its region", inst.span)

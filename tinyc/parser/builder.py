@@ -40,6 +40,8 @@ class ProgramBuilder:
                 continue
             seen[fn.name] = self.ctx.span(name_token)
             functions.append(fn)
+        if not tree.children:  # empty or only comments: nothing to compile or run
+            self.ctx.error("the program defines no function", Span(1, 1, 1, 1, self.ctx.source))
         if raise_errors:
             self.ctx.sink.raise_if_any()
         try:

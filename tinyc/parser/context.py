@@ -47,6 +47,10 @@ class Scope:
 
 def span_of(node: Token | Tree, source: Source) -> Span:
     """The span of a token or parse-tree node; lark's end column is exclusive, ours inclusive."""
+    if node.__class__ is Token:  # every token has all four (the common case: operands)
+        return Span(node.line, node.column, node.end_line, max(node.end_column - 1, 1), source)
+    if node.__class__ is Tree and not node.empty:
+        return Span(node.line, node.column, node.end_line, max(node.end_column - 1, 1), source)
     meta = node if isinstance(node, Token) else node.meta
     line = getattr(meta, "line", 1)
     column = getattr(meta, "column", 1)
@@ -64,6 +68,7 @@ class BuildContext:
         self.scope = Scope()
         self.depth = 0
         self._reported_undefined: set[str] = set()
+        self._defined: dict[str, Span] = {}
         self.markers: list[Marker] = []  # spellings of one version only, in textual order
 
     def mark(self, std: Std, what: str, node: Token | Tree | Span | None) -> None:
@@ -84,6 +89,7 @@ class BuildContext:
         """Each function starts with a fresh set of names."""
         self.scope = Scope()
         self._reported_undefined = set()
+        self._defined: dict[str, Span] = {}  # every name defined so far in the function, any region
 
     def push(self) -> None:
         self.scope = Scope(self.scope)
@@ -104,8 +110,14 @@ class BuildContext:
         if value is None:
             if name not in self._reported_undefined:
                 self._reported_undefined.add(name)
-                hint = did_you_mean("%" + name, ["%" + n for n in self.scope.visible()])
-                self.error(f"undefined value '%{name}'{hint}", span)
+                elsewhere = self._defined.get(name)
+                if elsewhere is not None:  # defined in a region that does not enclose this use
+                    self.error(f"undefined value '%{name}'", span,
+                               (Note(f"'%{name}' is defined here, in a region that does not enclose "
+                                     f"this use (a value is visible only inside its region)", elsewhere),))
+                else:
+                    hint = did_you_mean("%" + name, ["%" + n for n in self.scope.visible()])
+                    self.error(f"undefined value '%{name}'{hint}", span)
             value = Value(void, name, span)
         return value, span
 
@@ -120,3 +132,4 @@ class BuildContext:
                        (Note(f"'%{name}' is first defined here", first.span),))
             return
         self.scope.values[name] = value
+        self._defined[name] = value.span

@@ -15,7 +15,7 @@ from tinyc.diagnostics import Diagnostic, Source, Span, did_you_mean
 from tinyc.ir.checks import one_of
 from tinyc.ir.types import SCALAR_TYPES
 from tinyc.parser.instructions import RULES
-from tinyc.parser.lalr import ParseError, Token
+from tinyc.parser.lalr import LEX_ERROR, ParseError, Token
 from tinyc.parser.lexer import DOTWORD, WORD
 from tinyc.parser.tables import KEYWORDS
 
@@ -49,14 +49,29 @@ _SPELLINGS = {terminal: text for text, terminal in KEYWORDS.items()}
 def syntax_error(err: ParseError, source: Source) -> Diagnostic:
     """The diagnostic for a parse error."""
     token = err.token
+    if token.type == LEX_ERROR:  # text that starts no token: the lexer's own message
+        return Diagnostic(token.message, Span(token.line, token.column, token.line,
+                                              max(token.end_column - 1, token.column), source))
     # `accepts()` replays each terminal, so it is exact where LALR merged
     # states would offer tokens from other contexts (`)` after a load's index).
     expected = {_SPELLINGS.get(name, name) for name in err.accepts()}
     if token.type == "$END":
         span = _end_span(err, source)
         return Diagnostic(f"unexpected end of input, expected {describe(expected)}", span)
+    previous = err.previous
+    if previous is not None and previous.line < token.line and _incomplete(expected):
+        # The instruction on the previous line stops short (a missing `: type`): say so
+        # there, not at the next line's first token.
+        at = Span(previous.line, previous.end_column, previous.line, previous.end_column, source)
+        return Diagnostic(f"expected {describe(expected)} after '{previous.value}' at the end of "
+                          f"the line", at)
     span = Span(token.line, token.column, token.end_line, max(token.end_column - 1, 1), source)
     return Diagnostic(_message(token, expected), span, hint=_hint(token, expected))
+
+
+def _incomplete(expected: set[str]) -> bool:
+    """The parser is inside an instruction or type: no instruction, `}` or function may come next."""
+    return not ({"}", "func", "$END", "LOCAL_ID"} & expected) and not any(map(is_instruction, expected))
 
 
 def _message(token: Token, expected: set[str]) -> str:

@@ -72,7 +72,7 @@ class Parsed:
         self._b = b
         self._root = root or self
         self.rule = tree.data
-        self.span = b.ctx.span(tree)
+        self._tree = tree  # its span is made only when asked for (errors): most never are
         self.keyword = ""
         self.modifiers: list[str] = []
         self.items: list[Any] = []          # Values used and literals, at this level
@@ -89,6 +89,10 @@ class Parsed:
             self.type_span: Span | None = None
         for child in tree.children:
             self._read(child)
+
+    @property
+    def span(self) -> Span:
+        return self._b.ctx.span(self._tree)
 
     def _read(self, child: Token | Tree) -> None:
         root, ctx = self._root, self._b.ctx

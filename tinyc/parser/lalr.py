@@ -11,7 +11,7 @@ last token (the tokens dropped from the tree included).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from tinyc.parser import tables
 
@@ -46,30 +46,27 @@ class Token(str):
         return f"Token({self.type!r}, {self.value!r})"
 
 
-class Meta:
-    """Where a tree is in the text; `empty` until a token below it gives a position.
+class Tree:
+    """A parse-tree node: rule (or alias) name, children (trees and tokens) and its place.
 
+    The position fields are lark's `meta` (which `meta` returns: one object
+    per node instead of two). `empty` until a token below gives a position;
     `container_*` extend over the tokens of rules inlined into this node,
     which is where a parent's span starts or ends.
     """
 
-    __slots__ = ("empty", "line", "column", "start_pos", "end_line", "end_column", "end_pos",
-                 "container_line", "container_column", "container_start_pos",
+    __slots__ = ("data", "children", "empty", "line", "column", "start_pos", "end_line", "end_column",
+                 "end_pos", "container_line", "container_column", "container_start_pos",
                  "container_end_line", "container_end_column", "container_end_pos")
 
-    def __init__(self) -> None:
-        self.empty = True
-
-
-class Tree:
-    """A parse-tree node: rule (or alias) name and children (trees and tokens)."""
-
-    __slots__ = ("data", "children", "meta")
-
-    def __init__(self, data: str, children: list, meta: Meta | None = None) -> None:
+    def __init__(self, data: str, children: list) -> None:
         self.data = data
         self.children = children
-        self.meta = meta if meta is not None else Meta()
+        self.empty = True
+
+    @property
+    def meta(self) -> "Tree":
+        return self
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
@@ -85,10 +82,11 @@ class Tree:
 class ParseError(Exception):
     """`token` cannot come next; `accepts()` are the terminals that could."""
 
-    def __init__(self, token: Token, states: list[int]) -> None:
+    def __init__(self, token: Token, states: list[int], previous: Token | None = None) -> None:
         super().__init__(f"unexpected token {token!r}")
         self.token = token
         self.states = states
+        self.previous = previous  # the token before `token` (for "missing ... at the end of line")
 
     def accepts(self) -> set[str]:
         """The terminals that would be shifted here (or end the input), after any reductions.
@@ -167,11 +165,16 @@ _RULES: dict[int, Rule] = _Rows(tables.RULES, _rule)
 
 
 def parse(tokens: Iterable[Token]) -> Tree:
-    """The parse tree of a token stream; raises ParseError at the first token that cannot follow."""
+    """The parse tree of a token stream; raises ParseError at the first token that cannot follow.
+
+    The textbook LALR driver (`parse_recovering` is the same loop with error
+    recovery; the first succeeds or fails fast, the second runs only on errors).
+    """
     actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
     states = [tables.START_STATE]
     values: list = []
     last = None
+    end_state = tables.END_STATE
     for token in tokens:
         last = token
         kind = token.type
@@ -194,11 +197,86 @@ def parse(tokens: Iterable[Token]) -> Tree:
         if action is None or action >= 0:  # the grammar never shifts $END
             raise ParseError(end, states)
         _reduce(rules[~action], states, values, gotos)
-        if states[-1] == tables.END_STATE:
+        if states[-1] == end_state:
             return values[-1]
 
 
-def _reduce(rule: Rule, states: list[int], values: list, gotos: list[dict[str, int]]) -> None:
+MAX_ERRORS = 20
+"""Syntax errors reported per file before giving up."""
+
+LEX_ERROR = "LEXERROR"
+"""Token type of text that starts no token (the lexer's recovering mode); never in the grammar."""
+
+
+def parse_recovering(tokens: Sequence[Token], limit: int = MAX_ERRORS) -> tuple[Tree | None, list[ParseError]]:
+    """Parse, and after each syntax error resume at the next line or instruction.
+
+    Returns the tree (None if there were errors) and up to `limit` errors.
+    Recovery (panic mode, at line granularity): skip to the first token of a
+    later line that is not inside a region opened by the skipped tokens, and
+    pop the stack to the nearest state that takes it and where an
+    instruction or function may start (one that can shift `}` or `func`).
+    The erroneous instruction is dropped, so later errors in the file are
+    reported without cascading from the first. A missing `: type` at the end
+    of a line is therefore caught where the next line starts, which
+    `errors.py` reports at the end of the incomplete line.
+    """
+    actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
+    states = [tables.START_STATE]
+    values: list = []
+    errors: list[ParseError] = []
+    count = len(tokens)
+    last = tokens[-1] if tokens else None
+    end = Token("$END", "", 0, 1, 1) if last is None else Token(
+        "$END", "", last.start_pos, last.line, last.column, last.end_line, last.end_column, last.end_pos)
+    i = 0
+    resumed_at = -1
+    while True:
+        token = tokens[i] if i < count else end
+        action = actions[states[-1]].get(token.type)
+        if action is None:
+            errors.append(ParseError(token, list(states), tokens[i - 1] if 0 < i <= count else None))
+            if len(errors) >= limit or token is end:
+                return None, errors
+            i = _resynchronise(tokens, i, states, values, i == resumed_at)
+            if i >= count:  # nothing to resume at: what is left is part of the error
+                return None, errors
+            resumed_at = i
+            continue
+        if action >= 0:
+            states.append(action)
+            values.append(token)
+            i += 1
+            continue
+        _reduce(rules[~action], states, values, gotos)
+        if token is end and states[-1] == tables.END_STATE:
+            return (None if errors else values[-1]), errors
+
+
+def _resynchronise(tokens: Sequence[Token], i: int, states: list[int], values: list,
+                   stuck: bool) -> int:
+    """Where to resume after an error at tokens[i]; pops the stacks to a state that takes it.
+
+    `stuck`: the last resynchronisation resumed at this very token, so it must move on."""
+    depth = 0
+    for j in range(i, len(tokens)):
+        token = tokens[j]
+        starts_line = j == 0 or tokens[j - 1].line < token.line
+        if starts_line and depth == 0 and not (stuck and j == i) and token.type != LEX_ERROR:
+            for k in range(len(states) - 1, -1, -1):
+                row = _ACTIONS[states[k]]
+                if token.type in row and (row.get("RBRACE", -1) >= 0 or row.get("FUNC", -1) >= 0):
+                    del states[k + 1:]
+                    del values[k:]
+                    return j
+        if token.type == "LBRACE":
+            depth += 1
+        elif token.type == "RBRACE" and depth:
+            depth -= 1
+    return len(tokens)
+
+
+def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:
     """Replace the rule's symbols on the stacks by its node."""
     origin, name, size, kept, expand1 = rule
     if size:
@@ -209,53 +287,48 @@ def _reduce(rule: Rule, states: list[int], values: list, gotos: list[dict[str, i
         children = []
     filtered: list = []
     for index, splice in kept:
-        if splice:
-            filtered += children[index].children
-        else:
+        if not splice:
             filtered.append(children[index])
+        elif filtered:
+            filtered += children[index].children
+        else:  # the node of an inlined rule is spliced once and dropped: take its list
+            filtered = children[index].children
+    # (Copying the spliced list instead made `instruction*` quadratic: each
+    # reduction of `__star: __star instruction` copied every instruction so far.)
     if expand1 and len(filtered) == 1:
         node = filtered[0]
     else:
         node = Tree(name, filtered)
-    if node.__class__ is Tree and children:
-        _locate(node.meta, children)
+    if children and node.__class__ is Tree:
+        _locate(node, children)
     states.append(gotos[states[-1]][origin])
     values.append(node)
 
 
-def _locate(meta: Meta, children: list) -> None:
+def _locate(node: Tree, children: list) -> None:
     """Positions from the first and last child that has one (lark's PropagatePositions)."""
     first = None
     for child in children:
-        if child.__class__ is Tree:
-            if not child.meta.empty:
-                first = child.meta
-                break
-        else:
+        if child.__class__ is not Tree or not child.empty:
             first = child
             break
     if first is None:
         return
     for child in reversed(children):
-        if child.__class__ is Tree:
-            if not child.meta.empty:
-                last = child.meta
-                break
-        else:
+        if child.__class__ is not Tree or not child.empty:
             last = child
             break
-    if first.__class__ is Meta:
+    if first.__class__ is Tree:
         line, column, start = first.container_line, first.container_column, first.container_start_pos
     else:
         line, column, start = first.line, first.column, first.start_pos
-    if last.__class__ is Meta:
-        end_line, end_column, end = (last.container_end_line, last.container_end_column,
-                                     last.container_end_pos)
+    if last.__class__ is Tree:
+        end_line, end_column, end = last.container_end_line, last.container_end_column, last.container_end_pos
     else:
         end_line, end_column, end = last.end_line, last.end_column, last.end_pos
-    if meta.empty:  # else the node is a `?rule`'s child, which keeps its own span
-        meta.empty = False
-        meta.line, meta.column, meta.start_pos = line, column, start
-        meta.end_line, meta.end_column, meta.end_pos = end_line, end_column, end
-    meta.container_line, meta.container_column, meta.container_start_pos = line, column, start
-    meta.container_end_line, meta.container_end_column, meta.container_end_pos = end_line, end_column, end
+    if node.empty:  # else the node is a `?rule`'s child, which keeps its own span
+        node.empty = False
+        node.line, node.column, node.start_pos = line, column, start
+        node.end_line, node.end_column, node.end_pos = end_line, end_column, end
+    node.container_line, node.container_column, node.container_start_pos = line, column, start
+    node.container_end_line, node.container_end_column, node.container_end_pos = end_line, end_column, end

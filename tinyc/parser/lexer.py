@@ -18,7 +18,7 @@ import re
 from typing import Iterator
 
 from tinyc.parser import tables
-from tinyc.parser.lalr import Token
+from tinyc.parser.lalr import LEX_ERROR, Token
 
 WORD = "WORD"
 """A bare word that is no keyword (a misspelled instruction, type, ...)."""
@@ -38,13 +38,40 @@ _CALC = re.compile(r"!calc[ \t]*\(")
 ERROR = "ERROR"
 """Text that starts no token, in tolerant mode (for editors); never reaches the parser."""
 
-_SKIP = re.compile(r"(?:[ \t\r\n\f\v\ufeff]+|;[^\n]*)+")  # \ufeff: a byte-order mark
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _SHAPE_TAIL = re.compile(r"(?:x[0-9]*)+")
 _TYPE_LIKE = re.compile(r"[A-Za-z]+[0-9]+")
 _PUNCTUATION = "{}()[]<>,:=?"
 _INF_NAN = re.compile(r"[+-]?(?:inf|nan)(?![A-Za-z0-9_])")
+REPLACEMENT = "\ufffd"
+"""What a byte that is not UTF-8 decodes to (`tinyc.compiler.source_text`): fine in a
+comment, reported like an unexpected character elsewhere."""
+_FAST = re.compile(r"(?:[ \t\r\n\f\v\ufeff]+|;[^\n]*)*(?:(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
+                   r"|(?P<punctuation>[{}()\[\],:=?<>])|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+                   r"|(?P<modifier>\.[A-Za-z_][A-Za-z0-9_]*))?")
+"""White space and comments, then the common token, one group per kind (`tokens`);
+everything else goes through `_scan`."""
+
+
+class ErrorToken(Token):
+    """Text that starts no token, with the lexer's message (recovering mode only)."""
+
+    __slots__ = ("message",)
+
+
+def _token(new, terminal: str, value: str, start: int, end: int, line: int, line_start: int,
+           cls: type = Token) -> Token:
+    """A Token without keyword arguments: the lexer makes hundreds of thousands."""
+    token = new(cls, value)
+    token.type = terminal
+    token.value = value
+    token.start_pos = start
+    token.end_pos = end
+    token.line = token.end_line = line
+    token.column = start - line_start + 1
+    token.end_column = end - line_start + 1
+    return token
 
 
 class LexError(Exception):
@@ -70,35 +97,100 @@ class TensorLexer:
         self.string = patterns["STRING"]
         # `arith` in `arith.add`: words that join the next `.segment` into one name.
         self.families = {k.split(".")[0] for k in self.keywords if "." in k[1:]}
+        self._words: dict[str, list[tuple[str, int, int]]] = {}  # word -> its tokens (offsets)
 
-    def lex(self, text: str, tolerant: bool = False) -> Iterator[Token]:
-        """The tokens of `text`; `tolerant` (editors) turns a LexError into an ERROR token."""
+    def lex(self, text: str, recover: bool = False, tolerant: bool = False) -> Iterator[Token]:
+        """Tokens of `text`; a LexError at the first character that starts none.
+
+        `recover`: instead of raising, yield an `ErrorToken` (type LEX_ERROR,
+        with the message) for the offending text and go on at the next line,
+        so the parser can report it among other errors. `tolerant` (editors):
+        an ERROR token for the offending text, and go on right after it.
+
+        The common tokens (names, punctuation, plain words, modifiers, white
+        space) come from one regular expression; numbers, strings, `->` and
+        words glued to a `.segment` or a shape go through `_scan`. Checking
+        40,000 instructions spends most of its time here, so the fast path
+        builds tokens inline and remembers how each word splits.
+        """
+        return iter(self.tokens(text, recover, tolerant))
+
+    def tokens(self, text: str, recover: bool = False, tolerant: bool = False) -> list[Token]:
+        """`lex` as a list (the parser takes them all anyway; no generator in the hot loop)."""
+        new, fast, families, keywords = str.__new__, _FAST.match, self.families, self.keywords
+        words, token_cls = self._words, Token
+        out: list[Token] = []
+        append = out.append
         line, line_start, pos, n = 1, 0, 0, len(text)
-        while True:
-            skip = _SKIP.match(text, pos)
-            if skip:
-                newlines = text.count("\n", pos, skip.end())
+        while pos < n:
+            m = fast(text, pos)  # always matches: everything in it is optional
+            kind = m.lastgroup
+            start = m.start(kind) if kind is not None else m.end()  # the token (or what _scan reads)
+            if start > pos:
+                newlines = text.count("\n", pos, start)
                 if newlines:
                     line += newlines
-                    line_start = text.rfind("\n", pos, skip.end()) + 1
-                pos = skip.end()
-            if pos >= n:
-                return
-            column = pos - line_start + 1
-            try:
-                scanned = self._scan(text, pos, line, column)
-            except LexError as err:
-                if not tolerant:
-                    raise
-                end = min(pos + err.end_column - err.column + 1, n)
-                if "\n" in text[pos:end]:
-                    end = text.index("\n", pos)
-                scanned = [(ERROR, pos, max(end, pos + 1))]
-            for kind, start, end in scanned:
-                yield Token(kind, text[start:end], start_pos=start, line=line,
-                            column=start - line_start + 1, end_line=line,
-                            end_column=end - line_start + 1, end_pos=end)
+                    line_start = text.rfind("\n", pos, start) + 1
+                pos = start
+                if pos >= n:
+                    break
+            if kind == "word":
+                word = m.group(kind)
+                if word not in families:
+                    pieces = words.get(word)
+                    if pieces is None:
+                        pieces = words[word] = [(t, a - pos, b - pos) for t, a, b in self._word(text, pos)]
+                    column = pos - line_start + 1
+                    for terminal, a, b in pieces:
+                        value = word if b - a == len(word) else text[pos + a: pos + b]
+                        tok = new(token_cls, value)
+                        tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, pos + a, pos + b
+                        tok.line = tok.end_line = line
+                        tok.column, tok.end_column = column + a, column + b
+                        append(tok)
+                    pos = m.end()
+                    continue
+                kind = None
+            if kind is not None:
+                end = m.end()
+                value = m.group(kind)
+                if kind == "name":
+                    terminal = "LOCAL_ID" if value[0] == "%" else "GLOBAL_ID"
+                else:  # punctuation or a .modifier
+                    terminal = keywords.get(value, DOTWORD)
+                tok = new(token_cls, value)
+                tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, pos, end
+                tok.line = tok.end_line = line
+                tok.column = pos - line_start + 1
+                tok.end_column = end - line_start + 1
+                append(tok)
                 pos = end
+                continue
+            try:
+                scanned = self._scan(text, pos, line, pos - line_start + 1)
+            except LexError as err:
+                if tolerant:
+                    end = min(pos + err.end_column - err.column + 1, n)
+                    if "\n" in text[pos:end]:
+                        end = text.index("\n", pos)
+                    scanned = [(ERROR, pos, max(end, pos + 1))]
+                elif not recover:
+                    raise
+                else:
+                    scanned = None
+                    stop = min(pos + err.end_column - err.column + 1, n)
+                    message = err.message
+            if scanned is None:
+                bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, line_start, ErrorToken)
+                bad.message = message
+                append(bad)
+                newline = text.find("\n", pos)
+                pos = n if newline < 0 else newline
+                continue
+            for terminal, start, end in scanned:
+                append(_token(new, terminal, text[start:end], start, end, line, line_start))
+                pos = end
+        return out
 
     def _scan(self, text: str, pos: int, line: int, column: int) -> list[tuple[str, int, int]]:
         """The token(s) at `pos` as (terminal, start, end); a word may split into several."""
@@ -153,6 +245,9 @@ class TensorLexer:
             return self._word(text, pos)
         if char in _PUNCTUATION and char in self.keywords:
             return [(self.keywords[char], pos, pos + 1)]
+        if char == REPLACEMENT:
+            self._fail("a byte that is not UTF-8 (read as U+FFFD); only comments may hold such "
+                       "bytes", line, column, 1)
         shown = char if char.isprintable() else repr(char)[1:-1]
         self._fail(f"unexpected character '{shown}'", line, column, 1)
 
@@ -161,6 +256,8 @@ class TensorLexer:
         m = _WORD.match(text, pos)
         end = m.end()
         word = m.group()
+        if word in ("inf", "nan"):  # the newest language's float constants (the fast path's words)
+            return [("FLOAT", pos, end)]
         if word in self.families:
             seg = _SEGMENT.match(text, end)
             if seg:

@@ -26,19 +26,30 @@ KEYWORDS: dict[str, str] = {
     '(': 'LPAR',
     ')': 'RPAR',
     ',': 'COMMA',
-    '->': '__ANON_9',
+    '->': '__ANON_20',
+    '.acquire': '__ANON_14',
+    '.acquire_release': '__ANON_16',
     '.atomic': '__ANON_2',
     '.atomic_add': '__ANON_3',
     '.both_checked': '__ANON_6',
     '.cols_checked': '__ANON_5',
+    '.column': '__ANON_19',
+    '.cross_device': '__ANON_9',
+    '.device': '__ANON_10',
     '.global': '__ANON_7',
     '.local': '__ANON_8',
     '.n': '__ANON_0',
+    '.relaxed': '__ANON_13',
+    '.release': '__ANON_15',
+    '.row': '__ANON_18',
     '.rows_checked': '__ANON_4',
+    '.sequentially_consistent': '__ANON_17',
+    '.subgroup': '__ANON_12',
     '.t': '__ANON_1',
+    '.work_group': '__ANON_11',
     ':': 'COLON',
     '<': 'LESSTHAN',
-    '<=': '__ANON_54',
+    '<=': '__ANON_65',
     '=': 'EQUAL',
     '>': 'MORETHAN',
     '?': 'QMARK',
@@ -49,52 +60,69 @@ KEYWORDS: dict[str, str] = {
     'alignment': 'ALIGNMENT',
     'alloca': 'ALLOCA',
     'and': 'AND',
-    'arith.abs': '__ANON_22',
-    'arith.add': '__ANON_10',
-    'arith.and': '__ANON_19',
-    'arith.conj': '__ANON_25',
-    'arith.div': '__ANON_13',
-    'arith.im': '__ANON_26',
-    'arith.max': '__ANON_16',
-    'arith.min': '__ANON_15',
-    'arith.mul': '__ANON_12',
-    'arith.neg': '__ANON_23',
-    'arith.not': '__ANON_24',
-    'arith.or': '__ANON_20',
-    'arith.re': '__ANON_27',
-    'arith.rem': '__ANON_14',
-    'arith.shl': '__ANON_17',
-    'arith.shr': '__ANON_18',
-    'arith.sub': '__ANON_11',
-    'arith.xor': '__ANON_21',
+    'arith.abs': '__ANON_33',
+    'arith.add': '__ANON_21',
+    'arith.and': '__ANON_30',
+    'arith.conj': '__ANON_36',
+    'arith.div': '__ANON_24',
+    'arith.im': '__ANON_37',
+    'arith.max': '__ANON_27',
+    'arith.min': '__ANON_26',
+    'arith.mul': '__ANON_23',
+    'arith.neg': '__ANON_34',
+    'arith.not': '__ANON_35',
+    'arith.or': '__ANON_31',
+    'arith.re': '__ANON_38',
+    'arith.rem': '__ANON_25',
+    'arith.shl': '__ANON_28',
+    'arith.shr': '__ANON_29',
+    'arith.sub': '__ANON_22',
+    'arith.xor': '__ANON_32',
     'as': 'AS',
     'associated': 'ASSOCIATED',
+    'atomic_add': 'ATOMIC_ADD',
+    'atomic_load': 'ATOMIC_LOAD',
+    'atomic_max': 'ATOMIC_MAX',
+    'atomic_min': 'ATOMIC_MIN',
+    'atomic_store': 'ATOMIC_STORE',
     'attributes': 'ATTRIBUTES',
     'axpby': 'AXPBY',
     'barrier': 'BARRIER',
     'bf16': 'BF16',
     'bool': 'BOOL',
-    'builtin.group_id': '__ANON_28',
-    'builtin.group_size': '__ANON_29',
-    'builtin.num_subgroups': '__ANON_30',
-    'builtin.subgroup_id': '__ANON_32',
-    'builtin.subgroup_linear_id': '__ANON_46',
-    'builtin.subgroup_local_id': '__ANON_33',
-    'builtin.subgroup_size': '__ANON_31',
+    'builtin.group_id': '__ANON_39',
+    'builtin.group_size': '__ANON_40',
+    'builtin.num_subgroups': '__ANON_41',
+    'builtin.subgroup_id': '__ANON_43',
+    'builtin.subgroup_linear_id': '__ANON_57',
+    'builtin.subgroup_local_id': '__ANON_44',
+    'builtin.subgroup_size': '__ANON_42',
     'c32': 'C32',
     'c64': 'C64',
     'cast': 'CAST',
-    'cmp.eq': '__ANON_47',
-    'cmp.ge': '__ANON_50',
-    'cmp.gt': '__ANON_49',
-    'cmp.le': '__ANON_52',
-    'cmp.lt': '__ANON_51',
-    'cmp.ne': '__ANON_48',
+    'cmp.eq': '__ANON_58',
+    'cmp.ge': '__ANON_61',
+    'cmp.gt': '__ANON_60',
+    'cmp.le': '__ANON_63',
+    'cmp.lt': '__ANON_62',
+    'cmp.ne': '__ANON_59',
     'conj': 'CONJ',
     'constant': 'CONSTANT',
+    'cooperative_matrix_apply': 'COOPERATIVE_MATRIX_APPLY',
+    'cooperative_matrix_atomic_add': 'COOPERATIVE_MATRIX_ATOMIC_ADD',
+    'cooperative_matrix_atomic_load': 'COOPERATIVE_MATRIX_ATOMIC_LOAD',
+    'cooperative_matrix_atomic_max': 'COOPERATIVE_MATRIX_ATOMIC_MAX',
+    'cooperative_matrix_atomic_min': 'COOPERATIVE_MATRIX_ATOMIC_MIN',
+    'cooperative_matrix_atomic_store': 'COOPERATIVE_MATRIX_ATOMIC_STORE',
     'cooperative_matrix_construct': 'COOPERATIVE_MATRIX_CONSTRUCT',
+    'cooperative_matrix_extract': 'COOPERATIVE_MATRIX_EXTRACT',
+    'cooperative_matrix_insert': 'COOPERATIVE_MATRIX_INSERT',
     'cooperative_matrix_load': 'COOPERATIVE_MATRIX_LOAD',
     'cooperative_matrix_mul_add': 'COOPERATIVE_MATRIX_MUL_ADD',
+    'cooperative_matrix_prefetch': 'COOPERATIVE_MATRIX_PREFETCH',
+    'cooperative_matrix_reduce_add': 'COOPERATIVE_MATRIX_REDUCE_ADD',
+    'cooperative_matrix_reduce_max': 'COOPERATIVE_MATRIX_REDUCE_MAX',
+    'cooperative_matrix_reduce_min': 'COOPERATIVE_MATRIX_REDUCE_MIN',
     'cooperative_matrix_scale': 'COOPERATIVE_MATRIX_SCALE',
     'cooperative_matrix_store': 'COOPERATIVE_MATRIX_STORE',
     'coopmatrix': 'COOPMATRIX',
@@ -102,7 +130,7 @@ KEYWORDS: dict[str, str] = {
     'cumsum': 'CUMSUM',
     'div': 'DIV',
     'else': 'ELSE',
-    'equal': '__ANON_53',
+    'equal': '__ANON_64',
     'exp': 'EXP',
     'exp2': 'EXP2',
     'expand': 'EXPAND',
@@ -122,9 +150,9 @@ KEYWORDS: dict[str, str] = {
     'greater_than': 'GREATER_THAN',
     'greater_than_equal': 'GREATER_THAN_EQUAL',
     'group': 'GROUP',
-    'group_id.x': '__ANON_34',
-    'group_id.y': '__ANON_35',
-    'group_id.z': '__ANON_36',
+    'group_id.x': '__ANON_45',
+    'group_id.y': '__ANON_46',
+    'group_id.z': '__ANON_47',
     'hadamard': 'HADAMARD',
     'hadamard_product': 'HADAMARD_PRODUCT',
     'i16': 'I16',
@@ -142,18 +170,18 @@ KEYWORDS: dict[str, str] = {
     'local': 'LOCAL',
     'log': 'LOG',
     'log2': 'LOG2',
-    'math.cos': '__ANON_55',
-    'math.exp': '__ANON_57',
-    'math.exp2': '__ANON_58',
-    'math.log': '__ANON_59',
-    'math.log2': '__ANON_60',
-    'math.native_cos': '__ANON_61',
-    'math.native_exp': '__ANON_63',
-    'math.native_exp2': '__ANON_64',
-    'math.native_log': '__ANON_65',
-    'math.native_log2': '__ANON_66',
-    'math.native_sin': '__ANON_62',
-    'math.sin': '__ANON_56',
+    'math.cos': '__ANON_66',
+    'math.exp': '__ANON_68',
+    'math.exp2': '__ANON_69',
+    'math.log': '__ANON_70',
+    'math.log2': '__ANON_71',
+    'math.native_cos': '__ANON_72',
+    'math.native_exp': '__ANON_74',
+    'math.native_exp2': '__ANON_75',
+    'math.native_log': '__ANON_76',
+    'math.native_log2': '__ANON_77',
+    'math.native_sin': '__ANON_73',
+    'math.sin': '__ANON_67',
     'matrix_a': 'MATRIX_A',
     'matrix_acc': 'MATRIX_ACC',
     'matrix_b': 'MATRIX_B',
@@ -170,12 +198,12 @@ KEYWORDS: dict[str, str] = {
     'neg': 'NEG',
     'not': 'NOT',
     'not_equal': 'NOT_EQUAL',
-    'num_groups.x': '__ANON_37',
-    'num_groups.y': '__ANON_38',
-    'num_groups.z': '__ANON_39',
-    'num_subgroups.x': '__ANON_40',
-    'num_subgroups.y': '__ANON_41',
-    'num_subgroups.z': '__ANON_42',
+    'num_groups.x': '__ANON_48',
+    'num_groups.y': '__ANON_49',
+    'num_groups.z': '__ANON_50',
+    'num_subgroups.x': '__ANON_51',
+    'num_subgroups.y': '__ANON_52',
+    'num_subgroups.z': '__ANON_53',
     'offset': 'OFFSET',
     'or': 'OR',
     'parallel': 'PARALLEL',
@@ -190,27 +218,27 @@ KEYWORDS: dict[str, str] = {
     'stride_gcd': 'STRIDE_GCD',
     'strided': 'STRIDED',
     'sub': 'SUB',
-    'subgroup_add.exclusive_scan': '__ANON_67',
-    'subgroup_add.inclusive_scan': '__ANON_68',
-    'subgroup_add.reduce': '__ANON_69',
+    'subgroup_add.exclusive_scan': '__ANON_78',
+    'subgroup_add.inclusive_scan': '__ANON_79',
+    'subgroup_add.reduce': '__ANON_80',
     'subgroup_broadcast': 'SUBGROUP_BROADCAST',
     'subgroup_exclusive_scan_add': 'SUBGROUP_EXCLUSIVE_SCAN_ADD',
     'subgroup_exclusive_scan_max': 'SUBGROUP_EXCLUSIVE_SCAN_MAX',
     'subgroup_exclusive_scan_min': 'SUBGROUP_EXCLUSIVE_SCAN_MIN',
-    'subgroup_id.x': '__ANON_43',
-    'subgroup_id.y': '__ANON_44',
-    'subgroup_id.z': '__ANON_45',
+    'subgroup_id.x': '__ANON_54',
+    'subgroup_id.y': '__ANON_55',
+    'subgroup_id.z': '__ANON_56',
     'subgroup_inclusive_scan_add': 'SUBGROUP_INCLUSIVE_SCAN_ADD',
     'subgroup_inclusive_scan_max': 'SUBGROUP_INCLUSIVE_SCAN_MAX',
     'subgroup_inclusive_scan_min': 'SUBGROUP_INCLUSIVE_SCAN_MIN',
     'subgroup_linear_id': 'SUBGROUP_LINEAR_ID',
     'subgroup_local_id': 'SUBGROUP_LOCAL_ID',
-    'subgroup_max.exclusive_scan': '__ANON_70',
-    'subgroup_max.inclusive_scan': '__ANON_71',
-    'subgroup_max.reduce': '__ANON_72',
-    'subgroup_min.exclusive_scan': '__ANON_73',
-    'subgroup_min.inclusive_scan': '__ANON_74',
-    'subgroup_min.reduce': '__ANON_75',
+    'subgroup_max.exclusive_scan': '__ANON_81',
+    'subgroup_max.inclusive_scan': '__ANON_82',
+    'subgroup_max.reduce': '__ANON_83',
+    'subgroup_min.exclusive_scan': '__ANON_84',
+    'subgroup_min.inclusive_scan': '__ANON_85',
+    'subgroup_min.reduce': '__ANON_86',
     'subgroup_reduce_add': 'SUBGROUP_REDUCE_ADD',
     'subgroup_reduce_max': 'SUBGROUP_REDUCE_MAX',
     'subgroup_reduce_min': 'SUBGROUP_REDUCE_MIN',
@@ -270,15 +298,26 @@ _operation: alloca => _operation 0
 _operation: arith_binary => _operation 0
 _operation: arith_unary => _operation 0
 _operation: associated => _operation 0
+_operation: atomic_load => _operation 0
+_operation: atomic_store => _operation 0
+_operation: atomic_update => _operation 0
 _operation: axpby => _operation 0
 _operation: barrier => _operation 0
 _operation: builtin => _operation 0
 _operation: cast => _operation 0
 _operation: cmp => _operation 0
 _operation: constant => _operation 0
+_operation: coop_matrix_apply => _operation 0
+_operation: coop_matrix_atomic_load => _operation 0
+_operation: coop_matrix_atomic_store => _operation 0
+_operation: coop_matrix_atomic_update => _operation 0
 _operation: coop_matrix_construct => _operation 0
+_operation: coop_matrix_extract => _operation 0
+_operation: coop_matrix_insert => _operation 0
 _operation: coop_matrix_load => _operation 0
 _operation: coop_matrix_mul_add => _operation 0
+_operation: coop_matrix_prefetch => _operation 0
+_operation: coop_matrix_reduce => _operation 0
 _operation: coop_matrix_scale => _operation 0
 _operation: coop_matrix_store => _operation 0
 _operation: cumsum => _operation 0
@@ -323,18 +362,18 @@ arith_binary_keyword: SHL => arith_binary_keyword 0
 arith_binary_keyword: SHR => arith_binary_keyword 0
 arith_binary_keyword: SUB => arith_binary_keyword 0
 arith_binary_keyword: XOR => arith_binary_keyword 0
-arith_binary_keyword: __ANON_10 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_11 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_12 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_13 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_14 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_15 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_16 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_17 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_18 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_19 => arith_binary_keyword 0
-arith_binary_keyword: __ANON_20 => arith_binary_keyword 0
 arith_binary_keyword: __ANON_21 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_22 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_23 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_24 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_25 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_26 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_27 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_28 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_29 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_30 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_31 => arith_binary_keyword 0
+arith_binary_keyword: __ANON_32 => arith_binary_keyword 0
 arith_unary: arith_unary_keyword LOCAL_ID COLON value_type => arith_unary 0 1 3
 arith_unary_keyword: ABS => arith_unary_keyword 0
 arith_unary_keyword: CONJ => arith_unary_keyword 0
@@ -342,18 +381,47 @@ arith_unary_keyword: IM => arith_unary_keyword 0
 arith_unary_keyword: NEG => arith_unary_keyword 0
 arith_unary_keyword: NOT => arith_unary_keyword 0
 arith_unary_keyword: RE => arith_unary_keyword 0
-arith_unary_keyword: __ANON_22 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_23 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_24 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_25 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_26 => arith_unary_keyword 0
-arith_unary_keyword: __ANON_27 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_33 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_34 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_35 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_36 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_37 => arith_unary_keyword 0
+arith_unary_keyword: __ANON_38 => arith_unary_keyword 0
 array: LSQB RSQB => array
 array: LSQB attribute RSQB => array 1
 array: LSQB attribute __array_star_6 RSQB => array 1 2*
 associated: associated_keyword LOCAL_ID COLON bool_type => associated 0 1 3
 associated_keyword: ASSOCIATED => associated_keyword 0
 atomic: __ANON_2 => atomic 0
+atomic_load: atomic_load_keyword LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 5
+atomic_load: atomic_load_keyword LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 3 6
+atomic_load: atomic_load_keyword memory_scope LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 2 6
+atomic_load: atomic_load_keyword memory_scope LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 2 4 7
+atomic_load: atomic_load_keyword memory_scope memory_semantics LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 2 3 7
+atomic_load: atomic_load_keyword memory_scope memory_semantics LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 2 3 5 8
+atomic_load: atomic_load_keyword memory_semantics LOCAL_ID LSQB RSQB COLON scalar_type => atomic_load 0 1 2 6
+atomic_load: atomic_load_keyword memory_semantics LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_load 0 1 2 4 7
+atomic_load_keyword: ATOMIC_LOAD => atomic_load_keyword 0
+atomic_store: atomic_store_keyword LOCAL_ID COMMA LOCAL_ID LSQB RSQB => atomic_store 0 1 3
+atomic_store: atomic_store_keyword LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB => atomic_store 0 1 3 5
+atomic_store: atomic_store_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB RSQB => atomic_store 0 1 2 4
+atomic_store: atomic_store_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB => atomic_store 0 1 2 4 6
+atomic_store: atomic_store_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB RSQB => atomic_store 0 1 2 3 5
+atomic_store: atomic_store_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB => atomic_store 0 1 2 3 5 7
+atomic_store: atomic_store_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB RSQB => atomic_store 0 1 2 4
+atomic_store: atomic_store_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB => atomic_store 0 1 2 4 6
+atomic_store_keyword: ATOMIC_STORE => atomic_store_keyword 0
+atomic_update: atomic_update_keyword LOCAL_ID COMMA LOCAL_ID LSQB RSQB COLON scalar_type => atomic_update 0 1 3 7
+atomic_update: atomic_update_keyword LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_update 0 1 3 5 8
+atomic_update: atomic_update_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB RSQB COLON scalar_type => atomic_update 0 1 2 4 8
+atomic_update: atomic_update_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_update 0 1 2 4 6 9
+atomic_update: atomic_update_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB RSQB COLON scalar_type => atomic_update 0 1 2 3 5 9
+atomic_update: atomic_update_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_update 0 1 2 3 5 7 10
+atomic_update: atomic_update_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB RSQB COLON scalar_type => atomic_update 0 1 2 4 8
+atomic_update: atomic_update_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB indices RSQB COLON scalar_type => atomic_update 0 1 2 4 6 9
+atomic_update_keyword: ATOMIC_ADD => atomic_update_keyword 0
+atomic_update_keyword: ATOMIC_MAX => atomic_update_keyword 0
+atomic_update_keyword: ATOMIC_MIN => atomic_update_keyword 0
 attribute: INTEGER => attribute ? 0
 attribute: STRING => attribute ? 0
 attribute: array => attribute ? 0
@@ -384,17 +452,6 @@ builtin: builtin_keyword COLON integer_type => builtin 0 2
 builtin_keyword: SUBGROUP_LINEAR_ID => builtin_keyword 0
 builtin_keyword: SUBGROUP_LOCAL_ID => builtin_keyword 0
 builtin_keyword: SUBGROUP_SIZE => builtin_keyword 0
-builtin_keyword: __ANON_28 => builtin_keyword 0
-builtin_keyword: __ANON_29 => builtin_keyword 0
-builtin_keyword: __ANON_30 => builtin_keyword 0
-builtin_keyword: __ANON_31 => builtin_keyword 0
-builtin_keyword: __ANON_32 => builtin_keyword 0
-builtin_keyword: __ANON_33 => builtin_keyword 0
-builtin_keyword: __ANON_34 => builtin_keyword 0
-builtin_keyword: __ANON_35 => builtin_keyword 0
-builtin_keyword: __ANON_36 => builtin_keyword 0
-builtin_keyword: __ANON_37 => builtin_keyword 0
-builtin_keyword: __ANON_38 => builtin_keyword 0
 builtin_keyword: __ANON_39 => builtin_keyword 0
 builtin_keyword: __ANON_40 => builtin_keyword 0
 builtin_keyword: __ANON_41 => builtin_keyword 0
@@ -403,6 +460,17 @@ builtin_keyword: __ANON_43 => builtin_keyword 0
 builtin_keyword: __ANON_44 => builtin_keyword 0
 builtin_keyword: __ANON_45 => builtin_keyword 0
 builtin_keyword: __ANON_46 => builtin_keyword 0
+builtin_keyword: __ANON_47 => builtin_keyword 0
+builtin_keyword: __ANON_48 => builtin_keyword 0
+builtin_keyword: __ANON_49 => builtin_keyword 0
+builtin_keyword: __ANON_50 => builtin_keyword 0
+builtin_keyword: __ANON_51 => builtin_keyword 0
+builtin_keyword: __ANON_52 => builtin_keyword 0
+builtin_keyword: __ANON_53 => builtin_keyword 0
+builtin_keyword: __ANON_54 => builtin_keyword 0
+builtin_keyword: __ANON_55 => builtin_keyword 0
+builtin_keyword: __ANON_56 => builtin_keyword 0
+builtin_keyword: __ANON_57 => builtin_keyword 0
 cast: cast_keyword LOCAL_ID COLON value_type => cast 0 1 3
 cast_keyword: CAST => cast_keyword 0
 checked_flag: __ANON_4 => checked_flag 0
@@ -414,29 +482,100 @@ cmp_keyword: GREATER_THAN_EQUAL => cmp_keyword 0
 cmp_keyword: LESS_THAN => cmp_keyword 0
 cmp_keyword: LESS_THAN_EQUAL => cmp_keyword 0
 cmp_keyword: NOT_EQUAL => cmp_keyword 0
-cmp_keyword: __ANON_47 => cmp_keyword 0
-cmp_keyword: __ANON_48 => cmp_keyword 0
-cmp_keyword: __ANON_49 => cmp_keyword 0
-cmp_keyword: __ANON_50 => cmp_keyword 0
-cmp_keyword: __ANON_51 => cmp_keyword 0
-cmp_keyword: __ANON_52 => cmp_keyword 0
-cmp_keyword: __ANON_53 => cmp_keyword 0
+cmp_keyword: __ANON_58 => cmp_keyword 0
+cmp_keyword: __ANON_59 => cmp_keyword 0
+cmp_keyword: __ANON_60 => cmp_keyword 0
+cmp_keyword: __ANON_61 => cmp_keyword 0
+cmp_keyword: __ANON_62 => cmp_keyword 0
+cmp_keyword: __ANON_63 => cmp_keyword 0
+cmp_keyword: __ANON_64 => cmp_keyword 0
 complex: LSQB FLOAT COMMA FLOAT RSQB => complex 1 3
 constant: constant_keyword literal COLON value_type => constant 0 1 3
 constant_keyword: CONSTANT => constant_keyword 0
+coop_matrix_apply: coop_matrix_apply_keyword LPAR new_value COMMA new_value COMMA new_value RPAR EQUAL LOCAL_ID __ANON_20 coopmatrix_type region => coop_matrix_apply 0 2 4 6 9 11 12
+coop_matrix_apply_keyword: COOPERATIVE_MATRIX_APPLY => coop_matrix_apply_keyword 0
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 3 5 8
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword checked_flag LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 4 6 9
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword checked_flag memory_scope LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword checked_flag memory_scope memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 6 8 11
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword checked_flag memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword memory_scope LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 4 6 9
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword memory_scope memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 4 6 9
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 4 6 9
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose checked_flag LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose checked_flag memory_scope LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 6 8 11
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose checked_flag memory_scope memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 5 7 9 12
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose checked_flag memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 6 8 11
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose memory_scope LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose memory_scope memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 4 6 8 11
+coop_matrix_atomic_load: coop_matrix_atomic_load_keyword transpose memory_semantics LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_load 0 1 2 3 5 7 10
+coop_matrix_atomic_load_keyword: COOPERATIVE_MATRIX_ATOMIC_LOAD => coop_matrix_atomic_load_keyword 0
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 3 5 7
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 4 6 8
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword checked_flag memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword checked_flag memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 6 8 10
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword checked_flag memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 4 6 8
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 4 6 8
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 4 6 8
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose checked_flag memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 6 8 10
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose checked_flag memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 5 7 9 11
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose checked_flag memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 6 8 10
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 4 6 8 10
+coop_matrix_atomic_store: coop_matrix_atomic_store_keyword transpose memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_atomic_store 0 1 2 3 5 7 9
+coop_matrix_atomic_store_keyword: COOPERATIVE_MATRIX_ATOMIC_STORE => coop_matrix_atomic_store_keyword 0
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 3 5 7 10
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 4 6 8 11
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword checked_flag memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword checked_flag memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 6 8 10 13
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword checked_flag memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 4 6 8 11
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 4 6 8 11
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 4 6 8 11
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose checked_flag memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 6 8 10 13
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose checked_flag memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 5 7 9 11 14
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose checked_flag memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 6 8 10 13
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose memory_scope LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose memory_scope memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 4 6 8 10 13
+coop_matrix_atomic_update: coop_matrix_atomic_update_keyword transpose memory_semantics LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_atomic_update 0 1 2 3 5 7 9 12
+coop_matrix_atomic_update_keyword: COOPERATIVE_MATRIX_ATOMIC_ADD => coop_matrix_atomic_update_keyword 0
+coop_matrix_atomic_update_keyword: COOPERATIVE_MATRIX_ATOMIC_MAX => coop_matrix_atomic_update_keyword 0
+coop_matrix_atomic_update_keyword: COOPERATIVE_MATRIX_ATOMIC_MIN => coop_matrix_atomic_update_keyword 0
 coop_matrix_construct: coop_matrix_construct_keyword LOCAL_ID COLON coopmatrix_type => coop_matrix_construct 0 1 3
 coop_matrix_construct_keyword: COOPERATIVE_MATRIX_CONSTRUCT => coop_matrix_construct_keyword 0
+coop_matrix_extract: coop_matrix_extract_keyword LOCAL_ID LSQB INTEGER RSQB COLON scalar_type => coop_matrix_extract 0 1 3 6
+coop_matrix_extract_keyword: COOPERATIVE_MATRIX_EXTRACT => coop_matrix_extract_keyword 0
+coop_matrix_insert: coop_matrix_insert_keyword LOCAL_ID COMMA LOCAL_ID LSQB INTEGER RSQB COLON coopmatrix_type => coop_matrix_insert 0 1 3 5 8
+coop_matrix_insert_keyword: COOPERATIVE_MATRIX_INSERT => coop_matrix_insert_keyword 0
+coop_matrix_load: coop_matrix_load_keyword LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_load 0 1 3 5 8
+coop_matrix_load: coop_matrix_load_keyword checked_flag LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_load 0 1 2 4 6 9
 coop_matrix_load: coop_matrix_load_keyword transpose LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_load 0 1 2 4 6 9
 coop_matrix_load: coop_matrix_load_keyword transpose checked_flag LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COLON coopmatrix_type => coop_matrix_load 0 1 2 3 5 7 10
 coop_matrix_load_keyword: COOPERATIVE_MATRIX_LOAD => coop_matrix_load_keyword 0
 coop_matrix_mul_add: coop_matrix_mul_add_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COLON coopmatrix_type => coop_matrix_mul_add 0 1 3 5 7
 coop_matrix_mul_add_keyword: COOPERATIVE_MATRIX_MUL_ADD => coop_matrix_mul_add_keyword 0
+coop_matrix_prefetch: coop_matrix_prefetch_keyword INTEGER COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB COMMA INTEGER COMMA INTEGER => coop_matrix_prefetch 0 1 3 5 7 10 12
+coop_matrix_prefetch_keyword: COOPERATIVE_MATRIX_PREFETCH => coop_matrix_prefetch_keyword 0
+coop_matrix_reduce: coop_matrix_reduce_keyword reduce_mode LOCAL_ID COLON coopmatrix_type => coop_matrix_reduce 0 1 2 4
+coop_matrix_reduce_keyword: COOPERATIVE_MATRIX_REDUCE_ADD => coop_matrix_reduce_keyword 0
+coop_matrix_reduce_keyword: COOPERATIVE_MATRIX_REDUCE_MAX => coop_matrix_reduce_keyword 0
+coop_matrix_reduce_keyword: COOPERATIVE_MATRIX_REDUCE_MIN => coop_matrix_reduce_keyword 0
 coop_matrix_scale: coop_matrix_scale_keyword LOCAL_ID COMMA LOCAL_ID COLON coopmatrix_type => coop_matrix_scale 0 1 3 5
 coop_matrix_scale_keyword: COOPERATIVE_MATRIX_SCALE => coop_matrix_scale_keyword 0
 coop_matrix_store: coop_matrix_store_keyword LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 3 5 7
 coop_matrix_store: coop_matrix_store_keyword checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 4 6 8
 coop_matrix_store: coop_matrix_store_keyword checked_flag store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 3 5 7 9
 coop_matrix_store: coop_matrix_store_keyword store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 4 6 8
+coop_matrix_store: coop_matrix_store_keyword transpose LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 4 6 8
+coop_matrix_store: coop_matrix_store_keyword transpose checked_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 3 5 7 9
+coop_matrix_store: coop_matrix_store_keyword transpose checked_flag store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 3 4 6 8 10
+coop_matrix_store: coop_matrix_store_keyword transpose store_flag LOCAL_ID COMMA LOCAL_ID LSQB LOCAL_ID COMMA LOCAL_ID RSQB => coop_matrix_store 0 1 2 3 5 7 9
 coop_matrix_store_keyword: COOPERATIVE_MATRIX_STORE => coop_matrix_store_keyword 0
 coopmatrix_type: COOPMATRIX LESSTHAN scalar_type X INTEGER X INTEGER COMMA matrix_use MORETHAN => coopmatrix_type 2 4 6 8
 cumsum: cumsum_keyword LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID => cumsum 0 1 3 5 7 9
@@ -447,7 +586,7 @@ dictionary: LBRACE named_attribute RBRACE => dictionary 1
 dictionary: LBRACE named_attribute __dictionary_star_7 RBRACE => dictionary 1 2*
 dim: INTEGER => dim 0
 dim: QMARK => dim 0
-expand: expand_keyword LOCAL_ID LSQB INTEGER __ANON_9 expand_shape RSQB COLON memref_type => expand 0 1 3 5 8
+expand: expand_keyword LOCAL_ID LSQB INTEGER __ANON_20 expand_shape RSQB COLON memref_type => expand 0 1 3 5 8
 expand_keyword: EXPAND => expand_keyword 0
 expand_shape: _constant_or_value __expand_shape_plus_9 => expand_shape 0* 1*
 fn_attributes: ATTRIBUTES dictionary => fn_attributes 1
@@ -475,14 +614,14 @@ for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID for_init region fn_attr
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 6
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 6 7
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 6 7
-for_init: INIT LPAR init_value RPAR __ANON_9 return_types => for_init 2 5
-for_init: INIT LPAR init_value __for_init_star_10 RPAR __ANON_9 return_types => for_init 2 3* 6
+for_init: INIT LPAR init_value RPAR __ANON_20 return_types => for_init 2 5
+for_init: INIT LPAR init_value __for_init_star_10 RPAR __ANON_20 return_types => for_init 2 3* 6
 for_keyword: FOR => for_keyword 0
 foreach: foreach_keyword LPAR new_values RPAR COLON integer_type EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 5 8 12 14
 foreach: foreach_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 6 10 12
 foreach_keyword: FOREACH => foreach_keyword 0
-foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_54 LPAR INTEGER RPAR region => foreach_tile 0 2 6 10 14 18 20
-foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_54 LPAR INTEGER __foreach_tile_star_11 RPAR region => foreach_tile 0 2 6 10 14 18 19* 21
+foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_65 LPAR INTEGER RPAR region => foreach_tile 0 2 6 10 14 18 20
+foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_65 LPAR INTEGER __foreach_tile_star_11 RPAR region => foreach_tile 0 2 6 10 14 18 19* 21
 foreach_tile_keyword: FOREACH_TILE => foreach_tile_keyword 0
 function: FUNC GLOBAL_ID LPAR RPAR fn_attributes region => function 1 4 5
 function: FUNC GLOBAL_ID LPAR RPAR region => function 1 4
@@ -517,10 +656,10 @@ hadamard_product: hadamard_product_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_I
 hadamard_product: hadamard_product_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 2 4 6 8 10
 hadamard_product_keyword: HADAMARD => hadamard_product_keyword 0
 hadamard_product_keyword: HADAMARD_PRODUCT => hadamard_product_keyword 0
-if: if_keyword LOCAL_ID __ANON_9 LPAR RPAR region => if 0 1 5
-if: if_keyword LOCAL_ID __ANON_9 LPAR RPAR region ELSE region => if 0 1 5 7
-if: if_keyword LOCAL_ID __ANON_9 return_types region => if 0 1 3 4
-if: if_keyword LOCAL_ID __ANON_9 return_types region ELSE region => if 0 1 3 4 6
+if: if_keyword LOCAL_ID __ANON_20 LPAR RPAR region => if 0 1 5
+if: if_keyword LOCAL_ID __ANON_20 LPAR RPAR region ELSE region => if 0 1 5 7
+if: if_keyword LOCAL_ID __ANON_20 return_types region => if 0 1 3 4
+if: if_keyword LOCAL_ID __ANON_20 return_types region ELSE region => if 0 1 3 4 6
 if: if_keyword LOCAL_ID region => if 0 1 2
 if: if_keyword LOCAL_ID region ELSE region => if 0 1 2 4
 if_keyword: IF => if_keyword 0
@@ -560,21 +699,30 @@ math_unary_keyword: NATIVE_LOG => math_unary_keyword 0
 math_unary_keyword: NATIVE_LOG2 => math_unary_keyword 0
 math_unary_keyword: NATIVE_SIN => math_unary_keyword 0
 math_unary_keyword: SIN => math_unary_keyword 0
-math_unary_keyword: __ANON_55 => math_unary_keyword 0
-math_unary_keyword: __ANON_56 => math_unary_keyword 0
-math_unary_keyword: __ANON_57 => math_unary_keyword 0
-math_unary_keyword: __ANON_58 => math_unary_keyword 0
-math_unary_keyword: __ANON_59 => math_unary_keyword 0
-math_unary_keyword: __ANON_60 => math_unary_keyword 0
-math_unary_keyword: __ANON_61 => math_unary_keyword 0
-math_unary_keyword: __ANON_62 => math_unary_keyword 0
-math_unary_keyword: __ANON_63 => math_unary_keyword 0
-math_unary_keyword: __ANON_64 => math_unary_keyword 0
-math_unary_keyword: __ANON_65 => math_unary_keyword 0
 math_unary_keyword: __ANON_66 => math_unary_keyword 0
+math_unary_keyword: __ANON_67 => math_unary_keyword 0
+math_unary_keyword: __ANON_68 => math_unary_keyword 0
+math_unary_keyword: __ANON_69 => math_unary_keyword 0
+math_unary_keyword: __ANON_70 => math_unary_keyword 0
+math_unary_keyword: __ANON_71 => math_unary_keyword 0
+math_unary_keyword: __ANON_72 => math_unary_keyword 0
+math_unary_keyword: __ANON_73 => math_unary_keyword 0
+math_unary_keyword: __ANON_74 => math_unary_keyword 0
+math_unary_keyword: __ANON_75 => math_unary_keyword 0
+math_unary_keyword: __ANON_76 => math_unary_keyword 0
+math_unary_keyword: __ANON_77 => math_unary_keyword 0
 matrix_use: MATRIX_A => matrix_use 0
 matrix_use: MATRIX_ACC => matrix_use 0
 matrix_use: MATRIX_B => matrix_use 0
+memory_scope: __ANON_10 => memory_scope 0
+memory_scope: __ANON_11 => memory_scope 0
+memory_scope: __ANON_12 => memory_scope 0
+memory_scope: __ANON_9 => memory_scope 0
+memory_semantics: __ANON_13 => memory_semantics 0
+memory_semantics: __ANON_14 => memory_semantics 0
+memory_semantics: __ANON_15 => memory_semantics 0
+memory_semantics: __ANON_16 => memory_semantics 0
+memory_semantics: __ANON_17 => memory_semantics 0
 memref_layout: STRIDED LESSTHAN MORETHAN => memref_layout
 memref_layout: STRIDED LESSTHAN dim MORETHAN => memref_layout 2
 memref_layout: STRIDED LESSTHAN dim __memref_layout_star_4 MORETHAN => memref_layout 2 3*
@@ -592,6 +740,8 @@ new_values: LOCAL_ID => new_values 0
 new_values: LOCAL_ID __results_star_8 => new_values 0 1*
 parallel: parallel_keyword region => parallel 0 1
 parallel_keyword: PARALLEL => parallel_keyword 0
+reduce_mode: __ANON_18 => reduce_mode 0
+reduce_mode: __ANON_19 => reduce_mode 0
 region: LBRACE RBRACE => region
 region: LBRACE __region_star_2 RBRACE => region 1*
 results: LOCAL_ID => results 0
@@ -636,15 +786,15 @@ subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_MIN => subgroup_operation_ke
 subgroup_operation_keyword: SUBGROUP_REDUCE_ADD => subgroup_operation_keyword 0
 subgroup_operation_keyword: SUBGROUP_REDUCE_MAX => subgroup_operation_keyword 0
 subgroup_operation_keyword: SUBGROUP_REDUCE_MIN => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_67 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_68 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_69 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_70 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_71 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_72 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_73 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_74 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_75 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_78 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_79 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_80 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_81 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_82 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_83 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_84 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_85 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_86 => subgroup_operation_keyword 0
 subview: subview_keyword LOCAL_ID LSQB RSQB COLON memref_type => subview 0 1 5
 subview: subview_keyword LOCAL_ID LSQB slice RSQB COLON memref_type => subview 0 1 3 6
 subview: subview_keyword LOCAL_ID LSQB slice __subview_star_12 RSQB COLON memref_type => subview 0 1 3 4* 7
@@ -707,14 +857,31 @@ ADD
 ALLOCA
 AND
 ASSOCIATED
+ATOMIC_ADD
+ATOMIC_LOAD
+ATOMIC_MAX
+ATOMIC_MIN
+ATOMIC_STORE
 AXPBY
 BARRIER
 CAST
 CONJ
 CONSTANT
+COOPERATIVE_MATRIX_APPLY
+COOPERATIVE_MATRIX_ATOMIC_ADD
+COOPERATIVE_MATRIX_ATOMIC_LOAD
+COOPERATIVE_MATRIX_ATOMIC_MAX
+COOPERATIVE_MATRIX_ATOMIC_MIN
+COOPERATIVE_MATRIX_ATOMIC_STORE
 COOPERATIVE_MATRIX_CONSTRUCT
+COOPERATIVE_MATRIX_EXTRACT
+COOPERATIVE_MATRIX_INSERT
 COOPERATIVE_MATRIX_LOAD
 COOPERATIVE_MATRIX_MUL_ADD
+COOPERATIVE_MATRIX_PREFETCH
+COOPERATIVE_MATRIX_REDUCE_ADD
+COOPERATIVE_MATRIX_REDUCE_MAX
+COOPERATIVE_MATRIX_REDUCE_MIN
 COOPERATIVE_MATRIX_SCALE
 COOPERATIVE_MATRIX_STORE
 COS
@@ -782,17 +949,6 @@ SUBVIEW
 SUM
 XOR
 YIELD
-__ANON_10
-__ANON_11
-__ANON_12
-__ANON_13
-__ANON_14
-__ANON_15
-__ANON_16
-__ANON_17
-__ANON_18
-__ANON_19
-__ANON_20
 __ANON_21
 __ANON_22
 __ANON_23
@@ -826,6 +982,7 @@ __ANON_50
 __ANON_51
 __ANON_52
 __ANON_53
+__ANON_54
 __ANON_55
 __ANON_56
 __ANON_57
@@ -836,7 +993,6 @@ __ANON_61
 __ANON_62
 __ANON_63
 __ANON_64
-__ANON_65
 __ANON_66
 __ANON_67
 __ANON_68
@@ -847,8 +1003,19 @@ __ANON_72
 __ANON_73
 __ANON_74
 __ANON_75
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MORETHAN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
+__ANON_76
+__ANON_77
+__ANON_78
+__ANON_79
+__ANON_80
+__ANON_81
+__ANON_82
+__ANON_83
+__ANON_84
+__ANON_85
+__ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MORETHAN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 LESSTHAN
 COMMA LBRACE RPAR
 COMMA RPAR
@@ -858,18 +1025,31 @@ STRIDE_GCD
 STRING
 UNROLL
 WORK_GROUP_SIZE
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 COLON LBRACE
+LOCAL_ID __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_9
 LOCAL_ID __ANON_0 __ANON_1 __ANON_2
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_7 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_8
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_7 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_8 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 FALSE FLOAT INTEGER LSQB TRUE
-__ANON_0 __ANON_1
-LOCAL_ID __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
+LOCAL_ID __ANON_0 __ANON_1 __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_4 __ANON_5 __ANON_6 __ANON_9
+LOCAL_ID __ANON_0 __ANON_1 __ANON_4 __ANON_5 __ANON_6
+INTEGER
+__ANON_18 __ANON_19
+LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
 LOCAL_ID __ANON_2
 EQUAL
-$END ABS ADD ALLOCA AND ASSOCIATED ATTRIBUTES AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV ELSE EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUNC FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
+$END ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE ATTRIBUTES AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV ELSE EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUNC FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 LOCAL_ID __ANON_2 __ANON_3
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+__ANON_10
+__ANON_11
+__ANON_12
+__ANON_13
+__ANON_14
+__ANON_15
+__ANON_16
+__ANON_17
+__ANON_9
 __ANON_0
 __ANON_1
 __ANON_2
@@ -877,35 +1057,38 @@ __ANON_7
 __ANON_8
 FALSE
 FLOAT
-INTEGER
 LSQB
 TRUE
-__ANON_3
 __ANON_4
 __ANON_5
 __ANON_6
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COLON COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR RSQB SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
-LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_4 __ANON_5 __ANON_6
+__ANON_18
+__ANON_19
+__ANON_3
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COLON COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR RSQB SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+LOCAL_ID __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17
+LOCAL_ID __ANON_0 __ANON_1 __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6 __ANON_9
 LOCAL_ID __ANON_0 __ANON_1
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_8
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_8 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 COLON COMMA RBRACE RSQB
-COLON EQUAL
-__ANON_9
+LOCAL_ID __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_2 __ANON_3 __ANON_9
+COLON COMMA EQUAL RPAR
+__ANON_20
 X
 MORETHAN
 COMMA EQUAL RPAR RSQB
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EQUAL EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
-ELSE
 RSQB
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EQUAL EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ELSE
 QMARK
 GLOBAL
 LOCAL
 STRIDED
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 COMMA MORETHAN X
 COMMA RBRACE RSQB
 COMMA RBRACE
-ABS ADD ALLOCA AND ASSOCIATED AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_18 __ANON_19 __ANON_20 __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
 COMMA RSQB
 COLON COMMA RSQB X
 OFFSET
@@ -916,13 +1099,13 @@ MATRIX_ACC
 MATRIX_B
 RSQB X
 AS
-__ANON_54
+__ANON_65
 """
 
 ACTIONS = """\
-r377 @0 s1 @1
+r499 @0 s1 @1
 s5 @2
-r378 @0 s1 @1
+r500 @0 s1 @1
 r23 @3
 
 s7 @4
@@ -933,996 +1116,1719 @@ s12 @8 s13 @9
 s16 @10 s17 @6
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25 s34 @26
 s42 @9
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @5 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s99 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s99 @5 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
 s13 @9
-r247 @3
+r358 @3
 s8 @5
 s12 @8 s13 @9
-s272 @10 s273 @6
-r360 @172
-r139 @173
-r361 @172
-r362 @172
-s274 @174
-r363 @172
-r364 @172
-r365 @172
-s275 @174
-r366 @172
-r367 @172
-r368 @172
-r369 @172
-r370 @172
-s276 @174
-r430 @175
-r419 @175
-r420 @175
-r421 @175
-r422 @175
-r423 @175
-r70 @176 s42 @9
-r424 @175
-s278 @177 s279 @81 s280 @178 s281 @179 s282 @180 s283 @102 s284 @181 s285 @182
-r212 @183
-r98 @5
-r73 @5
-r69 @184
-r74 @5
-r114 @5
-r133 @185
-r138 @186
-r166 @5
-r99 @5
-r185 @187
-r187 @5
-r190 @188
-r192 @5
-r194 @5
-r199 @189
-r310 @5
-r203 @190
-r75 @5
-r311 @5
-r312 @5
-r210 @5
-r239 @5
-r242 @4
-r245 @4
-r253 @5
-r261 @185
-r267 @185
-r270 @190
-r171 @5
-r172 @5
-r277 @190
-r278 @190
-r285 @5
-r100 @5
-r173 @5
-r174 @5
-r298 @5
-r307 @5
-s288 @10 r356 @191
-r313 @5
-r314 @5
-r76 @5
-r77 @5
-r78 @5
-r315 @5
-r316 @5
-r317 @5
-r318 @5
-r319 @5
-r320 @5
-r101 @5
-r102 @5
-r175 @5
-r79 @5
-r353 @9
-r354 @192
-r103 @5
-r80 @5
-r81 @5
-r82 @5
-r321 @5
-r373 @5
-r385 @193
-r83 @5
-r387 @5
-r389 @5
-r390 @5
-r391 @5
-r392 @5
-r393 @5
-r394 @5
-r143 @7
-r144 @7
-r395 @5
-r396 @5
-r397 @5
-r145 @7
-r410 @5
-r416 @185
+s311 @10 s312 @6
+r482 @189
+r179 @190
+r483 @189
+r484 @189
+s313 @191
+r485 @189
+r486 @189
+r487 @189
+s314 @191
+r488 @189
+r489 @189
+r490 @189
+r491 @189
+r492 @189
+s315 @191
+r552 @192
+r541 @192
+r542 @192
+r543 @192
+r544 @192
+r545 @192
+r81 @193 s42 @9
+r546 @192
+s317 @194 s318 @98 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
+r323 @200
+r109 @5
 r84 @5
-r433 @4
+r80 @201
 r85 @5
+r125 @5
+r153 @202
+r135 @202
+r154 @202
+r155 @202
+r144 @202
+r173 @203
+r178 @204
+r206 @5
+r110 @5
+r225 @205
+r227 @4
+r278 @206
+r244 @206
+r279 @206
+r280 @206
+r261 @206
+r282 @5
+r284 @5
+r286 @5
+r291 @207
+r293 @5
+r295 @208
+r297 @209
+r298 @209
+r299 @209
+r301 @5
+r310 @210
+r421 @5
+r314 @211
 r86 @5
+r422 @5
+r423 @5
+r321 @5
+r350 @5
+r353 @4
+r356 @4
+r364 @5
+r372 @203
+r378 @203
+r381 @211
+r211 @5
+r212 @5
+r388 @211
+r389 @211
+r396 @5
+r111 @5
+r213 @5
+r214 @5
+r409 @5
+r418 @5
+s327 @10 r478 @212
+r424 @5
+r425 @5
 r87 @5
 r88 @5
 r89 @5
+r426 @5
+r427 @5
+r428 @5
+r429 @5
+r430 @5
+r431 @5
+r112 @5
+r113 @5
+r215 @5
 r90 @5
+r473 @9
+r476 @213
+r114 @5
 r91 @5
 r92 @5
 r93 @5
+r432 @5
+r495 @5
+r507 @214
 r94 @5
+r509 @5
+r511 @5
+r512 @5
+r513 @5
+r514 @5
+r515 @5
+r516 @5
+r183 @7
+r184 @7
+r517 @5
+r518 @5
+r519 @5
+r185 @7
+r532 @5
+r538 @203
 r95 @5
+r555 @4
 r96 @5
+r97 @5
+r98 @5
+r99 @5
+r100 @5
+r101 @5
+r102 @5
+r103 @5
 r104 @5
 r105 @5
 r106 @5
 r107 @5
-r108 @5
-r109 @5
-r146 @7
-r147 @7
-r148 @7
-r149 @7
-r150 @7
-r151 @7
-r152 @7
-r153 @7
-r154 @7
-r155 @7
-r156 @7
-r157 @7
-r158 @7
-r159 @7
-r160 @7
-r161 @7
-r162 @7
-r163 @7
-r164 @7
-r176 @5
-r177 @5
-r178 @5
-r179 @5
-r180 @5
-r181 @5
-r182 @5
-r322 @5
-r323 @5
-r324 @5
-r325 @5
-r326 @5
-r327 @5
-r328 @5
-r329 @5
-r330 @5
-r331 @5
-r332 @5
-r333 @5
-r398 @5
-r399 @5
-r400 @5
-r401 @5
-r402 @5
-r403 @5
-r404 @5
-r405 @5
-r406 @5
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @5 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s290 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171
-r290 @194
-r28 @194
-s292 @7 s42 @9
-r29 @194
-s294 @5
-r30 @194
-s295 @5
-r31 @194
-s296 @5
-r32 @194
-s297 @5 s298 @195 s299 @196 s300 @197
-r33 @194
-r134 @194 s303 @198 s304 @199
-r34 @194
-s307 @7
-r35 @194
-s308 @5
-r36 @194
-s309 @5
-r37 @194
-s310 @200 s311 @201 s312 @202 s313 @203 s314 @204
-r38 @194
-s318 @5
-r39 @194
-s298 @195 s299 @196
-r40 @194
-s320 @5
-r41 @194
-s321 @5
-r42 @194
-s322 @5 s323 @197 s324 @205 s325 @206 s326 @207 s327 @208
-r43 @194
-s330 @5 s300 @197
-r44 @194
-s332 @5
-r45 @194
+r115 @5
+r116 @5
+r117 @5
+r118 @5
+r119 @5
+r120 @5
+r186 @7
+r187 @7
+r188 @7
+r189 @7
+r190 @7
+r191 @7
+r192 @7
+r193 @7
+r194 @7
+r195 @7
+r196 @7
+r197 @7
+r198 @7
+r199 @7
+r200 @7
+r201 @7
+r202 @7
+r203 @7
+r204 @7
+r216 @5
+r217 @5
+r218 @5
+r219 @5
+r220 @5
+r221 @5
+r222 @5
+r433 @5
+r434 @5
+r435 @5
+r436 @5
+r437 @5
+r438 @5
+r439 @5
+r440 @5
+r441 @5
+r442 @5
+r443 @5
+r444 @5
+r520 @5
+r521 @5
+r522 @5
+r523 @5
+r524 @5
+r525 @5
+r526 @5
+r527 @5
+r528 @5
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s99 @5 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s329 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
+r401 @215
+r28 @215
+s331 @7 s42 @9
+r29 @215
 s333 @5
-r46 @194
-s335 @4
-r47 @194
-s336 @4
-r48 @194
-s337 @5
-r49 @194
-s338 @5 s298 @195 s299 @196 s300 @197
-r50 @194
-s341 @5 s298 @195 s299 @196 s300 @197
-r51 @194
-s344 @5 s300 @197
-r52 @194
-s346 @5 s300 @197
-r53 @194
-s348 @5
-r17 @194
-r54 @194
-s349 @5
-r55 @194
-s350 @5
-r56 @194
-s351 @5
-r57 @194
+r30 @215
+s334 @5
+r31 @215
+s335 @5
+r32 @215
+s336 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+r33 @215
+s348 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+r34 @215
+s351 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+r35 @215
+s354 @5 s355 @225 s356 @226 s357 @227
+r36 @215
+r174 @215 s360 @228 s361 @229
+r37 @215
+s364 @7
+r38 @215
+s365 @5
+r39 @215
+s366 @5
+r40 @215
+s367 @230 s368 @231 s369 @208 s370 @232 s371 @233
+r41 @215
+s375 @4
+r42 @215
+s376 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+r43 @215
+s384 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+r44 @215
+s389 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+r45 @215
+s394 @5
+r46 @215
+s395 @5
+r47 @215
+s396 @5
+r48 @215
+s397 @5 s355 @225 s356 @226 s377 @234 s378 @235 s379 @236
+r49 @215
+s400 @5
+r50 @215
+s401 @208
+r51 @215
+s402 @237 s403 @238
+r52 @215
+s405 @5
+r53 @215
+s406 @5 s355 @225 s356 @226 s407 @227 s408 @239 s377 @234 s378 @235 s379 @236
+r54 @215
+s412 @5 s357 @227
+r55 @215
+s414 @5
+r56 @215
+s415 @5
+r57 @215
+s417 @4
+r58 @215
+s418 @4
+r59 @215
+s419 @5
+r60 @215
+s420 @5 s355 @225 s356 @226 s357 @227
+r61 @215
+s423 @5 s355 @225 s356 @226 s357 @227
+r62 @215
+s426 @5 s357 @227
+r63 @215
+s428 @5 s357 @227
+r64 @215
+s430 @5
+r17 @215
+r65 @215
+s431 @5
+r66 @215
+s432 @5
+r67 @215
+s433 @5
+r68 @215
 s13 @9
-s353 @191
-r58 @194
-s354 @5
-r59 @194
-s355 @5 s323 @197 s324 @205
-r60 @194
-s357 @5
-r61 @194
-s358 @5
-r62 @194
-s359 @5
-r63 @194
-s360 @5 s298 @195 s299 @196 s300 @197
-r64 @194
-s363 @4
-r246 @3
-r10 @176
+s435 @212
+r69 @215
+s436 @5
+r70 @215
+s437 @5 s407 @227 s408 @239
+r71 @215
+s439 @5
+r72 @215
+s440 @5
+r73 @215
+s441 @5
+r74 @215
+s442 @5 s355 @225 s356 @226 s357 @227
+r75 @215
+s445 @4
+r357 @3
+r10 @193
 s13 @9
-r249 @3
+r360 @3
 s8 @5
 s12 @8 s13 @9
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s33 @25
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r71 @176
-r121 @191
-r204 @209
-r122 @191
-r123 @191
-r124 @191
-r125 @191
-r126 @191
-r127 @191
-s371 @191
-s372 @10 s373 @81
-s375 @5
-s376 @10 r357 @191
-r355 @192
-r16 @194
+r82 @193
+r161 @212
+r315 @240
+r162 @212
+r163 @212
+r164 @212
+r165 @212
+r166 @212
+r167 @212
+s453 @212
+s454 @10 s455 @98
+s457 @5
+s458 @10 r479 @212
+r477 @213
+r16 @215
 s33 @25
-s378 @7
-s379 @10
-s380 @7
-s381 @7
-s382 @10
-r417 @210
-r418 @210
-r115 @211
-s383 @5 s298 @195 s299 @196
-s385 @5 s300 @197
-r271 @212
-r308 @194
-r135 @194 s304 @199
-r137 @194
-s388 @20 s389 @21 s390 @22 s391 @23 s392 @24
-s394 @7
-s395 @10
-r140 @213
-r299 @7
-r300 @7
-s396 @201
-r141 @213
-r301 @7
-r302 @7
-s397 @7
-s398 @7
-s399 @5 s325 @206 s326 @207 s327 @208
-s401 @10
-s402 @10
-s403 @10
-r383 @5
-r384 @5
-r167 @193
-r168 @193
-r169 @193
-s404 @5 s323 @197 s324 @205
-s406 @5
-s407 @10
-s408 @5
-s409 @203
-r349 @214
-s410 @7 s411 @191
-s412 @5
-s412 @5
-s415 @203
-s416 @10
-s417 @5 s298 @195 s299 @196
-s419 @5 s298 @195 s299 @196
-s421 @10
-s422 @5 s298 @195 s299 @196
-s424 @5 s300 @197
-s426 @10
-s427 @5
-s428 @10
-s429 @5
-s13 @9 s430 @215
-r297 @194
-s432 @203
-s433 @7
-r352 @194
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s83 @65 s84 @66 s85 @67 s86 @68 s87 @69 s88 @70 s89 @71 s90 @72 s91 @73 s92 @74 s93 @75 s94 @76 s95 @77 s96 @78 s97 @79 s98 @80 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171
-s435 @203
-s436 @10
-s437 @5
-s438 @10
-s439 @7
-s440 @203
-s441 @10
-s442 @5 s298 @195 s299 @196
-s444 @5 s300 @197
-s446 @5 s447 @6
-r248 @3
-r11 @176
-s13 @9
-r251 @3
-s450 @216
-s451 @216
-s452 @10 s453 @217 s454 @216
-s310 @200 s457 @202 s42 @9 s458 @203 s459 @180 s314 @204
-s278 @177 s280 @178 s281 @179 s282 @180 s283 @102 s284 @181 s285 @182
-r205 @209
-s465 @10 s466 @81
-r18 @218
+s460 @7
+s461 @10
+s462 @7
+s463 @7
+s464 @232
+r448 @241
+r449 @241
+r450 @241
+r452 @5
+r453 @5
+r454 @5
+r455 @5
+r456 @5
+r451 @241
+s465 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s467 @5
-r67 @194
-s33 @25
-s469 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s20 @12
+s468 @10
+s469 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s471 @5
+s472 @10
+s473 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s475 @5
 s476 @10
-s477 @5
-s478 @10
-s479 @5
-r136 @194
-r292 @219
-r293 @219
-r294 @219
-r295 @219
-r296 @219
-r142 @194
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s481 @5
-s482 @10
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s23 @15
-s485 @203
-s486 @5
-s487 @5
-s488 @5
-s489 @5
-s490 @10
-s491 @5
-s492 @10
-s493 @5
-s494 @10
-s495 @202
-s388 @20 s389 @21 s390 @22 s391 @23 s392 @24
-s497 @5
-s288 @10 r350 @6
-s499 @6
-s500 @6
-s501 @202
-s502 @5
-s503 @10
-s504 @5 s298 @195 s299 @196
-s506 @10
-s507 @5 s300 @197
-s509 @5
-s510 @10
-s511 @5
-s512 @10
-s513 @5
-s514 @5
+r539 @242
+r540 @242
+r126 @243
+s477 @5 s355 @225 s356 @226
+s479 @5 s357 @227
+r382 @244
+r419 @215
+r175 @215 s361 @229
+r177 @215
+s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
+s488 @7
+s489 @10
+r180 @245
+r410 @7
+r411 @7
+s490 @231
+r181 @245
+r412 @7
+r413 @7
+s491 @7
+s415 @5
+s493 @232
+r207 @246
+r208 @246
+r209 @246
+s494 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s497 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s499 @5
+s500 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+s504 @10
+s505 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s508 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s510 @5
+s511 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
 s515 @10
-s516 @5
-s517 @10
-s518 @4
-r283 @194 s520 @220
-s521 @5 s522 @221
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r291 @194
-s525 @202
-s526 @5
-s527 @10
-s528 @5
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s530 @7 s531 @202 s532 @5 s533 @221
-s536 @5
+s516 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s519 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s521 @5
+s522 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
+s526 @7
+s527 @232
+s528 @10
+s529 @232
+s530 @5
+s531 @5 s377 @234 s378 @235 s379 @236
+s533 @10
+s534 @10
+r474 @5
+r475 @5
+s535 @5
+s536 @10
 s537 @10
-s538 @5
-s539 @10
+r505 @5
+r506 @5
+s538 @5 s407 @227 s408 @239
 s540 @5
-s288 @10 r428 @6
-r431 @194
-s542 @6
-r250 @3
-s543 @202
-s544 @202 s545 @222
-s547 @223 s548 @224 s549 @225
-r343 @226
-s544 @202 s545 @222
-s553 @10 s554 @217 s454 @216
-r15 @227
-r116 @228
-s310 @200 s457 @202 s42 @9 s458 @203 s556 @221 s459 @180 s314 @204
-r117 @228
-r118 @228
-r348 @229
-r119 @228
-r120 @228
-r2 @229
-s278 @177 s280 @178 s281 @179 s282 @180 s283 @102 s284 @181 s285 @182
-r206 @209
-r19 @218
-r68 @194
-s559 @7
-r425 @230
-r426 @230
-r427 @230
-r97 @194
-r113 @194
-s560 @10
-s561 @5
-s562 @10
-s563 @5
-s564 @10
-r165 @194
-s565 @7
-s566 @201
-r184 @194
-r186 @194
-s567 @5
-s568 @203
-s569 @10
+s541 @5 s407 @227 s408 @239 s377 @234 s378 @235 s379 @236
+s544 @10
+s545 @5
+s546 @232
+r469 @247
+s547 @7 s548 @212
+s549 @5
+s549 @5
+s552 @232
+s553 @10
+s554 @5 s355 @225 s356 @226
+s556 @5 s355 @225 s356 @226
+s558 @10
+s559 @5 s355 @225 s356 @226
+s561 @5 s357 @227
+s563 @10
+s564 @5
+s565 @10
+s566 @5
+s13 @9 s567 @248
+r408 @215
+s569 @232
 s570 @7
-s571 @203
-s572 @5
+r472 @215
+s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
+s572 @232
 s573 @10
 s574 @5
 s575 @10
-s576 @5
-s577 @215
-s578 @191
-s579 @10
-s376 @10 r351 @6
-s580 @7 s581 @191
-s582 @191
-s583 @10
-s584 @10
-s585 @5
-s586 @10
-s587 @5
-s588 @5
-s589 @10
-s590 @5
-s591 @10
-s592 @5
-s593 @10
-s594 @5
-s595 @10
-s596 @10
-s597 @5
-s598 @10
-s599 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s600 @6
+s576 @7
+s577 @232
+s578 @10
+s579 @5 s355 @225 s356 @226
+s581 @5 s357 @227
+s583 @5 s584 @6
+r359 @3
+r11 @193
 s13 @9
-s13 @9
-s288 @10 r287 @221
-s605 @7
-s606 @221
-r309 @194
-s607 @221
-s608 @203
-s609 @5
-s610 @7
-r388 @194
-r374 @231
-r26 @232
-r27 @232
-s611 @7
-s612 @7 r375 @231
-s613 @10 s614 @221
-s616 @10
-s617 @5
-s618 @10
-s619 @5
-s620 @10
-s376 @10 r429 @6
-r432 @194
-s621 @216
-r207 @227
-r208 @227
-s622 @10 s623 @217
-r65 @217
-r66 @217
-s625 @174
-s626 @217
-s627 @10 s628 @217
-r371 @227
-s547 @223 s548 @224 s549 @225
-r347 @226
-r14 @227
-r110 @228
-s631 @10 s632 @221
-r3 @229
+r362 @3
+s587 @249
+s588 @249
+s589 @10 s590 @250 s591 @249
+s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
+s317 @194 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
+r316 @240
+s602 @10 s603 @98
+r18 @251
+s604 @5
+r78 @215
+s33 @25
+s606 @5
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s635 @5
-s636 @10
-s637 @5
-s638 @10
-s639 @5
 s20 @12
-s641 @221
-s642 @10
-s643 @5
-s644 @5
-s23 @15
-s646 @5
-s647 @203
-s648 @5
-s649 @203
-s650 @202
-s651 @10
-s531 @202 s532 @5
-s654 @5
+s612 @5 s613 @252
+s615 @232
+s616 @5
+s617 @232
+s618 @5
+s619 @10
+s620 @5
+s621 @10
+s622 @5
+s623 @10
+s624 @5
+s625 @10
+s626 @5
+s627 @10
+s628 @5
+s629 @10
+s630 @5
+r176 @215
+r403 @253
+r404 @253
+r405 @253
+r406 @253
+r407 @253
+r182 @215
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s632 @5
+s633 @10
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s635 @10
+s636 @5
+s637 @232
+s638 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s640 @5
+s641 @232
+s642 @5
+s643 @232
+s644 @232
+s645 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s648 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s650 @5
+s651 @5
+s652 @10
+s653 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s655 @5
-s388 @20 s389 @21 s390 @22 s391 @23 s392 @24
-s657 @4
-s658 @4
-s659 @202
-s660 @5
-s661 @10
-s662 @5
-s663 @10
-s664 @10
+s656 @10
+s657 @5
+s658 @10
+s659 @10
+s660 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s663 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s665 @5
-s666 @10
-s667 @5
-s668 @10
-s669 @5
-s670 @10
-s671 @5
+s666 @5
+s667 @10
+s668 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s670 @5
+s671 @10
 s672 @5
 s673 @10
-s674 @5
-s675 @10
-s13 @9
-s677 @10 s678 @6
-r281 @194 s680 @220
-r284 @194
-s376 @10 r288 @221
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s683 @7
-s684 @7
-s521 @5 s685 @221
-s687 @203
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s33 @25
-s531 @202 s532 @5
-s530 @7 s531 @202 s532 @5
-s692 @7
-s693 @10 s694 @221
-s695 @5
+s674 @10
+s675 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
+s678 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s680 @5
+s23 @15
+s682 @208
+s683 @5
+s684 @5
+s685 @232
+s686 @232
+s687 @5
+s688 @5
+s689 @5
+s690 @7
+s691 @5
+s692 @5
+s693 @10
+s694 @5
+s695 @10
 s696 @10
-s697 @5
-s698 @10
+s697 @5 s407 @227 s408 @239
 s699 @5
-s700 @202
-s701 @233
-r273 @175
-s702 @217
-s544 @202 s703 @217 s545 @222
-r340 @226
-s547 @223 s548 @224
-r342 @226
-s706 @217
-s707 @10 s708 @217
-s310 @200 s457 @202 s42 @9 s458 @203 s459 @180 s314 @204
-r111 @228
-s710 @10 s711 @221
-r72 @194
-s712 @10
-s713 @5
-s714 @10
-s715 @5
-s716 @10
-r170 @194
-r183 @7
-s717 @5
-s718 @10
-s719 @7
-r193 @194
-s720 @10
+s700 @5
+s701 @10
+s702 @208
+s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
+s704 @5
+s327 @10 r470 @6
+s706 @6
+s707 @6
+s708 @208
+s709 @5
+s710 @10
+s711 @5 s355 @225 s356 @226
+s713 @10
+s714 @5 s357 @227
+s716 @5
+s717 @10
+s718 @5
+s719 @10
+s720 @5
 s721 @5
-s722 @203
+s722 @10
 s723 @5
 s724 @10
-s725 @202
-s726 @216
-s728 @221
-s729 @10
-s730 @10 s731 @234 s13 @9
-s734 @191
-s446 @5
-s446 @5
-s737 @221
-s738 @10
-s739 @5
-s740 @10
-s741 @5
+s725 @4
+r394 @215 s727 @254
+s612 @5 s728 @252
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r402 @215
+s731 @208
+s732 @5
+s733 @10
+s734 @5
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s736 @7 s737 @208 s738 @5 s739 @252
 s742 @5
 s743 @10
 s744 @5
 s745 @10
 s746 @5
-s747 @10
-s748 @5
-s749 @10
-s750 @10
-s751 @5
-s752 @10
-s753 @5
-r279 @194 s754 @220
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r358 @9
-s756 @10 s757 @6
-s13 @9
-r303 @194
-r304 @194
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s761 @24
-r379 @194
-s763 @221
-s521 @5 s764 @221
-r386 @194
-r407 @194
-r376 @231
-r24 @231
-s33 @25
-s530 @7 s531 @202 s532 @5
-s768 @7
-s769 @10
-s770 @5
-s771 @10
-s772 @5
-s773 @10
-s774 @10
-s775 @7
-r274 @175
-r337 @235
-s776 @10 s777 @217
-s779 @217
-r344 @226
-s547 @223 s548 @224
-r346 @226
-r0 @231
-s310 @200 s457 @202 s42 @9 s458 @203 s459 @180 s314 @204
-r112 @228
-s782 @5
-s783 @10
-s784 @5
-s785 @10
-s786 @5
-s787 @221
-s788 @5
-s23 @15
-s790 @5
-s791 @10
-s792 @5
-s793 @10
-s794 @5
-s795 @10
-s531 @202 s532 @5
-r211 @221 s797 @216
-s798 @7
-s799 @5
-s800 @5
-s801 @4
-s13 @9
-r234 @194 s12 @8 s42 @9
-s805 @4
-s806 @6
-s807 @6
-s808 @7
+s327 @10 r550 @6
+r553 @215
+s748 @6
+r361 @3
+s749 @208
+s750 @208 s751 @255
+s753 @256 s754 @257 s755 @258
+r463 @259
+s750 @208 s751 @255
+s759 @10 s760 @250 s591 @249
+r15 @260
+r156 @261
+s367 @230 s594 @208 s42 @9 s595 @232 s762 @252 s596 @197 s371 @233
+r157 @261
+r158 @261
+r468 @262
+r159 @261
+r160 @261
+r2 @262
+s317 @194 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
+r317 @240
+r19 @251
+r79 @215
+s765 @7
+r547 @263
+r548 @263
+r549 @263
+r108 @215
+r124 @215
+s327 @10 r398 @252
+s767 @7
+s768 @252
+s612 @5 s769 @252
+s771 @232
+s612 @5 s772 @252
+s774 @232
+s775 @5
+s776 @10
+s777 @5
+s778 @232
+s779 @5
+s780 @10
+s781 @5
+s782 @10
+s783 @5
+s784 @10
+s785 @5
+s786 @10
+r205 @215
+s787 @7
+s788 @231
+r224 @215
+s415 @5
+s790 @10
+s791 @5
+s792 @232
+s793 @5
+s794 @232
+s795 @5
+s796 @232
+s797 @5
+s798 @5
+s799 @232
+s800 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s802 @5
+s803 @232
+s804 @5
+s805 @232
+s806 @232
+s807 @5
+s808 @10
 s809 @5
 s810 @10
 s811 @5
 s812 @10
-s813 @10
+s813 @5
 s814 @5
 s815 @10
-s816 @5
-s817 @10
+s816 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s818 @5
 s819 @10
 s820 @5
-s821 @5
-s822 @10
+s821 @10
+s822 @232
 s823 @5
 s824 @10
-s13 @9
-r20 @176
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r359 @9
-r282 @194
-r305 @194
-r306 @194
-r286 @194
-r372 @194
-r380 @194
-r381 @194
-s827 @221
-r408 @194
-r25 @231
-s33 @25
+s825 @5
+s826 @10
+s827 @5
+s828 @10
 s829 @5
-s830 @10
-s831 @5
-s832 @10
-s833 @5
-s834 @236 s835 @237 s836 @238
-s544 @202 s545 @222
-s544 @202 s545 @222
-r338 @235
-s840 @10 s841 @217
-r341 @226
-s842 @217
-r1 @231
-r128 @194
-s843 @5
+s830 @5
+s831 @10
+s832 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s834 @5
+s835 @10
+s836 @5
+s837 @10
+r281 @215
+s838 @252
+s839 @232
+s840 @10
+s841 @5
+s842 @5
+s843 @232
 s844 @10
-s845 @5
-s846 @10
+s845 @232
+s23 @15
 s847 @7
-s848 @221
-r191 @194
-s849 @221
-s850 @5
-s851 @10
+s848 @232
+s849 @5
+s850 @10
+s851 @5
 s852 @5
 s853 @10
 s854 @5
-r4 @239
-s531 @202 s532 @5
-s33 @25
-s857 @10 s731 @234 s13 @9
-s731 @234 s13 @9
-s333 @5
-r231 @194 s12 @8 s42 @9
-r235 @194
-r236 @194
-s446 @5
+s855 @10
+s856 @10
+s857 @5
+s858 @248
+s859 @212
+s860 @10
+s458 @10 r471 @6
+s861 @7 s862 @212
+s863 @212
+s864 @10
+s865 @10
+s866 @5
 s867 @10
-s868 @10
-s33 @25
+s868 @5
+s869 @5
 s870 @10
 s871 @5
 s872 @10
 s873 @5
-s874 @5
-s875 @10
-s876 @5
+s874 @10
+s875 @5
+s876 @10
 s877 @10
 s878 @5
 s879 @10
 s880 @5
-s881 @10
-s882 @10
-s883 @5
-s884 @10
-s885 @5
-r280 @194
-r21 @176
-r382 @194
-r409 @194
-r411 @194
-s886 @5
-s887 @10
-s888 @5
-s889 @10
-r334 @217
-r335 @217
-r336 @217
-s890 @217
-r272 @217
-r12 @235
-s544 @202 s545 @222
-r339 @235
-r345 @226
-r129 @194
-s892 @5
-r131 @194
-s893 @5
-s23 @15
-s895 @7
-r195 @194
-s896 @221
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s881 @6
+s13 @9
+s13 @9
+s885 @7
+s886 @252
+r420 @215
+s887 @252
+s888 @232
+s889 @5
+s890 @7
+r510 @215
+r496 @264
+r26 @265
+r27 @265
+s891 @7
+s892 @7 r497 @264
+s893 @10 s894 @252
+s896 @10
 s897 @5
-s898 @221
+s898 @10
 s899 @5
 s900 @10
-r5 @239
-r209 @194
-s901 @5
-s13 @9
-r222 @194 s12 @8 s42 @9
-s13 @9
-r228 @194 s12 @8 s42 @9
-s908 @10 s909 @6
-s911 @191
-r232 @194
-r233 @194
-s912 @6
-s913 @4
-s914 @4
-r252 @194
-s915 @5
-s916 @10
-s917 @5
-s918 @10
-s919 @10
-s920 @5
-s921 @10
-s922 @5
-s923 @10
-s924 @5
-s925 @10
-s926 @5
-s927 @5
-s928 @10
-s929 @5
-s930 @10
-r412 @194
-s931 @5
-r414 @194
-s932 @5
-r200 @173
-r13 @235
-r130 @194
-r132 @194
-r188 @194
-s23 @15
-r196 @194
-s934 @221
-r198 @194
-r201 @194
-s935 @5
-s731 @234 s13 @9
-r219 @194 s12 @8 s42 @9
-r223 @194
-r224 @194
-r225 @194 s12 @8 s42 @9
-r229 @194
-r230 @194
-s333 @5
-s943 @215
-s944 @10 s945 @6
-s946 @5
-s947 @10
-s446 @5
-s446 @5
-r254 @194
-s950 @5
-s951 @10
-s952 @5
-s953 @5
-s954 @10
-s955 @5
-r262 @194
-s956 @5
-s957 @10
-s958 @5
-s959 @10
-r268 @194
-s960 @5
-r275 @194
-s961 @5
-r413 @194
-r415 @194
-r189 @194
-r197 @194
-r202 @194
-s13 @9
-r216 @194 s12 @8 s42 @9
-r220 @194
-r221 @194
-r226 @194
-r227 @194
-r6 @176
-s965 @4
-s333 @5
-s968 @215
-r289 @176
-s969 @4
-s970 @6
-s971 @6
-r255 @194
-s972 @5
-s973 @10
-r258 @194
-s974 @5
-s975 @10
-r263 @194
-s976 @5
-r265 @194
-s977 @5
-r269 @194
-r276 @194
-r213 @194 s12 @8 s42 @9
-r217 @194
-r218 @194
+s458 @10 r551 @6
+r554 @215
+s901 @249
+r318 @260
+r319 @260
+s902 @10 s903 @250
+r76 @250
+r77 @250
+s905 @191
+s906 @250
+s907 @10 s908 @250
+r493 @260
+s753 @256 s754 @257 s755 @258
+r467 @259
+r14 @260
+r121 @261
+s911 @10 s912 @252
+r3 @262
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r237 @9
-r7 @176
-s965 @4
-s446 @5
-s13 @9
-s983 @240
-r256 @194
+s458 @10 r399 @252
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s916 @7
+s917 @7
+s918 @252
+s612 @5 s919 @252
+s921 @7
+s922 @252
+s612 @5 s923 @252
+s925 @232
+s926 @5
+s927 @232
+s612 @5 s928 @252
+s930 @232
+s931 @5
+s932 @232
+s933 @5
+s934 @10
+s935 @5
+s936 @10
+s937 @5
+s20 @12
+s939 @252
+s940 @10
+s941 @5
+s942 @10
+s943 @5
+s944 @232
+s945 @5
+s946 @10
+s947 @5
+s948 @10
+s949 @10
+s950 @5
+s951 @232
+s952 @5
+s953 @232
+s954 @5
+s955 @232
+s956 @5
+s957 @5
+s958 @232
+s959 @5
+s960 @10
+s961 @5
+s962 @232
+s963 @5
+s964 @232
+s965 @232
+s966 @5
+s967 @10
+s968 @5
+s969 @10
+s970 @5
+s971 @10
+s972 @5
+s973 @5
+s974 @232
+s975 @5
+s976 @10
+s977 @5
+s978 @232
+s979 @5
+s980 @232
+s981 @232
+s982 @5
+s983 @10
 s984 @5
-r259 @194
-s985 @5
-r264 @194
-r266 @194
-r214 @194
-r215 @194
-r238 @9
-s986 @6
-r241 @194
-s987 @4
-r257 @194
-r260 @194
+s985 @10
+s986 @5
+s987 @10
+s988 @5
+s989 @7
+s990 @208
+s991 @5
+s992 @10
+s993 @10
+s994 @5
+s995 @5
+s996 @5
+r296 @215
+s23 @15
+s998 @5
+s999 @232
+s1000 @5
+s1001 @232
+s1002 @232
+s1003 @5
+s1004 @10
+s1005 @5
+s1006 @208
+s1007 @10
+s737 @208 s738 @5
+s1010 @5
+s1011 @5
+s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
+s1013 @4
+s1014 @4
+s1015 @208
+s1016 @5
+s1017 @10
+s1018 @5
+s1019 @10
+s1020 @10
+s1021 @5
+s1022 @10
+s1023 @5
+s1024 @10
+s1025 @5
+s1026 @10
+s1027 @5
+s1028 @5
+s1029 @10
+s1030 @5
+s1031 @10
 s13 @9
-s412 @5
-r240 @194
-s990 @6
-s991 @241
-s992 @4
-s993 @202
-s994 @10 s995 @6
-s997 @202
+s1033 @10 s1034 @6
+r392 @215 s1036 @254
+r395 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s1039 @7
+s1040 @7
+s612 @5 s1041 @252
+s1043 @232
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s33 @25
+s737 @208 s738 @5
+s736 @7 s737 @208 s738 @5
+s1048 @7
+s1049 @10 s1050 @252
+s1051 @5
+s1052 @10
+s1053 @5
+s1054 @10
+s1055 @5
+s1056 @208
+s1057 @266
+r384 @192
+s1058 @250
+s750 @208 s1059 @250 s751 @255
+r460 @259
+s753 @256 s754 @257
+r462 @259
+s1062 @250
+s1063 @10 s1064 @250
+s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
+r122 @261
+s1066 @10 s1067 @252
+r83 @215
+r127 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1070 @7
+s1071 @7
+s1072 @252
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1074 @7
+r136 @215
+s1075 @252
+s612 @5 s1076 @252
+s1078 @232
+s612 @5 s1079 @252
+s1081 @7
+s1082 @252
+s612 @5 s1083 @252
+s1085 @232
+s612 @5 s1086 @252
+s1088 @10
+s1089 @5
+s1090 @10
+s1091 @5
+s1092 @10
+r210 @215
+r223 @7
+s415 @5
+s1094 @252
+s1095 @5
+s1096 @10
+s1097 @5
+s1098 @10
+s1099 @5
+s1100 @10
+s1101 @5
+s1102 @5
+s1103 @10
+s1104 @5
+s1105 @232
+s1106 @5
+s1107 @10
+s1108 @5
+s1109 @10
+s1110 @10
+s1111 @5
+s1112 @232
+s1113 @5
+s1114 @232
+s1115 @5
+s1116 @232
+s1117 @5
+s1118 @5
+s1119 @232
+s1120 @5
+s1121 @10
+s1122 @5
+s1123 @232
+s1124 @5
+s1125 @232
+s1126 @10
+s1127 @5
+s1128 @232
+s1129 @5
+s1130 @232
+s1131 @5
+s1132 @232
+s1133 @5
+s1134 @5
+s1135 @232
+s1136 @5
+s1137 @10
+s1138 @5
+s1139 @232
+s1140 @5
+s1141 @232
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1143 @252
+s1144 @252
+s1145 @5
+s1146 @5
+s1147 @10
+s1148 @7
+s1149 @10
+r300 @215
+s1150 @10
+s1151 @5
+s1152 @232
+s1153 @5
+s1154 @5
+s1155 @232
+s1156 @5
+s1157 @232
+s1158 @10
+s1159 @208
+s1160 @249
+s1162 @252
+s1163 @10
+s1164 @10 s1165 @267 s13 @9
+s1168 @212
+s583 @5
+s583 @5
+s1171 @252
+s1172 @10
+s1173 @5
+s1174 @10
+s1175 @5
+s1176 @5
+s1177 @10
+s1178 @5
+s1179 @10
+s1180 @5
+s1181 @10
+s1182 @5
+s1183 @10
+s1184 @10
+s1185 @5
+s1186 @10
+s1187 @5
+r390 @215 s1188 @254
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r480 @9
+s1190 @10 s1191 @6
 s13 @9
-s999 @10 s1000 @6
-r8 @176
-r243 @194
-s1001 @202
+r414 @215
+r415 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
+s1195 @24
+r501 @215
+s1197 @252
+s612 @5 s1198 @252
+r508 @215
+r529 @215
+r498 @264
+r24 @264
+s33 @25
+s736 @7 s737 @208 s738 @5
+s1202 @7
+s1203 @10
+s1204 @5
+s1205 @10
+s1206 @5
+s1207 @10
+s1208 @10
+s1209 @7
+r385 @192
+r457 @268
+s1210 @10 s1211 @250
+s1213 @250
+r464 @259
+s753 @256 s754 @257
+r466 @259
+r0 @264
+s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
+r123 @261
+r128 @215
+r129 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1218 @7
+r133 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r137 @215
+r138 @215
+s1220 @252
+s612 @5 s1221 @252
+r142 @215
+s1223 @252
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1225 @7
+s1226 @7
+s1227 @252
+s612 @5 s1228 @252
+s1230 @7
+s1231 @252
+s1232 @5
+s1233 @10
+s1234 @5
+s1235 @10
+s1236 @5
+s1237 @6
+s1238 @7
+s1239 @252
+s1240 @5
+s1241 @10
+s1242 @5
+s1243 @252
+s1244 @5
+s1245 @252
+s1246 @252
+s1247 @5
+s1248 @10
+s1249 @5
+s1250 @10
+s1251 @5
+s1252 @10
+s1253 @5
+s1254 @5
+s1255 @10
+s1256 @5
+s1257 @232
+s1258 @5
+s1259 @10
+s1260 @5
+s1261 @10
+s1262 @10
+s1263 @5
+s1264 @232
+s1265 @5
+s1266 @232
+s1267 @5
+s1268 @232
+s1269 @5
+s1270 @5
+s1271 @10
+s1272 @5
+s1273 @232
+s1274 @5
+s1275 @10
+s1276 @5
+s1277 @10
+s1278 @10
+s1279 @5
+s1280 @232
+s1281 @5
+s1282 @232
+s1283 @5
+s1284 @232
+s1285 @5
+r283 @215
+s1286 @7
+s1287 @7
+s1288 @252
+s1289 @252
+s1290 @5
+s23 @15
+s1292 @5
+s1293 @5
+s1294 @10
+s1295 @5
+s1296 @10
+s1297 @10
+s1298 @5
+s1299 @232
+s1300 @5
+s1301 @5
+s1302 @10
+s737 @208 s738 @5
+r322 @252 s1304 @249
+s1305 @7
+s1306 @5
+s1307 @5
+s1308 @4
 s13 @9
-r9 @176
-r244 @194
+r345 @215 s12 @8 s42 @9
+s1312 @4
+s1313 @6
+s1314 @6
+s1315 @7
+s1316 @5
+s1317 @10
+s1318 @5
+s1319 @10
+s1320 @10
+s1321 @5
+s1322 @10
+s1323 @5
+s1324 @10
+s1325 @5
+s1326 @10
+s1327 @5
+s1328 @5
+s1329 @10
+s1330 @5
+s1331 @10
+s13 @9
+r20 @193
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r481 @9
+r393 @215
+r416 @215
+r417 @215
+r397 @215
+r494 @215
+r502 @215
+r503 @215
+s1334 @252
+r530 @215
+r25 @264
+s33 @25
+s1336 @5
+s1337 @10
+s1338 @5
+s1339 @10
+s1340 @5
+s1341 @269 s1342 @270 s1343 @271
+s750 @208 s751 @255
+s750 @208 s751 @255
+r458 @268
+s1347 @10 s1348 @250
+r461 @259
+s1349 @250
+r1 @264
+r130 @215
+r131 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r134 @215
+r139 @215
+r140 @215
+s1351 @252
+r143 @215
+r145 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1354 @7
+s1355 @7
+s1356 @252
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1358 @7
+r168 @215
+s1359 @5
+s1360 @10
+s1361 @5
+s1362 @10
+s1363 @212
+s23 @15
+s1365 @7
+s1366 @252
+s1367 @5
+s1368 @252
+s1369 @7
+s1370 @252
+s1371 @7
+s1372 @7
+s1373 @252
+s1374 @5
+s1375 @10
+s1376 @5
+s1377 @252
+s1378 @5
+s1379 @252
+s1380 @252
+s1381 @5
+s1382 @10
+s1383 @5
+s1384 @10
+s1385 @5
+s1386 @10
+s1387 @5
+s1388 @5
+s1389 @10
+s1390 @5
+s1391 @232
+s1392 @5
+s1393 @10
+s1394 @5
+s1395 @10
+s1396 @252
+s1397 @5
+s1398 @10
+s1399 @5
+s1400 @10
+s1401 @5
+s1402 @10
+s1403 @5
+s1404 @5
+s1405 @10
+s1406 @5
+s1407 @232
+s1408 @5
+s1409 @10
+s1410 @5
+s1411 @10
+s23 @15
+s23 @15
+s1414 @7
+s1415 @7
+s1416 @252
+r292 @215
+s1417 @252
+s1418 @252
+s1419 @5
+s1420 @10
+s1421 @5
+s1422 @5
+s1423 @10
+s1424 @5
+s1425 @10
+s1426 @10
+s1427 @5
+r4 @272
+s737 @208 s738 @5
+s33 @25
+s1430 @10 s1165 @267 s13 @9
+s1165 @267 s13 @9
+s415 @5
+r342 @215 s12 @8 s42 @9
+r346 @215
+r347 @215
+s583 @5
+s1440 @10
+s1441 @10
+s33 @25
+s1443 @10
+s1444 @5
+s1445 @10
+s1446 @5
+s1447 @5
+s1448 @10
+s1449 @5
+s1450 @10
+s1451 @5
+s1452 @10
+s1453 @5
+s1454 @10
+s1455 @10
+s1456 @5
+s1457 @10
+s1458 @5
+r391 @215
+r21 @193
+r504 @215
+r531 @215
+r533 @215
+s1459 @5
+s1460 @10
+s1461 @5
+s1462 @10
+r445 @250
+r446 @250
+r447 @250
+s1463 @250
+r383 @250
+r12 @268
+s750 @208 s751 @255
+r459 @268
+r465 @259
+r132 @215
+r141 @215
+r146 @215
+r147 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+s1467 @7
+r151 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r169 @215
+s1469 @5
+r171 @215
+s1470 @5
+s1471 @5
+r228 @215
+s23 @15
+s1473 @7
+s1474 @252
+s1475 @7
+s23 @15
+s1477 @7
+s23 @15
+s23 @15
+s1480 @7
+s1481 @252
+s1482 @5
+s1483 @252
+s1484 @7
+s1485 @252
+s1486 @7
+r245 @215
+s1487 @252
+s1488 @5
+s1489 @10
+s1490 @5
+s1491 @252
+s1492 @5
+s1493 @252
+s1494 @252
+s1495 @5
+s1496 @10
+s1497 @5
+s1498 @10
+s1499 @5
+s1500 @10
+s1501 @5
+s1502 @7
+s1503 @252
+s1504 @5
+s1505 @10
+s1506 @5
+s1507 @252
+s1508 @5
+s1509 @252
+s1510 @252
+s1511 @5
+s1512 @10
+s1513 @5
+s1514 @10
+s1515 @5
+s1516 @10
+s1517 @5
+r285 @215
+r287 @215
+s23 @15
+s23 @15
+s1520 @7
+s1521 @10
+r302 @215
+s1522 @252
+s1523 @5
+s1524 @252
+s1525 @252
+s1526 @5
+s1527 @10
+s1528 @5
+s1529 @5
+s1530 @10
+r5 @272
+r320 @215
+s1531 @5
+s13 @9
+r333 @215 s12 @8 s42 @9
+s13 @9
+r339 @215 s12 @8 s42 @9
+s1538 @10 s1539 @6
+s1541 @212
+r343 @215
+r344 @215
+s1542 @6
+s1543 @4
+s1544 @4
+r363 @215
+s1545 @5
+s1546 @10
+s1547 @5
+s1548 @10
+s1549 @10
+s1550 @5
+s1551 @10
+s1552 @5
+s1553 @10
+s1554 @5
+s1555 @10
+s1556 @5
+s1557 @5
+s1558 @10
+s1559 @5
+s1560 @10
+r534 @215
+s1561 @5
+r536 @215
+s1562 @5
+r311 @190
+r13 @268
+r148 @215
+r149 @215
+s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r152 @215
+r170 @215
+r172 @215
+s1564 @248
+r229 @215
+s23 @15
+s1566 @7
+s23 @15
+r233 @215
+s23 @15
+r235 @215
+r236 @215
+s23 @15
+s1570 @7
+s1571 @252
+s1572 @7
+s23 @15
+s1574 @7
+s23 @15
+r246 @215
+s1576 @252
+s1577 @5
+s1578 @252
+r250 @215
+s1579 @252
+r252 @215
+r253 @215
+s1580 @252
+s1581 @5
+s1582 @10
+s1583 @5
+s1584 @252
+s1585 @5
+s1586 @252
+s23 @15
+s1588 @7
+s1589 @252
+s1590 @5
+s1591 @252
+s1592 @7
+s1593 @252
+s1594 @7
+s1595 @7
+s1596 @252
+s1597 @5
+s1598 @10
+s1599 @5
+s1600 @252
+s1601 @5
+s1602 @252
+r288 @215
+r289 @215
+s23 @15
+s1604 @208
+r303 @215
+s1605 @252
+r305 @215
+r306 @215
+s1606 @252
+s1607 @5
+s1608 @252
+r312 @215
+s1609 @5
+s1165 @267 s13 @9
+r330 @215 s12 @8 s42 @9
+r334 @215
+r335 @215
+r336 @215 s12 @8 s42 @9
+r340 @215
+r341 @215
+s415 @5
+s1617 @248
+s1618 @10 s1619 @6
+s1620 @5
+s1621 @10
+s583 @5
+s583 @5
+r365 @215
+s1624 @5
+s1625 @10
+s1626 @5
+s1627 @5
+s1628 @10
+s1629 @5
+r373 @215
+s1630 @5
+s1631 @10
+s1632 @5
+s1633 @10
+r379 @215
+s1634 @5
+r386 @215
+s1635 @5
+r535 @215
+r537 @215
+r150 @215
+s23 @15
+r230 @215
+s23 @15
+r232 @215
+r234 @215
+r237 @215
+s23 @15
+s1639 @7
+s23 @15
+r241 @215
+s23 @15
+r243 @215
+r247 @215
+s1642 @252
+r249 @215
+r251 @215
+r254 @215
+s1643 @252
+s1644 @5
+s1645 @252
+r258 @215
+s1646 @252
+r260 @215
+r262 @215
+s23 @15
+s1648 @7
+s1649 @252
+s1650 @7
+s23 @15
+s1652 @7
+s23 @15
+s23 @15
+s1655 @7
+s1656 @252
+s1657 @5
+s1658 @252
+s1659 @7
+s1660 @252
+s1661 @7
+r290 @215
+s1662 @10
+r304 @215
+r307 @215
+s1663 @252
+r309 @215
+r313 @215
+s13 @9
+r327 @215 s12 @8 s42 @9
+r331 @215
+r332 @215
+r337 @215
+r338 @215
+r6 @193
+s1667 @4
+s415 @5
+s1670 @248
+r400 @193
+s1671 @4
+s1672 @6
+s1673 @6
+r366 @215
+s1674 @5
+s1675 @10
+r369 @215
+s1676 @5
+s1677 @10
+r374 @215
+s1678 @5
+r376 @215
+s1679 @5
+r380 @215
+r387 @215
+s13 @9
+r231 @215
+r238 @215
+s23 @15
+r240 @215
+r242 @215
+r248 @215
+r255 @215
+s1682 @252
+r257 @215
+r259 @215
+r263 @215
+s23 @15
+s1684 @7
+s23 @15
+r267 @215
+s23 @15
+r269 @215
+r270 @215
+s23 @15
+s1688 @7
+s1689 @252
+s1690 @7
+s23 @15
+s1692 @7
+s23 @15
+s1694 @208
+r308 @215
+r324 @215 s12 @8 s42 @9
+r328 @215
+r329 @215
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r348 @9
+r7 @193
+s1667 @4
+s583 @5
+s13 @9
+s1700 @273
+r367 @215
+s1701 @5
+r370 @215
+s1702 @5
+r375 @215
+r377 @215
+r226 @215
+r239 @215
+r256 @215
+r264 @215
+s23 @15
+r266 @215
+r268 @215
+r271 @215
+s23 @15
+s1705 @7
+s23 @15
+r275 @215
+s23 @15
+r277 @215
+r294 @215
+r325 @215
+r326 @215
+r349 @9
+s1708 @6
+r352 @215
+s1709 @4
+r368 @215
+r371 @215
+r265 @215
+r272 @215
+s23 @15
+r274 @215
+r276 @215
+s13 @9
+s549 @5
+r273 @215
+r351 @215
+s1713 @6
+s1714 @274
+s1715 @4
+s1716 @208
+s1717 @10 s1718 @6
+s1720 @208
+s13 @9
+s1722 @10 s1723 @6
+r8 @193
+r354 @215
+s1724 @208
+s13 @9
+r9 @193
+r355 @215
 """
 
 GOTOS = """\
@@ -1939,11 +2845,11 @@ fn_attributes=14 region=15
 __function_star_1=18
 bool_type=35 coopmatrix_type=36 group_type=37 memref_type=38 scalar_type=39 type=40 void_type=41
 dictionary=43
-__region_star_2=190 _operation=191 alloca=192 alloca_keyword=193 arith_binary=194 arith_binary_keyword=195 arith_unary=196 arith_unary_keyword=197 associated=198 associated_keyword=199 axpby=200 axpby_keyword=201 barrier=202 barrier_keyword=203 builtin=204 builtin_keyword=205 cast=206 cast_keyword=207 cmp=208 cmp_keyword=209 constant=210 constant_keyword=211 coop_matrix_construct=212 coop_matrix_construct_keyword=213 coop_matrix_load=214 coop_matrix_load_keyword=215 coop_matrix_mul_add=216 coop_matrix_mul_add_keyword=217 coop_matrix_scale=218 coop_matrix_scale_keyword=219 coop_matrix_store=220 coop_matrix_store_keyword=221 cumsum=222 cumsum_keyword=223 expand=224 expand_keyword=225 for=226 for_keyword=227 foreach=228 foreach_keyword=229 foreach_tile=230 foreach_tile_keyword=231 fuse=232 fuse_keyword=233 gemm=234 gemm_keyword=235 gemv=236 gemv_keyword=237 ger=238 ger_keyword=239 hadamard_product=240 hadamard_product_keyword=241 if=242 if_keyword=243 instruction=244 lifetime_stop=245 lifetime_stop_keyword=246 load=247 load_keyword=248 math_unary=249 math_unary_keyword=250 parallel=251 parallel_keyword=252 results=253 size=254 size_keyword=255 store=256 store_keyword=257 subgroup_broadcast=258 subgroup_broadcast_keyword=259 subgroup_operation=260 subgroup_operation_keyword=261 subview=262 subview_keyword=263 sum=264 sum_keyword=265 yield=266 yield_keyword=267
-region=268
+__region_star_2=207 _operation=208 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 instruction=283 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 results=292 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
+region=307
 
-argument=269
-fn_attributes=270 region=271
+argument=308
+fn_attributes=309 region=310
 
 
 
@@ -1966,9 +2872,9 @@ fn_attributes=270 region=271
 
 
 
-dictionary=277
+dictionary=316
 
-attribute_name=286 named_attribute=287
+attribute_name=325 named_attribute=326
 
 
 
@@ -2008,7 +2914,6 @@ attribute_name=286 named_attribute=287
 
 
 
-__results_star_8=289
 
 
 
@@ -2026,6 +2931,7 @@ __results_star_8=289
 
 
 
+__results_star_8=328
 
 
 
@@ -2116,10 +3022,8 @@ __results_star_8=289
 
 
 
-_operation=191 alloca=192 alloca_keyword=193 arith_binary=194 arith_binary_keyword=195 arith_unary=196 arith_unary_keyword=197 associated=198 associated_keyword=199 axpby=200 axpby_keyword=201 barrier=202 barrier_keyword=203 builtin=204 builtin_keyword=205 cast=206 cast_keyword=207 cmp=208 cmp_keyword=209 constant=210 constant_keyword=211 coop_matrix_construct=212 coop_matrix_construct_keyword=213 coop_matrix_load=214 coop_matrix_load_keyword=215 coop_matrix_mul_add=216 coop_matrix_mul_add_keyword=217 coop_matrix_scale=218 coop_matrix_scale_keyword=219 coop_matrix_store=220 coop_matrix_store_keyword=221 cumsum=222 cumsum_keyword=223 expand=224 expand_keyword=225 for=226 for_keyword=227 foreach=228 foreach_keyword=229 foreach_tile=230 foreach_tile_keyword=231 fuse=232 fuse_keyword=233 gemm=234 gemm_keyword=235 gemv=236 gemv_keyword=237 ger=238 ger_keyword=239 hadamard_product=240 hadamard_product_keyword=241 if=242 if_keyword=243 instruction=291 lifetime_stop=245 lifetime_stop_keyword=246 load=247 load_keyword=248 math_unary=249 math_unary_keyword=250 parallel=251 parallel_keyword=252 results=253 size=254 size_keyword=255 store=256 store_keyword=257 subgroup_broadcast=258 subgroup_broadcast_keyword=259 subgroup_operation=260 subgroup_operation_keyword=261 subview=262 subview_keyword=263 sum=264 sum_keyword=265 yield=266 yield_keyword=267
 
 
-dictionary=293
 
 
 
@@ -2127,9 +3031,7 @@ dictionary=293
 
 
 
-atomic=301 transpose=302
 
-global_fence=305 local_fence=306
 
 
 
@@ -2137,40 +3039,42 @@ global_fence=305 local_fence=306
 
 
 
-boolean=315 complex=316 literal=317
+_operation=208 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 instruction=330 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 results=292 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
 
 
+dictionary=332
 
-transpose=319
 
 
 
 
 
-checked_flag=328 store_flag=329
 
-atomic=331
+memory_scope=346 memory_semantics=347
 
+memory_scope=349 memory_semantics=350
 
+memory_scope=352 memory_semantics=353
 
-new_value=334
+atomic=358 transpose=359
 
+global_fence=362 local_fence=363
 
 
 
 
 
 
-atomic=339 transpose=340
 
-atomic=342 transpose=343
+boolean=372 complex=373 literal=374
 
-atomic=345
 
-atomic=347
 
+checked_flag=380 memory_scope=381 memory_semantics=382 transpose=383
 
+checked_flag=385 memory_scope=386 memory_semantics=387 transpose=388
 
+checked_flag=390 memory_scope=391 memory_semantics=392 transpose=393
 
 
 
@@ -2178,156 +3082,156 @@ atomic=347
 
 
 
-region=352
+checked_flag=398 transpose=399
 
 
 
 
-store_flag=356
 
+reduce_mode=404
 
 
 
+checked_flag=409 store_flag=410 transpose=411
 
+atomic=413
 
 
-atomic=361 transpose=362
 
+new_value=416
 
 
 
-region=364
 
-argument=365
-fn_attributes=366 region=367
-scalar_type=368
-memref_type=369
-scalar_type=370
 
 
 
+atomic=421 transpose=422
 
+atomic=424 transpose=425
 
+atomic=427
 
+atomic=429
 
 
 
 
-__dictionary_star_7=374
 
 
 
 
-memref_type=377
 
 
+region=434
 
 
 
 
+store_flag=438
 
 
-transpose=384
-atomic=386
 
 
-local_fence=387
 
-integer_type=393
 
 
+atomic=443 transpose=444
 
 
 
 
+region=446
 
+argument=447
+fn_attributes=448 region=449
+scalar_type=450
+memref_type=451
+scalar_type=452
 
 
 
 
-checked_flag=400
 
 
 
 
 
 
+__dictionary_star_7=456
 
 
-store_flag=405
 
 
+memref_type=459
 
 
 
 
-new_values=413
-new_values=414
 
 
-transpose=418
-transpose=420
 
-transpose=423
-atomic=425
 
 
 
 
-region=431
 
 
 
+memory_semantics=466
 
-_operation=434 alloca=192 alloca_keyword=193 arith_binary=194 arith_binary_keyword=195 arith_unary=196 arith_unary_keyword=197 associated=198 associated_keyword=199 axpby=200 axpby_keyword=201 barrier=202 barrier_keyword=203 builtin=204 builtin_keyword=205 cast=206 cast_keyword=207 cmp=208 cmp_keyword=209 constant=210 constant_keyword=211 coop_matrix_construct=212 coop_matrix_construct_keyword=213 coop_matrix_load=214 coop_matrix_load_keyword=215 coop_matrix_mul_add=216 coop_matrix_mul_add_keyword=217 coop_matrix_scale=218 coop_matrix_scale_keyword=219 coop_matrix_store=220 coop_matrix_store_keyword=221 cumsum=222 cumsum_keyword=223 expand=224 expand_keyword=225 for=226 for_keyword=227 foreach=228 foreach_keyword=229 foreach_tile=230 foreach_tile_keyword=231 fuse=232 fuse_keyword=233 gemm=234 gemm_keyword=235 gemv=236 gemv_keyword=237 ger=238 ger_keyword=239 hadamard_product=240 hadamard_product_keyword=241 if=242 if_keyword=243 lifetime_stop=245 lifetime_stop_keyword=246 load=247 load_keyword=248 math_unary=249 math_unary_keyword=250 parallel=251 parallel_keyword=252 size=254 size_keyword=255 store=256 store_keyword=257 subgroup_broadcast=258 subgroup_broadcast_keyword=259 subgroup_operation=260 subgroup_operation_keyword=261 subview=262 subview_keyword=263 sum=264 sum_keyword=265 yield=266 yield_keyword=267
 
+memory_semantics=470
 
 
+memory_semantics=474
 
 
 
 
-transpose=443
-atomic=445
-values=448
 
+transpose=478
+atomic=480
 
-region=449
 
+local_fence=481
 
+integer_type=487
 
-__memref_type_star_3=455 shape_dim=456
-array=460 attribute=461 boolean=462 dictionary=463
-attribute_name=286 named_attribute=464
 
 
 
 
 
-memref_type=468
 
-bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=473
-bool_type=474
 
 
 
+new_value=492
 
 
 
 
+memory_scope=495 memory_semantics=496
+memory_semantics=498
 
+checked_flag=501 memory_scope=502 memory_semantics=503
 
+memory_scope=506 memory_semantics=507
+memory_semantics=509
 
+checked_flag=512 memory_scope=513 memory_semantics=514
 
+memory_scope=517 memory_semantics=518
+memory_semantics=520
 
-bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=480
+checked_flag=523 memory_scope=524 memory_semantics=525
 
 
-bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=483
-coopmatrix_type=484
 
 
 
+checked_flag=532
 
 
 
@@ -2336,62 +3240,67 @@ coopmatrix_type=484
 
 
 
-integer_type=496
 
-__results_star_8=498
+store_flag=539
 
+checked_flag=542 store_flag=543
 
 
 
 
-transpose=505
 
-atomic=508
+new_values=550
+new_values=551
 
 
+transpose=555
+transpose=557
 
+transpose=560
+atomic=562
 
 
 
 
+region=568
 
 
-return_types=519
 
-indices=523
-scalar_type=524
 
+_operation=571 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
 
 
 
 
-scalar_type=529
-_constant_or_value=534 slice=535
 
 
 
+transpose=580
+atomic=582
+values=585
 
 
-__results_star_8=541
+region=586
 
 
 
+__memref_type_star_3=592 shape_dim=593
+array=597 attribute=598 boolean=599 dictionary=600
+attribute_name=325 named_attribute=601
 
-dim=546
-address_space=550 memref_layout=551
 
-dim=552
-shape_dim=555
 
 
-array=460 attribute=557 boolean=462 dictionary=463
 
+memref_type=605
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=610
+bool_type=611
+indices=614
 
 
 
 
-attribute_name=286 named_attribute=558
 
 
 
@@ -2411,43 +3320,51 @@ attribute_name=286 named_attribute=558
 
 
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=631
 
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=634
 
 
 
+memory_semantics=639
 
 
 
 
 
+memory_scope=646 memory_semantics=647
+memory_semantics=649
 
 
 
+memory_semantics=654
 
 
 
 
 
+memory_scope=661 memory_semantics=662
+memory_semantics=664
 
 
 
+memory_semantics=669
 
 
 
 
 
+memory_scope=676 memory_semantics=677
+memory_semantics=679
 
+coopmatrix_type=681
 
 
 
 
 
 
-bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=601
-region=602
-region=603
-__results_star_8=604
 
 
 
@@ -2457,59 +3374,67 @@ __results_star_8=604
 
 
 
+store_flag=698
 
 
 
 
-__subview_star_12=615
+integer_type=703
 
+__results_star_8=705
 
 
 
 
 
+transpose=712
 
+atomic=715
 
 
 
-group_offset=624
 
 
 
 
 
 
-address_space=629 memref_layout=630
+return_types=726
 
+indices=729
+scalar_type=730
 
 
-__array_star_6=633
 
-bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=634
 
 
+scalar_type=735
+_constant_or_value=740 slice=741
 
 
 
-bool_type=640
 
 
+__results_star_8=747
 
 
-coopmatrix_type=645
 
 
+dim=752
+address_space=756 memref_layout=757
 
+dim=758
+shape_dim=761
 
 
+array=597 attribute=763 boolean=599 dictionary=600
 
-_constant_or_value=652 expand_shape=653
 
 
-integer_type=656
 
 
 
+attribute_name=325 named_attribute=764
 
 
 
@@ -2519,27 +3444,22 @@ integer_type=656
 
 
 
+__results_star_8=766
 
 
+indices=770
 
+indices=773
 
 
 
 
-region=676
-__return_types_star_5=679
 
 
 
-memref_type=681 scalar_type=682
 
 
-indices=686
 
-scalar_type=688
-memref_type=689
-_constant_or_value=690
-_constant_or_value=534 slice=691
 
 
 
@@ -2547,19 +3467,18 @@ _constant_or_value=534 slice=691
 
 
 
+new_value=789
 
 
 
 
-dim=704
 
-address_space=705
 
 
 
-array=460 attribute=709 boolean=462 dictionary=463
 
 
+memory_semantics=801
 
 
 
@@ -2574,17 +3493,14 @@ array=460 attribute=709 boolean=462 dictionary=463
 
 
 
+memory_semantics=817
 
 
 
 
-__expand_shape_plus_9=727
 
 
-for_init=732 region=733
 
-values=735
-values=736
 
 
 
@@ -2592,6 +3508,7 @@ values=736
 
 
 
+memory_semantics=833
 
 
 
@@ -2603,23 +3520,17 @@ values=736
 
 
 
-bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=755
 
 
-region=758
+coopmatrix_type=846
 
 
-memref_type=759 scalar_type=760
-index_type=762
 
 
-indices=765
 
 
 
 
-memref_type=766
-_constant_or_value=534 slice=767
 
 
 
@@ -2630,13 +3541,10 @@ _constant_or_value=534 slice=767
 
 
 
-__memref_layout_star_4=778
 
 
-address_space=780
 
 
-array=460 attribute=781 boolean=462 dictionary=463
 
 
 
@@ -2645,27 +3553,27 @@ array=460 attribute=781 boolean=462 dictionary=463
 
 
 
-coopmatrix_type=789
 
 
 
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=882
+region=883
+region=884
 
 
-_constant_or_value=796
 
 
 
 
 
-region=802
-dictionary=803 fn_attributes=804
 
 
 
 
 
 
+__subview_star_12=895
 
 
 
@@ -2676,39 +3584,42 @@ dictionary=803 fn_attributes=804
 
 
 
+group_offset=904
 
 
 
 
-region=825
 
-bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=826
 
+address_space=909 memref_layout=910
 
 
 
+__array_star_6=913
 
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=914
 
+scalar_type=915
 
 
 
+indices=920
 
 
-memref_type=828
+indices=924
 
 
 
+indices=929
 
 
-matrix_use=837
-dim=838
-dim=839
 
 
 
 
 
 
+bool_type=938
 
 
 
@@ -2723,18 +3634,10 @@ dim=839
 
 
 
-_constant_or_value=855
-memref_type=856
-for_init=858 region=859
-for_init=860 region=861
-init_value=862 new_value=863
-dictionary=864 fn_attributes=865
 
 
-values=866
 
 
-memref_type=869
 
 
 
@@ -2766,35 +3669,31 @@ memref_type=869
 
 
 
-dim=891
 
 
 
 
 
 
-coopmatrix_type=894
 
 
 
 
+coopmatrix_type=997
 
 
 
 
 
 
-region=902
-dictionary=903 fn_attributes=904
-region=905
-dictionary=906 fn_attributes=907
-__for_init_star_10=910
 
 
 
 
+_constant_or_value=1008 expand_shape=1009
 
 
+integer_type=1012
 
 
 
@@ -2814,47 +3713,58 @@ __for_init_star_10=910
 
 
 
+region=1032
+__return_types_star_5=1035
 
 
+memref_type=1037 scalar_type=1038
 
 
+indices=1042
 
+scalar_type=1044
+memref_type=1045
+_constant_or_value=1046
+_constant_or_value=740 slice=1047
 
 
-coopmatrix_type=933
 
 
 
 
 
-for_init=936 region=937
-dictionary=938 fn_attributes=939
 
 
-dictionary=940 fn_attributes=941
 
 
-init_value=942 new_value=863
+dim=1060
 
+address_space=1061
 
 
 
-values=948
-values=949
+array=597 attribute=1065 boolean=599 dictionary=600
 
 
 
 
+scalar_type=1068
+scalar_type=1069
 
 
 
+scalar_type=1073
 
 
 
+indices=1077
 
+indices=1080
 
 
+indices=1084
 
+indices=1087
 
 
 
@@ -2862,15 +3772,12 @@ values=949
 
 
 
-region=962
-dictionary=963 fn_attributes=964
+new_value=1093
 
 
 
 
 
-return_types=966
-init_value=967 new_value=863
 
 
 
@@ -2888,15 +3795,10 @@ init_value=967 new_value=863
 
 
 
-dictionary=978 fn_attributes=979
 
 
-bool_type=470 coopmatrix_type=471 scalar_type=472 value_type=601
 
 
-return_types=980
-values=981
-region=982
 
 
 
@@ -2912,21 +3814,748 @@ region=982
 
 
 
-region=988
-new_values=989
 
 
 
 
 
-__foreach_tile_star_11=996
 
-region=998
 
+scalar_type=1142
 
 
 
-region=1002
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+__expand_shape_plus_9=1161
+
+
+for_init=1166 region=1167
+
+values=1169
+values=1170
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=1189
+
+
+region=1192
+
+
+memref_type=1193 scalar_type=1194
+index_type=1196
+
+
+indices=1199
+
+
+
+
+memref_type=1200
+_constant_or_value=740 slice=1201
+
+
+
+
+
+
+
+
+
+
+__memref_layout_star_4=1212
+
+
+address_space=1214
+
+
+array=597 attribute=1215 boolean=599 dictionary=600
+
+
+
+scalar_type=1216
+scalar_type=1217
+
+
+scalar_type=1219
+
+
+
+indices=1222
+
+
+scalar_type=1224
+
+
+
+indices=1229
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1291
+
+
+
+
+
+
+
+
+
+
+
+_constant_or_value=1303
+
+
+
+
+
+region=1309
+dictionary=1310 fn_attributes=1311
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1332
+
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=1333
+
+
+
+
+
+
+
+
+
+
+
+memref_type=1335
+
+
+
+
+
+matrix_use=1344
+dim=1345
+dim=1346
+
+
+
+
+
+
+
+scalar_type=1350
+
+
+
+
+
+
+scalar_type=1352
+scalar_type=1353
+
+
+
+scalar_type=1357
+
+
+
+
+
+
+
+coopmatrix_type=1364
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1412
+coopmatrix_type=1413
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+_constant_or_value=1428
+memref_type=1429
+for_init=1431 region=1432
+for_init=1433 region=1434
+init_value=1435 new_value=1436
+dictionary=1437 fn_attributes=1438
+
+
+values=1439
+
+
+memref_type=1442
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+dim=1464
+
+
+
+
+
+
+scalar_type=1465
+scalar_type=1466
+
+
+scalar_type=1468
+
+
+
+
+
+
+coopmatrix_type=1472
+
+
+
+coopmatrix_type=1476
+
+coopmatrix_type=1478
+coopmatrix_type=1479
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1518
+coopmatrix_type=1519
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1532
+dictionary=1533 fn_attributes=1534
+region=1535
+dictionary=1536 fn_attributes=1537
+__for_init_star_10=1540
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+scalar_type=1563
+
+
+
+
+
+coopmatrix_type=1565
+
+coopmatrix_type=1567
+
+coopmatrix_type=1568
+
+
+coopmatrix_type=1569
+
+
+
+coopmatrix_type=1573
+
+coopmatrix_type=1575
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1587
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1603
+
+
+
+
+
+
+
+
+
+
+for_init=1610 region=1611
+dictionary=1612 fn_attributes=1613
+
+
+dictionary=1614 fn_attributes=1615
+
+
+init_value=1616 new_value=1436
+
+
+
+
+values=1622
+values=1623
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1636
+
+coopmatrix_type=1637
+
+
+
+coopmatrix_type=1638
+
+coopmatrix_type=1640
+
+coopmatrix_type=1641
+
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1647
+
+
+
+coopmatrix_type=1651
+
+coopmatrix_type=1653
+coopmatrix_type=1654
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1664
+dictionary=1665 fn_attributes=1666
+
+
+
+
+
+return_types=1668
+init_value=1669 new_value=1436
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+region=1680
+
+
+coopmatrix_type=1681
+
+
+
+
+
+
+
+
+coopmatrix_type=1683
+
+coopmatrix_type=1685
+
+coopmatrix_type=1686
+
+
+coopmatrix_type=1687
+
+
+
+coopmatrix_type=1691
+
+coopmatrix_type=1693
+
+
+dictionary=1695 fn_attributes=1696
+
+
+bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=882
+
+
+return_types=1697
+values=1698
+region=1699
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1703
+
+
+
+coopmatrix_type=1704
+
+coopmatrix_type=1706
+
+coopmatrix_type=1707
+
+
+
+
+
+
+
+
+
+
+
+
+coopmatrix_type=1710
+
+
+region=1711
+new_values=1712
+
+
+
+
+
+
+__foreach_tile_star_11=1719
+
+region=1721
+
+
+
+
+region=1725
 
 
 """

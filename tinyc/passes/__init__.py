@@ -7,12 +7,13 @@ driver prints the IR after any of them on request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tinyc.ir.core import Function, Program
 from tinyc.std import Version
 from tinyc.passes.barriers import insert_barriers
+from tinyc.passes.check_shapes import check_shapes
 from tinyc.passes.local_memory import assign_local_memory
 from tinyc.passes.lower_collectives import LOWERINGS, lower_collectives
 from tinyc.passes.lower_foreach import LOWERS as FOREACH_LOWERS
@@ -28,6 +29,8 @@ class PassOptions:
     subgroup_size: int | None = None   # forced by the caller (tinyc.compile(subgroup_size=))
     device_info: Any = None            # sizes supported by the device, local memory size
     version: Version | None = None     # the program's language version (tinyc.std)
+    warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
+    check_bounds: bool = False         # the bounds-checked variant (kernel(..., check_bounds=True))
 
 
 Pass = Callable[[Function, PassOptions], None]
@@ -47,11 +50,18 @@ LOWERED: frozenset[type] = frozenset(LOWERINGS) | frozenset(FOREACH_LOWERS)
 
 
 def run_pipeline(program: Program, subgroup_size: int | None = None, device_info: Any = None,
-                 print_after: Callable[[str, Program], None] | None = None) -> None:
-    """Run every pass on every function; `print_after(name, program)` after each."""
-    options = PassOptions(subgroup_size, device_info, program.version)
-    for name, run in PIPELINE:
+                 print_after: Callable[[str, Program], None] | None = None,
+                 check_bounds: bool = False) -> list:
+    """Run every pass on every function; `print_after(name, program)` after each.
+
+    `check_bounds` (the bounds-checked variant) runs check-shapes first.
+    Returns the warnings the passes gave (Diagnostics), e.g. an option that
+    an attribute in the source overrides."""
+    options = PassOptions(subgroup_size, device_info, program.version, check_bounds=check_bounds)
+    passes = ([("check-shapes", check_shapes)] if check_bounds else []) + PIPELINE
+    for name, run in passes:
         for fn in program.functions:
             run(fn, options)
         if print_after is not None:
             print_after(name, program)
+    return options.warnings

@@ -55,6 +55,19 @@ def lower_collectives(fn: Function, options: PassOptions) -> None:
     targets = [inst for inst in collective_region_instructions(fn.body)
                if type(inst) in LOWERINGS]
     for inst in targets:
+        region = inst.parent
+        before = {id(i) for i in region.instructions}
         LOWERINGS[type(inst)](ctx, ctx.builder_before(inst), inst)
+        if inst.size_rules() is not None:  # the lowering is in bounds when the rule holds
+            for made in region.instructions:
+                if id(made) not in before:
+                    made.lowered_from = inst
+                    for nested in _walk(made):
+                        nested.lowered_from = inst
         erase(inst)
     ctx.session.tidy()
+
+
+def _walk(inst: Instruction) -> Iterator[Instruction]:
+    for region in inst.regions:
+        yield from region.walk()

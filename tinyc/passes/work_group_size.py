@@ -18,7 +18,8 @@ Defaults when nothing is forced:
   for f64 were no faster than 16 (16x16x16: 1.18 vs 1.14 ms), and f16 at 32
   lanes was 4x slower than at 16, so the element type does not change S.
   Coopmatrix types in the kernel narrow the choice to sizes that divide the
-  rows of every matrix_a and matrix_acc. The supported size nearest to 16
+  rows of every matrix_a and matrix_acc (but for matrices with fewer rows
+  than any size, such as a column reduction's 1×N, which pad at any size). The supported size nearest to 16
   (on a log scale; the larger on a tie) is taken.
 - With a `work_group_size` attribute but no subgroup size, S is the
   supported divisor of X nearest to 16, so `work_group_size=[32, 2]` means
@@ -72,6 +73,20 @@ def choose_work_group_size(fn: Function, options: "PassOptions | None" = None) -
         rows, cols = default_work_group_size(fn, sgs, device)
     fn.attrs["subgroup_size"] = sgs
     fn.attrs["work_group_size"] = [rows, cols]
+    check_subgroup_rules(fn, sgs)
+
+
+def check_subgroup_rules(fn: Function, sgs: int) -> None:
+    """Rules that depend on the subgroup size (coopmatrix layouts: extract/insert indices).
+
+    The verifier checks them when the `subgroup_size` attribute gives the size;
+    otherwise they can only be checked here, once the size is chosen.
+    """
+    for inst in fn.walk():
+        rule = getattr(inst, "subgroup_size_problem", None)
+        problem = rule(sgs) if rule is not None else None
+        if problem:
+            raise CompilationError(Diagnostic(f"{inst.title}: {problem}", inst.span))
 
 
 def _check_multiples(fn: Function, multiples: list, sgs: int | None, device: DeviceInfo,
@@ -104,6 +119,11 @@ def _forced_subgroup_size(fn: Function, options: Any, device: DeviceInfo) -> int
     """The attribute, else the caller's request; checked against the device."""
     if "subgroup_size" in fn.attrs:
         sgs, origin = fn.attrs["subgroup_size"], "subgroup_size"
+        requested = getattr(options, "subgroup_size", None)
+        if requested is not None and requested != sgs and options is not None:
+            options.warnings.append(Diagnostic(
+                f"function '@{fn.name}': its subgroup_size attribute ({sgs}) overrides the "
+                f"requested subgroup size {requested}", fn.span, severity="warning"))
     elif getattr(options, "subgroup_size", None) is not None:
         sgs, origin = options.subgroup_size, "the subgroup size requested by the caller"
     else:
@@ -147,7 +167,8 @@ def preferred_subgroup_size(fn: Function, device: DeviceInfo, allowed: Sequence[
     """The size in `allowed` (default: the device's) nearest to `preferred` that suits the
     kernel's coopmatrix shapes."""
     candidates = list(device.subgroup_sizes if allowed is None else allowed)
-    rows = _coopmatrix_rows(fn)
+    smallest = min(candidates, default=1)
+    rows = [r for r in _coopmatrix_rows(fn) if r >= smallest]  # fewer rows pad at any size
     fitting = [s for s in candidates if all(r % s == 0 for r in rows)]
     return _nearest(fitting or candidates, preferred)
 

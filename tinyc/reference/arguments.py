@@ -27,12 +27,23 @@ from tinyc.reference.scalars import coerce, int_range, storage_dtype
 
 
 def copy_argument(arg: Any) -> Any:
-    """A copy of an array or of a list of arrays, for a run that must leave the caller's alone."""
-    if isinstance(arg, np.ndarray):
-        return arg.copy(order="A")
+    """A copy of an array or of a list of arrays, for a run that must leave the caller's alone.
+
+    A strided array keeps its strides (the copy is made of the whole span it
+    views), since a memref with static strides accepts no other layout."""
     if isinstance(arg, list):
-        return [a.copy(order="A") for a in arg]
-    return arg
+        return [copy_argument(a) for a in arg]
+    if not isinstance(arg, np.ndarray):
+        return arg
+    if arg.flags.f_contiguous or arg.flags.c_contiguous:
+        return arg.copy(order="K")
+    base = arg.base
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    if not isinstance(base, np.ndarray):
+        return np.array(arg, order="F")
+    offset = arg.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return np.ndarray(arg.shape, arg.dtype, buffer=base.copy(), offset=offset, strides=arg.strides)
 
 
 def bind_arguments(fn: Function, args: Any) -> list[Any]:

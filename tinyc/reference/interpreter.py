@@ -8,7 +8,8 @@ import numpy as np
 
 from tinyc.ir.core import Function
 from tinyc.reference import (  # noqa: F401  (importing registers the evaluators)
-    ops_collective, ops_control, ops_coopmatrix, ops_memory, ops_scalar, ops_subgroup,
+    ops_atomics, ops_collective, ops_control, ops_coopmatrix, ops_coopmatrix_elements, ops_memory,
+    ops_scalar, ops_subgroup,
 )
 from tinyc.reference.arguments import bind_arguments
 from tinyc.reference.state import Geometry, State, execute_region
@@ -30,7 +31,8 @@ def geometry_of(fn: Function, work_group_size: Sequence[int] | None = None,
 
 def run(fn: Function, args: Sequence[Any], batch: int, groups: Iterable[int] | None = None, *,
         work_group_size: Sequence[int] | None = None, subgroup_size: int | None = None,
-        on_collective: Callable[[Any, State], None] | None = None) -> None:
+        on_collective: Callable[[Any, State], None] | None = None,
+        after_collective: Callable[[Any, State], None] | None = None) -> None:
     """Run work-groups `groups` (default: all of range(batch)) of `fn` on `args`, in place.
 
     `fn` is checked, unlowered IR. Arguments follow the kernel's Python API
@@ -39,7 +41,8 @@ def run(fn: Function, args: Sequence[Any], batch: int, groups: Iterable[int] | N
     is not emulated, ReferenceFault for undefined behaviour (out-of-bounds
     access, ...), tinyc.LaunchError for arguments that do not fit.
     `on_collective(inst, state)` sees each BLAS-like collective before it runs
-    (`tinyc bench` counts flops with it).
+    (`tinyc bench` counts flops with it); `after_collective(inst, state)` sees it
+    after it wrote its output (the fuzzer checks the result against NumPy).
     """
     geometry = geometry_of(fn, work_group_size, subgroup_size)
     values = bind_arguments(fn, args)
@@ -49,6 +52,7 @@ def run(fn: Function, args: Sequence[Any], batch: int, groups: Iterable[int] | N
         for group_id in range(batch) if groups is None else groups:
             if not 0 <= group_id < batch:
                 raise ValueError(f"group {group_id} is outside the batch 0..{batch - 1}")
-            st = State(int(group_id), batch, geometry, on_collective=on_collective)
+            st = State(int(group_id), batch, geometry, on_collective=on_collective,
+                       after_collective=after_collective)
             st.env.update(zip(fn.args, values))
             execute_region(fn.body, st)

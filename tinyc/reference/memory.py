@@ -129,7 +129,7 @@ def write_array(m: Memref, values: np.ndarray, what: str) -> None:
 
 # ---------------------------------------------------------------- element access
 
-def _flat_index(m: Memref, indices: Sequence[Int], st: State, what: str) -> Int:
+def flat_index(m: Memref, indices: Sequence[Int], st: State, what: str) -> Int:
     """`offset + Σ i_k·S_k`, after a bounds check of every index on the active lanes."""
     flat = m.offset
     for k, (i, n, s) in enumerate(zip(indices, m.shape, m.strides)):
@@ -159,7 +159,7 @@ def _lane_index(flat: Int, st: State) -> np.ndarray:
 
 def load_element(m: Memref, indices: Sequence[Int], st: State, what: str) -> Any:
     """`load %m[indices]`: a register value (array per lane when anything varies)."""
-    flat = _flat_index(m, indices, st, what)
+    flat = flat_index(m, indices, st, what)
     buffer = m.buffer
     if isinstance(buffer, np.ndarray) and not is_varying(flat):
         return from_storage(buffer[int(flat)], m.element)
@@ -181,7 +181,7 @@ def store_element(m: Memref, indices: Sequence[Int], value: Any, flag: StoreFlag
     Lanes store in lane order; `atomic_add` adds once per active lane (and
     `repeat` times per lane: a collective-region store runs on every work-item).
     """
-    flat = _flat_index(m, indices, st, what)
+    flat = flat_index(m, indices, st, what)
     if st.lanes is None or (not is_varying(flat) and not is_varying(value)
                             and not isinstance(m.buffer, MultiBuffer) and flag is not StoreFlag.ATOMIC_ADD):
         _store_uniform(m, int(flat), value, flag, repeat)

@@ -38,6 +38,8 @@ def _update(inst: BlasInstruction, st: State, compute: Callable[[np.dtype, Calla
     if beta != 0:
         result = result + beta * read(inst.output)
     write_array(out, result, what)
+    if st.after_collective is not None:
+        st.after_collective(inst, st)
 
 
 def _op(x: np.ndarray, transpose: bool) -> np.ndarray:

@@ -45,10 +45,8 @@ def for_(inst: For, st: State) -> None:
     if st.lanes is not None and any(is_varying(x) for x in (lower, upper, step)):
         carried = _divergent_for(inst, lower, upper, step, carried, st)
     else:
-        if st.any_active(step <= 0) and st.any_active(lower < upper):
-            raise ReferenceFault(f"for: step {step} must be positive")
         i = lower
-        while i < upper:
+        while step > 0 and i < upper:  # a step that is not positive runs no iteration
             carried = _iteration(inst, i, carried, st)
             i = coerce(i + step, t)
             if i < lower:  # the loop variable overflowed its type: stop rather than restart
@@ -77,9 +75,7 @@ def _divergent_for(inst: For, lower: Any, upper: Any, step: Any, carried: list[A
     i = np.broadcast_to(lower, (n,)).copy()
     upper = np.broadcast_to(upper, (n,))
     step = np.broadcast_to(step, (n,))
-    if bool((outer & (step <= 0) & (i < upper)).any()):
-        raise ReferenceFault("for: the step must be positive")
-    running = outer & (i < upper)
+    running = outer & (i < upper) & (step > 0)  # a step that is not positive runs no iteration
     while running.any():
         with st.masked(running):
             new = _iteration(inst, i, carried, st)

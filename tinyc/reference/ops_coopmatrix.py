@@ -14,13 +14,16 @@ from typing import Any
 
 import numpy as np
 
+from tinyc.ir.core import Instruction
 from tinyc.ir.instructions import (
+    AtomicOp, CheckedFlag, CoopMatrixAtomicLoad, CoopMatrixAtomicStore, CoopMatrixAtomicUpdate,
     CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore,
     StoreFlag,
 )
 from tinyc.ir.types import CoopMatrixType, ScalarType, Type
 from tinyc.reference.errors import ReferenceFault
 from tinyc.reference.memory import Memref, MultiBuffer
+from tinyc.reference.ops_atomics import combiner, read_modify_write
 from tinyc.reference.scalars import (
     CoopMatrix, coerce, compute_dtype, from_storage, is_varying, register_dtype, to_storage,
 )
@@ -79,43 +82,53 @@ def _block_indices(m: Memref, rows: np.ndarray, cols: np.ndarray, checked_rows: 
     return flat, inside
 
 
-@evaluates(CoopMatrixLoad)
-def coop_load(inst: CoopMatrixLoad, st: State) -> None:
-    what = f"cooperative_matrix_load{'.t' if inst.transpose else '.n'}{inst.checked.value}"
-    t = _coop_type(inst.result.type)
-    count, _, active = st.subgroups(what)
-    x = per_subgroup(st.get(inst.operands[1]), st, what)
-    y = per_subgroup(st.get(inst.operands[2]), st, what)
+def _block(m: Memref, xs: int, ys: int, t: CoopMatrixType, transpose: bool, checked: CheckedFlag,
+           what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices of the matrix entries A_ij in M and which are in bounds (spec: load/store).
+
+    `.t` puts A_ij at M[x + j, y + i]: matrix rows run along M's columns, and
+    the checked flags name the matrix's rows and columns.
+    """
     i, j = np.meshgrid(np.arange(t.rows), np.arange(t.cols), indexing="ij")
+    if transpose:
+        return _block_indices(m, xs + j, ys + i, checked.cols, checked.rows, what)
+    return _block_indices(m, xs + i, ys + j, checked.rows, checked.cols, what)
+
+
+def _blocks(inst: Instruction, memref_at: int, t: CoopMatrixType, st: State,
+            what: str) -> list[tuple[int, Memref, np.ndarray, np.ndarray]]:
+    """(subgroup, its memref, flat indices, in bounds) for each active subgroup, in order."""
+    _, _, active = st.subgroups(what)
+    x = per_subgroup(st.get(inst.operands[memref_at + 1]), st, what)
+    y = per_subgroup(st.get(inst.operands[memref_at + 2]), st, what)
+    out = []
+    for s, m in _subgroup_memrefs(st.get(inst.operands[memref_at]), active, st, what).items():
+        flat, inside = _block(m, int(_pick(x, s)), int(_pick(y, s)), t, inst.transpose,  # type: ignore[attr-defined]
+                              inst.checked, what)  # type: ignore[attr-defined]
+        out.append((s, m, flat, inside))
+    return out
+
+
+@evaluates(CoopMatrixLoad, CoopMatrixAtomicLoad)
+def coop_load(inst: CoopMatrixLoad, st: State) -> None:
+    what = f"{inst.opname}{'.t' if inst.transpose else '.n'}{inst.checked.value}"
+    t = _coop_type(inst.result.type)
+    count, _, _ = st.subgroups(what)
     data = np.zeros((count, t.rows, t.cols), dtype=register_dtype(t.component))
-    for s, m in _subgroup_memrefs(st.get(inst.operands[0]), active, st, what).items():
-        xs, ys = int(_pick(x, s)), int(_pick(y, s))
-        if inst.transpose:  # A_ij = M[x + j, y + i]: matrix rows run along M's columns
-            rows, cols = xs + j, ys + i
-            checked_rows, checked_cols = inst.checked.cols, inst.checked.rows
-        else:
-            rows, cols = xs + i, ys + j
-            checked_rows, checked_cols = inst.checked.rows, inst.checked.cols
-        flat, inside = _block_indices(m, rows, cols, checked_rows, checked_cols, what)
+    for s, m, flat, inside in _blocks(inst, 0, t, st, what):
         buffer = m.buffer
         assert isinstance(buffer, np.ndarray)
         data[s] = np.where(inside, from_storage(buffer[flat], m.element), 0)
     st.set(inst.result, CoopMatrix(data))
 
 
-@evaluates(CoopMatrixStore)
+@evaluates(CoopMatrixStore, CoopMatrixAtomicStore)
 def coop_store(inst: CoopMatrixStore, st: State) -> None:
-    what = f"cooperative_matrix_store{inst.checked.value}{inst.flag.value}"
+    """Subgroups store one after another."""
+    what = f"{inst.opname}{'.t' if inst.transpose else ''}{inst.checked.value}{inst.flag.value}"
     value: CoopMatrix = st.get(inst.operands[0])
     t = _coop_type(inst.operands[0].type)
-    _, _, active = st.subgroups(what)
-    x = per_subgroup(st.get(inst.operands[2]), st, what)
-    y = per_subgroup(st.get(inst.operands[3]), st, what)
-    i, j = np.meshgrid(np.arange(t.rows), np.arange(t.cols), indexing="ij")
-    for s, m in _subgroup_memrefs(st.get(inst.operands[1]), active, st, what).items():
-        # subgroups store one after another
-        flat, inside = _block_indices(m, int(_pick(x, s)) + i, int(_pick(y, s)) + j,
-                                      inst.checked.rows, inst.checked.cols, what)
+    for s, m, flat, inside in _blocks(inst, 1, t, st, what):
         buffer = m.buffer
         assert isinstance(buffer, np.ndarray)
         values = value.data[s][inside]
@@ -126,11 +139,23 @@ def coop_store(inst: CoopMatrixStore, st: State) -> None:
 
 
 def _add_block(element: ScalarType, buffer: np.ndarray, flat: np.ndarray, values: np.ndarray) -> None:
-    if element.name == "bf16":
-        for k, v in zip(flat, values):
-            buffer[k] = to_storage(from_storage(buffer[k], element) + np.float32(v), element)
-    else:
-        np.add.at(buffer, flat, values.astype(buffer.dtype))
+    read_modify_write(element, buffer, flat, values, combiner(AtomicOp.ADD, element))
+
+
+@evaluates(CoopMatrixAtomicUpdate)
+def coop_atomic_update(inst: CoopMatrixAtomicUpdate, st: State) -> None:
+    """Subgroups update one after another; the result holds the old values (0 where skipped)."""
+    what = f"{inst.title}{'.t' if inst.transpose else ''}{inst.checked.value}"
+    value: CoopMatrix = st.get(inst.operands[0])
+    t = _coop_type(inst.operands[0].type)
+    count, _, _ = st.subgroups(what)
+    old = np.zeros((count, t.rows, t.cols), dtype=register_dtype(t.component))
+    combine = combiner(inst.op, t.component)
+    for s, m, flat, inside in _blocks(inst, 1, t, st, what):
+        buffer = m.buffer
+        assert isinstance(buffer, np.ndarray)
+        old[s][inside] = read_modify_write(m.element, buffer, flat[inside], value.data[s][inside], combine)
+    st.set(inst.result, CoopMatrix(old))
 
 
 # ---------------------------------------------------------------- arithmetic

@@ -67,6 +67,7 @@ class State:
     mask: np.ndarray | None = None    # active lanes; None: all lanes of `lanes`
     yielded: list[Any] | None = None  # set by `yield`, read by the enclosing for/if
     on_collective: Callable[[Any, "State"], None] | None = None  # sees each collective first
+    after_collective: Callable[[Any, "State"], None] | None = None  # ... and after it wrote
 
     def get(self, value: Value) -> Any:
         return self.env[value]

@@ -57,6 +57,12 @@ class Call:
         self.gathered: list[tuple[bool, np.ndarray]] = []  # (written, member ids) of gathered groups
         self.contexts: dict[int, bool] = {}  # id(syclobj) -> shares the queue's context
         self.wrappers = wrappers if wrappers is not None else {}
+        self.usm_writes: list[tuple[int, int]] | None = None  # bounds-checked calls: written USM spans
+
+    def note_usm_write(self, address: int, nbytes: int) -> None:
+        """A USM span the kernel may write (bounds-checked calls restore it on a violation)."""
+        if self.usm_writes is not None:
+            self.usm_writes.append((int(address), int(nbytes)))
 
     def same_context(self, owner: Any) -> bool:
         """Does a USM array's syclobj (queue, context, ...) share the kernel's context?"""
@@ -138,7 +144,7 @@ def memref_packer(param: ParamInfo) -> Packer:
     memref: MemrefType = param.type  # type: ignore[assignment]
     name, what, written, mode = param.name, str(memref), param.written, param.batch_mode
     fit = fitter(memref).fit
-    memo: dict[tuple, tuple[tuple[int, ...], list]] = {}  # USM key -> (shape, kernel arguments)
+    memo: dict[tuple, tuple[tuple[int, ...], list, tuple[int, int]]] = {}  # USM key -> (shape, args, span)
 
     def bind(value: Any, call: Call) -> list | Emit:
         if value is None:
@@ -149,6 +155,8 @@ def memref_packer(param: ParamInfo) -> Packer:
             if known is not None:
                 if mode is not None:
                     check_batch(known[0], mode, call.batch, name, what)
+                if written:
+                    call.note_usm_write(*known[2])
                 return known[1]
         view = array_view(value, name, what)
         check_dtype(view, memref.element, name, what)
@@ -160,10 +168,13 @@ def memref_packer(param: ParamInfo) -> Packer:
         tail = _int64s(fitted.dynamic)
         if view.host is None:
             arguments = [call.usm_argument(view, name, what), *tail]
+            span = (view.address, extent(view.shape, view.strides) * view.dtype.itemsize)
+            if written:
+                call.note_usm_write(*span)
             if key is not None and call.same_context(view.owner):
                 if len(memo) >= USM_MEMO_SIZE:
                     memo.clear()
-                memo[key] = (view.shape, arguments)
+                memo[key] = (view.shape, arguments, span)
             return arguments
         handle = call.staging.add(view.host, extent(view.shape, view.strides), written, view.address)
         call.lone.add(handle)

@@ -8,9 +8,11 @@ memref type and returns the values of its `?` sizes and strides.
 Rules (DESIGN.md "Python API"): memrefs are column-major, so
 `memref<f32x16x8>` is a (16, 8) float32 array in Fortran order, or any array
 whose element strides equal the memref's static strides; `?` sizes and
-strides come from the array. Strides of modes with size 1 (or 0) are never
-used to address memory, so they are not checked; a `?` stride of such a mode
-gets the packed column-major value. Order-0 memrefs take a 0-d or any
+strides come from the array. Strides of modes with size 1 (or 0) address no
+element of their own mode, so they are not checked against static ones; a
+`?` stride of such a mode is still the array's own (it matters to `fuse`,
+whose fused stride is its first mode's), or the packed column-major value
+when the array's is negative. Order-0 memrefs take a 0-d or any
 one-element array. Element types map to dtypes exactly: i8..i64 -> int8..int64,
 index -> int64, f16 -> float16, f32/f64 -> float32/float64, c32 -> complex64,
 c64 -> complex128, and bf16 -> a uint16 array holding bf16 bit patterns (or
@@ -256,8 +258,10 @@ class MemrefFit:
                     f"array, e.g. np.asfortranarray)",
                     argument=name,
                 )
-        if free:
-            return self.complete(shape, tuple(None if n <= 1 else s for n, s in zip(shape, strides)))
+        if free:  # a `?` stride keeps the array's own (fuse reads it: S[k] s[k] = S[k+1]) unless < 0
+            keep = tuple(s if n > 1 or (self.stride[i] == DYNAMIC and s >= 0) else None
+                         for i, (n, s) in enumerate(zip(shape, strides)))
+            return self.complete(shape, keep)
         dynamic = tuple(shape[i] for i in self.dynamic_sizes) + tuple(strides[i] for i in self.dynamic_strides)
         return Layout(shape, strides, dynamic)
 

@@ -332,6 +332,8 @@ class GroupPacker:
 
         if view.host is None:
             call.check_usm_context(view, self.name, self.what)
+            if self.written:
+                call.note_usm_write(view.address, extent(view.shape, view.strides) * itemsize)
             return lambda: [*table(view.address), *tail]
         handle = call.staging.add(view.host, extent(view.shape, view.strides), self.written, view.address)
         call.lone.add(handle)  # an allocation of its own unless it overlaps another argument
@@ -342,6 +344,8 @@ class GroupPacker:
                  call: Any) -> Emit:
         config = setup[:3]
         known = None
+        # a bounds-checked call needs the spans of written USM members (runtime/bounds.py): one by one
+        tracking = self.written and call.usm_writes is not None
         if isinstance(value, (tuple, Group)):  # seen before: the same objects, checked then
             known = self.tables.find(("object", id(value), config))
         if known is None:
@@ -353,7 +357,7 @@ class GroupPacker:
                 emit = self._gathered(arrays, known, count, tail, call)
                 if emit is not None:
                     return emit
-        elif known is not None:
+        elif known is not None and not tracking:
             return lambda: [*known, *tail]
         members = tuple(arrays)  # a snapshot: the ids name exactly what it pins
         ids = member_ids(members)
@@ -362,7 +366,7 @@ class GroupPacker:
 
         if not _uniform(setup[1]) or not _uniform(setup[2]):
             return self._each(members, count, setup, tail, call, keys, pins)
-        usm = uniform_usm(members) if not isinstance(members[0], np.ndarray) else None
+        usm = uniform_usm(members) if not isinstance(members[0], np.ndarray) and not tracking else None
         if usm is not None and not (usm[1] and self.written):
             view = array_view(members[0], self.name, f"{self.what} member 0")
             fitted = self._fit(view, 0, setup)
@@ -458,6 +462,8 @@ class GroupPacker:
                 if host is None:
                     call.check_usm_context(view, name, label)
                     addresses[i] = view.address
+                    if written:
+                        call.note_usm_write(view.address, known[1] * view.dtype.itemsize)
                 elif type(member) is np.ndarray and not explicit:
                     seen[(member.dtype, member.shape, member.strides)] = known
             dynamic[i] = known[0].dynamic

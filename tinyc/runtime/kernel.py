@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import numbers
 import time as _time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from tinyc.diagnostics import LaunchError
+from tinyc.runtime import bounds
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
 from tinyc.runtime.device import device_label, import_dpctl, profiling_queue, select_queue
 from tinyc.runtime.pool import Pools
@@ -60,16 +61,19 @@ class Kernel:
     back in place. USM arrays are passed without copies.
     """
 
-    def __init__(self, spirv: bytes, info: KernelInfo, device: Any = None):
+    def __init__(self, spirv: bytes, info: KernelInfo, device: Any = None,
+                 checked_variant: Callable[[], "Kernel"] | None = None):
         self.info = info
         self.name = info.name
         self.spirv = spirv  # kept to build the kernel for other devices (sharding.py)
+        self._checked_variant = checked_variant  # builds the bounds-checked Kernel (runtime/bounds.py)
+        self._checked: Kernel | None = None
         self.queue = select_queue(device)
         self.program = build_program(self.queue, spirv)
         if not self.program.has_sycl_kernel(info.name):
             raise KeyError(f"the SPIR-V module has no kernel named {info.name!r}")
         self.sycl_kernel = self.program.get_sycl_kernel(info.name)
-        arity = sum(abi_arity(p) for p in info.params)
+        arity = sum(abi_arity(p) for p in info.params) + (info.bounds_sites is not None)
         if self.sycl_kernel.num_args != arity:  # a wrong count would crash the launch
             raise ValueError(
                 f"kernel {info.name!r} takes {self.sycl_kernel.num_args} OpenCL arguments but its "
@@ -94,7 +98,7 @@ class Kernel:
         if kwargs:
             unknown = ", ".join(sorted(kwargs))
             raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; "
-                              f"only batch=, device= and weights= are accepted")
+                              f"only batch=, device=, weights= and check_bounds= are accepted")
         if type(batch) is not int:  # the common case without ABC checks
             if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
                 raise LaunchError(f"batch must be a positive integer, got {batch!r}", argument="batch")
@@ -113,16 +117,18 @@ class Kernel:
         """Check every argument; nothing is copied to the device yet."""
         return [pack(value, call) for pack, value in zip(self._packers, args)]
 
-    def _bound(self, args: tuple, batch: int, pools: Any) -> tuple[Call, list]:
+    def _bound(self, args: tuple, batch: int, pools: Any, track_usm_writes: bool = False) -> tuple[Call, list]:
         """A checked call. Bound again without gathering written group members if
         one of them is aliased by another argument (so the device shares memory
         between them as the host does). Binding only fills host buffers."""
         call = Call(self.queue, self._memory, batch, self._wrappers, pools, self._in_order)
+        call.usm_writes = [] if track_usm_writes else None
         try:
             parts = self._bind(call, args)
             if any(written for written, _ in call.gathered) and _aliased(call):
                 call.staging.release()
                 call = Call(self.queue, self._memory, batch, self._wrappers, pools, self._in_order)
+                call.usm_writes = [] if track_usm_writes else None
                 call.gather_written = False
                 parts = self._bind(call, args)
         except BaseException:
@@ -146,33 +152,84 @@ class Kernel:
         return PreparedCall(self, call, self._emit(call, parts))
 
     # -- launching -------------------------------------------------------------
-    def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None) -> Any:
+    def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None,
+               sycl_kernel: Any = None) -> Any:
         """Submit packed arguments over `batch` work-groups; returns the event."""
         queue = queue or self.queue
         x, y = self._x, self._y
+        kernel = sycl_kernel or self.sycl_kernel
         if self.info.batch_axis == 0:
-            return queue.submit_async(self.sycl_kernel, packed, [1, y, x * batch], [1, y, x],
-                                      after or None)
-        return queue.submit_async(self.sycl_kernel, packed, [batch, y, x], [1, y, x], after or None)
+            return queue.submit_async(kernel, packed, [1, y, x * batch], [1, y, x], after or None)
+        return queue.submit_async(kernel, packed, [batch, y, x], [1, y, x], after or None)
 
     def launch_raw(self, packed: list, batch: int) -> None:
         """Launch already packed kernel arguments and wait (no checks)."""
         self.submit(packed, batch).wait()
 
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        if "device" in kwargs or "weights" in kwargs:  # the batch split over devices
+    def __call__(self, *args: Any, check_bounds: bool | None = None, **kwargs: Any) -> None:
+        """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the
+        bounds-checked variant, which raises BoundsError instead of writing out of bounds
+        (on this kernel's device: a checked launch is not split over devices)."""
+        checking = bounds.requested(check_bounds) and (check_bounds or self._checked_variant is not None)
+        if ("device" in kwargs or "weights" in kwargs) and not checking:  # the batch split over devices
             from tinyc.runtime import sharding
 
             device, weights = kwargs.pop("device", None), kwargs.pop("weights", None)
             return sharding.launch(self, args, self._batch(kwargs), device, weights)
+        kwargs.pop("device", None), kwargs.pop("weights", None)
         batch = self._batch(kwargs)
         self._check_count(args)
+        if checking:  # (TINYC_CHECK_BOUNDS skips raw SPIR-V kernels: they have no variant)
+            return self._call_checked(args, batch)
         call, parts = self._bound(args, batch, self._pools)
         events = call.staging.events
         try:
             packed = self._emit(call, parts)
             done = self.submit(packed, batch, None, events)
             events.append(done)
+            call.staging.copy_back(done)
+        finally:
+            wait_all(events, self._in_order)  # never free or reuse memory a copy or kernel still uses
+            call.staging.release()
+
+    def _checked_kernel(self) -> "Kernel":
+        """The bounds-checked variant (compiled and built on first use); same ABI plus a
+        report buffer, so calls bind their arguments with this kernel's packers."""
+        if self._checked is None:
+            if self._checked_variant is None:
+                raise LaunchError(f"kernel {self.name!r} has no bounds-checked variant (it was not made "
+                                  f"by tinyc.compile)", argument="check_bounds")
+            self._checked = self._checked_variant()
+        return self._checked
+
+    def _call_checked(self, args: tuple, batch: int) -> None:
+        """A bounds-checked call (runtime/bounds.py). Dry variant: it checks without storing,
+        then the plain kernel runs if it found nothing. Else: it runs for real, after
+        snapshots of the written USM arrays, which it restores on a violation. Either
+        way a violation raises BoundsError with no output written back."""
+        variant = self._checked_kernel()
+        dry = variant.info.bounds_dry
+        call, parts = self._bound(args, batch, self._pools, track_usm_writes=not dry)
+        events = call.staging.events
+        try:
+            packed = self._emit(call, parts)
+            report, zeroed = bounds.report_buffer(self.queue, call.staging)
+            events.append(zeroed)
+            snapshots = None if dry else bounds.Snapshots(self.queue, self._memory, call.usm_writes,
+                                                          call.staging)
+            if snapshots is not None:
+                events += snapshots.events
+            checked = self.submit(packed + [report], batch, None, events, variant.sycl_kernel)
+            events.append(checked)
+            found = bounds.read_report(self.queue, report, checked)
+            if found[0]:
+                if snapshots is not None:
+                    snapshots.restore(checked)
+                raise bounds.bounds_error(self.name, variant.info.bounds_sites, found)
+            done = checked
+            if dry:
+                done = self.submit(packed, batch, None, [checked])
+                events.append(done)
             call.staging.copy_back(done)
         finally:
             wait_all(events, self._in_order)  # never free or reuse memory a copy or kernel still uses

@@ -21,6 +21,13 @@ from tinyc.ir.instructions.spmd import (
     CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
     CoopMatrixStore, SpmdBuiltin, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
 )
+from tinyc.ir.instructions.atomics import (
+    AtomicLoad, AtomicOp, AtomicStore, AtomicUpdate, MemoryScope, MemorySemantics,
+)
+from tinyc.ir.instructions.coopmatrix import (
+    CoopMatrixApply, CoopMatrixAtomicLoad, CoopMatrixAtomicStore, CoopMatrixAtomicUpdate,
+    CoopMatrixExtract, CoopMatrixInsert, CoopMatrixPrefetch, CoopMatrixReduce, ReduceMode,
+)
 
 
 def instruction_classes() -> list[type[Instruction]]:

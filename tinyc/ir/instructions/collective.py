@@ -6,6 +6,7 @@ tinyc/passes for the lowering of each).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -32,6 +33,25 @@ ShapeOf = Callable[[Value], Sequence[int]]
 
 def _transpose_suffix(transposed: bool) -> str:
     return ".t" if transposed else ".n"
+
+
+@dataclass(frozen=True)
+class SizeRule:
+    """Mode `left[1]` of operand `left[0]` must equal mode `right[1]` of operand `right[0]`.
+
+    A collective's shape rule as (operand index, mode) pairs: the verifier
+    checks the sizes known at compile time; bounds-checked launches check the
+    `?` ones at run time, and `tinyc run` makes related `?` sizes agree.
+    """
+
+    left: tuple[int, int]
+    right: tuple[int, int]
+    what: str  # e.g. "columns of op(A) = rows of op(B)"
+
+
+def _op_mode(transposed: bool, mode: int) -> int:
+    """The mode of a matrix X that is mode `mode` of op(X)."""
+    return 1 - mode if transposed else mode
 
 
 def _transposes(s: "Parsed", count: int) -> list[bool]:
@@ -149,6 +169,11 @@ class BlasInstruction(Instruction):
     def format(self, p: "Printer") -> str:
         return f"{self.opname}{self.modifiers(p.newest)} " + ", ".join(p.v(v) for v in self.operands)
 
+    def size_rules(self) -> list[SizeRule] | None:
+        """The sizes of operands that must agree (None: not described, so nothing
+        may rely on them, and bounds-checked launches check the lowered code)."""
+        return None
+
     def memory_accesses(self) -> Accesses:
         """Inputs are read; the output is written, and read too when beta may be non-zero.
 
@@ -220,6 +245,13 @@ class Axpby(TransposedUpdate):
             check_shapes_equal(ctx, self, "B", B.shape, "op(A)", op_shape(A, self.transpose),
                                [self.operands[1], self.operands[3]])
 
+    def size_rules(self) -> list[SizeRule]:
+        """shape(B) = shape(op(A))."""
+        order = self.output.type.order
+        transposed = self.transpose and order == 2
+        return [SizeRule((3, k), (1, _op_mode(transposed, k)), f"mode {k} of B = mode {k} of op(A)")
+                for k in range(order)]
+
 
 class Cumsum(BlasInstruction):
     """B := alpha A ×_n L + beta B: inclusive prefix sum along mode n."""
@@ -259,6 +291,11 @@ class Cumsum(BlasInstruction):
             inst_error(ctx, self, f"summation mode {self.mode} is out of range for A of order "
                                   f"{A.order} (modes count from 0)", [self.operands[1]])
         check_shapes_equal(ctx, self, "B", B.shape, "A", A.shape, [self.operands[1], self.operands[3]])
+
+    def size_rules(self) -> list[SizeRule]:
+        """shape(B) = shape(A)."""
+        return [SizeRule((3, k), (1, k), f"mode {k} of B = mode {k} of A")
+                for k in range(self.output.type.order)]
 
 
 class Gemm(BlasInstruction):
@@ -305,6 +342,13 @@ class Gemm(BlasInstruction):
         check_size_match(ctx, self, "rows of C", rows, "rows of op(A)", m, mats)
         check_size_match(ctx, self, "columns of C", cols, "columns of op(B)", n, mats)
 
+    def size_rules(self) -> list[SizeRule]:
+        """op(A) is MxK, op(B) KxN, C MxN."""
+        ta, tb = self.transpose_a, self.transpose_b
+        return [SizeRule((1, _op_mode(ta, 1)), (2, _op_mode(tb, 0)), "columns of op(A) = rows of op(B)"),
+                SizeRule((4, 0), (1, _op_mode(ta, 0)), "rows of C = rows of op(A)"),
+                SizeRule((4, 1), (2, _op_mode(tb, 1)), "columns of C = columns of op(B)")]
+
 
 class Gemv(BlasInstruction):
     """c := alpha op(A) b + beta c."""
@@ -345,6 +389,12 @@ class Gemv(BlasInstruction):
         check_size_match(ctx, self, "columns of op(A)", k, "rows of b", types[1].shape[0], vals)
         check_size_match(ctx, self, "rows of c", types[2].shape[0], "rows of op(A)", m, vals)
 
+    def size_rules(self) -> list[SizeRule]:
+        """op(A) is MxK, b has K rows, c M rows."""
+        t = self.transpose
+        return [SizeRule((1, _op_mode(t, 1)), (2, 0), "columns of op(A) = rows of b"),
+                SizeRule((4, 0), (1, _op_mode(t, 0)), "rows of c = rows of op(A)")]
+
 
 class Ger(BlasInstruction):
     """C := alpha a b^T + beta C."""
@@ -379,6 +429,11 @@ class Ger(BlasInstruction):
         rows, cols = types[2].shape
         check_size_match(ctx, self, "rows of C", rows, "rows of a", types[0].shape[0], vals)
         check_size_match(ctx, self, "columns of C", cols, "rows of b", types[1].shape[0], vals)
+
+    def size_rules(self) -> list[SizeRule]:
+        """C is MxN for a of M rows and b of N rows."""
+        return [SizeRule((4, 0), (1, 0), "rows of C = rows of a"),
+                SizeRule((4, 1), (2, 0), "columns of C = rows of b")]
 
 
 class HadamardProduct(BlasInstruction):
@@ -423,6 +478,12 @@ class HadamardProduct(BlasInstruction):
         check_shapes_equal(ctx, self, "b", b.shape, "a", a.shape, vals)
         check_shapes_equal(ctx, self, "c", c.shape, "a", a.shape, vals)
 
+    def size_rules(self) -> list[SizeRule]:
+        """a, b and c of one shape."""
+        order = self.output.type.order
+        return ([SizeRule((2, k), (1, k), f"mode {k} of b = mode {k} of a") for k in range(order)]
+                + [SizeRule((4, k), (1, k), f"mode {k} of c = mode {k} of a") for k in range(order)])
+
 
 class Sum(TransposedUpdate):
     """b := alpha op(A) 1 + beta b (row sums, or the sum of a vector)."""
@@ -448,6 +509,13 @@ class Sum(TransposedUpdate):
         if b.order == 1:
             check_size_match(ctx, self, "rows of b", b.shape[0], "rows of op(A)",
                              op_shape(A, self.transpose)[0], [self.operands[1], self.operands[3]])
+
+    def size_rules(self) -> list[SizeRule]:
+        """rows(b) = rows(op(A)) when b is a vector."""
+        if self.output.type.order != 1:
+            return []
+        transposed = self.transpose and self.inputs[0].type.order == 2
+        return [SizeRule((3, 0), (1, _op_mode(transposed, 0)), "rows of b = rows of op(A)")]
 
 
 class RangeLoop(Instruction):

@@ -46,6 +46,7 @@ class For(Instruction):
 
     opname = "for"
     keywords = ("for",)
+    region_yields = True
     syntax = ('new_value (":" integer_type)? "=" LOCAL_ID "," LOCAL_ID ("," LOCAL_ID)? for_init? '
               'region (dictionary | fn_attributes)?')
     memory_accesses = no_memory_access
@@ -149,6 +150,7 @@ class For(Instruction):
             bounds = ["lower bound", "upper bound", "step"][: 3 if self.has_step else 2]
             for i, role in enumerate(bounds):
                 expect_type(ctx, self, i, role, ty, " (the loop type)")
+            self._check_step(ctx)
         types = [r.type for r in self.results]
         init_at = 3 if self.has_step else 2
         if len(self.init) != len(types) or len(self.carried) != len(types):
@@ -179,11 +181,26 @@ class For(Instruction):
             inst_error(ctx, self, problem)
 
 
+    def _check_step(self, ctx: "VerifyContext") -> None:
+        """A constant step must be positive: the loop counts up while `iv < to`, so a step
+        of 0 (or less) would never end. (A step computed at run time that is not
+        positive runs no iteration; see docs/decisions.md.)"""
+        step = self.step
+        owner = step.owner if step is not None else None
+        if getattr(owner, "opname", None) != "constant" or step.type is not self.loop_type:
+            return
+        value = owner.value
+        if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            operand_error(ctx, self, 2, f"the step of a for loop must be positive, got {value} "
+                                        f"(the loop would never end)")
+
+
 class If(Instruction):
     """Two-way branch; with results, both regions end in a yield."""
 
     opname = "if"
     keywords = ("if",)
+    region_yields = True
     syntax = 'LOCAL_ID ("->" (return_types | "(" ")"))? region ("else" region)?'
     memory_accesses = no_memory_access
 
@@ -242,7 +259,7 @@ class If(Instruction):
 
 
 class Yield(Instruction):
-    """Ends a for/if region, handing values to the next iteration or the results."""
+    """Ends a for/if (or cooperative_matrix_apply) region, handing values to the next iteration or the results."""
 
     opname = "yield"
     keywords = ("yield",)

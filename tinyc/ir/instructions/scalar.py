@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from tinyc.diagnostics import Span
 from tinyc.ir.checks import (
     cast_problem, constant_problem, expect_result, expect_scalar, expect_type, inst_error,
-    is_bool, is_complex, is_coop, is_float, is_int, is_scalar, operand_error,
+    is_bool, is_complex, is_float, is_int, is_scalar, operand_error,
     result_error,
 )
 from tinyc.ir.core import Instruction, Value, no_memory_access
-from tinyc.ir.types import Type, bool_, i32, index
+from tinyc.ir.types import CoopMatrixType, Type, bool_, coopmatrix_type, i32, index
 from tinyc.std import Std
 
 if TYPE_CHECKING:
@@ -164,27 +164,41 @@ BUILTIN_TYPES: dict[BuiltinName, Type] = {
 }
 """The result type of each builtin (spec: builtin tables): group ids and counts are index."""
 
-_SCALAR_OR_COOP = (lambda t: is_scalar(t) or is_coop(t), "a scalar or coopmatrix type")
-_REAL_SCALAR = (lambda t: is_scalar(t) and not t.is_complex, "a non-complex scalar type")
-_INTEGER = (is_int, "an integer type")
-_LOGICAL = (lambda t: is_bool(t) or is_int(t), "bool or an integer type")
-_COMPLEX = (is_complex, "a complex type")
+_NUMBER = (is_scalar, "a scalar or coopmatrix type", "a scalar type")
+_REAL_SCALAR = (lambda t: is_scalar(t) and not t.is_complex, "a non-complex scalar type",
+                "a non-complex scalar type")
+_INTEGER = (is_int, "an integer type", "an integer type")
+_LOGICAL = (lambda t: is_bool(t) or is_int(t), "bool or an integer type", "an integer type")
+_COMPLEX = (is_complex, "a complex type", "a complex type")
 
 _BINARY_ALLOWED = {
-    ArithBinaryOp.ADD: _SCALAR_OR_COOP, ArithBinaryOp.SUB: _SCALAR_OR_COOP,
-    ArithBinaryOp.MUL: _SCALAR_OR_COOP, ArithBinaryOp.DIV: _SCALAR_OR_COOP,
+    ArithBinaryOp.ADD: _NUMBER, ArithBinaryOp.SUB: _NUMBER,
+    ArithBinaryOp.MUL: _NUMBER, ArithBinaryOp.DIV: _NUMBER,
     ArithBinaryOp.REM: _REAL_SCALAR, ArithBinaryOp.MIN: _REAL_SCALAR, ArithBinaryOp.MAX: _REAL_SCALAR,
     ArithBinaryOp.SHL: _INTEGER, ArithBinaryOp.SHR: _INTEGER,
     ArithBinaryOp.AND: _LOGICAL, ArithBinaryOp.OR: _LOGICAL, ArithBinaryOp.XOR: _LOGICAL,
 }
-"""Spec: arithmetic (binary) table — a predicate and its wording per operation."""
+"""Spec: arithmetic (binary) table — the scalar types allowed, their wording, and the wording of
+the component types a coopmatrix may have (the newest language: every operation works on
+coopmatrices, component-wise)."""
 
 _UNARY_ALLOWED = {
-    ArithUnaryOp.ABS: (is_scalar, "a scalar type"), ArithUnaryOp.NEG: _SCALAR_OR_COOP,
-    ArithUnaryOp.NOT: _LOGICAL, ArithUnaryOp.CONJ: _COMPLEX, ArithUnaryOp.IM: _COMPLEX,
-    ArithUnaryOp.RE: _COMPLEX,
+    ArithUnaryOp.ABS: (is_scalar, "a scalar or coopmatrix type", "a scalar type"),
+    ArithUnaryOp.NEG: _NUMBER, ArithUnaryOp.NOT: _LOGICAL, ArithUnaryOp.CONJ: _COMPLEX,
+    ArithUnaryOp.IM: _COMPLEX, ArithUnaryOp.RE: _COMPLEX,
 }
 """Spec: arithmetic (unary) table; `not` also takes bool (DESIGN.md)."""
+
+
+def _type_problem(rule: tuple, t: Type) -> str | None:
+    """Why `t` is not allowed by a (predicate, wording, component wording) rule, or None."""
+    allowed, wording, component_wording = rule
+    if isinstance(t, CoopMatrixType):
+        if allowed(t.component):
+            return None
+        return f"the component type of {t} must be {component_wording}"
+    return None if allowed(t) else f"must be {wording}, got {t}"
+
 
 _ORDERED_CONDS = frozenset({CmpCond.GT, CmpCond.GE, CmpCond.LT, CmpCond.LE})
 
@@ -221,9 +235,9 @@ class ArithBinary(Instruction):
     def verify(self, ctx: "VerifyContext") -> None:
         """The type is allowed for the operation; both operands have exactly that type."""
         t = self.result.type
-        allowed, wording = _BINARY_ALLOWED[self.op]
-        if not allowed(t):
-            result_error(ctx, self, f"type must be {wording}, got {t}")
+        problem = _type_problem(_BINARY_ALLOWED[self.op], t)
+        if problem:
+            result_error(ctx, self, problem if problem.startswith("the") else f"type {problem}")
         expect_type(ctx, self, 0, "first operand", t, " (the result type)")
         expect_type(ctx, self, 1, "second operand", t, " (the result type)")
         if self.op in (ArithBinaryOp.DIV, ArithBinaryOp.REM) and is_int(t) \
@@ -256,7 +270,7 @@ def known_integer(value: Value, depth: int = 0) -> int | None:
 
 
 class ArithUnary(Instruction):
-    """Unary arithmetic; abs/im/re of a complex give its real component type."""
+    """Unary arithmetic on scalars or coopmatrices; abs/im/re of a complex give its real type."""
 
     opname = "arith"
     keywords = {**{f"arith.{op.value}": op for op in ArithUnaryOp},
@@ -286,12 +300,19 @@ class ArithUnary(Instruction):
     def verify(self, ctx: "VerifyContext") -> None:
         """Operand type per the table; abs/im/re of a complex give its component type."""
         a = self.operands[0].type
-        allowed, wording = _UNARY_ALLOWED[self.op]
-        if not allowed(a):
-            operand_error(ctx, self, 0, f"operand must have {wording}, got {a}")
+        problem = _type_problem(_UNARY_ALLOWED[self.op], a)
+        if problem:
+            operand_error(ctx, self, 0, problem if problem.startswith("the") else
+                          f"operand {problem.replace('must be', 'must have', 1)}")
             return
-        if is_complex(a) and self.op in (ArithUnaryOp.ABS, ArithUnaryOp.IM, ArithUnaryOp.RE):
-            expect_result(ctx, self, a.component, f" (the component type of {a})")
+        scalar = a.component if isinstance(a, CoopMatrixType) else a
+        if is_complex(scalar) and self.op in (ArithUnaryOp.ABS, ArithUnaryOp.IM, ArithUnaryOp.RE):
+            real = scalar.component
+            if isinstance(a, CoopMatrixType):
+                want = coopmatrix_type(real, a.rows, a.cols, a.use)
+                expect_result(ctx, self, want, f" (a coopmatrix of the component type of {scalar})")
+            else:
+                expect_result(ctx, self, real, f" (the component type of {a})")
         else:
             expect_result(ctx, self, a, " (the operand type)")
 
@@ -382,7 +403,7 @@ class Cast(Instruction):
         return f"cast {p.v(self.operands[0])} : {self.result.type}"
 
     def verify(self, ctx: "VerifyContext") -> None:
-        """Spec: cast table; no bool, no complex to real, coopmatrix shape and use kept."""
+        """Spec: cast table; no bool, no complex to real; coopmatrix shape kept, use kept or acc->a/b."""
         problem = cast_problem(self.operands[0].type, self.result.type)
         if problem:
             result_error(ctx, self, problem, [self.operands[0]])

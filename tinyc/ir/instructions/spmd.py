@@ -61,12 +61,12 @@ class SpmdBuiltin(Builtin):
 
 
 class CoopMatrixLoad(Instruction):
-    """Loads a coopmatrix block of a 2-D memref at (x, y)."""
+    """Loads a coopmatrix block of a 2-D memref at (x, y) (the transpose may be left out: `.n`)."""
 
     opname = "cooperative_matrix_load"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_load",)
-    syntax = 'transpose checked_flag? LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type'
+    syntax = 'transpose? checked_flag? LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" ":" coopmatrix_type'
 
     def __init__(self, transpose: bool, checked: CheckedFlag, tensor: Value, x: Value, y: Value,
                  type: Type, span: Span | None = None, name: str | None = None):
@@ -76,6 +76,8 @@ class CoopMatrixLoad(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixLoad":
+        if not {".n", ".t"} & set(s.modifiers):
+            s.mark(Std.NEWEST, f"'{s.keyword}' without its transpose")
         return cls(".t" in s.modifiers, CheckedFlag.of(s), *s.operands, s.type)
 
     def memory_accesses(self) -> Accesses:
@@ -107,6 +109,7 @@ class CoopMatrixConstruct(Instruction):
     opname = "cooperative_matrix_construct"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_construct",)
+    versions = {"cooperative_matrix_construct": Std.NEWEST}
     syntax = 'LOCAL_ID ":" coopmatrix_type'
     memory_accesses = no_memory_access
 
@@ -202,6 +205,7 @@ class CoopMatrixMulAdd(Instruction):
                                         f"{problem}", vals[2:])
 
 
+
 class CoopMatrixScale(Instruction):
     """A scalar times a coopmatrix."""
 
@@ -236,29 +240,49 @@ class CoopMatrixScale(Instruction):
 
 
 class CoopMatrixStore(Instruction):
-    """Stores a coopmatrix into a 2-D memref at (x, y); checked and atomic variants."""
+    """Stores a coopmatrix into a 2-D memref at (x, y); transposed, checked and atomic variants.
+
+    The seed spells `[checked-flag] [store-flag]`, the newest language
+    `[transpose] [checked-flag]`; both are accepted, in that order.
+    """
 
     opname = "cooperative_matrix_store"
     kind = Kind.SPMD
     keywords = ("cooperative_matrix_store",)
-    syntax = 'checked_flag? store_flag? LOCAL_ID "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]"'
+    syntax = 'transpose? checked_flag? store_flag? LOCAL_ID "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]"'
 
     def __init__(self, checked: CheckedFlag, flag: StoreFlag, value: Value, tensor: Value,
-                 x: Value, y: Value, span: Span | None = None):
+                 x: Value, y: Value, span: Span | None = None, transpose: bool = False):
         super().__init__([value, tensor, x, y], span=span)
         self.checked = checked
         self.flag = flag
+        self.transpose = transpose
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixStore":
-        return cls(CheckedFlag.of(s), StoreFlag.of(s), *s.operands)
+        if {".n", ".t"} & set(s.modifiers):
+            s.mark(Std.NEWEST, f"a transpose on '{s.keyword}'")
+        flag = StoreFlag.of(s)
+        if flag is not StoreFlag.NONE:
+            s.mark(Std.SEED, f"'{flag.value}' on '{s.keyword}'")
+        return cls(CheckedFlag.of(s), flag, *s.operands, transpose=".t" in s.modifiers)
 
     def memory_accesses(self) -> Accesses:
         return [(self.operands[1], self.flag.effect)]
 
     def format(self, p: "Printer") -> str:
+        """The newest language has no store flags: `.atomic` / `.atomic_add` become its
+        coopmatrix atomics (at their default scope, as `store`'s flags migrate)."""
         a, M, x, y = (p.v(v) for v in self.operands)
-        return f"cooperative_matrix_store{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
+        t = ".t" if self.transpose else ""
+        if self.transpose and not p.newest:
+            p.cannot(self, "a transpose on 'cooperative_matrix_store'")
+        if p.newest and self.flag is StoreFlag.ATOMIC:
+            return f"cooperative_matrix_atomic_store{t}{self.checked.value} {a}, {M}[{x}, {y}]"
+        if p.newest and self.flag is StoreFlag.ATOMIC_ADD:
+            return (f"{p.fresh('old')} = cooperative_matrix_atomic_add{t}{self.checked.value} {a}, "
+                    f"{M}[{x}, {y}] : {self.operands[0].type}")
+        return f"cooperative_matrix_store{t}{self.checked.value}{self.flag.value} {a}, {M}[{x}, {y}]"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """A coopmatrix into a matrix memref of its component type, at index positions."""

@@ -63,7 +63,7 @@ def _row_position(inst, operand: int) -> Value | None:
     if isinstance(inst, CoopMatrixLoad) and operand == 0 and not inst.transpose:
         tile = inst.result.type
         x = inst.operands[1]
-    elif isinstance(inst, CoopMatrixStore) and operand == 1:
+    elif isinstance(inst, CoopMatrixStore) and operand == 1 and not inst.transpose:
         tile = inst.operands[0].type
         x = inst.operands[2]
     else:

@@ -10,15 +10,18 @@ classes with `dispatch.emits` on import:
     types       IR types -> SPIR-V types            scalar     arithmetic per type
     arith       arith/cast/cmp/constant/math/builtin
     memref      descriptors, load/store, views, alloca
-    control     for/if/parallel/foreach/barrier     atomics    atomic stores and adds
+    control     for/if/parallel/foreach/barrier     atomics    atomic loads, stores, updates
     subgroup    broadcast, reductions, scans        coopmatrix per-lane matrices
+    coopmatrix_elements  apply, extract, insert, reduce, prefetch
 """
 
 from __future__ import annotations
 
 from tinyc.ir.core import Program
 from tinyc.signature import KernelInfo
-from tinyc.spirv.codegen import arith, control, coopmatrix, memref, subgroup  # noqa: F401 (register emitters)
+from tinyc.spirv.codegen import (  # noqa: F401 (register emitters)
+    arith, atomics, control, coopmatrix, coopmatrix_elements, memref, subgroup,
+)
 from tinyc.spirv.codegen.context import CodegenError
 from tinyc.spirv.codegen.kernel import emit_kernel
 from tinyc.spirv.module import Module
@@ -27,9 +30,11 @@ from tinyc.std import BATCH_AXIS
 __all__ = ["CodegenError", "generate"]
 
 
-def generate(program: Program) -> tuple[bytes, dict[str, KernelInfo]]:
-    """The SPIR-V binary of every function, and per kernel what the runtime needs."""
+def generate(program: Program, check_bounds: bool = False) -> tuple[bytes, dict[str, KernelInfo]]:
+    """The SPIR-V binary of every function, and per kernel what the runtime needs.
+
+    `check_bounds`: the variant that checks every access (codegen/bounds.py)."""
     m = Module((1, 4))
     axis = BATCH_AXIS[program.std]
-    kernels = {fn.name: emit_kernel(m, fn, axis) for fn in program.functions}
+    kernels = {fn.name: emit_kernel(m, fn, axis, check_bounds) for fn in program.functions}
     return m.assemble(), kernels

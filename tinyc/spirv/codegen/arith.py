@@ -1,20 +1,23 @@
 """Emitters of the scalar instructions: arith, cast, cmp, constant, math, builtins.
 
 On coopmatrix operands they apply the scalar lowering to every component a
-work-item holds (the layouts of operands and result agree: same shape and use).
+work-item holds (the layouts of operands and result agree: same shape and
+use), except a cast from matrix_acc to matrix_b, which gathers every row
+from its lane, and integer div/rem, which divide padding components by 1.
 """
 
 from __future__ import annotations
 
 from tinyc.ir.instructions import (
-    ArithBinary, ArithUnary, Builtin, BuiltinName, Cast, Cmp, Constant, MathUnary,
+    ArithBinary, ArithBinaryOp, ArithUnary, Builtin, BuiltinName, Cast, Cmp, Constant, MathUnary,
     SpmdBuiltin,
 )
-from tinyc.ir.types import CoopMatrixType, ScalarType, index
+from tinyc.ir.types import CoopMatrixType, MatrixUse, ScalarType, index
 from tinyc.spirv.codegen import scalar
 from tinyc.spirv.codegen.context import Ctx
 from tinyc.spirv.codegen.dispatch import emits
-from tinyc.spirv.codegen.types import coop_components, scalar_type
+from tinyc.spirv.codegen.subgroup import broadcast
+from tinyc.spirv.codegen.types import coop_blocks, coop_components, scalar_type
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import BuiltIn, Op
 
@@ -24,8 +27,11 @@ def emit_arith_binary(ctx: Ctx, inst: ArithBinary) -> None:
     a, b = inst.operands
     t = inst.result.type
     if isinstance(t, CoopMatrixType):
+        divisors = ctx[b]
+        if t.component.is_int and inst.op in (ArithBinaryOp.DIV, ArithBinaryOp.REM):
+            divisors = _padding_divisors(ctx, t, divisors)
         ctx[inst.result] = [scalar.binary(ctx, inst.op, t.component, x, y)
-                            for x, y in zip(ctx[a], ctx[b])]
+                            for x, y in zip(ctx[a], divisors)]
     else:
         ctx[inst.result] = scalar.binary(ctx, inst.op, t, ctx.id(a), ctx.id(b))
 
@@ -40,18 +46,42 @@ def emit_arith_unary(ctx: Ctx, inst: ArithUnary) -> None:
         ctx[inst.result] = scalar.unary(ctx, inst.op, t, ctx.id(a))
 
 
+def _padding_divisors(ctx: Ctx, t: CoopMatrixType, divisors: list[Id]) -> list[Id]:
+    """Integer division must not trap on padding components (rows >= R, often 0): divide by 1."""
+    S = ctx.subgroup_size
+    if t.use is MatrixUse.B or t.rows % S == 0:
+        return divisors
+    last = coop_blocks(t, S) - 1
+    row = ctx.op(Op.IAdd, ctx.i32, ctx.lane_id(), ctx.const32(S * last))
+    real = ctx.op(Op.ULessThan, ctx.bool, row, ctx.const32(t.rows))
+    one = scalar.constant(ctx, t.component, 1)
+    ty = scalar_type(ctx.m, t.component)
+    return [d if k < last * t.cols else ctx.op(Op.Select, ty, real, d, one)
+            for k, d in enumerate(divisors)]
+
+
 @emits(Cast)
 def emit_cast(ctx: Ctx, inst: Cast) -> None:
     (a,) = inst.operands
     src, dst = a.type, inst.result.type
     if isinstance(dst, CoopMatrixType):
-        ctx[inst.result] = [scalar.cast(ctx, src.component, dst.component, x) for x in ctx[a]]
+        comps = [scalar.cast(ctx, src.component, dst.component, x) for x in ctx[a]]
+        if src.use is not MatrixUse.B and dst.use is MatrixUse.B:
+            comps = _gather_rows(ctx, dst, comps)
+        ctx[inst.result] = comps
     else:
         ctx[inst.result] = scalar.cast(ctx, src, dst, ctx.id(a))
         known = ctx.known.get(a)
         if (isinstance(known, int) and src.is_int and dst.is_int
                 and -(1 << (dst.bits - 1)) <= known < (1 << (dst.bits - 1))):
             ctx.known[inst.result] = known  # a cast constant index stays foldable
+
+
+def _gather_rows(ctx: Ctx, t: CoopMatrixType, comps: list[Id]) -> list[Id]:
+    """matrix_acc -> matrix_b: every work-item gets every row, from the lane that holds it."""
+    S = ctx.subgroup_size
+    return [broadcast(ctx, t.component, comps[(i // S) * t.cols + j], ctx.const32(i % S))
+            for i in range(t.rows) for j in range(t.cols)]
 
 
 @emits(Cmp)

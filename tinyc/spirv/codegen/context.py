@@ -49,6 +49,7 @@ class MemrefDesc:
     type: MemrefType
     shape: list[IndexLike]
     stride: list[IndexLike]
+    valid: "Id | bool" = True  # bounds-checked kernels: the view was made within bounds
     offset: IndexLike = 0
 
 
@@ -87,6 +88,8 @@ class Ctx:
         self.local_memory: Id | None = None  # module-scope Workgroup byte array
         self.local_offsets: dict = {}        # Alloca -> byte offset in local_memory
         self._local_pointers: dict[tuple[Id, int, Id], Id] = {}  # see local_pointer
+        self.current = None                  # the IR instruction being emitted
+        self.bounds = None                   # bounds.Bounds in a bounds-checked kernel
 
     # -- values ------------------------------------------------------------------
     def __getitem__(self, v: Value) -> Lowered:
@@ -141,7 +144,9 @@ class Ctx:
         return self.m.type_bool()
 
     def const64(self, value: int) -> Id:
-        return self.m.const_int(value, 64)
+        """A 64-bit constant; folded index arithmetic wraps around as the device's would
+        (an offset that overflows is out of bounds anyway, but must not crash the compiler)."""
+        return self.m.const_int(_wrap64(int(value)), 64)
 
     def const32(self, value: int) -> Id:
         return self.m.const_int(value, 32)
@@ -261,6 +266,12 @@ class Ctx:
         self.block = self.new_block(merge_label)
         return [self.block.phi(t, (a, then_end.label), (b, else_end.label)).result
                 for t, a, b in zip(result_types, then_values, else_values)]
+
+
+def _wrap64(value: int) -> int:
+    """value modulo 2^64 in the signed range."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def natural_alignment(memref: MemrefType) -> int:

@@ -9,24 +9,28 @@ Layout for subgroup size S (RUNTIME-NOTES §12 rules out SPV_KHR_cooperative_mat
 
 Checked loads branch around the memory access (out-of-bounds components are
 0 and never touch memory); stores of matrix_b are split so that lane
-i mod S writes row i, so atomic adds happen once. Where a lane's row is
+i mod S writes row i, so atomic adds happen once (an atomic update's old
+values are then broadcast from that lane). The atomic load / store / update
+forms access each component with tinyc/spirv/codegen/atomics.py. Where a lane's row is
 contiguous in memory (a `.t` load from a column-major memref) it is read with
 OpenCL's vloadn instead of one scalar load per component.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable
 
 from tinyc.ir.instructions import (
-    ArithBinaryOp, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
-    CoopMatrixStore,
+    ArithBinaryOp, CheckedFlag, CoopMatrixAtomicLoad, CoopMatrixAtomicStore, CoopMatrixAtomicUpdate,
+    CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore,
 )
 from tinyc.ir.types import CoopMatrixType, MatrixUse
-from tinyc.spirv.codegen import scalar
+from tinyc.spirv.codegen import atomics, scalar
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.memref import element_address, load_element, store_element
+from tinyc.spirv.codegen.subgroup import broadcast
 from tinyc.spirv.codegen.types import coop_blocks, coop_components, compute_type, scalar_type
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import Op, OpenCLStd
@@ -84,7 +88,7 @@ def _guarded(ctx: Ctx, cond: Cond, then: Callable[[], list[Id]], types: list[Id]
     return ctx.branch(cond, then, None, types, defaults)
 
 
-@emits(CoopMatrixLoad)
+@emits(CoopMatrixLoad, CoopMatrixAtomicLoad)
 def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     M, xv, yv = inst.operands
     t: CoopMatrixType = inst.result.type
@@ -95,6 +99,13 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     # memref mode that the matrix rows / columns run along
     row_mode, col_mode = (1, 0) if inst.transpose else (0, 1)
     row_base, col_base = (y, x) if inst.transpose else (x, y)
+    order = (atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
+             if isinstance(inst, CoopMatrixAtomicLoad) else None)
+
+    def read(ptr: Id) -> Id:
+        if order is not None:
+            return atomics.atomic_load(ctx, desc.type, ptr, order)
+        return load_element(ctx, desc, ptr)
 
     def position(row: IndexLike, j: int) -> list[IndexLike]:
         idx: list[IndexLike] = [0, 0]
@@ -106,7 +117,12 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     # vector loads instead of one gather per component.
     stride = desc.stride[col_mode]
     contiguous = (t.use is not MatrixUse.B and not inst.checked.cols and t.cols > 1
-                  and not t.component.is_complex and not isinstance(stride, Id) and stride == 1)
+                  and not t.component.is_complex and not isinstance(stride, Id) and stride == 1
+                  and order is None)
+    checking = ctx.bounds is not None and not ctx.bounds.trusted()
+    if checking:  # one record for the block; each component then goes through element_address
+        contiguous = False
+        _check_block(ctx, desc, (row_base, col_base), (row_mode, col_mode), t, inst.checked)
     comps: list[Id] = []
     for row, real in _rows(ctx, t):
         row_ok = real
@@ -121,12 +137,29 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
                 col_ok: Cond = True
                 if inst.checked.cols:
                     col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
-                out += _guarded(ctx, col_ok, lambda j=j: [load_element(ctx, desc, element_address(
+                out += _guarded(ctx, col_ok, lambda j=j: [read(element_address(
                     ctx, desc, position(row, j)))], [ty], [zero])
             return out
 
-        comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
+        with ctx.bounds.quiet() if checking else nullcontext():
+            comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
     ctx[inst.result] = comps
+
+
+def _check_block(ctx: Ctx, desc: MemrefDesc, base: tuple[IndexLike, IndexLike],
+                 modes: tuple[int, int], t: CoopMatrixType, checked) -> None:
+    """Record (once) a block that leaves the memref along a mode its load/store does not check."""
+    checker = ctx.bounds
+    ok: Cond = desc.valid
+    if not checked.rows:
+        ok = checker.both(ok, checker.fits(base[0], t.rows, desc.shape[modes[0]]))
+    if not checked.cols:
+        ok = checker.both(ok, checker.fits(base[1], t.cols, desc.shape[modes[1]]))
+    position = [0, 0]
+    position[modes[0]], position[modes[1]] = base
+    size = [0, 0]
+    size[modes[0]], size[modes[1]] = t.rows, t.cols
+    checker.record(ok, checker.site(ctx.current, "coopmatrix"), position, size, desc.shape)
 
 
 def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
@@ -148,35 +181,87 @@ def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
     return out
 
 
-@emits(CoopMatrixStore)
+def _write_components(ctx: Ctx, t: CoopMatrixType, desc: MemrefDesc, x: IndexLike, y: IndexLike,
+                      transpose: bool, checked: CheckedFlag,
+                      write: Callable[[Id, int], Id | None], result: Id | None = None,
+                      default: Id | None = None) -> list[Id]:
+    """write(pointer, component) for each component this lane stores, where it is in bounds.
+
+    matrix_b rows are split so that lane i mod S writes row i (every lane holds
+    all of B; an atomic then happens once). With `result` (a type id), write
+    returns a value per component and the lane's values are returned, `default`
+    where nothing was written.
+    """
+    S = ctx.subgroup_size
+    row_mode, col_mode = (1, 0) if transpose else (0, 1)
+    row_base, col_base = (y, x) if transpose else (x, y)
+    types = [result] if result is not None else []
+    defaults = [default] if result is not None else []
+    out: list[Id] = []
+    checking = ctx.bounds is not None and not ctx.bounds.trusted()
+    if checking:  # one record for the block; each component then goes through element_address
+        _check_block(ctx, desc, (row_base, col_base), (row_mode, col_mode), t, checked)
+    with ctx.bounds.quiet() if checking else nullcontext():
+        for b, (row, real) in enumerate(_rows(ctx, t)):
+            row_ok = real
+            if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
+                row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
+            if checked.rows:
+                row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
+
+            def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
+                values: list[Id] = []
+                for j in range(t.cols):
+                    col_ok: Cond = True
+                    if checked.cols:
+                        col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
+
+                    def store_one(j: int = j) -> list[Id]:
+                        idx: list[IndexLike] = [0, 0]
+                        idx[row_mode] = ctx.iadd(row_base, row)
+                        idx[col_mode] = ctx.iadd(col_base, j)
+                        got = write(element_address(ctx, desc, idx), b * t.cols + j)
+                        return [got] if result is not None and got is not None else []
+                    values += _guarded(ctx, col_ok, store_one, types, defaults)
+                return values
+
+            out += _guarded(ctx, row_ok, store_row, types * t.cols, defaults * t.cols)
+    return out
+
+
+@emits(CoopMatrixStore, CoopMatrixAtomicStore)
 def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
+    A, M, xv, yv = inst.operands
+    desc: MemrefDesc = ctx[M]
+    comps: list[Id] = ctx[A]
+    if isinstance(inst, CoopMatrixAtomicStore):
+        order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
+
+        def write(ptr: Id, k: int) -> None:
+            atomics.atomic_store(ctx, desc.type, ptr, comps[k], order)
+    else:
+        def write(ptr: Id, k: int) -> None:
+            store_element(ctx, desc, ptr, comps[k], inst.flag)
+    _write_components(ctx, A.type, desc, ctx.index(xv), ctx.index(yv), inst.transpose, inst.checked,
+                      write)
+
+
+@emits(CoopMatrixAtomicUpdate)
+def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
+    """Component-wise atomic add/max/min; the result holds the old values (0 where skipped)."""
     A, M, xv, yv = inst.operands
     t: CoopMatrixType = A.type
     desc: MemrefDesc = ctx[M]
-    x, y = ctx.index(xv), ctx.index(yv)
     comps: list[Id] = ctx[A]
-    S = ctx.subgroup_size
-    for b, (row, real) in enumerate(_rows(ctx, t)):
-        row_ok = real
-        if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
-            row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
-        if inst.checked.rows:
-            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(x, row), desc.shape[0]))
-
-        def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
-            for j in range(t.cols):
-                col_ok: Cond = True
-                if inst.checked.cols:
-                    col_ok = _in_bounds(ctx, ctx.iadd(y, j), desc.shape[1])
-
-                def store_one(j: int = j) -> list[Id]:
-                    ptr = element_address(ctx, desc, [ctx.iadd(x, row), ctx.iadd(y, j)])
-                    store_element(ctx, desc, ptr, comps[b * t.cols + j], inst.flag)
-                    return []
-                _guarded(ctx, col_ok, store_one, [], [])
-            return []
-
-        _guarded(ctx, row_ok, store_row, [], [])
+    order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics)
+    old = _write_components(
+        ctx, t, desc, ctx.index(xv), ctx.index(yv), inst.transpose, inst.checked,
+        lambda ptr, k: atomics.atomic_update(ctx, inst.op, desc.type, ptr, comps[k], order),
+        scalar_type(ctx.m, t.component), scalar.zero(ctx, t.component))
+    if t.use is MatrixUse.B and ctx.subgroup_size > 1:  # row i was updated by lane i mod S
+        S = ctx.subgroup_size
+        old = [broadcast(ctx, t.component, v, ctx.const32((k // t.cols) % S)) for k, v in enumerate(old)]
+    ctx[inst.result] = old
 
 
 @emits(CoopMatrixMulAdd)

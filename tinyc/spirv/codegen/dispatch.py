@@ -33,7 +33,9 @@ def emit(ctx: Ctx, inst: Instruction) -> None:
     for cls in type(inst).__mro__:
         fn = EMITTERS.get(cls)
         if fn is not None:
+            outer, ctx.current = ctx.current, inst
             fn(ctx, inst)
+            ctx.current = outer
             return
     raise CodegenError(f"no SPIR-V lowering for '{inst.opname}' ({type(inst).__name__}); "
                        "it should have been lowered by a pass")

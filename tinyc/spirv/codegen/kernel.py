@@ -17,6 +17,7 @@ from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.signature import KernelInfo
 from tinyc.spirv.codegen.analysis import param_infos
 from tinyc.spirv.codegen.batch_split import batch_split_problem
+from tinyc.spirv.codegen.bounds import Bounds
 from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, Lowered, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emit_region
 from tinyc.spirv.codegen.memref import declare_local_memory, plan_local_memory
@@ -74,14 +75,18 @@ def _bind(m: Module, arg: Value, ids: list[Id]) -> Lowered:
     return g
 
 
-def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2) -> KernelInfo:
+def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2,
+                check_bounds: bool = False) -> KernelInfo:
     """Emit `fn` as a Kernel entry point and describe it for the runtime.
 
     The batch of work-groups runs along OpenCL dimension `batch_axis`
     (z for seed programs, x for newest ones: tinyc.std.BATCH_AXIS).
+    `check_bounds`: the bounds-checked variant, which takes a report buffer
+    (int64 pointer) after the ABI's arguments (codegen/bounds.py).
     """
     per_arg = [_param_types(m, a.type) for a in fn.args]
-    spv_fn = m.function(m.type_void(), [t for ts in per_arg for t in ts], name=fn.name)
+    extra = [m.type_pointer(StorageClass.CrossWorkgroup, m.type_int(64))] if check_bounds else []
+    spv_fn = m.function(m.type_void(), [t for ts in per_arg for t in ts] + extra, name=fn.name)
     m.entry_point(ExecutionModel.Kernel, spv_fn, fn.name)
     ctx = Ctx(m, spv_fn, fn, batch_axis)
     X, Y = ctx.work_group_size
@@ -91,6 +96,9 @@ def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2) -> KernelInfo:
     params = iter(spv_fn.params)
     for arg, types in zip(fn.args, per_arg):
         ctx[arg] = _bind(m, arg, [next(params) for _ in types])
+    if check_bounds:
+        ctx.bounds = Bounds(ctx, spv_fn.params[-1], dry=getattr(fn, "bounds_dry", False))
+        m.name(spv_fn.params[-1], "bounds_report")
     ctx.local_offsets, size = plan_local_memory(fn)
     declare_local_memory(ctx, size)
 
@@ -98,5 +106,7 @@ def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2) -> KernelInfo:
     ctx.do(Op.Return)
     ctx.prologue.op(Op.Branch, ctx.body_label)
     params = param_infos(fn)
-    return KernelInfo(fn.name, params, (X, Y), ctx.subgroup_size,
-                      batch_split_problem=batch_split_problem(fn, params), batch_axis=batch_axis)
+    sites = tuple(ctx.bounds.sites) if check_bounds else None
+    dry = bool(check_bounds and ctx.bounds.dry)
+    return KernelInfo(fn.name, params, (X, Y), ctx.subgroup_size, batch_split_problem(fn, params),
+                      sites, dry, batch_axis)

@@ -21,7 +21,7 @@ from tinyc.ir.instructions import (
     WHOLE_MODE, Alloca, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag,
     Subview,
 )
-from tinyc.ir.types import DYNAMIC, MemrefType
+from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType
 from tinyc.spirv.codegen import atomics
 from tinyc.spirv.codegen.context import (
     CodegenError, Ctx, GroupDesc, IndexLike, LocalSlot, MemrefDesc, natural_alignment,
@@ -44,9 +44,13 @@ def offset_pointer(ctx: Ctx, desc_type: MemrefType, base: Id, offset: IndexLike)
 
 
 def element_address(ctx: Ctx, desc: MemrefDesc, indices: list[IndexLike]) -> Id:
-    """Pointer to desc[indices]."""
-    return offset_pointer(ctx, desc.type, base_pointer(ctx, desc),
-                          ctx.iadd(desc.offset, ctx.dot(indices, desc.stride)))
+    """Pointer to desc[indices]; in a bounds-checked kernel, to scratch memory (and the
+    violation recorded) if the indices are outside the memref (bounds.py)."""
+    ptr = offset_pointer(ctx, desc.type, base_pointer(ctx, desc),
+                         ctx.iadd(desc.offset, ctx.dot(indices, desc.stride)))
+    if ctx.bounds is not None:
+        ptr = ctx.bounds.access(desc, indices, ptr)
+    return ptr
 
 
 def base_pointer(ctx: Ctx, desc: MemrefDesc) -> Id:
@@ -61,13 +65,26 @@ def first_element(ctx: Ctx, desc: MemrefDesc) -> Id:
     return offset_pointer(ctx, desc.type, base_pointer(ctx, desc), desc.offset)
 
 
+def _checked_view(ctx: Ctx, desc: MemrefDesc, ok: "Id | bool", kind: str, values: list[IndexLike],
+                  extra: list[IndexLike], bounds: list[IndexLike]) -> "Id | bool":
+    """The validity of a view made from desc (bounds-checked kernels record a bad one)."""
+    checker = ctx.bounds
+    if checker is None or checker.trusted():
+        return desc.valid
+    checker.record(ok, checker.site(ctx.current, kind), values, extra, bounds)
+    return checker.both(desc.valid, ok)
+
+
 def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
     return ctx.op(Op.Load, scalar_type(ctx.m, desc.type.element), ptr,
                   MemoryAccess.Aligned, natural_alignment(desc.type))
 
 
 def store_element(ctx: Ctx, desc: MemrefDesc, ptr: Id, value: Id, flag: StoreFlag) -> None:
-    """Plain, atomic or atomic-add store of one element."""
+    """Plain, atomic or atomic-add store of one element (none to global memory in the dry
+    run of a bounds check)."""
+    if ctx.bounds is not None and ctx.bounds.dry and desc.type.space is not AddressSpace.LOCAL:
+        return
     if flag is StoreFlag.NONE:
         ctx.do(Op.Store, ptr, value, MemoryAccess.Aligned, natural_alignment(desc.type))
     elif flag is StoreFlag.ATOMIC:
@@ -102,7 +119,19 @@ def emit_store(ctx: Ctx, inst: Store) -> None:
 
 
 def load_group_member(ctx: Ctx, g: GroupDesc, i: IndexLike) -> MemrefDesc:
-    """The memref of member i: pointer (+ offset) and its dynamic sizes/strides."""
+    """The memref of member i: pointer (+ offset) and its dynamic sizes/strides.
+
+    Bounds-checked kernels read member 0 instead of a member outside the
+    group, and mark the view invalid."""
+    valid: Id | bool = True
+    if ctx.bounds is not None and not ctx.bounds.trusted():
+        checker = ctx.bounds
+        valid = checker.below(i, g.size)
+        checker.record(valid, checker.site(ctx.current, "group"), [i], [], [g.size])
+        if valid is False:
+            i = 0
+        elif valid is not True:
+            i = ctx.op(Op.Select, ctx.i64, valid, ctx.as_id(i), ctx.const64(0))
     memref = g.type.memref
     ptr_t = element_pointer(ctx.m, memref)
     slot = g.base
@@ -120,7 +149,7 @@ def load_group_member(ctx: Ctx, g: GroupDesc, i: IndexLike) -> MemrefDesc:
         dyn[key] = ctx.op(Op.Load, ctx.i64, entry, MemoryAccess.Aligned, 8)
     shape = [dyn.get(("shape", k), s) for k, s in enumerate(memref.shape)]
     stride = [dyn.get(("stride", k), s) for k, s in enumerate(memref.stride)]
-    return MemrefDesc(base, memref, shape, stride)
+    return MemrefDesc(base, memref, shape, stride, valid)
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -151,8 +180,34 @@ def emit_subview(ctx: Ctx, inst: Subview) -> None:
         base, offset = desc.base, ctx.iadd(desc.offset, offset)
     else:
         base, offset = offset_pointer(ctx, desc.type, desc.base, offset), 0
+    valid = desc.valid
+    if ctx.bounds is not None:
+        valid = _subview_valid(ctx, inst, desc, offsets)
     ctx[inst.result] = MemrefDesc(base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride), offset)
+                                  _static_override(stride, result.stride), valid, offset)
+
+
+def _subview_valid(ctx: Ctx, inst: Subview, desc: MemrefDesc, offsets: list[IndexLike]) -> "Id | bool":
+    """Each slice within its mode: offset + size <= size of the mode, and a single
+    index (size 0) below it; a `?` size of 0 is undefined, so it fails too."""
+    checker = ctx.bounds
+    ok: Id | bool = True
+    sizes: list[IndexLike] = []
+    for mode, ((off, size), start) in enumerate(zip(inst.mode_slices(), offsets)):
+        n = desc.shape[mode]
+        if isinstance(size, int) and size == WHOLE_MODE:
+            sizes.append(n)
+            continue
+        if isinstance(size, int) and size == 0:
+            sizes.append(0)
+            ok = checker.both(ok, checker.below(start, n))
+            continue
+        count = _index_or_int(ctx, size)
+        sizes.append(count)
+        ok = checker.both(ok, checker.fits(start, count, n))
+        if isinstance(count, Id):
+            ok = checker.both(ok, checker.below(0, count))
+    return _checked_view(ctx, desc, ok, "subview", offsets, sizes, list(desc.shape))
 
 
 @emits(Expand)
@@ -169,8 +224,15 @@ def emit_expand(ctx: Ctx, inst: Expand) -> None:
     result: MemrefType = inst.result.type
     shape = desc.shape[:m] + parts + desc.shape[m + 1:]
     stride = desc.stride[:m] + strides + desc.stride[m + 1:]
+    valid = desc.valid
+    if ctx.bounds is not None:
+        product: IndexLike = 1
+        for p in parts:
+            product = ctx.imul(product, p)
+        ok = ctx.bounds.equal(product, desc.shape[m])
+        valid = _checked_view(ctx, desc, ok, "expand", [product], parts, [desc.shape[m]])
     ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride), desc.offset)
+                                  _static_override(stride, result.stride), valid, desc.offset)
 
 
 @emits(Fuse)
@@ -182,8 +244,16 @@ def emit_fuse(ctx: Ctx, inst: Fuse) -> None:
     result: MemrefType = inst.result.type
     shape = desc.shape[: inst.first] + [size] + desc.shape[inst.last + 1:]
     stride = desc.stride[: inst.first + 1] + desc.stride[inst.last + 1:]
+    valid = desc.valid
+    if ctx.bounds is not None:  # stride[k+1] = stride[k] * shape[k] across the fused modes
+        ok: Id | bool = True
+        for k in range(inst.first, inst.last):
+            ok = ctx.bounds.both(ok, ctx.bounds.equal(ctx.imul(desc.stride[k], desc.shape[k]),
+                                                      desc.stride[k + 1]))
+        fused = slice(inst.first, inst.last + 1)
+        valid = _checked_view(ctx, desc, ok, "fuse", desc.stride[fused], desc.shape[fused], [])
     ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride), desc.offset)
+                                  _static_override(stride, result.stride), valid, desc.offset)
 
 
 @emits(Associated)

@@ -12,8 +12,9 @@ Representation (also the kernel ABI for scalars, DESIGN.md):
 
 from __future__ import annotations
 
+from tinyc.ir.coopmatrix_layout import row_blocks, vector_length
 from tinyc.ir.types import (
-    AddressSpace, BoolType, CoopMatrixType, MatrixUse, MemrefType, ScalarType, Type, bf16, f32,
+    AddressSpace, BoolType, CoopMatrixType, MemrefType, ScalarType, Type, bf16, f32,
 )
 from tinyc.spirv.codegen.context import CodegenError, Ctx
 from tinyc.spirv.instruction import Id
@@ -51,15 +52,13 @@ def element_pointer(m: Module, memref: MemrefType) -> Id:
 
 
 def coop_blocks(t: CoopMatrixType, subgroup_size: int) -> int:
-    """Rows a lane holds: ceil(R/S) for matrix_a/acc, all R for matrix_b."""
-    if t.use is MatrixUse.B:
-        return t.rows
-    return -(-t.rows // subgroup_size)
+    """Rows a lane holds: ceil(R/S) for matrix_a/acc, all R for matrix_b (ir/coopmatrix_layout.py)."""
+    return row_blocks(t, subgroup_size)
 
 
 def coop_components(t: CoopMatrixType, subgroup_size: int) -> int:
     """Number of ids a lane holds for a coopmatrix value."""
-    return coop_blocks(t, subgroup_size) * t.cols
+    return vector_length(t, subgroup_size)
 
 
 def flat_types(ctx: Ctx, t: Type) -> list[Id]:

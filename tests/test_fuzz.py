@@ -1,0 +1,187 @@
+"""The differential fuzzer: a fixed-seed slice of the campaign, and its parts one by one."""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+import time
+
+import numpy as np
+import pytest
+
+from tinyc.fuzz import campaign, mutate, runner
+from tinyc.fuzz.generator import SCALARS, generate_kernel
+from tinyc.fuzz.instructions import TABLE
+from tinyc.fuzz.program import Kernel
+from tinyc.fuzz.shrink import shrink
+
+CI_SEED = 20261123
+SUMMARY = re.compile(r"^programs (\d+) mismatches (\d+) internal-errors (\d+) hangs (\d+)$")
+
+
+def test_fixed_seed_slice_of_the_campaign(device, capsys):
+    """200 random programs on the device against the reference, and 1000 mutants."""
+    code = campaign.main(["--programs", "200", "--seed", str(CI_SEED), "--mutants", "1000",
+                          "--per-module", "25", "--quiet"])
+    out, err = capsys.readouterr()
+    last = out.strip().splitlines()[-1]
+    assert SUMMARY.match(last), last
+    assert last == "programs 200 mismatches 0 internal-errors 0 hangs 0", err[-4000:]
+    assert code == 0
+
+
+def test_programs_are_reproducible_and_cover_the_language():
+    first = [generate_kernel(random.Random(f"7:{i}"), f"k{i}") for i in range(150)]
+    again = [generate_kernel(random.Random(f"7:{i}"), f"k{i}") for i in range(150)]
+    assert [k.text for k in first] == [k.text for k in again]
+    used = set().union(*(k.features for k in first))
+    assert {entry.name for entry in TABLE} <= used, {entry.name for entry in TABLE} - used
+    text = "\n".join(k.text for k in first)
+    for t in SCALARS:
+        assert re.search(rf"\b{t}\b", text), t
+    for word in ("coopmatrix", "group<", "strided<", "foreach", "parallel", ".atomic", ".t", "init("):
+        assert word in text, word
+
+
+def test_the_summary_line_and_exit_status(monkeypatch, capsys):
+    def fake_run_module(kernels, seed):
+        return [runner.Outcome(k, "mismatch" if k.name == "k1" else "ok") for k in kernels]
+
+    monkeypatch.setattr(campaign, "run_module", fake_run_module)
+    code = campaign.main(["--programs", "3", "--seed", "1", "--mutants", "0", "--no-shrink", "--quiet",
+                          "--in-process"])
+    out, err = capsys.readouterr()
+    assert out.strip().splitlines()[-1] == "programs 3 mismatches 1 internal-errors 0 hangs 0"
+    assert code == 1 and "--- mismatch: seed 1 program 1" in err
+
+
+def test_the_oracle_catches_a_wrong_reference_collective(device, monkeypatch):
+    """Break the reference's gemm (alpha ignored): the NumPy check must notice."""
+    from tinyc.ir.instructions import Gemm
+    from tinyc.reference import ops_collective
+    from tinyc.reference.state import EVALUATORS
+
+    def wrong_gemm(inst, st):
+        A, B = inst.inputs
+        ops_collective._update(inst, st, lambda dt, read: 2 * (ops_collective._op(read(A), inst.transpose_a)
+                                                              @ ops_collective._op(read(B), inst.transpose_b)))
+
+    monkeypatch.setitem(EVALUATORS, Gemm, wrong_gemm)
+    kernel = _gemm_kernel()
+    [outcome] = runner.run_module([kernel], 0)
+    assert outcome.status == "mismatch" and "reference vs NumPy: gemm" in outcome.detail
+
+
+def test_device_and_reference_results_are_compared(device):
+    kernel = _gemm_kernel()
+    [outcome] = runner.run_module([kernel], 0)
+    assert outcome.status == "ok" and outcome.checked_collectives == kernel.batch
+    args = runner.build_arguments(kernel, 1)
+    other = runner.copy_arguments(args)
+    assert runner.compare(kernel, args, other) is None
+    other[2][0, 0, 0] += 1.0
+    assert "%C differs at (0, 0, 0)" in runner.compare(kernel, args, other)
+
+
+def _gemm_kernel() -> Kernel:
+    from tinyc.fuzz.program import ArrayArg
+    from tinyc.ir.types import f32
+
+    text = """func @g(%A: memref<f32x4x3>, %B: memref<f32x3x5>, %C: memref<f32x4x5x?>) {
+  %i = builtin.group_id : index
+  %c = subview %C[:, :, %i] : memref<f32x4x5>
+  %alpha = constant 0.5 : f32
+  %beta = constant 1.0 : f32
+  gemm.n.n %alpha, %A, %B, %beta, %c
+}
+"""
+    args = [ArrayArg("A", f32, (4, 3), (1, 4), False), ArrayArg("B", f32, (3, 5), (1, 3), False),
+            ArrayArg("C", f32, (4, 5, 2), (1, 4, 20), True)]
+    return Kernel("g", text, 2, args, {"C": False}, {"C": 1e-5})
+
+
+def test_the_shrinker_deletes_what_does_not_matter():
+    text = """func @k(%a: f32) {
+  %x = arith.add %a, %a : f32
+  %y = arith.mul %x, %a : f32
+  for %i = %z, %n {
+    %q = arith.sub %a, %a : f32
+  }
+  %bad = arith.div %y, %a : f32
+  %w = arith.neg %a : f32
+}
+"""
+    kernel = Kernel("k", text, 1, [], {})
+
+    def still_fails(k: Kernel) -> bool:  # "fails" while the division and what it needs remain
+        return all(word in k.text for word in ("%bad = arith.div %y", "%y = arith.mul %x", "%x = arith"))
+
+    small = shrink(kernel, still_fails)
+    assert small.text.splitlines() == ["func @k(%a: f32) {", "  %x = arith.add %a, %a : f32",
+                                       "  %y = arith.mul %x, %a : f32", "  %bad = arith.div %y, %a : f32",
+                                       "}"]
+
+
+def test_mutants_are_classified(monkeypatch):
+    valid = "func @k(%a: f32) {\n  %x = arith.add %a, %a : f32\n}\n"
+    assert mutate.check_mutant(valid).status == "compiled"
+    assert mutate.check_mutant(valid.replace(": f32\n}", "\n}")).status == "rejected"
+    rng = random.Random(3)
+    for _ in range(200):  # every mutation keeps to text and the compiler never crashes on them
+        outcome = mutate.check_mutant(mutate.mutate(valid, rng))
+        assert outcome.status in ("compiled", "rejected"), outcome.detail
+
+    import tinyc
+
+    def crash(*args, **kwargs):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(tinyc, "compile", crash)
+    outcome = mutate.check_mutant(valid)
+    assert outcome.status == "internal" and "KeyError" in outcome.detail
+
+    def slow(*args, **kwargs):
+        time.sleep(5)
+
+    monkeypatch.setattr(tinyc, "compile", slow)
+    assert mutate.check_mutant(valid, time_limit=0.5).status == "hang"
+
+
+def test_strided_arguments_keep_their_layout():
+    from tinyc.fuzz.program import ArrayArg
+    from tinyc.ir.types import f32
+
+    kernel = Kernel("k", "", 1, [ArrayArg("A", f32, (3, 4), (2, 7), False)], {})
+    [a] = runner.build_arguments(kernel, 0)
+    assert a.strides == (8, 28) and a.shape == (3, 4)
+    [b] = runner.copy_arguments([a])
+    assert b.strides == a.strides and np.array_equal(a, b)
+
+
+def test_a_crash_of_the_device_compiler_is_counted_and_the_campaign_goes_on(monkeypatch):
+    """Workers die on program 4 (alone too) and on programs 6 and 7 in one module."""
+    from tinyc.fuzz import isolate
+
+    class FakeWorker:
+        def __init__(self, seed, indices, per_module, shrinking):
+            self.indices, self.per_module, self.death = indices, per_module, ""
+
+        def modules(self):
+            for at in range(self.indices.start, self.indices.stop, self.per_module):
+                part = range(at, min(at + self.per_module, self.indices.stop))
+                if 4 in part or {6, 7} <= set(part):
+                    self.death = "the worker process died (exit status -11)"
+                    return
+                tally = campaign.Tally(programs=len(part))
+                tally.statuses["ok"] += len(part)
+                yield {"stop": part.stop, "alive": True, "tally": tally.to_json(), "reports": ""}
+
+    monkeypatch.setattr(isolate, "Worker", FakeWorker)
+    tally, out = campaign.Tally(), io.StringIO()
+    assert isolate.run_isolated(1, range(10), 3, tally, out, False, None)
+    assert tally.programs == 10 and tally.statuses == {"ok": 9, "crash": 1, "module crash": 1}
+    assert tally.summary() == "programs 10 mismatches 0 internal-errors 2 hangs 0"
+    reports = out.getvalue()
+    assert "--- crash: seed 1 program 4 (k4)" in reports and "exit status -11" in reports
+    assert "--- crash: seed 1 programs 6..8 as one module (each alone runs)" in reports

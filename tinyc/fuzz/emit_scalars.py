@@ -1,0 +1,206 @@
+"""Generator entries for scalar instructions: constant, arith, cast, cmp, math, builtin.
+
+Every value they make is free of undefined behaviour: divisors in 1..8 or
+away from zero, shift amounts below the bit width, float-to-integer casts of
+clamped exact values; each records whether the device computes it exactly.
+"""
+
+from __future__ import annotations
+
+from tinyc.fuzz.generator import COMPLEX, REALS, SCALARS, Writer, exact_op, int_limits, tolerance
+from tinyc.fuzz.program import GROUP, LANE, SUBGROUP, Val
+from tinyc.ir.types import ScalarType, bf16, bool_, f16, i32, index
+
+
+def arith_value(w: Writer, t: ScalarType, *, level: int = LANE, exact: bool = False,
+                depth: int = 1) -> Val | None:
+    """A binary or unary arithmetic result of type t, free of undefined behaviour."""
+    rng = w.rng
+    if t.is_int:
+        ops = ["add", "sub", "mul", "div", "rem", "min", "max", "shl", "shr", "and", "or", "xor",
+               "neg", "not", "abs"]
+    elif t.is_complex:
+        ops = ["add", "sub", "mul", "div", "neg", "conj"]
+    else:
+        ops = ["add", "sub", "mul", "div", "rem", "min", "max", "neg", "abs"]
+    if exact:
+        ops = [op for op in ops if exact_op(t, op)]
+    op = rng.choice(ops)
+    a = w.scalar(t, level=level, exact=exact, depth=depth)
+    name = w.fresh("v")
+    if op in ("neg", "not", "abs", "conj"):
+        if t.is_int and op in ("neg", "abs"):  # -MIN overflows: keep a away from it
+            a = _clamped_int(w, a, t, level)
+        w.emit(f"{name} = arith.{op} {a.name} : {t}")
+        lo = hi = None
+        if t.is_int and a.lo is not None and op == "neg":
+            lo, hi = -a.hi, -a.lo
+        return w.define(name, t, level=a.level, exact=a.exact, lo=lo, hi=hi, tol=a.tol)
+    b = w.scalar(t, level=level, exact=exact, depth=depth)
+    lo = hi = None
+    if t.is_int and op in ("div", "rem"):
+        b = _positive_small(w, b, t, level)  # a divisor in 1..8: no division by 0, no MIN / -1
+    elif t.is_int and op in ("shl", "shr"):
+        mask = w.constant(t, {"i8": 7, "i16": 15, "i32": 31}.get(t.name, 63))
+        masked = w.fresh("m")
+        w.emit(f"{masked} = arith.and {b.name}, {mask.name} : {t}")
+        b = w.define(masked, t, lo=0, hi=int(mask.lo), level=b.level)
+    elif t.is_float and op in ("div", "rem"):
+        b = _away_from_zero(w, b, t, level)
+    elif t.is_complex and op == "div":
+        b = _away_from_zero_complex(w, b, t, level)
+    if t.is_int and op == "add" and None not in (a.lo, a.hi, b.lo, b.hi):
+        lo, hi = a.lo + b.lo, a.hi + b.hi
+        low, high = int_limits(t)
+        if not (low <= lo and hi <= high):
+            lo = hi = None
+    elif t.is_int and op == "rem" and a.lo is not None and a.lo >= 0:
+        lo, hi = 0, b.hi - 1
+    elif t.is_int and op in ("min", "max") and None not in (a.lo, a.hi, b.lo, b.hi):
+        f = min if op == "min" else max
+        lo, hi = f(a.lo, b.lo), f(a.hi, b.hi)
+    w.emit(f"{name} = arith.{op} {a.name}, {b.name} : {t}")
+    w.feature(f"arith.{op}")
+    result_exact = a.exact and b.exact and exact_op(t, op)
+    tol = max(a.tol, b.tol, 0.0 if exact_op(t, op) else tolerance(t.component if t.is_complex else t))
+    return w.define(name, t, level=min(a.level, b.level), exact=result_exact, lo=lo, hi=hi, tol=tol)
+
+
+def _clamped_int(w: Writer, a: Val, t: ScalarType, level: int) -> Val:
+    low, _ = int_limits(t)
+    if a.lo is not None and a.lo > low:
+        return a
+    floor = w.constant(t, low + 1)
+    name = w.fresh("m")
+    w.emit(f"{name} = arith.max {a.name}, {floor.name} : {t}")
+    return w.define(name, t, level=a.level, exact=a.exact)
+
+
+def _positive_small(w: Writer, b: Val, t: ScalarType, level: int) -> Val:
+    """(b and 7) + 1: in 1..8 whatever b is."""
+    if b.lo is not None and b.lo >= 1 and b.hi is not None and b.hi <= 64:
+        return b
+    seven, one = w.constant(t, 7), w.constant(t, 1)
+    m, s = w.fresh("m"), w.fresh("d")
+    w.emit(f"{m} = arith.and {b.name}, {seven.name} : {t}")
+    w.emit(f"{s} = arith.add {m}, {one.name} : {t}")
+    return w.define(s, t, lo=1, hi=8, level=b.level, exact=b.exact)
+
+
+def _away_from_zero(w: Writer, b: Val, t: ScalarType, level: int) -> Val:
+    """|b| + 1 (NaN stays NaN): never zero, keeps quotients small."""
+    one = w.constant(t, 1.0)
+    a, s = w.fresh("m"), w.fresh("d")
+    w.emit(f"{a} = arith.abs {b.name} : {t}")
+    w.emit(f"{s} = arith.add {a}, {one.name} : {t}")
+    return w.define(s, t, level=b.level, exact=b.exact)
+
+
+def _away_from_zero_complex(w: Writer, b: Val, t: ScalarType, level: int) -> Val:
+    two = w.constant(t, complex(2.0, 0.5))
+    s = w.fresh("d")
+    w.emit(f"{s} = arith.add {b.name}, {two.name} : {t}")
+    return w.define(s, t, level=b.level, exact=False)
+
+
+def emit_constant(w: Writer) -> bool:
+    w.constant(w.pick(SCALARS + (bool_,)))
+    return True
+
+
+def emit_arith(w: Writer) -> bool:
+    t = w.pick(SCALARS)
+    return arith_value(w, t, level=LANE, exact=w.chance(0.3)) is not None
+
+
+def emit_logic(w: Writer) -> bool:
+    """and / or / xor / not on bools."""
+    a = w.scalar(bool_)
+    name = w.fresh("b")
+    if w.chance(0.3):
+        w.emit(f"{name} = arith.not {a.name} : bool")
+        w.define(name, bool_, level=a.level, exact=a.exact)
+        return True
+    b = w.scalar(bool_)
+    w.emit(f"{name} = arith.{w.pick(('and', 'or', 'xor'))} {a.name}, {b.name} : bool")
+    w.define(name, bool_, level=min(a.level, b.level), exact=a.exact and b.exact)
+    return True
+
+
+def emit_complex_parts(w: Writer) -> bool:
+    t = w.pick(COMPLEX)
+    a = w.scalar(t)
+    op = w.pick(("re", "im", "abs"))
+    name = w.fresh("v")
+    w.emit(f"{name} = arith.{op} {a.name} : {t.component}")
+    w.define(name, t.component, level=a.level, exact=a.exact and op != "abs")
+    return True
+
+
+def emit_cast(w: Writer) -> bool:
+    dst = w.pick(SCALARS)
+    src_types = [t for t in SCALARS if not (t.is_complex and not dst.is_complex)]
+    src = w.pick(src_types)
+    # float -> int keeps only exact values: an inexact one may truncate differently
+    a = w.scalar(src, exact=dst.is_int and not src.is_int)
+    exact = a.exact
+    if dst.is_int and not src.is_int:  # float -> int: clamp first (NaN and overflow are UB)
+        limit = {"i8": 100.0, "i16": 1000.0}.get(dst.name, 10000.0)
+        if src in (bf16, f16):
+            limit = min(limit, 1000.0)
+        lo, hi = w.constant(src, -limit), w.constant(src, limit)
+        m1, m2 = w.fresh("m"), w.fresh("m")
+        w.emit(f"{m1} = arith.max {a.name}, {lo.name} : {src}")
+        w.emit(f"{m2} = arith.min {m1}, {hi.name} : {src}")
+        a = w.define(m2, src, level=a.level, exact=a.exact)
+        exact = a.exact
+    name = w.fresh("v")
+    w.emit(f"{name} = cast {a.name} : {dst}")
+    lo = hi = None
+    if dst.is_int and src.is_int and a.lo is not None:
+        low, high = int_limits(dst)
+        if low <= a.lo and a.hi <= high:
+            lo, hi = a.lo, a.hi
+    w.define(name, dst, level=a.level, exact=exact, lo=lo, hi=hi,
+             tol=max(a.tol, 0.0 if exact else tolerance(dst.component if dst.is_complex else dst)))
+    return True
+
+
+def emit_cmp(w: Writer) -> bool:
+    w.compare()
+    return True
+
+
+def emit_math(w: Writer) -> bool:
+    t = w.pick(REALS + COMPLEX)
+    a = w.scalar(t)
+    # keep the argument small so exp stays finite: min(max(a, -4), 4) for reals
+    if not t.is_complex:
+        lo, hi = w.constant(t, -4.0), w.constant(t, 4.0)
+        m1, m2 = w.fresh("m"), w.fresh("m")
+        w.emit(f"{m1} = arith.max {a.name}, {lo.name} : {t}")
+        w.emit(f"{m2} = arith.min {m1}, {hi.name} : {t}")
+        a = w.define(m2, t, level=a.level, exact=a.exact)
+    name = w.fresh("e")
+    w.emit(f"{name} = math.{w.pick(('exp', 'native_exp'))} {a.name} : {t}")
+    w.define(name, t, level=a.level, exact=False)
+    return True
+
+
+def emit_builtin(w: Writer) -> bool:
+    choices = [("group_id", index), ("group_size", index), ("num_subgroups", i32), ("subgroup_size", i32)]
+    if w.in_parallel():
+        choices += [("subgroup_id", i32), ("subgroup_local_id", i32)] * 2
+    which, t = w.pick(choices)
+    name = w.fresh("id")
+    w.emit(f"{name} = builtin.{which} : {t}")
+    known = not getattr(w, "unknown_geometry", False)
+    x, y = w.wg
+    facts = {"group_id": (0, w.batch - 1, GROUP), "group_size": (w.batch, w.batch, GROUP),
+             "num_subgroups": ((x // w.subgroup) * y,) * 2 + (GROUP,) if known else (1, 64, GROUP),
+             "subgroup_size": (w.subgroup, w.subgroup, GROUP) if known else (4, 64, GROUP),
+             "subgroup_id": (0, (x // w.subgroup) * y - 1, SUBGROUP) if known else (0, 63, SUBGROUP),
+             "subgroup_local_id": (0, w.subgroup - 1, LANE) if known else (0, 63, LANE)}
+    lo, hi, level = facts[which]
+    w.define(name, t, lo=lo, hi=hi, level=level)
+    return True
