@@ -44,12 +44,37 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=HERE, help="directory for results.{md,json,png}")
     p.add_argument("--no-compile-speed", action="store_true", help="skip the compile-speed part")
     p.add_argument("--compile-repeat", type=int, default=5, help="runs per file for compile speed")
+    p.add_argument("--tune-budget", type=float, default=30.0,
+                   help="seconds of autotuning per kernel for the tuned side (default 30)")
+    p.add_argument("--no-tune", action="store_true", help="leave out the tuned side")
+    p.add_argument("--keep-tuned", action="store_true",
+                   help="use schedules already in the tuning cache instead of tuning afresh")
     return p.parse_args(argv)
 
 
 def compile_files() -> list[Path]:
     """Every sample in samples/."""
     return sorted((REPO / "samples").glob("*.ir"))
+
+
+def measure_ceilings(queue, peaks: dict) -> dict:
+    """Both roofline ceilings, measured now (tinyc/cli/roofline.py) at the gemm footprint.
+
+    `peaks` receives the fastest FMA-peak launch per precision: the cases time
+    it in every round, so their share of the peak is measured alongside them.
+    """
+    from benchmarks.cases import GEMM_FOOTPRINT
+    from tinyc.cli.roofline import best_peak, measure_bandwidth
+    from tinyc.runtime.device import profiling_queue
+
+    bandwidth, streams, footprint = measure_bandwidth(profiling_queue(queue), GEMM_FOOTPRINT)
+    out = {"bandwidth": bandwidth, "streams": streams, "footprint": footprint}
+    for element in ("f32", "f64"):
+        rate, launch = best_peak(profiling_queue(queue), element)
+        peaks[element] = launch
+        out[f"peak_{element}"] = rate
+        out[f"peak_{element}_config"] = launch.config if launch is not None else None
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     names = [c.name for c in all_cases()] if args.cases == "all" else args.cases.split(",")
     cases = [make_case(n.strip(), args.batch) for n in names]
-    config = Config(warmup=args.warmup, repeat=args.repeat, variants=args.variants)
+    config = Config(warmup=args.warmup, repeat=args.repeat, variants=args.variants,
+                    tune_budget=None if args.no_tune else args.tune_budget)
+    if not args.keep_tuned:  # tune in this run (the tuning time is part of the report)
+        import tempfile
+
+        os.environ["TINYC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tinyc-bench-cache-")
     queue = make_queue(args.device)
     meta = {
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
@@ -75,12 +105,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"device: {meta['device']['name']} ({meta['device']['filter_string']}); "
           f"{len(cases)} cases, repeat {config.repeat}")
+    peaks: dict = {}
+    meta["ceilings"] = measure_ceilings(queue, peaks)
+    print(report.ceilings_text(meta["ceilings"]))
     results = []
     for case in cases:
         start = time.perf_counter()
-        result = run_case(case, queue, config)
+        result = run_case(case, queue, config, peaks=peaks)
         results.append(result)
-        best = {f: result.best(f) for f in ("tinyc", "tinyc-raw", "opencl", "numpy")}
+        best = {f: result.best(f) for f in ("tinyc", "tinyc-raw", "tinyc-tuned-raw", "opencl", "numpy")}
         cells = "  ".join(f"{f}={report._ms(r)}" for f, r in best.items())
         print(f"{case.name:18s} batch {case.batch:>7d}  ms: {cells}  ({time.perf_counter() - start:.1f} s)",
               flush=True)
@@ -94,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     report.write_markdown(args.out / "results.md", results, meta,
                           compile_speed.markdown(compile_doc) if compile_doc else "")
     plotted = report.write_plot(args.out / "results.png", results)
+    report.write_roofline(args.out / "roofline.png", results, meta["ceilings"])
     print()
     print(report.markdown_table(results))
     print(f"\nwrote {args.out / 'results.md'}, results.json" + (", results.png" if plotted else

@@ -5,12 +5,16 @@ complete, synchronous execution (`time.perf_counter`): for the device
 sides that is submit plus wait, with the data already in USM memory; for
 NumPy the call itself. After warm-up runs, the implementations are timed
 round-robin (the order rotates every round), so a slow phase of this shared
-2-core machine hits them all alike; the median is reported. Raw and OpenCL C
-launches also record the device time of their events (profiling queue).
+2-core machine hits them all alike; in each round each one runs 3 times back
+to back and the fastest run counts (other work only ever adds time). The
+median over the rounds is reported, and a ratio of two implementations is
+the median of their per-round ratios. Raw and OpenCL C launches also record
+the device time of their events (profiling queue).
 """
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -22,7 +26,10 @@ from benchmarks.cases import Arrays, Case, DeviceData
 from benchmarks.device import import_dpctl
 from benchmarks.opencl_c import build, global_range
 
-FAMILIES = ("tinyc", "tinyc-raw", "opencl", "numpy")
+FAMILIES = ("tinyc", "tinyc-raw", "tinyc-tuned", "tinyc-tuned-raw", "opencl", "numpy")
+PEAK = "fma-peak"
+"""The FMA-chain kernel of the roofline, timed in every round with the case's sides:
+a share of the peak is then a per-round ratio, like the others."""
 
 
 @dataclass
@@ -34,6 +41,9 @@ class Config:
     seed: int = 0
     budget_s: float = 4.0  # cap on the timed runs of one slow implementation
     variants: str = "all"  # "all": time every OpenCL C / NumPy variant; "first": only the first
+    tune_budget: float | None = 30.0  # seconds of autotuning per kernel; None: no tuned side
+    launches: int = 3  # launches per implementation and round; the fastest counts
+    pair_rounds: int = 41  # tuned against default, alternating, after the interleaved rounds
 
 
 @dataclass
@@ -44,24 +54,35 @@ class ImplResult:
     variant: str
     status: str = "ok"  # "ok", "not available (...)", "wrong result (...)", "failed... (...)"
     max_error: float | None = None
-    times: list[float] = field(default_factory=list)  # wall seconds
+    times: list[float] = field(default_factory=list)  # wall seconds, one per round
+    rounds: list[int] = field(default_factory=list)   # the round of each time
     device_times: list[float] = field(default_factory=list)  # event seconds (raw, OpenCL C)
     setup_s: float | None = None  # compile/build time
+    work: float | None = None  # the peak kernel: flops per launch
+    vs_default: list[float] = field(default_factory=list)  # tuned raw: time over the default's
+    setup_spirv: bytes | None = field(default=None, repr=False)  # tinyc: the module timed
+    same_as: "ImplResult | None" = field(default=None, repr=False)  # identical kernel timed there
 
     @property
     def ok(self) -> bool:
+        if self.same_as is not None:
+            return self.same_as.ok
         return self.status == "ok" and bool(self.times)
 
     @property
     def median(self) -> float | None:
+        if self.same_as is not None:
+            return self.same_as.median
         return float(np.median(self.times)) if self.times else None
 
     @property
     def device_median(self) -> float | None:
+        if self.same_as is not None:
+            return self.same_as.device_median
         return float(np.median(self.device_times)) if self.device_times else None
 
     def summary(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = {k: v for k, v in asdict(self).items() if k not in ("setup_spirv", "same_as")}
         out["median_s"] = self.median
         out["device_median_s"] = self.device_median
         return out
@@ -185,17 +206,47 @@ def _opencl_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Ar
     return out
 
 
-def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arrays) -> list[_Runner]:
-    """tinyc through `compile(...)[name](*args, batch=N)`, and its SPIR-V submitted raw."""
-    api = ImplResult("tinyc", "Kernel.__call__")
-    raw = ImplResult("tinyc-raw", "dpctl submit")
+def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arrays,
+                   config: Config) -> list[_Runner]:
+    """tinyc through `compile(...)[name](*args, batch=N)`, and its SPIR-V submitted raw;
+    then the same for the kernel tuned by `compile(..., tune=True)`.
+
+    When the tuner kept the default schedule, the tuned kernel is the default
+    one (the same SPIR-V): its rows are then the default's measurements, not
+    a second noisy timing of the same code.
+    """
+    runners = _compiled_runners(case, queue, d, init, ref, "tinyc", {})
+    if config.tune_budget is None:
+        return runners
+    tuned = _compiled_runners(case, queue, d, init, ref, "tinyc-tuned", {"tune": True},
+                              config.tune_budget)
+    for default, same in zip(runners, tuned):
+        if same.result.status == "ok" and default.result.setup_spirv == same.result.setup_spirv:
+            same.result.status = "same kernel"
+            same.result.same_as = default.result
+    return runners + tuned
+
+
+def _compiled_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arrays,
+                      family: str, options: dict[str, Any],
+                      tune_budget: float | None = None) -> list[_Runner]:
+    api = ImplResult(family, "Kernel.__call__")
+    raw = ImplResult(f"{family}-raw", "dpctl submit")
     try:
+        import os
+
         import tinyc
 
+        if tune_budget is not None:
+            os.environ["TINYC_TUNE_BUDGET"] = str(tune_budget)
         start = time.perf_counter()
-        program = tinyc.compile(case.source, name=f"benchmarks/kernels/{case.ir_file}", device=queue)
+        program = tinyc.compile(case.source, name=f"benchmarks/kernels/{case.ir_file}", device=queue,
+                                **options)
         kernel = program[case.kernel]
-        api.setup_s = time.perf_counter() - start
+        api.setup_s = raw.setup_s = time.perf_counter() - start
+        api.setup_spirv = raw.setup_spirv = program.spirv
+        schedule = program.schedules.get(case.kernel, {})
+        api.variant = raw.variant = json.dumps(schedule, separators=(",", ":"))
     except Exception as exc:  # a tinyc bug: report it, and the baselines anyway
         reason = f"failed to compile ({_short(exc)})"
         api.status = raw.status = reason
@@ -206,12 +257,9 @@ def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arr
     _verify_device(case, d, init, ref, api, runners[0].run)
     try:
         dpctl = import_dpctl()
-        start = time.perf_counter()
         raw_program = dpctl.program.create_program_from_spirv(queue, program.spirv)
         sycl_kernel = raw_program.get_sycl_kernel(case.kernel)
-        raw.setup_s = time.perf_counter() - start
         local = tuple(kernel.info.work_group_size)
-        raw.variant = f"dpctl submit, local {local[0]}×{local[1]}"
         run = _submitter(queue, sycl_kernel, case.raw_args(d), local, batch)
     except Exception as exc:
         raw.status = f"failed ({_short(exc)})"
@@ -221,7 +269,13 @@ def _tinyc_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: Arr
 
 
 def _time_all(runners: list[_Runner], config: Config) -> None:
-    """Warm up, then time the correct implementations round-robin."""
+    """Warm up, then time the correct implementations round-robin.
+
+    Each round runs every implementation `config.launches` times back to back
+    and keeps the fastest run: other work on this shared machine only ever
+    adds time. Round numbers are kept, so two implementations can be compared
+    round by round (`paired_ratio`).
+    """
     live = [r for r in runners if r.result.status == "ok"]
     caps: dict[int, int] = {}
     for i, runner in enumerate(live):
@@ -229,22 +283,99 @@ def _time_all(runners: list[_Runner], config: Config) -> None:
         for _ in range(max(config.warmup, 1)):
             runner.run()
         each = (time.perf_counter() - first) / max(config.warmup, 1)
-        caps[i] = max(1, min(config.repeat, int(config.budget_s / max(each, 1e-9))))
+        caps[i] = max(1, min(config.repeat, int(config.budget_s / max(each * config.launches, 1e-9))))
     for rnd in range(config.repeat):
         shift = rnd % max(len(live), 1)
         for i in list(range(shift, len(live))) + list(range(shift)):
             runner = live[i]
             if len(runner.result.times) >= caps[i]:
                 continue
+            best, best_device = float("inf"), None
+            for _ in range(config.launches):
+                start = time.perf_counter()
+                event = runner.run()
+                wall = time.perf_counter() - start
+                if wall < best:
+                    best = wall
+                    if event is not None and hasattr(event, "profiling_info_end"):
+                        best_device = (event.profiling_info_end - event.profiling_info_start) * 1e-9
+            runner.result.times.append(best)
+            runner.result.rounds.append(rnd)
+            if best_device is not None:
+                runner.result.device_times.append(best_device)
+
+
+def _pair_with_default(runners: list[_Runner], config: Config) -> None:
+    """The tuned kernel against the default one, back to back, `pair_rounds` times.
+
+    The interleaved rounds compare every side under the load of the moment;
+    tuned against default is the comparison the tuner made, so it gets a
+    measurement of its own: the two raw submissions alternate (each the
+    fastest of `launches`), within a fraction of a second, and
+    `vs_default` keeps their per-pair ratios.
+    """
+    by_family = {r.result.family: r for r in runners}
+    default, tuned = by_family.get("tinyc-raw"), by_family.get("tinyc-tuned-raw")
+    if default is None or tuned is None or not default.result.ok:
+        return
+    if tuned.result.status != "ok":  # the same kernel, or no tuned kernel
+        return
+
+    def best(runner: _Runner) -> float:
+        fastest = float("inf")
+        for _ in range(config.launches):
             start = time.perf_counter()
-            event = runner.run()
-            runner.result.times.append(time.perf_counter() - start)
-            if event is not None and hasattr(event, "profiling_info_end"):
-                runner.result.device_times.append((event.profiling_info_end - event.profiling_info_start) * 1e-9)
+            runner.run()
+            fastest = min(fastest, time.perf_counter() - start)
+        return fastest
+
+    for k in range(config.pair_rounds):
+        first, second = (default, tuned) if k % 2 == 0 else (tuned, default)
+        a, b = best(first), best(second)
+        t, d = (b, a) if first is default else (a, b)
+        tuned.result.vs_default.append(t / d)
 
 
-def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] = print) -> CaseResult:
-    """Check and time every implementation of a case on `queue`."""
+def paired_ratio(a: ImplResult, b: ImplResult) -> tuple[float, float, float] | None:
+    """Median, 10th and 90th percentile of a's time over b's, round by round."""
+    a, b = a.same_as or a, b.same_as or b
+    if a is b:
+        return 1.0, 1.0, 1.0
+    theirs = dict(zip(b.rounds, b.times))
+    ratios = [t / theirs[r] for r, t in zip(a.rounds, a.times) if r in theirs]
+    if not ratios:
+        return None
+    return (float(np.median(ratios)), float(np.percentile(ratios, 10)),
+            float(np.percentile(ratios, 90)))
+
+
+def _peak_runner(queue: Any, peak: Any) -> _Runner:
+    result = ImplResult(PEAK, peak.config, work=peak.flops)
+
+    def run() -> Any:
+        event = peak.submit(queue)
+        event.wait()
+        return event
+
+    return _Runner(result, run)
+
+
+def peak_share(r: ImplResult, peak: ImplResult, flops: float) -> float | None:
+    """Median over the rounds of r's flop rate over the peak kernel's in the same round."""
+    r = r.same_as or r
+    theirs = dict(zip(peak.rounds, peak.times))
+    shares = [(flops / t) / (peak.work / theirs[k]) for k, t in zip(r.rounds, r.times)
+              if k in theirs and peak.work]
+    return float(np.median(shares)) if shares else None
+
+
+def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] = print,
+             peaks: dict[str, Any] | None = None) -> CaseResult:
+    """Check and time every implementation of a case on `queue`.
+
+    `peaks` (element type -> roofline.PeakLaunch) adds the FMA-peak kernel of
+    the case's precision to every round.
+    """
     rng = np.random.default_rng(config.seed)
     init = case.inputs(rng)
     ref = case.reference(init)
@@ -252,13 +383,17 @@ def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] 
     runners = _numpy_runners(case, init, ref, config)
     runners += _opencl_runners(case, queue, d, init, ref, config)
     try:
-        runners += _tinyc_runners(case, queue, d, init, ref)
+        runners += _tinyc_runners(case, queue, d, init, ref, config)
     except Exception as exc:  # never let tinyc take the baselines down
         log(traceback.format_exc())
         for family in ("tinyc", "tinyc-raw"):
             runners.append(_Runner(ImplResult(family, "-", f"failed ({_short(exc)})"), lambda: None))
+    element = "f64" if np.dtype(case.dtype) == np.float64 else "f32"
+    if peaks and peaks.get(element) is not None:
+        runners.append(_peak_runner(queue, peaks[element]))
     for runner in runners:
         if runner.result.status != "ok":
             log(f"  {case.name}: {runner.result.family} [{runner.result.variant}]: {runner.result.status}")
     _time_all(runners, config)
+    _pair_with_default(runners, config)
     return CaseResult(case.name, case.title, case.batch, case.flops, case.bytes, [r.result for r in runners])

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
 REQUIRE_DEVICE = os.environ.get("TINYC_REQUIRE_DEVICE") == "1"
+
+# Tests never read or write the user's cache of tuned schedules (tinyc/tune/cache.py):
+# the whole session, subprocesses included, uses a fresh directory.
+_CACHE_DIR = tempfile.mkdtemp(prefix="tinyc-test-cache-")
+os.environ["TINYC_CACHE_DIR"] = _CACHE_DIR
 _skipped_device_tests: list[str] = []
 
 
@@ -45,6 +52,7 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     """Under CI a skipped device test is a failure: the device is installed from PyPI."""
+    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
     if REQUIRE_DEVICE and _skipped_device_tests:
         print(f"\n{len(_skipped_device_tests)} device tests were skipped; failing "
               "because TINYC_REQUIRE_DEVICE=1:")

@@ -29,7 +29,7 @@ def queue(device):
 
 @pytest.fixture(scope="module")
 def results(queue):
-    config = Config(warmup=0, repeat=1, variants="first")
+    config = Config(warmup=0, repeat=1, variants="first", tune_budget=2.0)
     return [run_case(make_case(name, batch=40), queue, config, log=lambda _: None) for name in SMOKE_CASES]
 
 
@@ -61,16 +61,30 @@ def test_tinyc_builds_and_is_correct(results, index):
         assert r.times and r.times[0] > 0
 
 
+@pytest.mark.parametrize("index", range(len(SMOKE_CASES)))
+def test_the_tuned_side_is_correct_or_the_default_kernel(results, index):
+    """Tuned kernels are checked against the reference like every side; a tuned
+    kernel whose SPIR-V is the default's reports the default's measurements."""
+    result = results[index]
+    tuned = [r for r in result.impls if r.family in ("tinyc-tuned", "tinyc-tuned-raw")]
+    assert [r.family for r in tuned] == ["tinyc-tuned", "tinyc-tuned-raw"]
+    for r in tuned:
+        assert r.status in ("ok", "same kernel"), (result.name, r.family, r.status)
+        assert r.ok and r.median > 0
+        assert r.setup_s is not None and r.setup_s > 0, "compile and tuning time"
+
+
 def test_a_tinyc_compile_error_is_reported_as_a_failure(queue, monkeypatch):
     """The suite keeps its baselines when tinyc fails, but says so (and the test above fails)."""
     from benchmarks.cases import Case
-    from benchmarks.suite import _tinyc_runners
+    from benchmarks.suite import Config, _tinyc_runners
 
     case = make_case("axpby_f32_64", batch=2)
     monkeypatch.setattr(Case, "source", property(lambda self: "func @axpby("))
     init = case.inputs(np.random.default_rng(0))
-    runners = _tinyc_runners(case, queue, case.to_device(queue, init), init, case.reference(init))
-    assert [r.result.status.split(" (")[0] for r in runners] == ["failed to compile"] * 2
+    runners = _tinyc_runners(case, queue, case.to_device(queue, init), init, case.reference(init),
+                             Config(tune_budget=1.0))
+    assert [r.result.status.split(" (")[0] for r in runners] == ["failed to compile"] * 4
 
 
 def test_reports_are_written(results, tmp_path):

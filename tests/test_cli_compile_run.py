@@ -34,7 +34,9 @@ def test_assembly_and_lowered_ir_and_stage_times(tmp_path):
     assert asm.exit_code == 0 and "OpEntryPoint Kernel" in asm.output
     lowered = invoke("compile", fused, "--emit", "lowered")
     assert lowered.exit_code == 0
-    assert "cooperative_matrix_mul_add" in lowered.output and "gemm" not in lowered.output
+    code = "\n".join(line for line in lowered.output.splitlines() if not line.startswith(";"))
+    assert "cooperative_matrix_mul_add" in code and "gemm" not in code
+    assert lowered.output.startswith('; schedule: {"fused_kernel": {"subgroup_size": 16')
     timed = invoke("compile", fused, "-o", str(tmp_path / "f.spv"), "--time")
     for stage in ("parse", "verify", "passes", "codegen", "total"):
         assert stage in timed.output
@@ -78,7 +80,7 @@ def test_print_after_an_unknown_pass_is_a_usage_error(tmp_path):
     fused = next(s for s in SAMPLES if s.endswith("fused_kernel.ir"))
     result = invoke("compile", fused, "-o", str(tmp_path / "f.spv"), "--print-after", "lower-gemm")
     assert result.exit_code == 2
-    assert "no pass 'lower-gemm'; passes: work-group-size," in result.stderr
+    assert "no pass 'lower-gemm'; passes: apply-schedule, work-group-size," in result.stderr
     assert not (tmp_path / "f.spv").exists()
 
 
@@ -108,7 +110,24 @@ def test_bench_reports_rates(device):
     batched = next(s for s in SAMPLES if s.endswith("batched_gemm.ir"))
     result = invoke("bench", batched, "--batch", "200", "--repeat", "3", "--warmup", "1")
     assert result.exit_code == 0, result.output
-    assert "GFLOP/s" in result.output and "copy bandwidth" in result.output
+    assert "GFLOP/s" in result.output
+    out = result.output
+    assert "memory ceiling" in out and "best of copy" in out and "read" in out and "triad" in out
+    assert "FMA peak" in out and "(f32," in out and "roofline at" in out
+
+
+def test_roofline_ceilings_are_the_best_of_their_kernels(device):
+    from tinyc.cli.roofline import STREAMS, measure
+
+    found = measure(device, 4 << 20, "f64", repeat=2)
+    assert not found.problems
+    assert set(found.streams) == set(STREAMS)
+    assert found.bandwidth == max(found.streams.values()) > 0
+    assert found.footprint >= 4 << 20
+    assert found.peak_flops > 0 and found.peak_type == "f64" and "chains" in found.peak_config
+    low = 0.01 * found.peak_flops / found.bandwidth
+    assert found.attainable(low) == low * found.bandwidth
+    assert found.attainable(1e9) == found.peak_flops
 
 
 def test_devices_lists_a_spirv_device(device):

@@ -67,7 +67,7 @@ def test_bytes_are_utf8_source():
 
 @pytest.mark.parametrize("bad", [123, None, 1.5, ["func @k() {}"]])
 def test_other_sources_are_type_errors(bad):
-    with pytest.raises(TypeError, match="expects the source as str or UTF-8 bytes, got"):
+    with pytest.raises(TypeError, match="expects the source as str, UTF-8 bytes or a tinyc.builder.Program, got"):
         tinyc.compile(bad)
 
 

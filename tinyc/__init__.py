@@ -20,12 +20,13 @@ from tinyc.diagnostics import BoundsError, CompilationError, LaunchError  # noqa
 
 __all__ = ["BoundsError", "CompilationError", "CompilationWarning", "LaunchError", "Program", "compile",
            "Group", "Devices", "devices", "distributed", "einsum", "contract", "Contraction", "builder",
-           "recipes"]
+           "recipes", "TuningWarning"]
 
 _RUNTIME = {  # public names that load the runtime (and dpctl) only when asked for
     "Group": "tinyc.runtime.arguments",
     "Devices": "tinyc.runtime.devices",
     "devices": "tinyc.runtime.devices",
+    "TuningWarning": "tinyc.tune.cache",  # the tuner's and the program cache's warnings
 }
 _LAZY = {  # name -> (module, attribute or None for the module itself)
     "einsum": ("tinyc.contractions", "einsum"),

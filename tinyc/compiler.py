@@ -6,7 +6,9 @@
 The IR after each stage is kept as text for `Program.ir(stage)` and
 `tinyc compile --emit`. `check_source` is the front half alone (parse,
 verify), what `tinyc check` runs; nothing here imports dpctl or the SPIR-V
-layer before it is needed.
+layer before it is needed. A schedule (tinyc/schedule/) says how each kernel
+is lowered: given by the caller, written in the source, or found by the
+autotuner (tinyc/tune/) and cached on disk; the lowered IR shows the one used.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class CompileResult:
     warnings: list = field(default_factory=list)  # Diagnostics of severity "warning"
     subgroup_size: int | None = None  # the options it was compiled with (for its variants)
     device_info: Any = None
+    schedules: dict[str, dict] = field(default_factory=dict)  # kernel -> complete schedule used
+    tuned: dict[str, dict] = field(default_factory=dict)      # kernel -> tuned knobs applied
+    given: Any = None  # the caller's schedule (tinyc.schedule.Schedule), for the variants
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -47,6 +52,10 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
     result = step()
     timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
     return result
+
+
+Tuned = Callable[[IRProgram], dict] | dict | None
+"""Tuned schedules by kernel, or a function of the checked program giving them."""
 
 
 def check_source(source: str, name: str = "<string>",
@@ -84,12 +93,15 @@ def stage_text(program: IRProgram) -> str:
 def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | None = None,
                      device_info: Any = None, validate: bool = True,
                      print_after: Callable[[str, IRProgram], None] | None = None,
+                     schedule: Any = None, tuned: Tuned = None,
                      std: "Std | str | None" = None,
                      defines: dict[str, str] | None = None,
                      check_bounds: bool = False) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
-    `print_after(pass_name, program)` is called after each pass (`--print-after`);
+    `print_after(pass_name, program)` is called after each pass (`--print-after`).
+    `schedule` (a tinyc.schedule.Schedule, a dict or a JSON path) is the
+    caller's; `tuned` the autotuner's (weaker than the source's attributes).
     `std` overrides the language version (tinyc.std); `defines` are
     preprocessor definitions from outside. `check_bounds`: the bounds-checked
     variant of every kernel (check-shapes pass, codegen/bounds.py), which
@@ -102,18 +114,58 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     check_subgroup_size(subgroup_size, device_info)
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
+    given = _schedule(schedule)
     program = check_source(source, name, timings, std, defines)
     stages["parsed"] = stages["checked"] = stage_text(program)
+    if given is not None:
+        given.check_kernels(program.functions)
+    tuned_entries = tuned(program) if callable(tuned) else dict(tuned or {})
+    used: dict[str, dict] = {}
     warnings = _timed(timings, "passes", lambda: run_pipeline(
         program, subgroup_size=subgroup_size, device_info=device_info, print_after=print_after,
-        check_bounds=check_bounds))
+        check_bounds=check_bounds, schedule=given, tuned=tuned_entries, used=used))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
-    stages["lowered"] = stage_text(program)
+    stages["lowered"] = print_with_schedules(program, used, tuned_entries)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
-    return CompileResult(program, stages, spirv, kernels, timings, source, name, program.std,
-                         dict(defines or {}), warnings, subgroup_size, device_info)
+    return CompileResult(program, stages, spirv, kernels, timings, source, name, std=program.std,
+                         defines=dict(defines or {}), warnings=warnings,
+                         subgroup_size=subgroup_size, device_info=device_info, schedules=used,
+                         tuned=tuned_entries, given=given)
+
+
+def _schedule(schedule: Any) -> Any:
+    if schedule is None:
+        return None
+    from tinyc.schedule import Schedule
+
+    return Schedule.of(schedule)
+
+
+def print_with_schedules(program: IRProgram, used: dict[str, dict],
+                         tuned: dict[str, dict]) -> str:
+    """The program's text (stage_text), each function after a comment with the schedule it
+    was lowered with.
+
+    The comment is JSON in the format of `schedule=`/`--schedule`, so it can be
+    copied into a schedule file.
+    """
+    import json
+
+    text = stage_text(program)
+    if not used:
+        return text
+    comments = {fn.name: "; schedule" + (" (tuned: tinyc tune)" if tuned.get(fn.name) else "")
+                + ": " + json.dumps({fn.name: used[fn.name]}, separators=(", ", ": "))
+                for fn in program.functions if fn.name in used}
+    lines = []
+    for line in text.splitlines():
+        head = line.split("(", 1)[0].split()
+        if len(head) == 2 and head[0] == "func" and head[1].lstrip("@") in comments:
+            lines.append(comments[head[1].lstrip("@")])
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def check_subgroup_size(subgroup_size: Any, device_info: Any = None) -> None:
@@ -149,7 +201,12 @@ def _verify_lowered(program: IRProgram) -> None:
 
 
 def device_limits(device: Any) -> Any:
-    """The pass-level DeviceInfo of the launch device; CPU defaults if there is none.
+    """The pass-level DeviceInfo of the launch device; CPU defaults if none is usable."""
+    return target_device(device)[1]
+
+
+def target_device(device: Any) -> tuple[Any, Any]:
+    """(the dpctl device or None, its pass-level DeviceInfo; CPU defaults if there is none).
 
     An explicitly requested device that cannot be used is an error; without a
     request, compiling still works on a machine without SPIR-V devices (no
@@ -166,8 +223,8 @@ def device_limits(device: Any) -> Any:
     except (ImportError, LaunchError):
         if device is not None:
             raise
-        return CPU_DEVICE
-    return DeviceInfo.from_sycl_device(found)
+        return None, CPU_DEVICE
+    return found, DeviceInfo.from_sycl_device(found)
 
 
 class Program:
@@ -195,6 +252,13 @@ class Program:
     def warnings(self) -> list:
         """Warnings of the compilation (Diagnostics), also issued as CompilationWarning."""
         return list(self._result.warnings)
+
+    @property
+    def schedules(self) -> dict[str, dict]:
+        """The complete schedule each kernel was lowered with (the format of `schedule=`)."""
+        import copy
+
+        return copy.deepcopy(self._result.schedules)
 
     def ir(self, stage: str = "lowered") -> str:
         """IR text after a stage: "parsed", "checked" or "lowered"."""
@@ -234,7 +298,7 @@ class Program:
             r = self._result
             self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
                                              device_info=r.device_info, std=r.std, defines=r.defines,
-                                             check_bounds=True)
+                                             schedule=r.given, tuned=r.tuned, check_bounds=True)
         return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):
@@ -266,7 +330,8 @@ class CompilationWarning(UserWarning):
 
 def compile(source: Any, *, name: str = "<string>", device: Any = None,
             subgroup_size: int | None = None, std: str | None = None,
-            defines: dict[str, str] | None = None) -> Program:
+            defines: dict[str, str] | None = None, schedule: Any = None,
+            tune: bool = False) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
     `source` is text, bytes in UTF-8, or a `tinyc.builder.Program`; a built
@@ -274,18 +339,34 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
     it), then compiled from its text like any source. `std` ("seed" or
     "newest") overrides the language version the source declares or implies;
     `defines` gives preprocessor definitions, as `{"ty": "f64"}` for
-    `$ty = f64` (docs/newest.md). Raises CompilationError for errors in the
-    program, TypeError/ValueError for bad arguments.
+    `$ty = f64` (docs/newest.md). `schedule` (dict, tinyc.schedule.Schedule
+    or path to a JSON file) fixes knobs of the lowering, keyed by kernel and
+    instruction (docs/schedules.md). A schedule the autotuner cached for a
+    kernel on this device is used automatically; `tune=True` first tunes
+    every kernel that has none (measuring on the device, up to
+    TINYC_TUNE_BUDGET seconds per kernel, default 30) and caches the result.
+    Raises CompilationError for errors in the program, TypeError/ValueError
+    for bad arguments.
     """
     import warnings
+
+    from tinyc.tune import cached_or_tuned
 
     if not isinstance(name, str):
         raise TypeError(f"tinyc.compile() expects name= as a str, got {type(name).__name__}")
     if name == "<string>" and getattr(source, "checked_source", None) is not None:
         name = getattr(source, "name", name)
     text = source_text(source)
-    result = compile_to_spirv(text, name, subgroup_size=subgroup_size,
-                              device_info=device_limits(device), std=std, defines=defines)
+    found, info = target_device(device)
+    given = _schedule(schedule)
+    tuned = cached_or_tuned(found, device, given, subgroup_size, tune) if found is not None else None
+    if tune and found is None:
+        from tinyc.tune.cache import TuningWarning
+
+        warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
+                      TuningWarning, stacklevel=2)
+    result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
+                              schedule=given, tuned=tuned, std=std, defines=defines)
     for diagnostic in result.warnings:
         warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
     return Program(result, device)

@@ -254,7 +254,7 @@ def _distance(word: str, candidate: str) -> float | None:
                            or candidate.startswith(word + ".")):
         return 0.25
     a, b = word, candidate
-    if a[:1] == b[:1] and a[:1] in "%@.":  # the sigil is no part of the name
+    if a[:1] == b[:1] and a[:1] in "%@.$":  # the sigil is no part of the name
         a, b = a[1:], b[1:]
     if "." in a[1:] and "." in b[1:] and a.rsplit(".", 1)[0] == b.rsplit(".", 1)[0]:
         a, b = a.rsplit(".", 1)[1], b.rsplit(".", 1)[1]

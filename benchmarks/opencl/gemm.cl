@@ -7,7 +7,8 @@
 //   SG       required sub-group size (16 unless a variant says otherwise)
 //   WGY      work-items along y; each owns NC = N / WGY columns of C
 //   KU       unroll factor of the k loop
-//   TRANS_A  0: gemm.n.n, 1: gemm.t.n
+//   TRANS_A  0: op(A) = A (gemm.n.*), 1: op(A) = Aᵀ (gemm.t.*)
+//   TRANS_B  0: op(B) = B (gemm.*.n), 1: op(B) = Bᵀ (gemm.*.t)
 // One work-group of (N, WGY) work-items per batch instance (OpenCL dim 2).
 // Work-item (i, y) owns row i of C restricted to the column block
 // [y·NC, (y+1)·NC): the accumulators live in registers (acc[NC], fully
@@ -25,6 +26,14 @@
 #endif
 #ifndef TRANS_A
 #define TRANS_A 0
+#endif
+#ifndef TRANS_B
+#define TRANS_B 0
+#endif
+#if TRANS_B
+#define OPB(k, j) B[(j) + N * (k)]
+#else
+#define OPB(k, j) B[(k) + N * (j)]
 #endif
 #define NC (N / WGY)
 #define PRAGMA(x) _Pragma(#x)
@@ -53,7 +62,7 @@ kernel void gemm_rows(global const T *restrict A, global const T *restrict B,
         const T a = A[i + N * k];
 #endif
 #pragma unroll
-        for (int j = 0; j < NC; ++j) acc[j] = fma(a, B[k + N * (j0 + j)], acc[j]);
+        for (int j = 0; j < NC; ++j) acc[j] = fma(a, OPB(k, j0 + j), acc[j]);
     }
 #pragma unroll
     for (int j = 0; j < NC; ++j) C[i + N * (j0 + j)] = acc[j];
@@ -89,7 +98,7 @@ kernel void gemm_local(global const T *restrict A, global const T *restrict B,
     for (int k = 0; k < N; ++k) {
         const T a = As[i + N * k];
 #pragma unroll
-        for (int j = 0; j < NC; ++j) acc[j] = fma(a, B[k + N * (j0 + j)], acc[j]);
+        for (int j = 0; j < NC; ++j) acc[j] = fma(a, OPB(k, j0 + j), acc[j]);
     }
 #pragma unroll
     for (int j = 0; j < NC; ++j) C[i + N * (j0 + j)] = acc[j];

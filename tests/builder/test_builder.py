@@ -237,7 +237,7 @@ def test_builder_rejects_bad_calls_at_once():
         prog.function("f")
     with pytest.raises(TypeError, match="not a scalar type"):
         fn.constant(1, "float7")
-    with pytest.raises(TypeError, match="tinyc.compile takes source text or a tinyc.builder.Program"):
+    with pytest.raises(TypeError, match="expects the source as str, UTF-8 bytes or a tinyc.builder.Program"):
         tinyc.compile(42)
 
 

@@ -123,7 +123,7 @@ def test_every_sample_gives_the_same_results_in_both_spellings(path, both_spelli
         batch = 3
         results = []
         for program in (seed, newest):
-            args = make_arguments(program[name].info, batch, {}, seed=7)
+            args, _ = make_arguments(program.checked_ir()[name], program[name].info, batch, {}, seed=7)
             program[name](*args, batch=batch)
             results.append(args)
         for got, want in zip(*results):

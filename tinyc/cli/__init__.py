@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "run": "tinyc.cli.launch:run",
     "bench": "tinyc.cli.launch:bench",
     "devices": "tinyc.cli.launch:devices",
+    "tune": "tinyc.cli.tune:tune",
     "fmt": "tinyc.cli.fmt:fmt",
     "lsp": "tinyc.cli.lsp:lsp",
     "einsum": "tinyc.cli.einsum:einsum",

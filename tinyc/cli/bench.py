@@ -1,10 +1,11 @@
-"""`tinyc bench`: kernel time, GFLOP/s, GB/s and the share of the device's bandwidth.
+"""`tinyc bench`: kernel time, GFLOP/s, GB/s, and where the kernel sits on the roofline.
 
 Work is counted by tinyc.analysis.work, the model benchmarks/ uses too:
 each collective's flops with the sizes it really has (one work-group
 emulated by the reference interpreter), and the minimum memory traffic.
-The device's bandwidth is measured in the same run by a tinyc copy kernel
-over 2 × 64 MiB.
+Both ceilings of the roofline — the best of several streaming kernels at the
+kernel's footprint, and the peak FMA throughput — are measured in the same
+run (roofline.py).
 """
 
 from __future__ import annotations
@@ -15,30 +16,6 @@ import numpy as np
 
 from tinyc.analysis.work import count_work
 from tinyc.cli.errors import UsageError
-
-COPY_KERNEL = """
-func @copy(%src: memref<f32x?x?>, %dst: memref<f32x?x?>) {
-  %g = builtin.group_id : index
-  %x = subview %src[:, %g] : memref<f32x?>
-  %y = subview %dst[:, %g] : memref<f32x?>
-  %one = constant 1.0 : f32
-  %zero = constant 0.0 : f32
-  axpby.n %one, %x, %zero, %y
-}
-"""
-COPY_ROWS, COPY_COLUMNS = 16384, 1024  # 64 MiB of f32 per array
-
-
-def copy_bandwidth(device: str | None, repeat: int) -> float:
-    """Bytes per second of a tinyc copy kernel (read + write) on the device."""
-    import tinyc
-
-    kernel = tinyc.compile(COPY_KERNEL, name="<copy>", device=device)["copy"]
-    src = np.ones((COPY_ROWS, COPY_COLUMNS), dtype=np.float32, order="F")
-    dst = np.zeros_like(src)
-    seconds = float(np.median(kernel.time(src, dst, batch=COPY_COLUMNS, repeat=repeat)))
-    return 2.0 * src.nbytes / seconds
-
 
 def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
                  sizes: Sequence[str], repeat: int, warmup: int, seed: int, device: str | None,
@@ -71,9 +48,28 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
     echo(line)
     echo(f"  {result['gflops']:.2f} GFLOP/s, {result['gbytes']:.2f} GB/s "
          f"({work.flops / 1e6:.1f} MFLOP, {work.bytes / 1e6:.1f} MB minimum traffic)")
-    peak = copy_bandwidth(device, max(3, repeat // 2))
-    result["copy_gbytes"] = peak / 1e9
-    result["bandwidth_share"] = work.bytes / seconds / peak
-    echo(f"  {100 * result['bandwidth_share']:.0f}% of the device's copy bandwidth "
-         f"({peak / 1e9:.2f} GB/s measured by a copy kernel in this run)")
+    from tinyc.cli.roofline import measure, numpy_element
+
+    ceilings = measure(device, work.bytes, numpy_element(args), max(3, repeat // 4))
+    for problem in ceilings.problems:
+        echo(f"  {problem}")
+    intensity = work.flops / work.bytes if work.bytes else float("inf")
+    result.update(intensity=intensity, bandwidth_gbytes=ceilings.bandwidth / 1e9,
+                  peak_gflops=ceilings.peak_flops / 1e9)
+    if ceilings.bandwidth:
+        streams = ", ".join(f"{k} {v / 1e9:.1f}" for k, v in ceilings.streams.items())
+        result["bandwidth_share"] = work.bytes / seconds / ceilings.bandwidth
+        echo(f"  memory ceiling {ceilings.bandwidth / 1e9:.2f} GB/s (best of {streams} GB/s over "
+             f"{ceilings.footprint / 1e6:.0f} MB): the kernel moves "
+             f"{100 * result['bandwidth_share']:.0f}% of it")
+    if ceilings.peak_flops:
+        result["peak_share"] = work.flops / seconds / ceilings.peak_flops
+        echo(f"  FMA peak {ceilings.peak_flops / 1e9:.1f} GFLOP/s ({ceilings.peak_type}, "
+             f"{ceilings.peak_config}): the kernel reaches {100 * result['peak_share']:.0f}% of it")
+    if ceilings.bandwidth and ceilings.peak_flops:
+        roof = ceilings.attainable(intensity)
+        bound = "compute" if roof >= ceilings.peak_flops else "memory"
+        result["roofline_share"] = work.flops / seconds / roof
+        echo(f"  roofline at {intensity:.2f} flop/byte: {roof / 1e9:.1f} GFLOP/s ({bound} bound); "
+             f"the kernel reaches {100 * result['roofline_share']:.0f}% of it")
     return result

@@ -24,14 +24,16 @@ from tinyc.diagnostics import CompilationError
 @click.option("--emit", type=click.Choice(["ir", "lowered", "spirv"]), default="spirv",
               help="ir: the checked IR; lowered: IR after all passes; spirv: the module.")
 @click.option("--subgroup-size", type=int, default=None, help="Force a subgroup size.")
+@click.option("--schedule", "schedule_file", type=click.Path(dir_okay=False), default=None,
+              help="JSON file of schedule knobs by kernel and instruction (docs/schedules.md).")
 @click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
 @click.option("--print-after", "print_after", multiple=True, metavar="PASS|all",
               help="Print the IR to stderr after the pass (repeatable), or after every pass.")
 @language_options
 @color_option
 def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, emit: str,
-                    subgroup_size: int | None, show_time: bool, print_after: tuple[str, ...],
-                    std: str | None, defines: dict[str, str]) -> None:
+                    subgroup_size: int | None, schedule_file: str | None, show_time: bool,
+                    print_after: tuple[str, ...], std: str | None, defines: dict[str, str]) -> None:
     """Compile FILES ('-': standard input) to SPIR-V, or print their IR with --emit.
 
     `--emit ir --std newest` prints a seed program in the newest spelling
@@ -54,12 +56,15 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
     inputs = Inputs(files)
     for path, text in inputs:
         try:
+            warnings: list = []
             if emit == "ir":  # the checked IR, spelled in the program's (or the given) version
                 program = check_source(text, display_name(path), std=std, defines=defines)
                 ir_text = print_program(program, declare=std is not None)
             else:
                 result = compile_to_spirv(text, display_name(path), subgroup_size=subgroup_size,
-                                          print_after=printer, std=std, defines=defines)
+                                          print_after=printer, schedule=schedule_file, std=std,
+                                          defines=defines)
+                warnings = result.warnings
         except CompilationError as err:
             print_diagnostics(err)
             failed = True
@@ -67,7 +72,7 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
         except (SpirvToolError, InternalCompilerError) as err:  # tinyc's bug, not the input's
             error(f"internal compiler error: {err}")
             sys.exit(EXIT_INTERNAL)
-        for warning in result.warnings:  # e.g. an attribute that overrides --subgroup-size
+        for warning in warnings:  # e.g. an attribute that overrides --subgroup-size
             click.echo(str(warning), err=True)
         if emit == "ir":
             data: str | bytes = ir_text

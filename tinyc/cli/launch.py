@@ -87,7 +87,7 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
 def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
           warmup: int, seed: int, device: str | None, std: str | None,
           defines: dict[str, str]) -> None:
-    """Time a kernel of FILE: median device time, GFLOP/s, GB/s, share of bandwidth."""
+    """Time a kernel of FILE: median device time, GFLOP/s, GB/s, and both roofline ceilings."""
     from tinyc.cli.bench import bench_kernel
 
     text = read_one(file)

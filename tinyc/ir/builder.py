@@ -134,8 +134,9 @@ class Builder:
         return self.insert(CoopMatrixScale(scalar, matrix, matrix.type)).result
 
     def coop_store(self, value: Value, tensor: Value, x: Value, y: Value,
-                   checked: CheckedFlag = CheckedFlag.NONE, flag: StoreFlag = StoreFlag.NONE) -> None:
-        self.insert(CoopMatrixStore(checked, flag, value, tensor, x, y))
+                   checked: CheckedFlag = CheckedFlag.NONE, flag: StoreFlag = StoreFlag.NONE,
+                   transpose: bool = False) -> Instruction:
+        return self.insert(CoopMatrixStore(checked, flag, value, tensor, x, y, transpose=transpose))
 
     # -- structured control flow ----------------------------------------------
     @contextmanager

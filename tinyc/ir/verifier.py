@@ -49,10 +49,11 @@ from tinyc.diagnostics import DiagnosticSink, Note, Span
 from tinyc.ir import attr_checks
 from tinyc.ir.checks import check_subgroup_multiples, title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
-from tinyc.ir.instructions import Builtin, SPMD_BUILTINS, Yield
-from tinyc.std import DEFAULT, Version, other_std
+from tinyc.ir.instructions import SPMD_BUILTINS, BlasInstruction, Builtin, Yield
 from tinyc.ir.types import DYNAMIC, AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, \
     ScalarType, Type, VoidType, type_problems
+from tinyc.schedule.knobs import knob_problems
+from tinyc.std import DEFAULT, Version, other_std
 
 class VerifyContext:
     """What an instruction's `verify` needs: error reporting and where it sits."""
@@ -182,6 +183,9 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
         if _check_types(ctx, [r.type for r in inst.results], inst.type_span or inst.span):
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
             check_subgroup_multiples(ctx, inst)
+        if isinstance(inst, BlasInstruction):
+            for problem in knob_problems(inst.opname, inst.attrs):
+                ctx.error(f"{inst.opname}: {problem}", inst.span)
         for sub in inst.regions:
             if inst.region_kind is None:  # for, if: the enclosing kind
                 _verify_region(ctx, sub, kind, origin, visible)

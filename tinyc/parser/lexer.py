@@ -48,7 +48,7 @@ REPLACEMENT = "\ufffd"
 """What a byte that is not UTF-8 decodes to (`tinyc.compiler.source_text`): fine in a
 comment, reported like an unexpected character elsewhere."""
 _FAST = re.compile(r"(?:[ \t\r\n\f\v\ufeff]+|;[^\n]*)*(?:(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
-                   r"|(?P<punctuation>[{}()\[\],:=?<>])|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+                   r"|(?P<punctuation>[{}()\[\],:=?>]|<(?!=))|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
                    r"|(?P<modifier>\.[A-Za-z_][A-Za-z0-9_]*))?")
 """White space and comments, then the common token, one group per kind (`tokens`);
 everything else goes through `_scan`."""

@@ -30,7 +30,7 @@ import re
 from typing import Iterable, Iterator
 
 from tinyc.diagnostics import CompilationError, Diagnostic, Note, Source, Span, did_you_mean
-from tinyc.parser.lalr import Token
+from tinyc.parser.lalr import LEX_ERROR, Token
 from tinyc.parser.lexer import CALC, DEF_ID
 
 _TYPE_HEADS = frozenset({"memref", "group", "coopmatrix"})
@@ -171,6 +171,8 @@ class Preprocessor:
                        f"a definition or !calc(...)", name_token)
         if first.type == DEF_ID:
             return list(self._use(first))
+        if first.type == LEX_ERROR:  # text the lexer could not read: its own message says why
+            self._fail(getattr(first, "message", f"unexpected '{first.value}'"), first)
         if first.type == CALC:
             return [self._calc(first)]
         if first.value in ("[", "{") and first.type != "STRING":

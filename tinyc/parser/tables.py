@@ -435,10 +435,15 @@ attribute_name: SUBGROUP_SIZE => attribute_name 0
 attribute_name: UNROLL => attribute_name 0
 attribute_name: WORK_GROUP_SIZE => attribute_name 0
 axpby: axpby_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 3 5 7
+axpby: axpby_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => axpby 0 1 3 5 7 9
 axpby: axpby_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 4 6 8
+axpby: axpby_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => axpby 0 1 2 4 6 8 10
 axpby: axpby_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 3 5 7 9
+axpby: axpby_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => axpby 0 1 2 3 5 7 9 11
 axpby: axpby_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 4 6 8
+axpby: axpby_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => axpby 0 1 2 4 6 8 10
 axpby: axpby_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => axpby 0 1 2 3 5 7 9
+axpby: axpby_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => axpby 0 1 2 3 5 7 9 11
 axpby_keyword: AXPBY => axpby_keyword 0
 barrier: barrier_keyword => barrier 0
 barrier: barrier_keyword global_fence => barrier 0 1
@@ -579,7 +584,9 @@ coop_matrix_store: coop_matrix_store_keyword transpose store_flag LOCAL_ID COMMA
 coop_matrix_store_keyword: COOPERATIVE_MATRIX_STORE => coop_matrix_store_keyword 0
 coopmatrix_type: COOPMATRIX LESSTHAN scalar_type X INTEGER X INTEGER COMMA matrix_use MORETHAN => coopmatrix_type 2 4 6 8
 cumsum: cumsum_keyword LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID => cumsum 0 1 3 5 7 9
+cumsum: cumsum_keyword LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => cumsum 0 1 3 5 7 9 11
 cumsum: cumsum_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID => cumsum 0 1 2 4 6 8 10
+cumsum: cumsum_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => cumsum 0 1 2 4 6 8 10 12
 cumsum_keyword: CUMSUM => cumsum_keyword 0
 dictionary: LBRACE RBRACE => dictionary
 dictionary: LBRACE named_attribute RBRACE => dictionary 1
@@ -632,28 +639,44 @@ function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR region => function
 fuse: fuse_keyword LOCAL_ID LSQB INTEGER COMMA INTEGER RSQB COLON memref_type => fuse 0 1 3 5 8
 fuse_keyword: FUSE => fuse_keyword 0
 gemm: gemm_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 3 5 7 9
+gemm: gemm_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemm 0 1 3 5 7 9 11
 gemm: gemm_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 4 6 8 10
+gemm: gemm_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemm 0 1 2 4 6 8 10 12
 gemm: gemm_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 5 7 9 11
+gemm: gemm_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemm 0 1 2 3 5 7 9 11 13
 gemm: gemm_keyword atomic transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 4 6 8 10 12
+gemm: gemm_keyword atomic transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemm 0 1 2 3 4 6 8 10 12 14
 gemm: gemm_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 4 6 8 10
+gemm: gemm_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemm 0 1 2 4 6 8 10 12
 gemm: gemm_keyword transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 5 7 9 11
+gemm: gemm_keyword transpose transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemm 0 1 2 3 5 7 9 11 13
 gemm: gemm_keyword transpose transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemm 0 1 2 3 4 6 8 10 12
+gemm: gemm_keyword transpose transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemm 0 1 2 3 4 6 8 10 12 14
 gemm_keyword: GEMM => gemm_keyword 0
 gemv: gemv_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 3 5 7 9
+gemv: gemv_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemv 0 1 3 5 7 9 11
 gemv: gemv_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 4 6 8 10
+gemv: gemv_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemv 0 1 2 4 6 8 10 12
 gemv: gemv_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 3 5 7 9 11
+gemv: gemv_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemv 0 1 2 3 5 7 9 11 13
 gemv: gemv_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 4 6 8 10
+gemv: gemv_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemv 0 1 2 4 6 8 10 12
 gemv: gemv_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => gemv 0 1 2 3 5 7 9 11
+gemv: gemv_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => gemv 0 1 2 3 5 7 9 11 13
 gemv_keyword: GEMV => gemv_keyword 0
 ger: ger_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => ger 0 1 3 5 7 9
+ger: ger_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => ger 0 1 3 5 7 9 11
 ger: ger_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => ger 0 1 2 4 6 8 10
+ger: ger_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => ger 0 1 2 4 6 8 10 12
 ger_keyword: GER => ger_keyword 0
 global_fence: __ANON_7 => global_fence 0
 group_offset: COMMA OFFSET COLON dim => group_offset 3
 group_type: GROUP LESSTHAN memref_type X dim MORETHAN => group_type 2 4
 group_type: GROUP LESSTHAN memref_type X dim group_offset MORETHAN => group_type 2 4 5
 hadamard_product: hadamard_product_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 3 5 7 9
+hadamard_product: hadamard_product_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => hadamard_product 0 1 3 5 7 9 11
 hadamard_product: hadamard_product_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => hadamard_product 0 1 2 4 6 8 10
+hadamard_product: hadamard_product_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => hadamard_product 0 1 2 4 6 8 10 12
 hadamard_product_keyword: HADAMARD => hadamard_product_keyword 0
 hadamard_product_keyword: HADAMARD_PRODUCT => hadamard_product_keyword 0
 if: if_keyword LOCAL_ID __ANON_20 LPAR RPAR region => if 0 1 5
@@ -800,10 +823,15 @@ subview: subview_keyword LOCAL_ID LSQB slice RSQB COLON memref_type => subview 0
 subview: subview_keyword LOCAL_ID LSQB slice __subview_star_12 RSQB COLON memref_type => subview 0 1 3 4* 7
 subview_keyword: SUBVIEW => subview_keyword 0
 sum: sum_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 3 5 7
+sum: sum_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => sum 0 1 3 5 7 9
 sum: sum_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 4 6 8
+sum: sum_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => sum 0 1 2 4 6 8 10
 sum: sum_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 3 5 7 9
+sum: sum_keyword atomic transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => sum 0 1 2 3 5 7 9 11
 sum: sum_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 4 6 8
+sum: sum_keyword transpose LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => sum 0 1 2 4 6 8 10
 sum: sum_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 2 3 5 7 9
+sum: sum_keyword transpose atomic LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => sum 0 1 2 3 5 7 9 11
 sum_keyword: SUM => sum_keyword 0
 transpose: __ANON_0 => transpose 0
 transpose: __ANON_1 => transpose 0
@@ -1103,9 +1131,9 @@ __ANON_65
 """
 
 ACTIONS = """\
-r499 @0 s1 @1
+r522 @0 s1 @1
 s5 @2
-r500 @0 s1 @1
+r523 @0 s1 @1
 r23 @3
 
 s7 @4
@@ -1118,35 +1146,35 @@ s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 
 s42 @9
 s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s99 @5 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
 s13 @9
-r358 @3
+r365 @3
 s8 @5
 s12 @8 s13 @9
 s311 @10 s312 @6
-r482 @189
-r179 @190
-r483 @189
-r484 @189
+r505 @189
+r184 @190
+r506 @189
+r507 @189
 s313 @191
-r485 @189
-r486 @189
-r487 @189
+r508 @189
+r509 @189
+r510 @189
 s314 @191
-r488 @189
-r489 @189
-r490 @189
-r491 @189
-r492 @189
+r511 @189
+r512 @189
+r513 @189
+r514 @189
+r515 @189
 s315 @191
-r552 @192
-r541 @192
-r542 @192
-r543 @192
-r544 @192
-r545 @192
+r580 @192
+r569 @192
+r570 @192
+r571 @192
+r572 @192
+r573 @192
 r81 @193 s42 @9
-r546 @192
+r574 @192
 s317 @194 s318 @98 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
-r323 @200
+r330 @200
 r109 @5
 r84 @5
 r80 @201
@@ -1157,94 +1185,94 @@ r135 @202
 r154 @202
 r155 @202
 r144 @202
-r173 @203
-r178 @204
-r206 @5
-r110 @5
-r225 @205
-r227 @4
-r278 @206
-r244 @206
-r279 @206
-r280 @206
-r261 @206
-r282 @5
-r284 @5
-r286 @5
-r291 @207
-r293 @5
-r295 @208
-r297 @209
-r298 @209
-r299 @209
-r301 @5
-r310 @210
-r421 @5
-r314 @211
-r86 @5
-r422 @5
-r423 @5
-r321 @5
-r350 @5
-r353 @4
-r356 @4
-r364 @5
-r372 @203
-r378 @203
-r381 @211
+r178 @203
+r183 @204
 r211 @5
-r212 @5
-r388 @211
-r389 @211
-r396 @5
+r110 @5
+r230 @205
+r232 @4
+r283 @206
+r249 @206
+r284 @206
+r285 @206
+r266 @206
+r287 @5
+r289 @5
+r291 @5
+r296 @207
+r298 @5
+r300 @208
+r302 @209
+r303 @209
+r304 @209
+r306 @5
+r315 @210
+r444 @5
+r321 @211
+r86 @5
+r445 @5
+r446 @5
+r328 @5
+r357 @5
+r360 @4
+r363 @4
+r371 @5
+r386 @203
+r397 @203
+r402 @211
+r216 @5
+r217 @5
+r411 @211
+r412 @211
+r419 @5
 r111 @5
-r213 @5
-r214 @5
-r409 @5
-r418 @5
-s327 @10 r478 @212
-r424 @5
-r425 @5
+r218 @5
+r219 @5
+r432 @5
+r441 @5
+s327 @10 r501 @212
+r447 @5
+r448 @5
 r87 @5
 r88 @5
 r89 @5
-r426 @5
-r427 @5
-r428 @5
-r429 @5
-r430 @5
-r431 @5
+r449 @5
+r450 @5
+r451 @5
+r452 @5
+r453 @5
+r454 @5
 r112 @5
 r113 @5
-r215 @5
+r220 @5
 r90 @5
-r473 @9
-r476 @213
+r496 @9
+r499 @213
 r114 @5
 r91 @5
 r92 @5
 r93 @5
-r432 @5
-r495 @5
-r507 @214
-r94 @5
-r509 @5
-r511 @5
-r512 @5
-r513 @5
-r514 @5
-r515 @5
-r516 @5
-r183 @7
-r184 @7
-r517 @5
+r455 @5
 r518 @5
-r519 @5
-r185 @7
+r530 @214
+r94 @5
 r532 @5
-r538 @203
+r534 @5
+r535 @5
+r536 @5
+r537 @5
+r538 @5
+r539 @5
+r188 @7
+r189 @7
+r540 @5
+r541 @5
+r542 @5
+r190 @7
+r555 @5
+r566 @203
 r95 @5
-r555 @4
+r583 @4
 r96 @5
 r97 @5
 r98 @5
@@ -1263,11 +1291,6 @@ r117 @5
 r118 @5
 r119 @5
 r120 @5
-r186 @7
-r187 @7
-r188 @7
-r189 @7
-r190 @7
 r191 @7
 r192 @7
 r193 @7
@@ -1282,36 +1305,41 @@ r201 @7
 r202 @7
 r203 @7
 r204 @7
-r216 @5
-r217 @5
-r218 @5
-r219 @5
-r220 @5
+r205 @7
+r206 @7
+r207 @7
+r208 @7
+r209 @7
 r221 @5
 r222 @5
-r433 @5
-r434 @5
-r435 @5
-r436 @5
-r437 @5
-r438 @5
-r439 @5
-r440 @5
-r441 @5
-r442 @5
-r443 @5
-r444 @5
-r520 @5
-r521 @5
-r522 @5
-r523 @5
-r524 @5
-r525 @5
-r526 @5
-r527 @5
-r528 @5
+r223 @5
+r224 @5
+r225 @5
+r226 @5
+r227 @5
+r456 @5
+r457 @5
+r458 @5
+r459 @5
+r460 @5
+r461 @5
+r462 @5
+r463 @5
+r464 @5
+r465 @5
+r466 @5
+r467 @5
+r543 @5
+r544 @5
+r545 @5
+r546 @5
+r547 @5
+r548 @5
+r549 @5
+r550 @5
+r551 @5
 s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s99 @5 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s329 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
-r401 @215
+r424 @215
 r28 @215
 s331 @7 s42 @9
 r29 @215
@@ -1329,7 +1357,7 @@ s351 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s3
 r35 @215
 s354 @5 s355 @225 s356 @226 s357 @227
 r36 @215
-r174 @215 s360 @228 s361 @229
+r179 @215 s360 @228 s361 @229
 r37 @215
 s364 @7
 r38 @215
@@ -1410,10 +1438,10 @@ r74 @215
 s442 @5 s355 @225 s356 @226 s357 @227
 r75 @215
 s445 @4
-r357 @3
+r364 @3
 r10 @193
 s13 @9
-r360 @3
+r367 @3
 s8 @5
 s12 @8 s13 @9
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
@@ -1421,7 +1449,7 @@ s33 @25
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 r82 @193
 r161 @212
-r315 @240
+r322 @240
 r162 @212
 r163 @212
 r164 @212
@@ -1431,8 +1459,8 @@ r167 @212
 s453 @212
 s454 @10 s455 @98
 s457 @5
-s458 @10 r479 @212
-r477 @213
+s458 @10 r502 @212
+r500 @213
 r16 @215
 s33 @25
 s460 @7
@@ -1440,15 +1468,15 @@ s461 @10
 s462 @7
 s463 @7
 s464 @232
-r448 @241
-r449 @241
-r450 @241
-r452 @5
-r453 @5
-r454 @5
-r455 @5
-r456 @5
-r451 @241
+r471 @241
+r472 @241
+r473 @241
+r475 @5
+r476 @5
+r477 @5
+r478 @5
+r479 @5
+r474 @241
 s465 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s467 @5
 s468 @10
@@ -1458,31 +1486,31 @@ s472 @10
 s473 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s475 @5
 s476 @10
-r539 @242
-r540 @242
+r567 @242
+r568 @242
 r126 @243
 s477 @5 s355 @225 s356 @226
 s479 @5 s357 @227
-r382 @244
-r419 @215
-r175 @215 s361 @229
-r177 @215
+r403 @244
+r442 @215
+r180 @215 s361 @229
+r182 @215
 s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
 s488 @7
 s489 @10
-r180 @245
-r410 @7
-r411 @7
+r185 @245
+r433 @7
+r434 @7
 s490 @231
-r181 @245
-r412 @7
-r413 @7
+r186 @245
+r435 @7
+r436 @7
 s491 @7
 s415 @5
 s493 @232
-r207 @246
-r208 @246
-r209 @246
+r212 @246
+r213 @246
+r214 @246
 s494 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
 s497 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
 s499 @5
@@ -1505,20 +1533,20 @@ s530 @5
 s531 @5 s377 @234 s378 @235 s379 @236
 s533 @10
 s534 @10
-r474 @5
-r475 @5
+r497 @5
+r498 @5
 s535 @5
 s536 @10
 s537 @10
-r505 @5
-r506 @5
+r528 @5
+r529 @5
 s538 @5 s407 @227 s408 @239
 s540 @5
 s541 @5 s407 @227 s408 @239 s377 @234 s378 @235 s379 @236
 s544 @10
 s545 @5
 s546 @232
-r469 @247
+r492 @247
 s547 @7 s548 @212
 s549 @5
 s549 @5
@@ -1534,10 +1562,10 @@ s564 @5
 s565 @10
 s566 @5
 s13 @9 s567 @248
-r408 @215
+r431 @215
 s569 @232
 s570 @7
-r472 @215
+r495 @215
 s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
 s572 @232
 s573 @10
@@ -1549,16 +1577,16 @@ s578 @10
 s579 @5 s355 @225 s356 @226
 s581 @5 s357 @227
 s583 @5 s584 @6
-r359 @3
+r366 @3
 r11 @193
 s13 @9
-r362 @3
+r369 @3
 s587 @249
 s588 @249
 s589 @10 s590 @250 s591 @249
 s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
 s317 @194 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
-r316 @240
+r323 @240
 s602 @10 s603 @98
 r18 @251
 s604 @5
@@ -1584,13 +1612,13 @@ s627 @10
 s628 @5
 s629 @10
 s630 @5
-r176 @215
-r403 @253
-r404 @253
-r405 @253
-r406 @253
-r407 @253
-r182 @215
+r181 @215
+r426 @253
+r427 @253
+r428 @253
+r429 @253
+r430 @253
+r187 @215
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s632 @5
 s633 @10
@@ -1652,7 +1680,7 @@ s701 @10
 s702 @208
 s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
 s704 @5
-s327 @10 r470 @6
+s327 @10 r493 @6
 s706 @6
 s707 @6
 s708 @208
@@ -1671,10 +1699,10 @@ s722 @10
 s723 @5
 s724 @10
 s725 @4
-r394 @215 s727 @254
+r417 @215 s727 @254
 s612 @5 s728 @252
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r402 @215
+r425 @215
 s731 @208
 s732 @5
 s733 @10
@@ -1686,14 +1714,14 @@ s743 @10
 s744 @5
 s745 @10
 s746 @5
-s327 @10 r550 @6
-r553 @215
+s327 @10 r578 @6
+r581 @215
 s748 @6
-r361 @3
+r368 @3
 s749 @208
 s750 @208 s751 @255
 s753 @256 s754 @257 s755 @258
-r463 @259
+r486 @259
 s750 @208 s751 @255
 s759 @10 s760 @250 s591 @249
 r15 @260
@@ -1701,21 +1729,21 @@ r156 @261
 s367 @230 s594 @208 s42 @9 s595 @232 s762 @252 s596 @197 s371 @233
 r157 @261
 r158 @261
-r468 @262
+r491 @262
 r159 @261
 r160 @261
 r2 @262
 s317 @194 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
-r317 @240
+r324 @240
 r19 @251
 r79 @215
 s765 @7
-r547 @263
-r548 @263
-r549 @263
+r575 @263
+r576 @263
+r577 @263
 r108 @215
 r124 @215
-s327 @10 r398 @252
+s327 @10 r421 @252
 s767 @7
 s768 @252
 s612 @5 s769 @252
@@ -1734,10 +1762,10 @@ s783 @5
 s784 @10
 s785 @5
 s786 @10
-r205 @215
+r210 @215
 s787 @7
 s788 @231
-r224 @215
+r229 @215
 s415 @5
 s790 @10
 s791 @5
@@ -1784,7 +1812,7 @@ s834 @5
 s835 @10
 s836 @5
 s837 @10
-r281 @215
+r286 @215
 s838 @252
 s839 @232
 s840 @10
@@ -1808,7 +1836,7 @@ s857 @5
 s858 @248
 s859 @212
 s860 @10
-s458 @10 r471 @6
+s458 @10 r494 @6
 s861 @7 s862 @212
 s863 @212
 s864 @10
@@ -1833,43 +1861,43 @@ s13 @9
 s13 @9
 s885 @7
 s886 @252
-r420 @215
+r443 @215
 s887 @252
 s888 @232
 s889 @5
 s890 @7
-r510 @215
-r496 @264
+r533 @215
+r519 @264
 r26 @265
 r27 @265
 s891 @7
-s892 @7 r497 @264
+s892 @7 r520 @264
 s893 @10 s894 @252
 s896 @10
 s897 @5
 s898 @10
 s899 @5
 s900 @10
-s458 @10 r551 @6
-r554 @215
+s458 @10 r579 @6
+r582 @215
 s901 @249
-r318 @260
-r319 @260
+r325 @260
+r326 @260
 s902 @10 s903 @250
 r76 @250
 r77 @250
 s905 @191
 s906 @250
 s907 @10 s908 @250
-r493 @260
+r516 @260
 s753 @256 s754 @257 s755 @258
-r467 @259
+r490 @259
 r14 @260
 r121 @261
 s911 @10 s912 @252
 r3 @262
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s458 @10 r399 @252
+s458 @10 r422 @252
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s916 @7
 s917 @7
@@ -1949,7 +1977,7 @@ s993 @10
 s994 @5
 s995 @5
 s996 @5
-r296 @215
+r301 @215
 s23 @15
 s998 @5
 s999 @232
@@ -1986,8 +2014,8 @@ s1030 @5
 s1031 @10
 s13 @9
 s1033 @10 s1034 @6
-r392 @215 s1036 @254
-r395 @215
+r415 @215 s1036 @254
+r418 @215
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
 s1039 @7
 s1040 @7
@@ -2006,12 +2034,12 @@ s1054 @10
 s1055 @5
 s1056 @208
 s1057 @266
-r384 @192
+r405 @192
 s1058 @250
 s750 @208 s1059 @250 s751 @255
-r460 @259
+r483 @259
 s753 @256 s754 @257
-r462 @259
+r485 @259
 s1062 @250
 s1063 @10 s1064 @250
 s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
@@ -2041,8 +2069,8 @@ s1089 @5
 s1090 @10
 s1091 @5
 s1092 @10
-r210 @215
-r223 @7
+r215 @215
+r228 @7
 s415 @5
 s1094 @252
 s1095 @5
@@ -2100,7 +2128,7 @@ s1146 @5
 s1147 @10
 s1148 @7
 s1149 @10
-r300 @215
+r305 @215
 s1150 @10
 s1151 @5
 s1152 @232
@@ -2135,21 +2163,21 @@ s1184 @10
 s1185 @5
 s1186 @10
 s1187 @5
-r390 @215 s1188 @254
+r413 @215 s1188 @254
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r480 @9
+r503 @9
 s1190 @10 s1191 @6
 s13 @9
-r414 @215
-r415 @215
+r437 @215
+r438 @215
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
 s1195 @24
-r501 @215
+r524 @215
 s1197 @252
 s612 @5 s1198 @252
-r508 @215
-r529 @215
-r498 @264
+r531 @215
+r552 @215
+r521 @264
 r24 @264
 s33 @25
 s736 @7 s737 @208 s738 @5
@@ -2161,13 +2189,13 @@ s1206 @5
 s1207 @10
 s1208 @10
 s1209 @7
-r385 @192
-r457 @268
+r406 @192
+r480 @268
 s1210 @10 s1211 @250
 s1213 @250
-r464 @259
+r487 @259
 s753 @256 s754 @257
-r466 @259
+r489 @259
 r0 @264
 s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
 r123 @261
@@ -2245,7 +2273,7 @@ s1282 @232
 s1283 @5
 s1284 @232
 s1285 @5
-r283 @215
+r288 @215
 s1286 @7
 s1287 @7
 s1288 @252
@@ -2264,13 +2292,13 @@ s1300 @5
 s1301 @5
 s1302 @10
 s737 @208 s738 @5
-r322 @252 s1304 @249
+r329 @252 s1304 @249
 s1305 @7
 s1306 @5
 s1307 @5
 s1308 @4
 s13 @9
-r345 @215 s12 @8 s42 @9
+r352 @215 s12 @8 s42 @9
 s1312 @4
 s1313 @6
 s1314 @6
@@ -2294,16 +2322,16 @@ s1331 @10
 s13 @9
 r20 @193
 s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r481 @9
-r393 @215
+r504 @9
 r416 @215
-r417 @215
-r397 @215
-r494 @215
-r502 @215
-r503 @215
+r439 @215
+r440 @215
+r420 @215
+r517 @215
+r525 @215
+r526 @215
 s1334 @252
-r530 @215
+r553 @215
 r25 @264
 s33 @25
 s1336 @5
@@ -2314,9 +2342,9 @@ s1340 @5
 s1341 @269 s1342 @270 s1343 @271
 s750 @208 s751 @255
 s750 @208 s751 @255
-r458 @268
+r481 @268
 s1347 @10 s1348 @250
-r461 @259
+r484 @259
 s1349 @250
 r1 @264
 r130 @215
@@ -2335,500 +2363,556 @@ s1355 @7
 s1356 @252
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s1358 @7
-r168 @215
-s1359 @5
-s1360 @10
-s1361 @5
-s1362 @10
-s1363 @212
+r168 @215 s1359 @8
+s1360 @5
+s1361 @10
+s1362 @5
+s1363 @10
+s1364 @212
 s23 @15
-s1365 @7
-s1366 @252
-s1367 @5
-s1368 @252
-s1369 @7
-s1370 @252
-s1371 @7
+s1366 @7
+s1367 @252
+s1368 @5
+s1369 @252
+s1370 @7
+s1371 @252
 s1372 @7
-s1373 @252
-s1374 @5
-s1375 @10
-s1376 @5
-s1377 @252
-s1378 @5
-s1379 @252
+s1373 @7
+s1374 @252
+s1375 @5
+s1376 @10
+s1377 @5
+s1378 @252
+s1379 @5
 s1380 @252
-s1381 @5
-s1382 @10
-s1383 @5
-s1384 @10
-s1385 @5
-s1386 @10
-s1387 @5
+s1381 @252
+s1382 @5
+s1383 @10
+s1384 @5
+s1385 @10
+s1386 @5
+s1387 @10
 s1388 @5
-s1389 @10
-s1390 @5
-s1391 @232
-s1392 @5
-s1393 @10
-s1394 @5
-s1395 @10
-s1396 @252
-s1397 @5
-s1398 @10
-s1399 @5
-s1400 @10
-s1401 @5
-s1402 @10
-s1403 @5
+s1389 @5
+s1390 @10
+s1391 @5
+s1392 @232
+s1393 @5
+s1394 @10
+s1395 @5
+s1396 @10
+s1397 @252
+s1398 @5
+s1399 @10
+s1400 @5
+s1401 @10
+s1402 @5
+s1403 @10
 s1404 @5
-s1405 @10
-s1406 @5
-s1407 @232
-s1408 @5
-s1409 @10
-s1410 @5
-s1411 @10
+s1405 @5
+s1406 @10
+s1407 @5
+s1408 @232
+s1409 @5
+s1410 @10
+s1411 @5
+s1412 @10
 s23 @15
 s23 @15
-s1414 @7
 s1415 @7
-s1416 @252
-r292 @215
+s1416 @7
 s1417 @252
+r297 @215
 s1418 @252
-s1419 @5
-s1420 @10
-s1421 @5
+s1419 @252
+s1420 @5
+s1421 @10
 s1422 @5
-s1423 @10
-s1424 @5
-s1425 @10
+s1423 @5
+s1424 @10
+s1425 @5
 s1426 @10
-s1427 @5
+s1427 @10
+s1428 @5
 r4 @272
 s737 @208 s738 @5
 s33 @25
-s1430 @10 s1165 @267 s13 @9
+s1431 @10 s1165 @267 s13 @9
 s1165 @267 s13 @9
 s415 @5
-r342 @215 s12 @8 s42 @9
-r346 @215
-r347 @215
+r349 @215 s12 @8 s42 @9
+r353 @215
+r354 @215
 s583 @5
-s1440 @10
 s1441 @10
+s1442 @10
 s33 @25
-s1443 @10
-s1444 @5
-s1445 @10
-s1446 @5
+s1444 @10
+s1445 @5
+s1446 @10
 s1447 @5
-s1448 @10
-s1449 @5
-s1450 @10
-s1451 @5
-s1452 @10
-s1453 @5
-s1454 @10
+s1448 @5
+s1449 @10
+s1450 @5
+s1451 @10
+s1452 @5
+s1453 @10
+s1454 @5
 s1455 @10
-s1456 @5
-s1457 @10
-s1458 @5
-r391 @215
-r21 @193
-r504 @215
-r531 @215
-r533 @215
+s1456 @10
+s1457 @5
+s1458 @10
 s1459 @5
-s1460 @10
+r414 @215
+r21 @193
+r527 @215
+r554 @215
+r556 @215 s1460 @8
 s1461 @5
 s1462 @10
-r445 @250
-r446 @250
-r447 @250
-s1463 @250
-r383 @250
+s1463 @5
+s1464 @10
+r468 @250
+r469 @250
+r470 @250
+s1465 @250
+r404 @250
 r12 @268
 s750 @208 s751 @255
-r459 @268
-r465 @259
+r482 @268
+r488 @259
 r132 @215
 r141 @215
 r146 @215
 r147 @215
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1467 @7
+s1469 @7
 r151 @215
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r169 @215
-s1469 @5
-r171 @215
-s1470 @5
-s1471 @5
-r228 @215
+s42 @9
+r170 @215 s1472 @8
+s1473 @5
+r174 @215 s1474 @8
+s1475 @5
+s1476 @5
+r233 @215
 s23 @15
-s1473 @7
-s1474 @252
-s1475 @7
-s23 @15
-s1477 @7
-s23 @15
-s23 @15
+s1478 @7
+s1479 @252
 s1480 @7
-s1481 @252
-s1482 @5
-s1483 @252
-s1484 @7
-s1485 @252
-s1486 @7
-r245 @215
-s1487 @252
-s1488 @5
-s1489 @10
-s1490 @5
-s1491 @252
-s1492 @5
-s1493 @252
-s1494 @252
+s23 @15
+s1482 @7
+s23 @15
+s23 @15
+s1485 @7
+s1486 @252
+s1487 @5
+s1488 @252
+s1489 @7
+s1490 @252
+s1491 @7
+r250 @215
+s1492 @252
+s1493 @5
+s1494 @10
 s1495 @5
-s1496 @10
+s1496 @252
 s1497 @5
-s1498 @10
-s1499 @5
-s1500 @10
-s1501 @5
-s1502 @7
-s1503 @252
+s1498 @252
+s1499 @252
+s1500 @5
+s1501 @10
+s1502 @5
+s1503 @10
 s1504 @5
 s1505 @10
 s1506 @5
-s1507 @252
-s1508 @5
-s1509 @252
-s1510 @252
+s1507 @7
+s1508 @252
+s1509 @5
+s1510 @10
 s1511 @5
-s1512 @10
+s1512 @252
 s1513 @5
-s1514 @10
-s1515 @5
-s1516 @10
-s1517 @5
-r285 @215
-r287 @215
-s23 @15
-s23 @15
-s1520 @7
+s1514 @252
+s1515 @252
+s1516 @5
+s1517 @10
+s1518 @5
+s1519 @10
+s1520 @5
 s1521 @10
-r302 @215
-s1522 @252
-s1523 @5
-s1524 @252
-s1525 @252
-s1526 @5
-s1527 @10
+s1522 @5
+r290 @215
+r292 @215
+s23 @15
+s23 @15
+s1525 @7
+s1526 @10
+r307 @215
+s1527 @252
 s1528 @5
-s1529 @5
-s1530 @10
-r5 @272
-r320 @215
+s1529 @252
+s1530 @252
 s1531 @5
+s1532 @10
+s1533 @5
+s1534 @5
+s1535 @10
+r5 @272
+r327 @215
+s1536 @5
 s13 @9
-r333 @215 s12 @8 s42 @9
+r340 @215 s12 @8 s42 @9
 s13 @9
-r339 @215 s12 @8 s42 @9
-s1538 @10 s1539 @6
-s1541 @212
-r343 @215
-r344 @215
-s1542 @6
-s1543 @4
-s1544 @4
-r363 @215
-s1545 @5
-s1546 @10
-s1547 @5
-s1548 @10
-s1549 @10
+r346 @215 s12 @8 s42 @9
+s1543 @10 s1544 @6
+s1546 @212
+r350 @215
+r351 @215
+s1547 @6
+s1548 @4
+s1549 @4
+r370 @215
 s1550 @5
 s1551 @10
 s1552 @5
 s1553 @10
-s1554 @5
-s1555 @10
-s1556 @5
+s1554 @10
+s1555 @5
+s1556 @10
 s1557 @5
 s1558 @10
 s1559 @5
 s1560 @10
-r534 @215
 s1561 @5
-r536 @215
 s1562 @5
-r311 @190
+s1563 @10
+s1564 @5
+s1565 @10
+s42 @9
+r558 @215 s1567 @8
+s1568 @5
+r562 @215 s1569 @8
+s1570 @5
+r316 @190
 r13 @268
 r148 @215
 r149 @215
 s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
 r152 @215
-r170 @215
-r172 @215
-s1564 @248
-r229 @215
-s23 @15
-s1566 @7
-s23 @15
-r233 @215
-s23 @15
-r235 @215
-r236 @215
-s23 @15
-s1570 @7
-s1571 @252
-s1572 @7
-s23 @15
-s1574 @7
-s23 @15
-r246 @215
-s1576 @252
-s1577 @5
-s1578 @252
-r250 @215
-s1579 @252
-r252 @215
-r253 @215
-s1580 @252
-s1581 @5
-s1582 @10
-s1583 @5
-s1584 @252
-s1585 @5
-s1586 @252
-s23 @15
-s1588 @7
-s1589 @252
-s1590 @5
-s1591 @252
-s1592 @7
-s1593 @252
-s1594 @7
-s1595 @7
-s1596 @252
-s1597 @5
-s1598 @10
-s1599 @5
-s1600 @252
-s1601 @5
-s1602 @252
-r288 @215
-r289 @215
-s23 @15
-s1604 @208
-r303 @215
-s1605 @252
-r305 @215
-r306 @215
-s1606 @252
-s1607 @5
-s1608 @252
-r312 @215
-s1609 @5
-s1165 @267 s13 @9
-r330 @215 s12 @8 s42 @9
-r334 @215
-r335 @215
-r336 @215 s12 @8 s42 @9
-r340 @215
-r341 @215
-s415 @5
-s1617 @248
-s1618 @10 s1619 @6
-s1620 @5
-s1621 @10
-s583 @5
-s583 @5
-r365 @215
-s1624 @5
-s1625 @10
-s1626 @5
-s1627 @5
-s1628 @10
-s1629 @5
-r373 @215
-s1630 @5
-s1631 @10
-s1632 @5
-s1633 @10
-r379 @215
-s1634 @5
-r386 @215
-s1635 @5
-r535 @215
-r537 @215
-r150 @215
-s23 @15
-r230 @215
-s23 @15
-r232 @215
+r169 @215
+s42 @9
+r172 @215 s1573 @8
+s42 @9
+r176 @215 s1575 @8
+s1576 @248
 r234 @215
-r237 @215
 s23 @15
-s1639 @7
+s1578 @7
 s23 @15
-r241 @215
-s23 @15
-r243 @215
-r247 @215
-s1642 @252
-r249 @215
-r251 @215
-r254 @215
-s1643 @252
-s1644 @5
-s1645 @252
-r258 @215
-s1646 @252
-r260 @215
-r262 @215
-s23 @15
-s1648 @7
-s1649 @252
-s1650 @7
-s23 @15
-s1652 @7
-s23 @15
-s23 @15
-s1655 @7
-s1656 @252
-s1657 @5
-s1658 @252
-s1659 @7
-s1660 @252
-s1661 @7
-r290 @215
-s1662 @10
-r304 @215
-r307 @215
-s1663 @252
-r309 @215
-r313 @215
-s13 @9
-r327 @215 s12 @8 s42 @9
-r331 @215
-r332 @215
-r337 @215
-r338 @215
-r6 @193
-s1667 @4
-s415 @5
-s1670 @248
-r400 @193
-s1671 @4
-s1672 @6
-s1673 @6
-r366 @215
-s1674 @5
-s1675 @10
-r369 @215
-s1676 @5
-s1677 @10
-r374 @215
-s1678 @5
-r376 @215
-s1679 @5
-r380 @215
-r387 @215
-s13 @9
-r231 @215
 r238 @215
 s23 @15
 r240 @215
-r242 @215
-r248 @215
+r241 @215
+s23 @15
+s1582 @7
+s1583 @252
+s1584 @7
+s23 @15
+s1586 @7
+s23 @15
+r251 @215
+s1588 @252
+s1589 @5
+s1590 @252
 r255 @215
-s1682 @252
+s1591 @252
 r257 @215
+r258 @215
+s1592 @252
+s1593 @5
+s1594 @10
+s1595 @5
+s1596 @252
+s1597 @5
+s1598 @252
+s23 @15
+s1600 @7
+s1601 @252
+s1602 @5
+s1603 @252
+s1604 @7
+s1605 @252
+s1606 @7
+s1607 @7
+s1608 @252
+s1609 @5
+s1610 @10
+s1611 @5
+s1612 @252
+s1613 @5
+s1614 @252
+r293 @215
+r294 @215
+s23 @15
+s1616 @208
+r308 @215
+s1617 @252
+r310 @215
+r311 @215
+s1618 @252
+s1619 @5
+s1620 @252
+r317 @215 s1621 @8
+s1622 @5
+s1165 @267 s13 @9
+r337 @215 s12 @8 s42 @9
+r341 @215
+r342 @215
+r343 @215 s12 @8 s42 @9
+r347 @215
+r348 @215
+s415 @5
+s1630 @248
+s1631 @10 s1632 @6
+s1633 @5
+s1634 @10
+s583 @5
+s583 @5
+r372 @215 s1637 @8
+s1638 @5
+s1639 @10
+s1640 @5
+s1641 @5
+s1642 @10
+s1643 @5
+r387 @215 s1644 @8
+s1645 @5
+s1646 @10
+s1647 @5
+s1648 @10
+r398 @215 s1649 @8
+s1650 @5
+r407 @215 s1651 @8
+s1652 @5
+r557 @215
+s42 @9
+r560 @215 s1654 @8
+s42 @9
+r564 @215 s1656 @8
+r150 @215
+r171 @215
+s42 @9
+r175 @215
+s42 @9
+s23 @15
+r235 @215
+s23 @15
+r237 @215
+r239 @215
+r242 @215
+s23 @15
+s1662 @7
+s23 @15
+r246 @215
+s23 @15
+r248 @215
+r252 @215
+s1665 @252
+r254 @215
+r256 @215
 r259 @215
+s1666 @252
+s1667 @5
+s1668 @252
 r263 @215
-s23 @15
-s1684 @7
-s23 @15
+s1669 @252
+r265 @215
 r267 @215
 s23 @15
-r269 @215
-r270 @215
+s1671 @7
+s1672 @252
+s1673 @7
 s23 @15
-s1688 @7
-s1689 @252
-s1690 @7
+s1675 @7
 s23 @15
-s1692 @7
 s23 @15
-s1694 @208
-r308 @215
-r324 @215 s12 @8 s42 @9
-r328 @215
-r329 @215
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r348 @9
-r7 @193
-s1667 @4
-s583 @5
+s1678 @7
+s1679 @252
+s1680 @5
+s1681 @252
+s1682 @7
+s1683 @252
+s1684 @7
+r295 @215
+s1685 @10
+r309 @215
+r312 @215
+s1686 @252
+r314 @215
+s42 @9
+r319 @215 s1688 @8
 s13 @9
-s1700 @273
-r367 @215
+r334 @215 s12 @8 s42 @9
+r338 @215
+r339 @215
+r344 @215
+r345 @215
+r6 @193
+s1692 @4
+s415 @5
+s1695 @248
+r423 @193
+s1696 @4
+s1697 @6
+s1698 @6
+s42 @9
+r374 @215 s1700 @8
 s1701 @5
-r370 @215
-s1702 @5
-r375 @215
-r377 @215
-r226 @215
-r239 @215
-r256 @215
+s1702 @10
+r380 @215 s1703 @8
+s1704 @5
+s1705 @10
+s42 @9
+r389 @215 s1707 @8
+s1708 @5
+r393 @215 s1709 @8
+s1710 @5
+s42 @9
+r400 @215 s1712 @8
+s42 @9
+r409 @215 s1714 @8
+r559 @215
+s42 @9
+r563 @215
+s42 @9
+r173 @215
+r177 @215
+s13 @9
+r236 @215
+r243 @215
+s23 @15
+r245 @215
+r247 @215
+r253 @215
+r260 @215
+s1719 @252
+r262 @215
 r264 @215
-s23 @15
-r266 @215
 r268 @215
-r271 @215
 s23 @15
-s1705 @7
+s1721 @7
 s23 @15
-r275 @215
-s23 @15
-r277 @215
-r294 @215
-r325 @215
-r326 @215
-r349 @9
-s1708 @6
-r352 @215
-s1709 @4
-r368 @215
-r371 @215
-r265 @215
 r272 @215
 s23 @15
 r274 @215
+r275 @215
+s23 @15
+s1725 @7
+s1726 @252
+s1727 @7
+s23 @15
+s1729 @7
+s23 @15
+s1731 @208
+r313 @215
+r318 @215
+s42 @9
+r331 @215 s12 @8 s42 @9
+r335 @215
+r336 @215
+s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
+r355 @9
+r7 @193
+s1692 @4
+s583 @5
+s13 @9
+s1738 @273
+r373 @215
+s42 @9
+r376 @215 s1740 @8
+s1741 @5
+s42 @9
+r382 @215 s1743 @8
+s1744 @5
+r388 @215
+s42 @9
+r391 @215 s1746 @8
+s42 @9
+r395 @215 s1748 @8
+r399 @215
+s42 @9
+r408 @215
+s42 @9
+r561 @215
+r565 @215
+r231 @215
+r244 @215
+r261 @215
+r269 @215
+s23 @15
+r271 @215
+r273 @215
 r276 @215
+s23 @15
+s1753 @7
+s23 @15
+r280 @215
+s23 @15
+r282 @215
+r299 @215
+r320 @215
+r332 @215
+r333 @215
+r356 @9
+s1756 @6
+r359 @215
+s1757 @4
+r375 @215
+s42 @9
+r378 @215 s1759 @8
+r381 @215
+s42 @9
+r384 @215 s1761 @8
+r390 @215
+s42 @9
+r394 @215
+s42 @9
+r401 @215
+r410 @215
+r270 @215
+r277 @215
+s23 @15
+r279 @215
+r281 @215
 s13 @9
 s549 @5
-r273 @215
-r351 @215
-s1713 @6
-s1714 @274
-s1715 @4
-s1716 @208
-s1717 @10 s1718 @6
-s1720 @208
+r377 @215
+s42 @9
+r383 @215
+s42 @9
+r392 @215
+r396 @215
+r278 @215
+r358 @215
+s1769 @6
+r379 @215
+r385 @215
+s1770 @274
+s1771 @4
+s1772 @208
+s1773 @10 s1774 @6
+s1776 @208
 s13 @9
-s1722 @10 s1723 @6
+s1778 @10 s1779 @6
 r8 @193
-r354 @215
-s1724 @208
+r361 @215
+s1780 @208
 s13 @9
 r9 @193
-r355 @215
+r362 @215
 """
 
 GOTOS = """\
@@ -4070,7 +4154,7 @@ scalar_type=1357
 
 
 
-coopmatrix_type=1364
+coopmatrix_type=1365
 
 
 
@@ -4118,8 +4202,8 @@ coopmatrix_type=1364
 
 
 
-coopmatrix_type=1412
 coopmatrix_type=1413
+coopmatrix_type=1414
 
 
 
@@ -4136,21 +4220,18 @@ coopmatrix_type=1413
 
 
 
-_constant_or_value=1428
-memref_type=1429
-for_init=1431 region=1432
-for_init=1433 region=1434
-init_value=1435 new_value=1436
-dictionary=1437 fn_attributes=1438
+_constant_or_value=1429
+memref_type=1430
+for_init=1432 region=1433
+for_init=1434 region=1435
+init_value=1436 new_value=1437
+dictionary=1438 fn_attributes=1439
 
 
-values=1439
+values=1440
 
 
-memref_type=1442
-
-
-
+memref_type=1443
 
 
 
@@ -4179,34 +4260,36 @@ memref_type=1442
 
 
 
-dim=1464
+
+
+
+dim=1466
 
 
 
 
 
 
-scalar_type=1465
-scalar_type=1466
-
-
+scalar_type=1467
 scalar_type=1468
 
 
+scalar_type=1470
+dictionary=1471
 
 
 
 
-coopmatrix_type=1472
 
 
+coopmatrix_type=1477
 
-coopmatrix_type=1476
 
-coopmatrix_type=1478
-coopmatrix_type=1479
 
+coopmatrix_type=1481
 
+coopmatrix_type=1483
+coopmatrix_type=1484
 
 
 
@@ -4246,10 +4329,10 @@ coopmatrix_type=1479
 
 
 
-coopmatrix_type=1518
-coopmatrix_type=1519
 
 
+coopmatrix_type=1523
+coopmatrix_type=1524
 
 
 
@@ -4263,13 +4346,13 @@ coopmatrix_type=1519
 
 
 
-region=1532
-dictionary=1533 fn_attributes=1534
-region=1535
-dictionary=1536 fn_attributes=1537
-__for_init_star_10=1540
 
 
+region=1537
+dictionary=1538 fn_attributes=1539
+region=1540
+dictionary=1541 fn_attributes=1542
+__for_init_star_10=1545
 
 
 
@@ -4293,46 +4376,36 @@ __for_init_star_10=1540
 
 
 
+dictionary=1566
 
 
 
 
 
 
-scalar_type=1563
 
 
+scalar_type=1571
 
 
+dictionary=1572
 
-coopmatrix_type=1565
+dictionary=1574
 
-coopmatrix_type=1567
 
-coopmatrix_type=1568
 
+coopmatrix_type=1577
 
-coopmatrix_type=1569
+coopmatrix_type=1579
 
+coopmatrix_type=1580
 
 
-coopmatrix_type=1573
+coopmatrix_type=1581
 
-coopmatrix_type=1575
 
 
-
-
-
-
-
-
-
-
-
-
-
-
+coopmatrix_type=1585
 
 coopmatrix_type=1587
 
@@ -4350,9 +4423,9 @@ coopmatrix_type=1587
 
 
 
+coopmatrix_type=1599
 
 
-coopmatrix_type=1603
 
 
 
@@ -4363,20 +4436,15 @@ coopmatrix_type=1603
 
 
 
-for_init=1610 region=1611
-dictionary=1612 fn_attributes=1613
 
 
-dictionary=1614 fn_attributes=1615
 
 
-init_value=1616 new_value=1436
 
+coopmatrix_type=1615
 
 
 
-values=1622
-values=1623
 
 
 
@@ -4384,29 +4452,30 @@ values=1623
 
 
 
+for_init=1623 region=1624
+dictionary=1625 fn_attributes=1626
 
 
+dictionary=1627 fn_attributes=1628
 
 
+init_value=1629 new_value=1437
 
 
 
 
+values=1635
+values=1636
 
 
 
 
-coopmatrix_type=1636
 
-coopmatrix_type=1637
 
 
 
-coopmatrix_type=1638
 
-coopmatrix_type=1640
 
-coopmatrix_type=1641
 
 
 
@@ -4414,21 +4483,26 @@ coopmatrix_type=1641
 
 
 
+dictionary=1653
 
+dictionary=1655
 
 
 
+dictionary=1657
 
+dictionary=1658
+coopmatrix_type=1659
 
-coopmatrix_type=1647
+coopmatrix_type=1660
 
 
 
-coopmatrix_type=1651
+coopmatrix_type=1661
 
-coopmatrix_type=1653
-coopmatrix_type=1654
+coopmatrix_type=1663
 
+coopmatrix_type=1664
 
 
 
@@ -4442,15 +4516,15 @@ coopmatrix_type=1654
 
 
 
-region=1664
-dictionary=1665 fn_attributes=1666
+coopmatrix_type=1670
 
 
 
+coopmatrix_type=1674
 
+coopmatrix_type=1676
+coopmatrix_type=1677
 
-return_types=1668
-init_value=1669 new_value=1436
 
 
 
@@ -4463,48 +4537,115 @@ init_value=1669 new_value=1436
 
 
 
+dictionary=1687
 
+region=1689
+dictionary=1690 fn_attributes=1691
 
 
 
 
-region=1680
 
+return_types=1693
+init_value=1694 new_value=1437
 
-coopmatrix_type=1681
 
 
 
 
+dictionary=1699
 
 
 
 
-coopmatrix_type=1683
 
-coopmatrix_type=1685
 
-coopmatrix_type=1686
+dictionary=1706
 
 
-coopmatrix_type=1687
 
 
+dictionary=1711
 
-coopmatrix_type=1691
+dictionary=1713
 
-coopmatrix_type=1693
 
+dictionary=1715
 
-dictionary=1695 fn_attributes=1696
+dictionary=1716
+
+
+region=1717
+
+
+coopmatrix_type=1718
+
+
+
+
+
+
+
+
+coopmatrix_type=1720
+
+coopmatrix_type=1722
+
+coopmatrix_type=1723
+
+
+coopmatrix_type=1724
+
+
+
+coopmatrix_type=1728
+
+coopmatrix_type=1730
+
+
+
+dictionary=1732
+dictionary=1733 fn_attributes=1734
 
 
 bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=882
 
 
-return_types=1697
-values=1698
-region=1699
+return_types=1735
+values=1736
+region=1737
+
+
+dictionary=1739
+
+
+dictionary=1742
+
+
+
+dictionary=1745
+
+dictionary=1747
+
+
+dictionary=1749
+
+dictionary=1750
+
+
+
+
+
+
+coopmatrix_type=1751
+
+
+
+coopmatrix_type=1752
+
+coopmatrix_type=1754
+
+coopmatrix_type=1755
 
 
 
@@ -4515,47 +4656,46 @@ region=1699
 
 
 
-
-coopmatrix_type=1703
-
+dictionary=1758
 
 
-coopmatrix_type=1704
+dictionary=1760
 
-coopmatrix_type=1706
 
-coopmatrix_type=1707
+dictionary=1762
 
+dictionary=1763
 
 
 
 
+coopmatrix_type=1764
 
 
+region=1765
+new_values=1766
 
+dictionary=1767
 
-
-
-
-coopmatrix_type=1710
-
-
-region=1711
-new_values=1712
+dictionary=1768
 
 
 
 
 
 
-__foreach_tile_star_11=1719
-
-region=1721
 
 
 
 
-region=1725
+__foreach_tile_star_11=1775
+
+region=1777
+
+
+
+
+region=1781
 
 
 """

@@ -19,8 +19,12 @@ Defaults when nothing is forced:
   lanes was 4x slower than at 16, so the element type does not change S.
   Coopmatrix types in the kernel narrow the choice to sizes that divide the
   rows of every matrix_a and matrix_acc (but for matrices with fewer rows
-  than any size, such as a column reduction's 1×N, which pad at any size). The supported size nearest to 16
-  (on a log scale; the larger on a tie) is taken.
+  than any size, such as a column reduction's 1×N, which pad at any size).
+  The supported size nearest to 16 (on a log scale; the larger on a tie) is
+  taken — nearest to 8 when every gemm/gemv/ger output has at most 8 rows,
+  known at compile time (rows go across lanes: 16 lanes would leave half of
+  each vector idle). The `subgroup_size` schedule knob and the autotuner try
+  the others.
 - With a `work_group_size` attribute but no subgroup size, S is the
   supported divisor of X nearest to 16, so `work_group_size=[32, 2]` means
   four subgroups of 16 whatever the device, as a user of the attribute
@@ -38,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
-from tinyc.ir.instructions import BlasInstruction
+from tinyc.ir.instructions import BlasInstruction, Gemm, Gemv, Ger
 from tinyc.ir.types import DYNAMIC, CoopMatrixType, MatrixUse, MemrefType
 from tinyc.std import DEFAULT, Std, Version
 from tinyc.target.device_info import DeviceInfo, device_of
@@ -69,7 +73,7 @@ def choose_work_group_size(fn: Function, options: "PassOptions | None" = None) -
                                           or [s for s in device.subgroup_sizes if rows % s == 0])
     else:
         if sgs is None:
-            sgs = preferred_subgroup_size(fn, device, allowed)
+            sgs = preferred_subgroup_size(fn, device, allowed, preferred=_rows_preference(fn))
         rows, cols = default_work_group_size(fn, sgs, device)
     fn.attrs["subgroup_size"] = sgs
     fn.attrs["work_group_size"] = [rows, cols]
@@ -171,6 +175,23 @@ def preferred_subgroup_size(fn: Function, device: DeviceInfo, allowed: Sequence[
     rows = [r for r in _coopmatrix_rows(fn) if r >= smallest]  # fewer rows pad at any size
     fitting = [s for s in candidates if all(r % s == 0 for r in rows)]
     return _nearest(fitting or candidates, preferred)
+
+
+SMALL_ROWS = 8
+
+
+def _rows_preference(fn: Function) -> int:
+    """8 when every matmul's output has at most 8 rows, known at compile time; else 16.
+
+    The matmul lowerings put C's rows across the lanes, so 16 lanes on an 8×8
+    gemm leave half of each vector idle (the OpenCL C baselines ran 2-4x
+    faster with 8-lane sub-groups at n = 8, benchmarks/README.md).
+    """
+    rows = [inst.output.type.shape[0] for inst in fn.walk()
+            if isinstance(inst, (Gemm, Gemv, Ger)) and isinstance(inst.output.type, MemrefType)]
+    if rows and all(r != DYNAMIC and r <= SMALL_ROWS for r in rows):
+        return SMALL_ROWS
+    return DEFAULT_SUBGROUP_SIZE
 
 
 def _coopmatrix_rows(fn: Function) -> set[int]:

@@ -1,4 +1,4 @@
-"""Raw OpenCL through ctypes, only to read a failed build's log.
+"""Raw OpenCL through ctypes: a failed build's log (and binaries, see binary_cache.py).
 
 dpctl raises SyclProgramCompilationError with an empty message, so after a
 failed build we repeat it with clCreateProgramWithIL / clBuildProgram on the
@@ -46,6 +46,11 @@ def _opencl() -> ctypes.CDLL:
         lib.clReleaseContext.argtypes = [_vp]
         _lib.append(lib)
     return _lib[0]
+
+
+def opencl_library() -> ctypes.CDLL:
+    """The OpenCL library dpctl's loader uses (load it only after dpctl made a queue)."""
+    return _opencl()
 
 
 def _device_text(lib: ctypes.CDLL, device: int, what: int) -> str:

@@ -20,20 +20,42 @@ class DeviceInfo:
     max_work_group_size: int = 8192
     local_memory_size: int = 262144   # bytes per work-group
     is_cpu: bool = True
+    vector_bytes: int = 64            # one SIMD register (AVX-512)
+    vector_registers: int = 32        # SIMD registers per hardware thread
 
     @classmethod
     def from_sycl_device(cls, device: Any) -> "DeviceInfo":
         """Read the limits from a dpctl.SyclDevice (duck-typed; dpctl is not imported)."""
+        vector_bytes = 4 * int(getattr(device, "native_vector_width_float", 16) or 16)
         return cls(
             subgroup_sizes=tuple(sorted(int(s) for s in device.sub_group_sizes)),
             max_work_group_size=int(device.max_work_group_size),
             local_memory_size=int(device.local_mem_size),
             is_cpu=bool(getattr(device, "is_cpu", False)),
+            vector_bytes=vector_bytes,
+            vector_registers=vector_registers(vector_bytes),
         )
+
+    def registers_per_value(self, size: int, subgroup_size: int) -> int:
+        """SIMD registers that hold one per-lane value of `size` bytes across a subgroup.
+
+        The CPU runtime vectorizes across the lanes of a subgroup, so a value
+        of a subgroup of S lanes is S·size bytes: ⌈S·size / vector_bytes⌉ registers.
+        """
+        return max(1, -(-size * subgroup_size // self.vector_bytes))
+
+
+def vector_registers(vector_bytes: int) -> int:
+    """x86: 32 zmm registers with AVX-512, 16 xmm/ymm registers below it.
+
+    (`native_vector_width_float` is 16 on AVX-512 and 8 on AVX2 machines; GPUs
+    report other widths, where the register count is a rough stand-in.)
+    """
+    return 32 if vector_bytes >= 64 else 16
 
 
 CPU_DEVICE = DeviceInfo()
-"""The Intel OpenCL CPU runtime measured in RUNTIME-NOTES §14."""
+"""The Intel OpenCL CPU runtime measured in RUNTIME-NOTES §14 (an AVX-512 machine)."""
 
 
 def device_of(options: Any) -> DeviceInfo:

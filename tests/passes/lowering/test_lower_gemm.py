@@ -32,9 +32,11 @@ from tinyc.ir.instructions import (
     StoreFlag,
     Subview,
 )
-from tinyc.ir.types import MatrixUse, c64, coopmatrix_type, f16, f32, f64
+from tinyc.ir.types import DYNAMIC, MatrixUse, c64, coopmatrix_type, f16, f32, f64, memref_type
 from tinyc.passes.lowering.session import constant_value
-from tinyc.passes.lowering.tiling import GemmTiles, choose_gemm_tiles
+from tinyc.passes.lowering.tiling import GemmTiles
+from tinyc.schedule.defaults import MatmulShape, matmul_defaults
+from tinyc.target.device_info import CPU_DEVICE
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -45,7 +47,7 @@ def instructions_in(inst: Instruction, cls: type) -> list[Instruction]:
 
 def gemm_kernel(ta: str, tb: str, a: str, b: str, c: str, alpha: str = "%alpha",
                 beta: str = "%beta", types: tuple[str, str, str, str] = ("f32",) * 4,
-                atomic: bool = False, attrs: str = "") -> str:
+                atomic: bool = False, attrs: str = "", schedule: str = "") -> str:
     """A kernel with one gemm; alpha/beta are arguments or `constant` literals."""
     at, bt = types[:2]
     lines = []
@@ -60,7 +62,7 @@ def gemm_kernel(ta: str, tb: str, a: str, b: str, c: str, alpha: str = "%alpha",
     return f"""
 func @k(%alpha: {at}, %beta: {bt}, %A: {a}, %B: {b}, %C: {c}){attributes} {{
   {body}
-  gemm.{ta}.{tb}{'.atomic' if atomic else ''} {alpha}, %A, %B, {beta}, %C
+  gemm.{ta}.{tb}{'.atomic' if atomic else ''} {alpha}, %A, %B, {beta}, %C{' attributes ' + schedule if schedule else ''}
 }}
 """
 
@@ -137,13 +139,30 @@ def test_odd_static_sizes_fit_one_tile_without_checks() -> None:
 
 def test_dynamic_sizes_use_size_and_checked_edge_tiles() -> None:
     text = lowered_text(gemm_kernel("t", "t", "memref<f32x?x?>", "memref<f32x?x?>",
-                                    "memref<f32x?x?>"))
+                                    "memref<f32x?x?>", schedule='{"swap"=false}'))
     assert "size %C[0]" in text and "size %C[1]" in text and "size %A[0]" in text
     assert "%full_tile = arith.and" in text
     assert "cooperative_matrix_load.t.rows_checked %A" in text
     assert "cooperative_matrix_load.t.cols_checked %B" in text
     assert "cooperative_matrix_store.both_checked" in text
     assert "%k_main" in text, "the K remainder loop starts at the last full step"
+
+
+def test_gemm_t_t_computes_the_transpose_and_stores_it_transposed() -> None:
+    """C = Aᵀ Bᵀ = (B A)ᵀ: B is the product's first operand, read `.n`; no staging."""
+    program = lower(gemm_kernel("t", "t", "memref<f32x24x40>", "memref<f32x32x24>",
+                                "memref<f32x40x32>"))
+    assert not instructions(program, Alloca)
+    A, B, C = program.functions[0].args[2:5]
+    loads = instructions(program, CoopMatrixLoad)
+    firsts = [ld for ld in loads if ld.result.type.use is MatrixUse.A]
+    seconds = [ld for ld in loads if ld.result.type.use is MatrixUse.B]
+    assert all(ld.operands[0] is B and not ld.transpose for ld in firsts)
+    assert all(ld.operands[0] is A and not ld.transpose for ld in seconds)
+    stores = instructions(program, CoopMatrixStore)
+    assert stores and all(st.transpose and st.operands[1] is C for st in stores)
+    acc = instructions(program, CoopMatrixMulAdd)[0].result.type
+    assert acc.rows % 16 == 0 or acc.rows == 32, "rows of the product are C's columns"
 
 
 def test_multiple_subgroups_share_tiles_round_robin() -> None:
@@ -214,7 +233,11 @@ func @k(%a: memref<f32x?>, %b: memref<f32x?>, %C: memref<f32x?x?>) {
     (192, 9, 4, f32, False, GemmTiles(96, 2, 4)),
 ])
 def test_tile_choice(M, N, K, t, ta, want) -> None:
-    assert choose_gemm_tiles(M, N, K, 16, t, t, ta) == want
+    """Default knobs on the AVX-512 CPU device, unstaged, as M_t × N_t × K_t."""
+    a = memref_type(t, (DYNAMIC if K is None else K, DYNAMIC if M is None else M))
+    knobs = matmul_defaults(MatmulShape(M, N, K, t, t, ta, a), 16, CPU_DEVICE, 0, stage=False)
+    blocks, n = knobs["tile"]
+    assert GemmTiles(blocks * 16 if M is None else min(blocks * 16, M), n, knobs["k_unroll"]) == want
 
 
 # ------------------------------------------------------------------ semantics on the reference
@@ -233,14 +256,18 @@ def _gemm_source(ta: bool, tb: bool, dyn: bool, beta: str, wg: str, atomic: bool
 @given(ta=st.booleans(), tb=st.booleans(), dyn=st.booleans(),
        beta=st.sampled_from(["%beta", "0.0", "1.0", "2.5"]),
        wg=st.sampled_from(["", "{work_group_size=[32, 2]}", "{subgroup_size=8, work_group_size=[8, 1]}"]),
-       m=st.integers(1, 70), n=st.integers(1, 40), k=st.integers(1, 40), seed=st.integers(0, 9))
-def test_gemm_matches_reference(ta, tb, dyn, beta, wg, m, n, k, seed) -> None:
+       m=st.integers(1, 70), n=st.integers(1, 40), k=st.integers(1, 40), seed=st.integers(0, 9),
+       swap=st.sampled_from([None, False, True]))
+def test_gemm_matches_reference(ta, tb, dyn, beta, wg, m, n, k, seed, swap) -> None:
     rng = np.random.default_rng(seed)
     A = fortran(rng, (k, m) if ta else (m, k))
     B = fortran(rng, (n, k) if tb else (k, n))
     C = fortran(rng, (m, n))
-    same_results(_gemm_source(ta, tb, dyn, beta, wg, False, m, n, k),
-                 [np.float32(0.5), np.float32(-1.5), A, B, C], batch=1, outputs=[4], rtol=1e-4)
+    source = _gemm_source(ta, tb, dyn, beta, wg, False, m, n, k)
+    if swap is not None:
+        source = source.replace(", %C\n}", ', %C attributes {"swap"=' + str(swap).lower() + "}\n}")
+    same_results(source, [np.float32(0.5), np.float32(-1.5), A, B, C], batch=1, outputs=[4],
+                 rtol=1e-4)
 
 
 @settings(max_examples=15, deadline=None)

@@ -89,6 +89,16 @@ def _atomic(s: "Parsed") -> bool:
     return ".atomic" in s.modifiers
 
 
+SCHEDULE_SYNTAX = ' ("attributes" dictionary)?'
+"""A BLAS-like collective may end in its schedule knobs, `attributes {"tile"=[2, 4]}`
+(tinyc's extension; tinyc/schedule/knobs.py, docs/schedules.md)."""
+
+
+def _scheduled(inst: "BlasInstruction", s: "Parsed") -> "BlasInstruction":
+    inst.attrs = dict(s.attributes)
+    return inst
+
+
 def is_constant(value: Value, number: int) -> bool:
     """A `constant` instruction's result equal to `number` (so `beta * C` with 0 reads nothing)."""
     owner = value.owner
@@ -166,8 +176,13 @@ class BlasInstruction(Instruction):
         """The modifiers as the seed (or with `newest`, the newest language) orders them."""
         return ".atomic" if self.atomic else ""
 
+    def schedule_text(self, p: "Printer") -> str:
+        """` attributes {...}`: the schedule knobs (tinyc/schedule/knobs.py), if any."""
+        return f" attributes {p.attrs(self.attrs)}" if self.attrs else ""
+
     def format(self, p: "Printer") -> str:
-        return f"{self.opname}{self.modifiers(p.newest)} " + ", ".join(p.v(v) for v in self.operands)
+        return (f"{self.opname}{self.modifiers(p.newest)} " + ", ".join(p.v(v) for v in self.operands)
+                + self.schedule_text(p))
 
     def size_rules(self) -> list[SizeRule] | None:
         """The sizes of operands that must agree (None: not described, so nothing
@@ -217,7 +232,7 @@ class TransposedUpdate(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "TransposedUpdate":
-        return cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s))
+        return _scheduled(cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s)), s)
 
     def modifiers(self, newest: bool = False) -> str:
         t = _transpose_suffix(self.transpose)
@@ -229,7 +244,7 @@ class Axpby(TransposedUpdate):
 
     opname = "axpby"
     keywords = ("axpby",)
-    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """op(A) itself costs nothing; the update does the work."""
@@ -258,7 +273,7 @@ class Cumsum(BlasInstruction):
 
     opname = "cumsum"
     keywords = ("cumsum",)
-    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," INTEGER "," LOCAL_ID "," LOCAL_ID'
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," INTEGER "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def __init__(self, alpha: Value, A: Value, mode: int, beta: Value, B: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -268,7 +283,7 @@ class Cumsum(BlasInstruction):
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Cumsum":
         alpha, A, beta, B = s.operands
-        return cls(alpha, A, s.literals[0], beta, B, atomic=_atomic(s))
+        return _scheduled(cls(alpha, A, s.literals[0], beta, B, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One add per element of A."""
@@ -276,7 +291,7 @@ class Cumsum(BlasInstruction):
 
     def format(self, p: "Printer") -> str:
         a, A, beta, B = (p.v(v) for v in self.operands)
-        return f"cumsum{self.modifiers(p.newest)} {a}, {A}, {self.mode}, {beta}, {B}"
+        return f"cumsum{self.modifiers(p.newest)} {a}, {A}, {self.mode}, {beta}, {B}{self.schedule_text(p)}"
 
     def verify(self, ctx: "VerifyContext") -> None:
         """order(A) >= 1, shape(A) = shape(B), summation mode in range (from 0)."""
@@ -303,7 +318,8 @@ class Gemm(BlasInstruction):
 
     opname = "gemm"
     keywords = ("gemm",)
-    syntax = transpose_syntax(2) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = (transpose_syntax(2) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+              + SCHEDULE_SYNTAX)
 
     def __init__(self, transpose_a: bool, transpose_b: bool, alpha: Value, A: Value, B: Value,
                  beta: Value, C: Value, atomic: bool = False, span: Span | None = None):
@@ -314,7 +330,7 @@ class Gemm(BlasInstruction):
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Gemm":
         ta, tb = _transposes(s, 2)
-        return cls(ta, tb, *s.operands, atomic=_atomic(s))
+        return _scheduled(cls(ta, tb, *s.operands, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """2·M·N·K."""
@@ -355,7 +371,8 @@ class Gemv(BlasInstruction):
 
     opname = "gemv"
     keywords = ("gemv",)
-    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = (transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+              + SCHEDULE_SYNTAX)
 
     def __init__(self, transpose: bool, alpha: Value, A: Value, b: Value, beta: Value,
                  c: Value, atomic: bool = False, span: Span | None = None):
@@ -364,7 +381,7 @@ class Gemv(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Gemv":
-        return cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s))
+        return _scheduled(cls(_transposes(s, 1)[0], *s.operands, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """2·M·K: a multiply-add per element of A."""
@@ -401,7 +418,7 @@ class Ger(BlasInstruction):
 
     opname = "ger"
     keywords = ("ger",)
-    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, C: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -409,7 +426,7 @@ class Ger(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Ger":
-        return cls(*s.operands, atomic=_atomic(s))
+        return _scheduled(cls(*s.operands, atomic=_atomic(s)), s)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One multiply a_i·b_j per element of C."""
@@ -442,7 +459,7 @@ class HadamardProduct(BlasInstruction):
     opname = "hadamard_product"
     keywords = ("hadamard_product", "hadamard")
     versions = {"hadamard_product": Std.SEED}
-    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, c: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -450,7 +467,7 @@ class HadamardProduct(BlasInstruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "HadamardProduct":
-        return cls(*s.operands, atomic=_atomic(s))
+        return _scheduled(cls(*s.operands, atomic=_atomic(s)), s)
 
     @property
     def title(self) -> str:
@@ -490,7 +507,7 @@ class Sum(TransposedUpdate):
 
     opname = "sum"
     keywords = ("sum",)
-    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
+    syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One add per element of A."""

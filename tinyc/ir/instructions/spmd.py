@@ -242,7 +242,10 @@ class CoopMatrixScale(Instruction):
 class CoopMatrixStore(Instruction):
     """Stores a coopmatrix into a 2-D memref at (x, y); transposed, checked and atomic variants.
 
-    The seed spells `[checked-flag] [store-flag]`, the newest language
+    `.t` (as in the newest reference language) stores element (i, j) at
+    M[x + j, y + i], the inverse of a `.t` load; the checked flags name the
+    matrix's rows and columns either way. The seed spells
+    `[checked-flag] [store-flag]`, the newest language
     `[transpose] [checked-flag]`; both are accepted, in that order.
     """
 

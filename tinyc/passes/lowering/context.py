@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any
 
 from tinyc.ir.core import Function, Instruction
-from tinyc.target.device_info import device_of
+from tinyc.ir.instructions import BlasInstruction
+from tinyc.target.device_info import DeviceInfo, device_of
 from tinyc.passes.lowering.builder import LoweringBuilder
 from tinyc.passes.lowering.session import Session
 
@@ -26,15 +26,26 @@ class LoweringContext:
     subgroup_size: int
     num_subgroups: int
     session: Session
-    local_memory_size: int   # bytes per work-group on the device
+    device: DeviceInfo
 
     @classmethod
     def of(cls, fn: Function, options: Any = None) -> LoweringContext:
         """The context of `fn`; `options` (PassOptions) describe the device."""
         sgs = int(fn.attrs.get("subgroup_size", 16))
         x, y = fn.attrs.get("work_group_size", [sgs, 1])
-        return cls(fn, sgs, max(1, int(x) // sgs) * int(y), Session(fn),
-                   device_of(options).local_memory_size)
+        return cls(fn, sgs, max(1, int(x) // sgs) * int(y), Session(fn), device_of(options))
+
+    @property
+    def local_memory_size(self) -> int:
+        """Bytes of local memory per work-group on the device."""
+        return self.device.local_memory_size
+
+    def knobs(self, inst: BlasInstruction) -> dict[str, Any]:
+        """The instruction's complete schedule (verify-schedule has usually filled it in)."""
+        from tinyc.schedule.resolve import allocas_bytes, resolve_knobs
+
+        room = self.device.local_memory_size - allocas_bytes(self.fn)
+        return resolve_knobs(inst, self.subgroup_size, self.device, room)
 
     def builder_before(self, inst: Instruction) -> LoweringBuilder:
         return LoweringBuilder.before_inst(inst, self.session)

@@ -6,6 +6,11 @@ with lanes along mode 0. Cumulative sums along mode 0 scan chunks of S
 elements with `subgroup_add.inclusive_scan` and carry the running sum;
 along other modes (or a short mode 0) each lane scans sequentially.
 Accumulation happens in the output's element type.
+
+Knobs: for sum, `tile` [r, 1] keeps r independent partial sums per lane
+(added together at the end: this changes the order of the additions) and
+`k_unroll` adds k elements to each per loop step (in order); for cumsum,
+`tile` [r, 1] scans r chunks of S elements per loop step.
 """
 
 from __future__ import annotations
@@ -38,13 +43,12 @@ def _row_sums(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
     A, out = inst.inputs[0], inst.output
     out_type = out.type.element  # type: ignore[attr-defined]
     scaling = prepare_scaling(b, inst.alpha, inst.beta, out_type, inst.atomic)
+    partials, unroll = _sum_knobs(ctx, inst)
     with foreach_over(b, out) as (i,):
         N = b.named(b.dim(A, 1), "size1")
-        with b.for_(b.int_const(0), N, init=[b.zero(out_type)]) as (j, (acc,), loop):
-            b.named(j, "j")
-            b.named(acc, "acc")
-            b.yield_([b.add(acc, b.cast(b.load(A, [i, j]), out_type))])
-        store_update(b, scaling, b.named(loop.results[0], "row_sum"), out, [i])
+        total = accumulate(b, b.int_const(0), N, 1, out_type, lambda j: b.load(A, [i, j]),
+                           partials, unroll, ("j", "acc"))
+        store_update(b, scaling, b.named(total, "row_sum"), out, [i])
 
 
 def _column_sums(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
@@ -57,9 +61,11 @@ def _column_sums(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
         M = b.named(b.dim(A, 0), "M")
         N = b.named(b.dim(A, 1), "N")
 
+        partials, unroll = _sum_knobs(ctx, inst)
+
         def column(j: Value) -> None:
             partial = _lane_strided_sum(b, lane, M, ctx.subgroup_size, out_type,
-                                        lambda i: b.load(A, [i, j]))
+                                        lambda i: b.load(A, [i, j]), partials, unroll)
             total = b.named(b.subgroup_add(SubgroupMode.REDUCE, partial), "col_sum")
             _on_lane0(b, lane, lambda: store_update(b, scaling, total, out, [j]))
 
@@ -79,9 +85,11 @@ def _sum_to_scalar(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
         scaling = prepare_scaling(b, inst.alpha, inst.beta, out_type, inst.atomic)
         lane = b.lane_id()
         M = b.named(b.dim(A, 0), "M")
+        partials, unroll = _sum_knobs(ctx, inst)
 
         def reduce(start: Value, step: int) -> None:
-            partial = _lane_strided_sum(b, start, M, step, out_type, lambda i: b.load(A, [i]))
+            partial = _lane_strided_sum(b, start, M, step, out_type, lambda i: b.load(A, [i]),
+                                        partials, unroll)
             total = b.named(b.subgroup_add(SubgroupMode.REDUCE, partial), "total")
             _on_lane0(b, lane, lambda: store_update(b, scaling, total, out, []))
 
@@ -95,8 +103,15 @@ def _sum_to_scalar(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
                 reduce(lane, S)
 
 
+def _sum_knobs(ctx: LoweringContext, inst: Sum) -> tuple[int, int]:
+    """(partial sums per lane, elements per partial sum and loop step)."""
+    knobs = ctx.knobs(inst)
+    return knobs["tile"][0], knobs["k_unroll"]
+
+
 def _lane_strided_sum(b: LoweringBuilder, start: Value, end: Value, step: int,
-                      out_type: ScalarType, element: Callable[[Value], Value]) -> Value:
+                      out_type: ScalarType, element: Callable[[Value], Value],
+                      partials: int = 1, unroll: int = 1) -> Value:
     """Σ element(i) for i = start, start + step, … < end, in the output type.
 
     `start` lies in [0, step) (a lane, or a lane of one of the subgroups), so a
@@ -113,11 +128,47 @@ def _lane_strided_sum(b: LoweringBuilder, start: Value, end: Value, step: int,
             with branch.otherwise():
                 b.yield_([b.zero(out_type)])
         return branch.results[0]
-    with b.for_(start, end, b.int_const(step), init=[b.zero(out_type)]) as (i, (acc,), loop):
-        b.named(i, "i")
-        b.named(acc, "partial")
-        b.yield_([b.add(acc, b.cast(element(i), out_type))])
-    return loop.results[0]
+    return accumulate(b, start, end, step, out_type, element, partials, unroll)
+
+
+def accumulate(b: LoweringBuilder, start: Value, end: Value, step: int, out_type: ScalarType,
+               element: Callable[[Value], Value], partials: int = 1, unroll: int = 1,
+               names: tuple[str, str] = ("i", "partial")) -> Value:
+    """Σ element(i) over i = start + step·t < end with `partials` partial sums.
+
+    Element t goes to partial sum t mod `partials`; each loop step adds
+    `unroll` elements to every partial sum, in order (with one partial sum the
+    additions happen exactly as in a plain loop). Elements past an end that
+    the step does not divide are skipped by a check; the partial sums are
+    added from the first to the last at the end.
+    """
+    width = partials * unroll
+    n, s0 = static(end), static(start)
+    exact = n is not None and s0 == 0 and n % (step * width) == 0
+    zeros = [b.zero(out_type) for _ in range(partials)]
+    with b.for_(start, end, b.int_const(step * width), init=zeros) as (i0, carried, loop):
+        b.named(i0, names[0])
+        sums = list(carried)
+        for acc in sums:
+            b.named(acc, names[1])
+        for v in range(unroll):
+            for p in range(partials):
+                offset = step * (v * partials + p)
+                i = b.iadd(i0, offset) if offset else i0
+                if offset == 0 or exact:
+                    sums[p] = b.add(sums[p], b.cast(element(i), out_type))
+                    continue
+                with b.if_(b.lt(i, end), [out_type]) as branch:
+                    with branch.then():
+                        b.yield_([b.add(sums[p], b.cast(element(i), out_type))])
+                    with branch.otherwise():
+                        b.yield_([sums[p]])
+                sums[p] = branch.results[0]
+        b.yield_(sums)
+    total = loop.results[0]
+    for p in range(1, partials):
+        total = b.add(total, loop.results[p])
+    return total
 
 
 def _on_lane0(b: LoweringBuilder, lane: Value, body: Callable[[], None]) -> None:
@@ -177,9 +228,11 @@ def _cumsum_scan(ctx: LoweringContext, b: LoweringBuilder, inst: Cumsum) -> None
             lines = b.imul(lines, size)
         lines = b.named(lines, "lines")
 
+        chunks = ctx.knobs(inst)["tile"][0]
+
         def line(t: Value) -> None:
             rest_idx = _unflatten(b, t, rest)
-            _scan_line(b, scaling, A, B, rest_idx, lane, length, S)
+            _scan_line(b, scaling, A, B, rest_idx, lane, length, S, chunks)
 
         distribute(b, lines, b.subgroup_id(nsg), nsg, line, "line")
 
@@ -197,8 +250,8 @@ def _unflatten(b: LoweringBuilder, t: Value, sizes: Sequence[Value]) -> list[Val
 
 
 def _scan_line(b: LoweringBuilder, scaling: Scaling, A: Value, B: Value,
-               rest_idx: list[Value], lane: Value, length: Value, S: int) -> None:
-    """Inclusive scan of A[:, rest] into B[:, rest], S elements per step."""
+               rest_idx: list[Value], lane: Value, length: Value, S: int, chunks: int = 1) -> None:
+    """Inclusive scan of A[:, rest] into B[:, rest], `chunks` chunks of S elements per step."""
     out_type = scaling.out_type
     n = static(length)
 
@@ -229,10 +282,12 @@ def _scan_line(b: LoweringBuilder, scaling: Scaling, A: Value, B: Value,
     if n is not None and n <= S:
         chunk(b.int_const(0), None, n < S)
         return
-    needs_check = n is None or n % S != 0
-    with b.for_(b.int_const(0), length, b.int_const(S), init=[b.zero(out_type)]) as (c, (carry,), _):
+    needs_check = n is None or n % (S * chunks) != 0
+    step = b.int_const(S * chunks)
+    with b.for_(b.int_const(0), length, step, init=[b.zero(out_type)]) as (c, (carry,), _):
         b.named(c, "chunk")
         b.named(carry, "carry")
-        new_carry = chunk(c, carry, needs_check)
-        assert new_carry is not None
-        b.yield_([new_carry])
+        for u in range(chunks):
+            carry = chunk(b.iadd(c, S * u) if u else c, carry, needs_check)
+            assert carry is not None
+        b.yield_([carry])

@@ -20,18 +20,12 @@ places the alloca and adds the barriers that reusing its bytes needs.
 
 from __future__ import annotations
 
-from tinyc.ir.core import Function, Value
+from tinyc.ir.core import Instruction, Value
 from tinyc.ir.instructions import Alloca, CheckedFlag, LifetimeStop
-from tinyc.ir.types import DYNAMIC, AddressSpace, MatrixUse, MemrefType, coopmatrix_type, memref_type
-from tinyc.passes.local_memory import alloca_size
+from tinyc.ir.types import AddressSpace, MatrixUse, MemrefType, coopmatrix_type, memref_type
 from tinyc.passes.lowering.builder import LoweringBuilder
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.tiling import distribute
-
-STAGE_MAX_BYTES = 32768
-"""Largest staged copy. Measured on batched gemm.t.n (f32 and f64, 16×16 to
-64×64, all within this bound, where the direct tiling reads op(A) for 2-8
-tile columns): staging was 1.2-1.8x as fast as reading op(A) directly."""
 
 COPY_COLUMNS = 8
 """Columns of op(A) per copy tile (one lane copies that many contiguous
@@ -39,30 +33,11 @@ elements of its column of A). Measured against 16 (f32 and f64, 16-64):
 4-12% faster, 16 f64 columns are 32 registers per tile; 2 and 4 were mixed."""
 
 
-def should_stage(ctx: LoweringContext, A: Value, transpose: bool, column_tiles: int | None) -> bool:
-    """Whether to stage op(A) = Aᵀ: static sizes, global memory, a bounded copy, reuse.
+def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value, vector_width: int) -> Value:
+    """The alloca holding Aᵀ, copied and made visible to the work-group.
 
-    `column_tiles` is the number of tile columns the matmul would read op(A)
-    for without staging (None when known only at run time). With one, every
-    element is read once and the copy only adds work (measured 1.0-1.2x
-    slower on 8×8 f32); with more, staging wins (see STAGE_MAX_BYTES).
+    (Whether to stage is the `stage` knob: tinyc/schedule/defaults.py.)
     """
-    t = A.type
-    if not transpose or not isinstance(t, MemrefType) or t.space is not AddressSpace.GLOBAL:
-        return False
-    if DYNAMIC in t.shape or 0 in t.shape or column_tiles == 1:
-        return False
-    size = t.shape[0] * t.shape[1] * t.element.size
-    return size <= STAGE_MAX_BYTES and _allocas_bytes(ctx.fn) + size <= ctx.local_memory_size
-
-
-def _allocas_bytes(fn: Function) -> int:
-    """Local memory of every alloca of the function, as if all were live at once."""
-    return sum(alloca_size(inst) for inst in fn.walk() if isinstance(inst, Alloca))
-
-
-def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value) -> Value:
-    """The alloca holding Aᵀ, copied and made visible to the work-group."""
     t = A.type
     assert isinstance(t, MemrefType)
     K, M = t.shape
@@ -79,7 +54,7 @@ def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value) -> Valu
             k0 = b.named(b.imul(b.idiv(i, tiles_m), cols), "k0")
             edge_m, edge_k = M % rows != 0, K % cols != 0
             if not (edge_m or edge_k):
-                _copy_tile(b, A, copy, m0, k0, rows, cols, CheckedFlag.NONE)
+                _copy_tile(b, A, copy, m0, k0, rows, cols, CheckedFlag.NONE, vector_width)
                 return
             conditions = []
             if edge_m:
@@ -88,11 +63,11 @@ def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value) -> Valu
                 conditions.append(b.le(b.iadd(k0, cols), b.int_const(K)))
             with b.if_(b.named(b.all_of(conditions), "full_tile")) as branch:
                 with branch.then():
-                    _copy_tile(b, A, copy, m0, k0, rows, cols, CheckedFlag.NONE)
+                    _copy_tile(b, A, copy, m0, k0, rows, cols, CheckedFlag.NONE, vector_width)
                 with branch.otherwise():
                     flag = {(True, False): CheckedFlag.ROWS, (False, True): CheckedFlag.COLS,
                             (True, True): CheckedFlag.BOTH}[(edge_m, edge_k)]
-                    _copy_tile(b, A, copy, m0, k0, rows, cols, flag)
+                    _copy_tile(b, A, copy, m0, k0, rows, cols, flag, vector_width)
 
         distribute(b, b.int_const(tiles_m * tiles_k), sg, nsg, tile)
     b.barrier(local_fence=True)
@@ -100,10 +75,12 @@ def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value) -> Valu
 
 
 def _copy_tile(b: LoweringBuilder, A: Value, copy: Value, m0: Value, k0: Value, rows: int,
-               cols: int, flag: CheckedFlag) -> None:
+               cols: int, flag: CheckedFlag, vector_width: int) -> None:
     """copy[m0:m0+rows, k0:k0+cols] := A[k0:, m0:]ᵀ (the checked parts only where in bounds)."""
     tile_type = coopmatrix_type(A.type.element, rows, cols, MatrixUse.A)  # type: ignore[attr-defined]
     x = b.named(b.coop_load(A, k0, m0, tile_type, True, flag), "a")
+    assert isinstance(x.owner, Instruction)
+    x.owner.attrs["vector_width"] = vector_width
     b.coop_store(x, copy, m0, k0, flag)
 
 

@@ -23,7 +23,7 @@ from typing import Callable
 
 from tinyc.ir.instructions import (
     ArithBinaryOp, CheckedFlag, CoopMatrixAtomicLoad, CoopMatrixAtomicStore, CoopMatrixAtomicUpdate,
-    CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore,
+    CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, StoreFlag,
 )
 from tinyc.ir.types import CoopMatrixType, MatrixUse
 from tinyc.spirv.codegen import atomics, scalar
@@ -39,12 +39,9 @@ Cond = Id | bool
 """A condition known at run time (bool id) or at compile time."""
 
 VECTOR_LOAD_BYTES = 8
-"""Bytes per vector load when a lane's row is contiguous (at least 2 components).
-The CPU vectorizer turns a per-lane `vloadn` into contiguous loads plus
-register shuffles, where separate per-lane loads become one gather per
-component. Measured on batched gemm.t.n (8-64, f32 and f64, loads of 8 or 16
-components per row): 2 components per vloadn beat 4 and 8 by 10-40% and the
-gathers by 1.3-2.3x; an OpLoad through a vector pointer compiled to gathers."""
+"""Bytes per vector load when a lane's row is contiguous and the load carries no
+`vector_width` (the schedule knob, see tinyc/schedule/defaults.py). An OpLoad
+through a vector pointer compiled to gathers, so the width is OpenCL's vloadn."""
 
 VLOADN_SIZES = (2, 3, 4, 8, 16)
 """Vector widths OpenCL's vloadn accepts."""
@@ -88,6 +85,59 @@ def _guarded(ctx: Ctx, cond: Cond, then: Callable[[], list[Id]], types: list[Id]
     return ctx.branch(cond, then, None, types, defaults)
 
 
+class _Placement:
+    """Where the components of a coopmatrix at (x, y) sit in a memref, `.t` or not."""
+
+    def __init__(self, ctx: Ctx, transpose: bool, x: IndexLike, y: IndexLike):
+        self.ctx = ctx
+        # the memref modes that the matrix rows / columns run along
+        self.row_mode, self.col_mode = (1, 0) if transpose else (0, 1)
+        self.row_base, self.col_base = (y, x) if transpose else (x, y)
+
+    def position(self, row: IndexLike, j: int) -> list[IndexLike]:
+        """The memref index of column j of the matrix row `row`."""
+        idx: list[IndexLike] = [0, 0]
+        idx[self.row_mode] = self.ctx.iadd(self.row_base, row)
+        idx[self.col_mode] = self.ctx.iadd(self.col_base, j)
+        return idx
+
+    def row_inside(self, row: IndexLike, desc: MemrefDesc) -> Cond:
+        return _in_bounds(self.ctx, self.ctx.iadd(self.row_base, row), desc.shape[self.row_mode])
+
+    def column_inside(self, j: int, desc: MemrefDesc) -> Cond:
+        return _in_bounds(self.ctx, self.ctx.iadd(self.col_base, j), desc.shape[self.col_mode])
+
+    def contiguous(self, desc: MemrefDesc, t: CoopMatrixType, checked: CheckedFlag) -> bool:
+        """Whether each lane's row lies contiguously in memory (unit stride along it)."""
+        stride = desc.stride[self.col_mode]
+        return (t.use is not MatrixUse.B and not checked.cols and t.cols > 1
+                and not t.component.is_complex and not isinstance(stride, Id) and stride == 1)
+
+    def check_block(self, desc: MemrefDesc, t: CoopMatrixType, checked: CheckedFlag) -> None:
+        """Record (once) a block that leaves the memref along a mode its load/store does not
+        check (bounds-checked launches)."""
+        checker = self.ctx.bounds
+        ok: Cond = desc.valid
+        if not checked.rows:
+            ok = checker.both(ok, checker.fits(self.row_base, t.rows, desc.shape[self.row_mode]))
+        if not checked.cols:
+            ok = checker.both(ok, checker.fits(self.col_base, t.cols, desc.shape[self.col_mode]))
+        position: list[IndexLike] = [0, 0]
+        position[self.row_mode], position[self.col_mode] = self.row_base, self.col_base
+        size = [0, 0]
+        size[self.row_mode], size[self.col_mode] = t.rows, t.cols
+        checker.record(ok, checker.site(self.ctx.current, "coopmatrix"), position, size, desc.shape)
+
+
+def _checking(ctx: Ctx) -> bool:
+    return ctx.bounds is not None and not ctx.bounds.trusted()
+
+
+def _vector_width(inst, desc: MemrefDesc) -> int:
+    """The `vector_width` schedule knob, else VECTOR_LOAD_BYTES' worth of elements."""
+    return inst.attrs.get("vector_width") or max(2, VECTOR_LOAD_BYTES // desc.type.element.size)
+
+
 @emits(CoopMatrixLoad, CoopMatrixAtomicLoad)
 def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     M, xv, yv = inst.operands
@@ -96,9 +146,7 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     x, y = ctx.index(xv), ctx.index(yv)
     ty = scalar_type(ctx.m, t.component)
     zero = scalar.zero(ctx, t.component)
-    # memref mode that the matrix rows / columns run along
-    row_mode, col_mode = (1, 0) if inst.transpose else (0, 1)
-    row_base, col_base = (y, x) if inst.transpose else (x, y)
+    at = _Placement(ctx, inst.transpose, x, y)
     order = (atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
              if isinstance(inst, CoopMatrixAtomicLoad) else None)
 
@@ -107,38 +155,30 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
             return atomics.atomic_load(ctx, desc.type, ptr, order)
         return load_element(ctx, desc, ptr)
 
-    def position(row: IndexLike, j: int) -> list[IndexLike]:
-        idx: list[IndexLike] = [0, 0]
-        idx[row_mode] = ctx.iadd(row_base, row)
-        idx[col_mode] = ctx.iadd(col_base, j)
-        return idx
-
     # A lane's row is contiguous in memory (a .t load of a column-major memref):
     # vector loads instead of one gather per component.
-    stride = desc.stride[col_mode]
-    contiguous = (t.use is not MatrixUse.B and not inst.checked.cols and t.cols > 1
-                  and not t.component.is_complex and not isinstance(stride, Id) and stride == 1
-                  and order is None)
-    checking = ctx.bounds is not None and not ctx.bounds.trusted()
+    contiguous = order is None and at.contiguous(desc, t, inst.checked)
+    checking = _checking(ctx)
     if checking:  # one record for the block; each component then goes through element_address
         contiguous = False
-        _check_block(ctx, desc, (row_base, col_base), (row_mode, col_mode), t, inst.checked)
+        at.check_block(desc, t, inst.checked)
     comps: list[Id] = []
     for row, real in _rows(ctx, t):
         row_ok = real
         if inst.checked.rows:
-            row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
+            row_ok = _and(ctx, row_ok, at.row_inside(row, desc))
 
         def load_row(row: IndexLike = row) -> list[Id]:
             if contiguous:
-                return _load_contiguous(ctx, desc, ty, t.cols, lambda j: position(row, j))
+                return _load_contiguous(ctx, desc, ty, t.cols, _vector_width(inst, desc),
+                                        lambda j: at.position(row, j))
             out = []
             for j in range(t.cols):
                 col_ok: Cond = True
                 if inst.checked.cols:
-                    col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
+                    col_ok = at.column_inside(j, desc)
                 out += _guarded(ctx, col_ok, lambda j=j: [read(element_address(
-                    ctx, desc, position(row, j)))], [ty], [zero])
+                    ctx, desc, at.position(row, j)))], [ty], [zero])
             return out
 
         with ctx.bounds.quiet() if checking else nullcontext():
@@ -146,27 +186,9 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     ctx[inst.result] = comps
 
 
-def _check_block(ctx: Ctx, desc: MemrefDesc, base: tuple[IndexLike, IndexLike],
-                 modes: tuple[int, int], t: CoopMatrixType, checked) -> None:
-    """Record (once) a block that leaves the memref along a mode its load/store does not check."""
-    checker = ctx.bounds
-    ok: Cond = desc.valid
-    if not checked.rows:
-        ok = checker.both(ok, checker.fits(base[0], t.rows, desc.shape[modes[0]]))
-    if not checked.cols:
-        ok = checker.both(ok, checker.fits(base[1], t.cols, desc.shape[modes[1]]))
-    position = [0, 0]
-    position[modes[0]], position[modes[1]] = base
-    size = [0, 0]
-    size[modes[0]], size[modes[1]] = t.rows, t.cols
-    checker.record(ok, checker.site(ctx.current, "coopmatrix"), position, size, desc.shape)
-
-
-def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
+def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int, width: int,
                      position: Callable[[int], list[IndexLike]]) -> list[Id]:
-    """`cols` consecutive elements from `position(0)` on, VECTOR_LOAD_BYTES per vloadn."""
-    size = desc.type.element.size
-    width = max(2, VECTOR_LOAD_BYTES // size)
+    """`cols` consecutive elements from `position(0)` on, up to `width` per vloadn."""
     out: list[Id] = []
     j = 0
     while j < cols:
@@ -181,46 +203,45 @@ def _load_contiguous(ctx: Ctx, desc: MemrefDesc, ty: Id, cols: int,
     return out
 
 
-def _write_components(ctx: Ctx, t: CoopMatrixType, desc: MemrefDesc, x: IndexLike, y: IndexLike,
-                      transpose: bool, checked: CheckedFlag,
-                      write: Callable[[Id, int], Id | None], result: Id | None = None,
-                      default: Id | None = None) -> list[Id]:
+def _write_components(ctx: Ctx, t: CoopMatrixType, desc: MemrefDesc, at: _Placement,
+                      checked: CheckedFlag, write: Callable[[Id, int], Id | None],
+                      result: Id | None = None, default: Id | None = None,
+                      row_writer: Callable[[int, IndexLike], None] | None = None) -> list[Id]:
     """write(pointer, component) for each component this lane stores, where it is in bounds.
 
     matrix_b rows are split so that lane i mod S writes row i (every lane holds
     all of B; an atomic then happens once). With `result` (a type id), write
     returns a value per component and the lane's values are returned, `default`
-    where nothing was written.
+    where nothing was written. `row_writer(b, row)`, if given, writes the whole
+    row b at once (vector stores).
     """
     S = ctx.subgroup_size
-    row_mode, col_mode = (1, 0) if transpose else (0, 1)
-    row_base, col_base = (y, x) if transpose else (x, y)
     types = [result] if result is not None else []
     defaults = [default] if result is not None else []
     out: list[Id] = []
-    checking = ctx.bounds is not None and not ctx.bounds.trusted()
+    checking = _checking(ctx)
     if checking:  # one record for the block; each component then goes through element_address
-        _check_block(ctx, desc, (row_base, col_base), (row_mode, col_mode), t, checked)
+        at.check_block(desc, t, checked)
     with ctx.bounds.quiet() if checking else nullcontext():
         for b, (row, real) in enumerate(_rows(ctx, t)):
             row_ok = real
             if t.use is MatrixUse.B and S > 1:  # every lane holds row b: lane b mod S writes it
                 row_ok = ctx.op(Op.IEqual, ctx.bool, ctx.lane_id(), ctx.const32(b % S))
             if checked.rows:
-                row_ok = _and(ctx, row_ok, _in_bounds(ctx, ctx.iadd(row_base, row), desc.shape[row_mode]))
+                row_ok = _and(ctx, row_ok, at.row_inside(row, desc))
 
             def store_row(b: int = b, row: IndexLike = row) -> list[Id]:
+                if row_writer is not None:
+                    row_writer(b, row)
+                    return []
                 values: list[Id] = []
                 for j in range(t.cols):
                     col_ok: Cond = True
                     if checked.cols:
-                        col_ok = _in_bounds(ctx, ctx.iadd(col_base, j), desc.shape[col_mode])
+                        col_ok = at.column_inside(j, desc)
 
                     def store_one(j: int = j) -> list[Id]:
-                        idx: list[IndexLike] = [0, 0]
-                        idx[row_mode] = ctx.iadd(row_base, row)
-                        idx[col_mode] = ctx.iadd(col_base, j)
-                        got = write(element_address(ctx, desc, idx), b * t.cols + j)
+                        got = write(element_address(ctx, desc, at.position(row, j)), b * t.cols + j)
                         return [got] if result is not None and got is not None else []
                     values += _guarded(ctx, col_ok, store_one, types, defaults)
                 return values
@@ -232,8 +253,11 @@ def _write_components(ctx: Ctx, t: CoopMatrixType, desc: MemrefDesc, x: IndexLik
 @emits(CoopMatrixStore, CoopMatrixAtomicStore)
 def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     A, M, xv, yv = inst.operands
+    t: CoopMatrixType = A.type
     desc: MemrefDesc = ctx[M]
     comps: list[Id] = ctx[A]
+    at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
+    row_writer = None
     if isinstance(inst, CoopMatrixAtomicStore):
         order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
 
@@ -242,8 +266,16 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     else:
         def write(ptr: Id, k: int) -> None:
             store_element(ctx, desc, ptr, comps[k], inst.flag)
-    _write_components(ctx, A.type, desc, ctx.index(xv), ctx.index(yv), inst.transpose, inst.checked,
-                      write)
+
+        # a .t store of a column-major memref: each lane's row is contiguous, vstoren
+        if (inst.transpose and inst.flag is StoreFlag.NONE and not _checking(ctx)
+                and at.contiguous(desc, t, inst.checked)):
+            width = _vector_width(inst, desc)
+
+            def row_writer(b: int, row: IndexLike) -> None:
+                _store_contiguous(ctx, desc, comps[b * t.cols:(b + 1) * t.cols], width,
+                                  lambda j: at.position(row, j))
+    _write_components(ctx, t, desc, at, inst.checked, write, row_writer=row_writer)
 
 
 @emits(CoopMatrixAtomicUpdate)
@@ -254,14 +286,31 @@ def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
     desc: MemrefDesc = ctx[M]
     comps: list[Id] = ctx[A]
     order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics)
+    at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
     old = _write_components(
-        ctx, t, desc, ctx.index(xv), ctx.index(yv), inst.transpose, inst.checked,
+        ctx, t, desc, at, inst.checked,
         lambda ptr, k: atomics.atomic_update(ctx, inst.op, desc.type, ptr, comps[k], order),
         scalar_type(ctx.m, t.component), scalar.zero(ctx, t.component))
     if t.use is MatrixUse.B and ctx.subgroup_size > 1:  # row i was updated by lane i mod S
         S = ctx.subgroup_size
         old = [broadcast(ctx, t.component, v, ctx.const32((k // t.cols) % S)) for k, v in enumerate(old)]
     ctx[inst.result] = old
+
+
+def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
+                      position: Callable[[int], list[IndexLike]]) -> None:
+    """Store `values` to consecutive elements from `position(0)` on, up to `width` per vstoren."""
+    ty = scalar_type(ctx.m, desc.type.element)
+    j = 0
+    while j < len(values):
+        n = max((v for v in VLOADN_SIZES if v <= min(width, len(values) - j)), default=1)
+        ptr = element_address(ctx, desc, position(j))
+        if n == 1:
+            store_element(ctx, desc, ptr, values[j], StoreFlag.NONE)
+        else:
+            vec = ctx.op(Op.CompositeConstruct, ctx.m.type_vector(ty, n), *values[j:j + n])
+            ctx.ext(OpenCLStd.vstoren, ctx.m.type_void(), vec, ctx.const64(0), ptr)
+        j += n
 
 
 @emits(CoopMatrixMulAdd)
