@@ -21,8 +21,15 @@ icd_state: dict[str, Any] = {"set_by_tinyc": False, "dpctl_was_loaded": False}
 
 
 def icd_library() -> str:
-    """Where pip puts the Intel OpenCL CPU runtime."""
-    return os.path.join(sys.prefix, "lib", "libintelocl.so")
+    """Where pip put the Intel OpenCL CPU runtime: `<prefix>/lib`, for this environment's
+    prefix or, in a virtual environment that sees the system's packages
+    (`--system-site-packages`), the prefix the runtime was installed into."""
+    prefixes = [sys.prefix, sys.base_prefix]
+    for entry in sys.path:  # <prefix>/lib/pythonX.Y/site-packages -> <prefix>
+        if entry.endswith("site-packages"):
+            prefixes.append(os.path.dirname(os.path.dirname(os.path.dirname(entry))))
+    candidates = [os.path.join(prefix, "lib", "libintelocl.so") for prefix in dict.fromkeys(prefixes)]
+    return next((path for path in candidates if os.path.exists(path)), candidates[0])
 
 
 def ensure_opencl_icd() -> None:
