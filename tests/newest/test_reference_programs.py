@@ -269,3 +269,30 @@ def test_tinyc_run_check_reports_sizes_that_reach_outside_the_arrays(device, tmp
         in result.output
     result = CliRunner().invoke(cli, ["run", str(path), "--check", "--repeat", "2", "--size", "i=1"])
     assert result.exit_code == 0 and "results match" in result.output, result.output
+
+
+LOCAL_COLUMN = fn("""
+%L = alloca : memref<f32x8x8,local>
+%one = constant 1.0 : f32
+%zero = constant 0.0 : f32
+axpby %one, %a, %zero, %L
+%col = subview %L[%x, 0] : memref<f32x8,local>
+parallel {
+  %i = subgroup_local_id : i32
+  %j = cast %i : index
+  %c8 = constant 8 : index
+  %in = less_than %j, %c8 : bool
+  if %in {
+    %v = load %col[%j] : f32
+    store %v, %b[%j]
+  }
+}
+""", "%a: memref<f32x8x8>, %b: memref<f32x8>, %x: index")
+
+
+def test_extra_result_modes_of_local_memory(device):
+    kernel = tinyc.compile(LOCAL_COLUMN)["k"]
+    a = np.asfortranarray(np.arange(64, dtype=np.float32).reshape(8, 8))
+    b = np.zeros(8, np.float32)
+    kernel(a, b, 5)
+    np.testing.assert_array_equal(b, a.ravel(order="F")[5:13])
