@@ -60,8 +60,7 @@ def test_an_unknown_mode_of_a_prefixed_builtin_is_reported_at_the_mode():
 # compiler also takes result modes beyond the kept ones (its own tests write
 # `subview %a[%x,0] : memref<i16x8>`): they view the memory from the offset on with the
 # shape and stride the type declares.
-COLUMN = fn("""
-%col = subview %a[%x, 0] : memref<f32x8>
+COPY_COLUMN = """
 parallel {
   %i = subgroup_local_id : i32
   %j = cast %i : index
@@ -72,7 +71,9 @@ parallel {
     store %v, %b[%j]
   }
 }
-""", "%a: memref<f32x8x8>, %b: memref<f32x8>, %x: index")
+"""
+COLUMN = fn("%col = subview %a[%x, 0] : memref<f32x8>\n" + COPY_COLUMN,
+            "%a: memref<f32x8x8>, %b: memref<f32x8>, %x: index")
 
 
 def test_extra_result_modes_check_in_the_newest_language():
@@ -277,17 +278,7 @@ LOCAL_COLUMN = fn("""
 %zero = constant 0.0 : f32
 axpby %one, %a, %zero, %L
 %col = subview %L[%x, 0] : memref<f32x8,local>
-parallel {
-  %i = subgroup_local_id : i32
-  %j = cast %i : index
-  %c8 = constant 8 : index
-  %in = less_than %j, %c8 : bool
-  if %in {
-    %v = load %col[%j] : f32
-    store %v, %b[%j]
-  }
-}
-""", "%a: memref<f32x8x8>, %b: memref<f32x8>, %x: index")
+""" + COPY_COLUMN, "%a: memref<f32x8x8>, %b: memref<f32x8>, %x: index")
 
 
 def test_extra_result_modes_of_local_memory(device):
