@@ -97,7 +97,6 @@ def constant(ctx: Ctx, t: Type, value) -> Id:
     return m.constant(scalar_type(m, t), [z.real, z.imag])
 
 
-
 def rounds_to(t: ScalarType, value, target: float) -> bool:
     """Does the constant `value` of float or complex type `t` have the bits of `target`
     (in every component) once rounded to `t`?"""
@@ -108,6 +107,7 @@ def rounds_to(t: ScalarType, value, target: float) -> bool:
         return bf16_bits(parts[0]) == bf16_bits(target)
     width = t.component.bits if t.is_complex else t.bits
     return all(float_bits(part, width) == float_bits(target, width) for part in parts)
+
 
 def zero(ctx: Ctx, t: ScalarType) -> Id:
     return constant(ctx, t, 0)
@@ -130,14 +130,14 @@ def flip_signs(ctx: Ctx, t: ScalarType, x: Id, components: tuple[bool, bool] = (
         int_t = m.type_int(16)
         return ctx.op(Op.BitwiseXor, int_t, x, m.constant(int_t, 0x8000))
     ty = scalar_type(m, t)
-    flips = list(components) if t.is_complex else [True]
-    when_negative = [1.0 if flip else -1.0 for flip in flips]
-    when_positive = [-1.0 if flip else 1.0 for flip in flips]
-    negative_t = m.type_vector(m.type_bool(), 2) if t.is_complex else m.type_bool()
+    if t.is_complex:  # per component: the opposite sign where it flips, its own elsewhere
+        negative_t = m.type_vector(m.type_bool(), 2)
+        if_negative = m.constant(ty, [1.0 if flip else -1.0 for flip in components])
+        if_positive = m.constant(ty, [-1.0 if flip else 1.0 for flip in components])
+    else:
+        negative_t, if_negative, if_positive = m.type_bool(), m.constant(ty, 1.0), m.constant(ty, -1.0)
     negative = ctx.op(Op.SignBitSet, negative_t, x)
-    if not t.is_complex:
-        when_negative, when_positive = when_negative[0], when_positive[0]
-    sign = ctx.op(Op.Select, ty, negative, m.constant(ty, when_negative), m.constant(ty, when_positive))
+    sign = ctx.op(Op.Select, ty, negative, if_negative, if_positive)
     return ctx.ext(OpenCLStd.copysign, ty, x, sign)
 
 
