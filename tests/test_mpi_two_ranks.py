@@ -20,8 +20,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _mpiexec() -> Path | None:
-    candidate = Path(sysconfig.get_path("scripts")) / "mpiexec"
-    return candidate if candidate.exists() else None
+    """The mpich wheel's mpiexec: in this environment's scripts, or in the base
+    environment's (a virtual environment that sees the system's packages)."""
+    for scripts in (sysconfig.get_path("scripts"),
+                    sysconfig.get_path("scripts", vars={"base": sys.base_prefix})):
+        candidate = Path(scripts) / "mpiexec"
+        if candidate.exists():
+            return candidate
+    return None
 
 
 def test_distributed_tests_pass_over_two_ranks():

@@ -20,9 +20,21 @@ ICD_VARIABLE = "OCL_ICD_FILENAMES"
 icd_state: dict[str, Any] = {"set_by_tinyc": False, "dpctl_was_loaded": False}
 
 
+def prefix_library(name: str) -> str:
+    """`<prefix>/lib/<name>` for the prefix pip installed it into: this environment's or,
+    in a virtual environment that sees the system's packages (`--system-site-packages`),
+    the one its site-packages belong to. The first candidate if none has it."""
+    prefixes = [sys.prefix, sys.base_prefix]
+    for entry in sys.path:  # <prefix>/lib/pythonX.Y/site-packages -> <prefix>
+        if entry.endswith("site-packages"):
+            prefixes.append(os.path.dirname(os.path.dirname(os.path.dirname(entry))))
+    candidates = [os.path.join(prefix, "lib", name) for prefix in dict.fromkeys(prefixes)]
+    return next((path for path in candidates if os.path.exists(path)), candidates[0])
+
+
 def icd_library() -> str:
-    """Where pip puts the Intel OpenCL CPU runtime."""
-    return os.path.join(sys.prefix, "lib", "libintelocl.so")
+    """Where pip put the Intel OpenCL CPU runtime."""
+    return prefix_library("libintelocl.so")
 
 
 def ensure_opencl_icd() -> None:

@@ -77,6 +77,12 @@ class Version:
             why = "no spelling of the newest language is used"
         return f"{self.std.language} ({why})"
 
+    @property
+    def newest_extensions(self) -> bool:
+        """What the newest language takes beyond the seed's letter (docs/newest.md): in a
+        newest program, and in lowered IR (checked after the passes of either version)."""
+        return self.std is Std.NEWEST or self.how == "lowered"
+
     def rule(self) -> str:
         """The suffix of a message that holds in this version only."""
         return f"; a rule of {self.describe()}, --std {other_std(self.std).value} lifts it"

@@ -364,7 +364,8 @@ def test_large_single_contraction_spreads_over_work_groups(device):
 
 def test_intermediate_in_local_memory_read_in_a_loop(device):
     """A c32 gemv into local memory read by a ger in a loop with a run-time beta branch
-    (found by random testing: the kernel read stale local memory before the explicit barrier)."""
+    (found by random testing: the kernel read unwritten local memory while codegen kept a
+    local pointer across the loop's barrier; docs/runtime-notes.md)."""
     ops = [rand(5, dtype="complex64"), rand(1000, dtype="complex64"),
            np.asfortranarray(rand(8, 2, 1000, dtype="complex64"))]
     for beta in (0.0, 1.0):

@@ -228,10 +228,30 @@ def make_arguments(fn: Any, info: Any, batch: int, sizes: dict[str, str], seed: 
             args.append(random_array(rng, t, chosen.shapes[p.name]))
         elif isinstance(t, GroupType):
             shape = chosen.shapes[p.name]
-            args.append([random_array(rng, t.memref, shape) for _ in range(plan.members[p.name])])
+            count = plan.members[p.name]
+            if t.offset in (0, DYNAMIC):  # a list of arrays: the offset is 0
+                args.append([random_array(rng, t.memref, shape) for _ in range(count)])
+            else:
+                args.append(_offset_group(rng, t, shape, count))
         else:
             raise UsageError(f"argument '{p.name}' of type {t} cannot be generated")
     return args, chosen
+
+
+def _offset_group(rng: np.random.Generator, t: GroupType, shape: tuple[int, ...], count: int) -> Any:
+    """Members of a group with a static offset k: flat buffers with k elements before each
+    memref, given as tinyc.Group with the memref's shape and strides (tinyc/runtime/groups.py)."""
+    from tinyc.runtime.groups import Group
+
+    strides = layout_strides(t.memref, shape)
+    size = t.offset + max(extent(shape, strides), 1)
+    return Group([_random_values(rng, t.memref.element, size) for _ in range(count)], offset=t.offset,
+                 shape=shape, stride=strides)
+
+
+def group_members(arg: Any) -> list[Any]:
+    """The member arrays of a group argument (a list, or a tinyc.Group of them)."""
+    return arg if isinstance(arg, list) else list(arg.arrays)
 
 
 def describe_arguments(info: Any, args: Sequence[Any]) -> str:
@@ -245,8 +265,11 @@ def describe_arguments(info: Any, args: Sequence[Any]) -> str:
             value = f"{arg:.4g}" if isinstance(arg, (float, complex)) else str(arg)
             parts.append(f"%{p.name} = {value}")
         elif isinstance(t, GroupType):
-            dims = "x".join(map(str, arg[0].shape)) if arg else "-"
-            parts.append(f"%{p.name}: {len(arg)} x {t.memref.element} {dims}")
+            members = group_members(arg)
+            shape = arg.shape if not isinstance(arg, list) else members[0].shape if members else None
+            dims = "x".join(map(str, shape)) if shape is not None else "-"
+            offset = f" at offset {arg.offset}" if not isinstance(arg, list) else ""
+            parts.append(f"%{p.name}: {len(members)} x {t.memref.element} {dims}{offset}")
         else:
             dims = "x".join(map(str, arg.shape)) or "scalar"
             strided = "" if arg.flags.f_contiguous or arg.ndim < 2 else \
@@ -290,6 +313,8 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
         if not p.written or isinstance(p.type, ScalarType):
             continue
         element = p.type.memref.element if isinstance(p.type, GroupType) else p.type.element
+        if isinstance(p.type, GroupType):  # whole members (with a group's offset: flat buffers)
+            got, want = group_members(got), group_members(want)
         if groups is None:
             pairs = list(zip(got, want)) if isinstance(got, list) else [(got, want)]
             scope = f"every work-group of {batch}"
@@ -336,9 +361,12 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     echo(describe_arguments(info, args))
     inputs = [copy_argument(a) for a in args]
     options = {} if check_bounds is None else {"check_bounds": check_bounds}
+    # --check: the warm-up is bounds-checked, so that sizes that make the kernel reach outside
+    # its arrays are reported instead of crashing the device; the timed launches repeat it
+    warm = {"check_bounds": True} if check and check_bounds is None else options
 
     start = time.perf_counter()
-    kernel(*args, batch=batch, **options)  # warm-up
+    kernel(*args, batch=batch, **warm)  # warm-up
     first = time.perf_counter() - start
     times = []
     for _ in range(repeat):

@@ -216,6 +216,7 @@ class Relations:
                     out.append(size)
             else:
                 out.append(self.scalar.get(size))
+        out += inst.extra_shape()[0]  # the newest language's extra trailing modes
         self.dims[inst.result] = out
 
 

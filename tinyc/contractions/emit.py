@@ -121,6 +121,8 @@ def build_kernel(spec: KernelSpec) -> Program:
         made = memory.make(variant, sizes)
         tensors.update(made)
         _emit_steps(fn, spec, tensors, variant, sizes)
+        if plan.block == 1:
+            memory.release(made)
 
     if plan.tile:
         _tiled(fn, plan, gid, body, once)
@@ -133,6 +135,7 @@ def build_kernel(spec: KernelSpec) -> Program:
             if total % plan.block else plan.block
         with fn.for_(0, count) as loop:
             body(_split(fn, plan, fn.add(first, loop.var)), plan.sizes)
+    memory.release(shared)
     return prog
 
 
@@ -197,6 +200,12 @@ class _Memory:
                                                self.once(f"t{step.output - len(self.spec.inputs)}"))
         return found
 
+    def release(self, made: dict[int, Tensor]) -> None:
+        """lifetime_stop for the local intermediates, so the next ones may reuse the memory."""
+        for t in made.values():
+            if t.value.type.space.value == "local":  # type: ignore[attr-defined]
+                self.fn.lifetime_stop(t.value)
+
 
 
 def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor], steps,
@@ -220,16 +229,6 @@ def _emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor
             relu = False
         if relu:
             emit_relu(fn, out, sizes)
-        if not final:  # see below
-            fn.barrier(global_fence=out.value.type.space.value == "global", local_fence=True)
-
-
-# An explicit barrier follows every step that writes an intermediate. The compiler inserts
-# the barriers data dependencies need; but when the next reader sits in a `for` loop whose
-# body branches on a run-time value (beta == 0), the barrier it places inside the loop does
-# not order the earlier writes on the CPU device (seen with a c32 gemv into local memory
-# read by a ger in such a loop), so the kernel read stale local memory. The explicit one
-# costs one barrier per intermediate and makes the order independent of that placement.
 
 
 def _intermediate(fn: FunctionBuilder, spec: KernelSpec, labels: list[str], sizes: dict[str, int],

@@ -69,11 +69,16 @@ def alignment_problems(value: Any, element: ScalarType) -> list[str]:
     return []
 
 
-def _gcd_problems(name: str, value: Any, known: tuple[int, ...], what: str) -> list[str]:
-    """shape_gcd / stride_gcd: positive divisors, at most one per mode, true where known."""
+def _gcd_problems(name: str, value: Any, known: tuple[int, ...], what: str,
+                  extra_ok: bool = False) -> list[str]:
+    """shape_gcd / stride_gcd: positive divisors, at most one per mode, true where known.
+
+    `extra_ok` (the newest language): entries beyond the order are ignored, as the
+    reference compiler does (its own examples write them).
+    """
     if not isinstance(value, (list, tuple)) or not all(is_int_attr(v) for v in value):
         return [f"{name} must be an array of integers, got {attr_text(value)}"]
-    if len(value) > len(known):
+    if len(value) > len(known) and not extra_ok:
         return [f"{name} has {len(value)} entries but the memref has order {len(known)}"]
     problems = []
     for mode, (d, s) in enumerate(zip(value, known)):
@@ -84,8 +89,9 @@ def _gcd_problems(name: str, value: Any, known: tuple[int, ...], what: str) -> l
     return problems
 
 
-def parameter_problems(t: Type, attrs: dict[str, Any]) -> list[str]:
-    """Attributes of a function parameter (spec: parameter attributes)."""
+def parameter_problems(t: Type, attrs: dict[str, Any], extra_gcd_ok: bool = False) -> list[str]:
+    """Attributes of a function parameter (spec: parameter attributes); `extra_gcd_ok`
+    as in `_gcd_problems`."""
     if not attrs:
         return []
     memref = t.memref if isinstance(t, GroupType) else t
@@ -95,9 +101,11 @@ def parameter_problems(t: Type, attrs: dict[str, Any]) -> list[str]:
     if "alignment" in attrs:
         problems += alignment_problems(attrs["alignment"], memref.element)
     if "shape_gcd" in attrs:
-        problems += _gcd_problems("shape_gcd", attrs["shape_gcd"], memref.shape, "size")
+        problems += _gcd_problems("shape_gcd", attrs["shape_gcd"], memref.shape, "size",
+                                  extra_gcd_ok)
     if "stride_gcd" in attrs:
-        problems += _gcd_problems("stride_gcd", attrs["stride_gcd"], memref.stride, "stride")
+        problems += _gcd_problems("stride_gcd", attrs["stride_gcd"], memref.stride, "stride",
+                                  extra_gcd_ok)
     return problems
 
 

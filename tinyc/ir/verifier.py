@@ -145,7 +145,8 @@ def _check_argument(ctx: VerifyContext, arg: Value) -> None:
     memref = t.memref if isinstance(t, GroupType) else t
     if isinstance(memref, MemrefType) and memref.space is AddressSpace.LOCAL:
         ctx.error(f"{name} cannot have type {t}: arguments live in the global address space", span)
-    for problem in attr_checks.parameter_problems(t, arg.attrs):
+    extra_gcd_ok = ctx.version.newest_extensions  # extra gcd entries: ignored in the newest language
+    for problem in attr_checks.parameter_problems(t, arg.attrs, extra_gcd_ok):
         ctx.error(f"{name}: {problem}", span)
 
 

@@ -64,8 +64,17 @@ class ProgramBuilder:
         for child in rest[:-1]:
             if child.data == "argument":
                 args.append(self.argument(child))
+            elif child.data == "legacy_fn_attribute":  # `subgroup_size(16)`, before the seed
+                values = [int(token.value) for token in child.children]
+                legacy = "subgroup_size" if len(values) == 1 else "work_group_size"
+                if legacy in attrs:
+                    ctx.error(f"attribute '{legacy}' is given twice", child)
+                attrs[legacy] = values[0] if len(values) == 1 else values
             else:  # fn_attributes
-                attrs = dictionary(child.children[0], ctx)
+                for name, value in dictionary(child.children[0], ctx).items():
+                    if name in attrs:
+                        ctx.error(f"attribute '{name}' is given twice", child)
+                    attrs[name] = value
         body = self.region(body_tree, [], new_scope=False)
         return Function(name_token.value[1:], args, body, attrs, ctx.span(tree))
 
@@ -73,7 +82,10 @@ class ProgramBuilder:
         name_token, type_tree, *attr_tree = tree.children
         value = Value(build_type(type_tree, self.ctx))
         value.type_span = self.ctx.span(type_tree)
-        value.attrs = dictionary(attr_tree[0] if attr_tree else None, self.ctx)
+        if attr_tree and attr_tree[0].data == "legacy_align":  # `align(64)`, before the seed
+            value.attrs = {"alignment": int(attr_tree[0].children[0].value)}
+        else:
+            value.attrs = dictionary(attr_tree[0] if attr_tree else None, self.ctx)
         self.ctx.define(value, name_token)
         return value
 

@@ -77,7 +77,7 @@ def _incomplete(expected: set[str]) -> bool:
 def _message(token: Token, expected: set[str]) -> str:
     word = token.value
     words = [e for e in expected if e[:1].isalpha() or e[:1] == "."]
-    if token.type == WORD:
+    if token.type == WORD or word == "align":  # `align(64)` (before the seed) made it a keyword
         if sum(is_instruction(e) for e in expected) > 2:  # `else` may be meant, too
             forms = _grammar_forms(word, words)
             return f"unknown instruction '{word}'" + ("" if forms else did_you_mean(word, words))

@@ -263,6 +263,10 @@ class TensorLexer:
             if seg:
                 end = seg.end()
                 word = text[pos:end]
+                seg = _SEGMENT.match(text, end)  # `builtin.group_id.x`: a second segment
+                if seg and text[pos:seg.end()] in self.keywords:
+                    end = seg.end()
+                    word = text[pos:end]
         if word in self.keywords:
             return [(self.keywords[word], pos, end)]
         split = self._split_shape(word)

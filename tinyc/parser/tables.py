@@ -49,7 +49,7 @@ KEYWORDS: dict[str, str] = {
     '.work_group': '__ANON_11',
     ':': 'COLON',
     '<': 'LESSTHAN',
-    '<=': '__ANON_65',
+    '<=': '__ANON_77',
     '=': 'EQUAL',
     '>': 'MORETHAN',
     '?': 'QMARK',
@@ -57,6 +57,7 @@ KEYWORDS: dict[str, str] = {
     ']': 'RSQB',
     'abs': 'ABS',
     'add': 'ADD',
+    'align': 'ALIGN',
     'alignment': 'ALIGNMENT',
     'alloca': 'ALLOCA',
     'and': 'AND',
@@ -91,21 +92,33 @@ KEYWORDS: dict[str, str] = {
     'bf16': 'BF16',
     'bool': 'BOOL',
     'builtin.group_id': '__ANON_39',
+    'builtin.group_id.x': '__ANON_57',
+    'builtin.group_id.y': '__ANON_58',
+    'builtin.group_id.z': '__ANON_59',
     'builtin.group_size': '__ANON_40',
+    'builtin.num_groups.x': '__ANON_60',
+    'builtin.num_groups.y': '__ANON_61',
+    'builtin.num_groups.z': '__ANON_62',
     'builtin.num_subgroups': '__ANON_41',
+    'builtin.num_subgroups.x': '__ANON_63',
+    'builtin.num_subgroups.y': '__ANON_64',
+    'builtin.num_subgroups.z': '__ANON_65',
     'builtin.subgroup_id': '__ANON_43',
-    'builtin.subgroup_linear_id': '__ANON_57',
+    'builtin.subgroup_id.x': '__ANON_67',
+    'builtin.subgroup_id.y': '__ANON_68',
+    'builtin.subgroup_id.z': '__ANON_69',
+    'builtin.subgroup_linear_id': '__ANON_66',
     'builtin.subgroup_local_id': '__ANON_44',
     'builtin.subgroup_size': '__ANON_42',
     'c32': 'C32',
     'c64': 'C64',
     'cast': 'CAST',
-    'cmp.eq': '__ANON_58',
-    'cmp.ge': '__ANON_61',
-    'cmp.gt': '__ANON_60',
-    'cmp.le': '__ANON_63',
-    'cmp.lt': '__ANON_62',
-    'cmp.ne': '__ANON_59',
+    'cmp.eq': '__ANON_70',
+    'cmp.ge': '__ANON_73',
+    'cmp.gt': '__ANON_72',
+    'cmp.le': '__ANON_75',
+    'cmp.lt': '__ANON_74',
+    'cmp.ne': '__ANON_71',
     'conj': 'CONJ',
     'constant': 'CONSTANT',
     'cooperative_matrix_apply': 'COOPERATIVE_MATRIX_APPLY',
@@ -130,7 +143,7 @@ KEYWORDS: dict[str, str] = {
     'cumsum': 'CUMSUM',
     'div': 'DIV',
     'else': 'ELSE',
-    'equal': '__ANON_64',
+    'equal': '__ANON_76',
     'exp': 'EXP',
     'exp2': 'EXP2',
     'expand': 'EXPAND',
@@ -170,18 +183,18 @@ KEYWORDS: dict[str, str] = {
     'local': 'LOCAL',
     'log': 'LOG',
     'log2': 'LOG2',
-    'math.cos': '__ANON_66',
-    'math.exp': '__ANON_68',
-    'math.exp2': '__ANON_69',
-    'math.log': '__ANON_70',
-    'math.log2': '__ANON_71',
-    'math.native_cos': '__ANON_72',
-    'math.native_exp': '__ANON_74',
-    'math.native_exp2': '__ANON_75',
-    'math.native_log': '__ANON_76',
-    'math.native_log2': '__ANON_77',
-    'math.native_sin': '__ANON_73',
-    'math.sin': '__ANON_67',
+    'math.cos': '__ANON_78',
+    'math.exp': '__ANON_80',
+    'math.exp2': '__ANON_81',
+    'math.log': '__ANON_82',
+    'math.log2': '__ANON_83',
+    'math.native_cos': '__ANON_84',
+    'math.native_exp': '__ANON_86',
+    'math.native_exp2': '__ANON_87',
+    'math.native_log': '__ANON_88',
+    'math.native_log2': '__ANON_89',
+    'math.native_sin': '__ANON_85',
+    'math.sin': '__ANON_79',
     'matrix_a': 'MATRIX_A',
     'matrix_acc': 'MATRIX_ACC',
     'matrix_b': 'MATRIX_B',
@@ -218,9 +231,9 @@ KEYWORDS: dict[str, str] = {
     'stride_gcd': 'STRIDE_GCD',
     'strided': 'STRIDED',
     'sub': 'SUB',
-    'subgroup_add.exclusive_scan': '__ANON_78',
-    'subgroup_add.inclusive_scan': '__ANON_79',
-    'subgroup_add.reduce': '__ANON_80',
+    'subgroup_add.exclusive_scan': '__ANON_90',
+    'subgroup_add.inclusive_scan': '__ANON_91',
+    'subgroup_add.reduce': '__ANON_92',
     'subgroup_broadcast': 'SUBGROUP_BROADCAST',
     'subgroup_exclusive_scan_add': 'SUBGROUP_EXCLUSIVE_SCAN_ADD',
     'subgroup_exclusive_scan_max': 'SUBGROUP_EXCLUSIVE_SCAN_MAX',
@@ -233,12 +246,12 @@ KEYWORDS: dict[str, str] = {
     'subgroup_inclusive_scan_min': 'SUBGROUP_INCLUSIVE_SCAN_MIN',
     'subgroup_linear_id': 'SUBGROUP_LINEAR_ID',
     'subgroup_local_id': 'SUBGROUP_LOCAL_ID',
-    'subgroup_max.exclusive_scan': '__ANON_81',
-    'subgroup_max.inclusive_scan': '__ANON_82',
-    'subgroup_max.reduce': '__ANON_83',
-    'subgroup_min.exclusive_scan': '__ANON_84',
-    'subgroup_min.inclusive_scan': '__ANON_85',
-    'subgroup_min.reduce': '__ANON_86',
+    'subgroup_max.exclusive_scan': '__ANON_93',
+    'subgroup_max.inclusive_scan': '__ANON_94',
+    'subgroup_max.reduce': '__ANON_95',
+    'subgroup_min.exclusive_scan': '__ANON_96',
+    'subgroup_min.inclusive_scan': '__ANON_97',
+    'subgroup_min.reduce': '__ANON_98',
     'subgroup_reduce_add': 'SUBGROUP_REDUCE_ADD',
     'subgroup_reduce_max': 'SUBGROUP_REDUCE_MAX',
     'subgroup_reduce_min': 'SUBGROUP_REDUCE_MIN',
@@ -266,32 +279,34 @@ PATTERNS: dict[str, str] = {
 }
 
 RULES = """\
-__array_star_6: COMMA attribute => __array_star_6 1
-__array_star_6: __array_star_6 COMMA attribute => __array_star_6 0* 2
-__dictionary_star_7: COMMA named_attribute => __dictionary_star_7 1
-__dictionary_star_7: __dictionary_star_7 COMMA named_attribute => __dictionary_star_7 0* 2
-__expand_shape_plus_9: X _constant_or_value => __expand_shape_plus_9 1*
-__expand_shape_plus_9: __expand_shape_plus_9 X _constant_or_value => __expand_shape_plus_9 0* 2*
-__for_init_star_10: COMMA init_value => __for_init_star_10 1
-__for_init_star_10: __for_init_star_10 COMMA init_value => __for_init_star_10 0* 2
-__foreach_tile_star_11: COMMA INTEGER => __foreach_tile_star_11 1
-__foreach_tile_star_11: __foreach_tile_star_11 COMMA INTEGER => __foreach_tile_star_11 0* 2
+__array_star_7: COMMA attribute => __array_star_7 1
+__array_star_7: __array_star_7 COMMA attribute => __array_star_7 0* 2
+__dictionary_star_8: COMMA named_attribute => __dictionary_star_8 1
+__dictionary_star_8: __dictionary_star_8 COMMA named_attribute => __dictionary_star_8 0* 2
+__expand_shape_plus_10: X _constant_or_value => __expand_shape_plus_10 1*
+__expand_shape_plus_10: __expand_shape_plus_10 X _constant_or_value => __expand_shape_plus_10 0* 2*
+__for_init_star_11: COMMA init_value => __for_init_star_11 1
+__for_init_star_11: __for_init_star_11 COMMA init_value => __for_init_star_11 0* 2
+__foreach_tile_star_12: COMMA INTEGER => __foreach_tile_star_12 1
+__foreach_tile_star_12: __foreach_tile_star_12 COMMA INTEGER => __foreach_tile_star_12 0* 2
 __function_star_1: COMMA argument => __function_star_1 1
 __function_star_1: __function_star_1 COMMA argument => __function_star_1 0* 2
-__memref_layout_star_4: COMMA dim => __memref_layout_star_4 1
-__memref_layout_star_4: __memref_layout_star_4 COMMA dim => __memref_layout_star_4 0* 2
-__memref_type_star_3: __memref_type_star_3 shape_dim => __memref_type_star_3 0* 1
-__memref_type_star_3: shape_dim => __memref_type_star_3 0
-__region_star_2: __region_star_2 instruction => __region_star_2 0* 1
-__region_star_2: instruction => __region_star_2 0
-__results_star_8: COMMA LOCAL_ID => __results_star_8 1
-__results_star_8: __results_star_8 COMMA LOCAL_ID => __results_star_8 0* 2
-__return_types_star_5: COMMA value_type => __return_types_star_5 1
-__return_types_star_5: __return_types_star_5 COMMA value_type => __return_types_star_5 0* 2
+__function_star_2: __function_star_2 legacy_fn_attribute => __function_star_2 0* 1
+__function_star_2: legacy_fn_attribute => __function_star_2 0
+__memref_layout_star_5: COMMA dim => __memref_layout_star_5 1
+__memref_layout_star_5: __memref_layout_star_5 COMMA dim => __memref_layout_star_5 0* 2
+__memref_type_star_4: __memref_type_star_4 shape_dim => __memref_type_star_4 0* 1
+__memref_type_star_4: shape_dim => __memref_type_star_4 0
+__region_star_3: __region_star_3 instruction => __region_star_3 0* 1
+__region_star_3: instruction => __region_star_3 0
+__results_star_9: COMMA LOCAL_ID => __results_star_9 1
+__results_star_9: __results_star_9 COMMA LOCAL_ID => __results_star_9 0* 2
+__return_types_star_6: COMMA value_type => __return_types_star_6 1
+__return_types_star_6: __return_types_star_6 COMMA value_type => __return_types_star_6 0* 2
 __start_star_0: __start_star_0 function => __start_star_0 0* 1
 __start_star_0: function => __start_star_0 0
-__subview_star_12: COMMA slice => __subview_star_12 1
-__subview_star_12: __subview_star_12 COMMA slice => __subview_star_12 0* 2
+__subview_star_13: COMMA slice => __subview_star_13 1
+__subview_star_13: __subview_star_13 COMMA slice => __subview_star_13 0* 2
 _constant_or_value: INTEGER => _constant_or_value 0
 _constant_or_value: LOCAL_ID => _constant_or_value 0
 _operation: alloca => _operation 0
@@ -349,6 +364,7 @@ alloca: alloca_keyword dictionary COLON memref_type => alloca 0 1 3
 alloca_keyword: ALLOCA => alloca_keyword 0
 argument: LOCAL_ID COLON type => argument 0 2
 argument: LOCAL_ID COLON type dictionary => argument 0 2 3
+argument: LOCAL_ID COLON type legacy_align => argument 0 2 3
 arith_binary: arith_binary_keyword LOCAL_ID COMMA LOCAL_ID COLON value_type => arith_binary 0 1 3 5
 arith_binary_keyword: ADD => arith_binary_keyword 0
 arith_binary_keyword: AND => arith_binary_keyword 0
@@ -389,7 +405,7 @@ arith_unary_keyword: __ANON_37 => arith_unary_keyword 0
 arith_unary_keyword: __ANON_38 => arith_unary_keyword 0
 array: LSQB RSQB => array
 array: LSQB attribute RSQB => array 1
-array: LSQB attribute __array_star_6 RSQB => array 1 2*
+array: LSQB attribute __array_star_7 RSQB => array 1 2*
 associated: associated_keyword LOCAL_ID COLON bool_type => associated 0 1 3
 associated_keyword: ASSOCIATED => associated_keyword 0
 atomic: __ANON_2 => atomic 0
@@ -476,6 +492,18 @@ builtin_keyword: __ANON_54 => builtin_keyword 0
 builtin_keyword: __ANON_55 => builtin_keyword 0
 builtin_keyword: __ANON_56 => builtin_keyword 0
 builtin_keyword: __ANON_57 => builtin_keyword 0
+builtin_keyword: __ANON_58 => builtin_keyword 0
+builtin_keyword: __ANON_59 => builtin_keyword 0
+builtin_keyword: __ANON_60 => builtin_keyword 0
+builtin_keyword: __ANON_61 => builtin_keyword 0
+builtin_keyword: __ANON_62 => builtin_keyword 0
+builtin_keyword: __ANON_63 => builtin_keyword 0
+builtin_keyword: __ANON_64 => builtin_keyword 0
+builtin_keyword: __ANON_65 => builtin_keyword 0
+builtin_keyword: __ANON_66 => builtin_keyword 0
+builtin_keyword: __ANON_67 => builtin_keyword 0
+builtin_keyword: __ANON_68 => builtin_keyword 0
+builtin_keyword: __ANON_69 => builtin_keyword 0
 cast: cast_keyword LOCAL_ID COLON value_type => cast 0 1 3
 cast_keyword: CAST => cast_keyword 0
 checked_flag: __ANON_4 => checked_flag 0
@@ -487,13 +515,13 @@ cmp_keyword: GREATER_THAN_EQUAL => cmp_keyword 0
 cmp_keyword: LESS_THAN => cmp_keyword 0
 cmp_keyword: LESS_THAN_EQUAL => cmp_keyword 0
 cmp_keyword: NOT_EQUAL => cmp_keyword 0
-cmp_keyword: __ANON_58 => cmp_keyword 0
-cmp_keyword: __ANON_59 => cmp_keyword 0
-cmp_keyword: __ANON_60 => cmp_keyword 0
-cmp_keyword: __ANON_61 => cmp_keyword 0
-cmp_keyword: __ANON_62 => cmp_keyword 0
-cmp_keyword: __ANON_63 => cmp_keyword 0
-cmp_keyword: __ANON_64 => cmp_keyword 0
+cmp_keyword: __ANON_70 => cmp_keyword 0
+cmp_keyword: __ANON_71 => cmp_keyword 0
+cmp_keyword: __ANON_72 => cmp_keyword 0
+cmp_keyword: __ANON_73 => cmp_keyword 0
+cmp_keyword: __ANON_74 => cmp_keyword 0
+cmp_keyword: __ANON_75 => cmp_keyword 0
+cmp_keyword: __ANON_76 => cmp_keyword 0
 complex: LSQB FLOAT COMMA FLOAT RSQB => complex 1 3
 constant: constant_keyword literal COLON value_type => constant 0 1 3
 constant_keyword: CONSTANT => constant_keyword 0
@@ -590,12 +618,12 @@ cumsum: cumsum_keyword atomic LOCAL_ID COMMA LOCAL_ID COMMA INTEGER COMMA LOCAL_
 cumsum_keyword: CUMSUM => cumsum_keyword 0
 dictionary: LBRACE RBRACE => dictionary
 dictionary: LBRACE named_attribute RBRACE => dictionary 1
-dictionary: LBRACE named_attribute __dictionary_star_7 RBRACE => dictionary 1 2*
+dictionary: LBRACE named_attribute __dictionary_star_8 RBRACE => dictionary 1 2*
 dim: INTEGER => dim 0
 dim: QMARK => dim 0
 expand: expand_keyword LOCAL_ID LSQB INTEGER __ANON_20 expand_shape RSQB COLON memref_type => expand 0 1 3 5 8
 expand_keyword: EXPAND => expand_keyword 0
-expand_shape: _constant_or_value __expand_shape_plus_9 => expand_shape 0* 1*
+expand_shape: _constant_or_value __expand_shape_plus_10 => expand_shape 0* 1*
 fn_attributes: ATTRIBUTES dictionary => fn_attributes 1
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region => for 0 1 3 5 7 9 10 11
 for: for_keyword new_value COLON integer_type EQUAL LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID for_init region dictionary => for 0 1 3 5 7 9 10 11 12
@@ -622,18 +650,24 @@ for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region => for 0 1 3 5 6
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region dictionary => for 0 1 3 5 6 7
 for: for_keyword new_value EQUAL LOCAL_ID COMMA LOCAL_ID region fn_attributes => for 0 1 3 5 6 7
 for_init: INIT LPAR init_value RPAR __ANON_20 return_types => for_init 2 5
-for_init: INIT LPAR init_value __for_init_star_10 RPAR __ANON_20 return_types => for_init 2 3* 6
+for_init: INIT LPAR init_value __for_init_star_11 RPAR __ANON_20 return_types => for_init 2 3* 6
 for_keyword: FOR => for_keyword 0
 foreach: foreach_keyword LPAR new_values RPAR COLON integer_type EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 5 8 12 14
 foreach: foreach_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR region => foreach 0 2 6 10 12
 foreach_keyword: FOREACH => foreach_keyword 0
-foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_65 LPAR INTEGER RPAR region => foreach_tile 0 2 6 10 14 18 20
-foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_65 LPAR INTEGER __foreach_tile_star_11 RPAR region => foreach_tile 0 2 6 10 14 18 19* 21
+foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_77 LPAR INTEGER RPAR region => foreach_tile 0 2 6 10 14 18 20
+foreach_tile: foreach_tile_keyword LPAR new_values RPAR EQUAL LPAR values RPAR COMMA LPAR values RPAR AS LPAR new_values RPAR __ANON_77 LPAR INTEGER __foreach_tile_star_12 RPAR region => foreach_tile 0 2 6 10 14 18 19* 21
 foreach_tile_keyword: FOREACH_TILE => foreach_tile_keyword 0
+function: FUNC GLOBAL_ID LPAR RPAR __function_star_2 fn_attributes region => function 1 4* 5 6
+function: FUNC GLOBAL_ID LPAR RPAR __function_star_2 region => function 1 4* 5
 function: FUNC GLOBAL_ID LPAR RPAR fn_attributes region => function 1 4 5
 function: FUNC GLOBAL_ID LPAR RPAR region => function 1 4
+function: FUNC GLOBAL_ID LPAR argument RPAR __function_star_2 fn_attributes region => function 1 3 5* 6 7
+function: FUNC GLOBAL_ID LPAR argument RPAR __function_star_2 region => function 1 3 5* 6
 function: FUNC GLOBAL_ID LPAR argument RPAR fn_attributes region => function 1 3 5 6
 function: FUNC GLOBAL_ID LPAR argument RPAR region => function 1 3 5
+function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR __function_star_2 fn_attributes region => function 1 3 4* 6* 7 8
+function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR __function_star_2 region => function 1 3 4* 6* 7
 function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR fn_attributes region => function 1 3 4* 6 7
 function: FUNC GLOBAL_ID LPAR argument __function_star_1 RPAR region => function 1 3 4* 6
 fuse: fuse_keyword LOCAL_ID LSQB INTEGER COMMA INTEGER RSQB COLON memref_type => fuse 0 1 3 5 8
@@ -688,7 +722,7 @@ if: if_keyword LOCAL_ID region ELSE region => if 0 1 2 4
 if_keyword: IF => if_keyword 0
 index_type: INDEX => index_type
 indices: LOCAL_ID => indices 0
-indices: LOCAL_ID __results_star_8 => indices 0 1*
+indices: LOCAL_ID __results_star_9 => indices 0 1*
 init_value: new_value EQUAL LOCAL_ID => init_value 0 2
 instruction: _operation => instruction 0*
 instruction: results EQUAL _operation => instruction 0 2*
@@ -697,6 +731,9 @@ integer_type: I32 => integer_type 0
 integer_type: I64 => integer_type 0
 integer_type: I8 => integer_type 0
 integer_type: INDEX => integer_type 0
+legacy_align: ALIGN LPAR INTEGER RPAR => legacy_align 2
+legacy_fn_attribute: SUBGROUP_SIZE LPAR INTEGER RPAR => legacy_fn_attribute 2
+legacy_fn_attribute: WORK_GROUP_SIZE LPAR INTEGER COMMA INTEGER RPAR => legacy_fn_attribute 2 4
 lifetime_stop: lifetime_stop_keyword LOCAL_ID => lifetime_stop 0 1
 lifetime_stop_keyword: LIFETIME_STOP => lifetime_stop_keyword 0
 literal: FLOAT => literal ? 0
@@ -722,18 +759,18 @@ math_unary_keyword: NATIVE_LOG => math_unary_keyword 0
 math_unary_keyword: NATIVE_LOG2 => math_unary_keyword 0
 math_unary_keyword: NATIVE_SIN => math_unary_keyword 0
 math_unary_keyword: SIN => math_unary_keyword 0
-math_unary_keyword: __ANON_66 => math_unary_keyword 0
-math_unary_keyword: __ANON_67 => math_unary_keyword 0
-math_unary_keyword: __ANON_68 => math_unary_keyword 0
-math_unary_keyword: __ANON_69 => math_unary_keyword 0
-math_unary_keyword: __ANON_70 => math_unary_keyword 0
-math_unary_keyword: __ANON_71 => math_unary_keyword 0
-math_unary_keyword: __ANON_72 => math_unary_keyword 0
-math_unary_keyword: __ANON_73 => math_unary_keyword 0
-math_unary_keyword: __ANON_74 => math_unary_keyword 0
-math_unary_keyword: __ANON_75 => math_unary_keyword 0
-math_unary_keyword: __ANON_76 => math_unary_keyword 0
-math_unary_keyword: __ANON_77 => math_unary_keyword 0
+math_unary_keyword: __ANON_78 => math_unary_keyword 0
+math_unary_keyword: __ANON_79 => math_unary_keyword 0
+math_unary_keyword: __ANON_80 => math_unary_keyword 0
+math_unary_keyword: __ANON_81 => math_unary_keyword 0
+math_unary_keyword: __ANON_82 => math_unary_keyword 0
+math_unary_keyword: __ANON_83 => math_unary_keyword 0
+math_unary_keyword: __ANON_84 => math_unary_keyword 0
+math_unary_keyword: __ANON_85 => math_unary_keyword 0
+math_unary_keyword: __ANON_86 => math_unary_keyword 0
+math_unary_keyword: __ANON_87 => math_unary_keyword 0
+math_unary_keyword: __ANON_88 => math_unary_keyword 0
+math_unary_keyword: __ANON_89 => math_unary_keyword 0
 matrix_use: MATRIX_A => matrix_use 0
 matrix_use: MATRIX_ACC => matrix_use 0
 matrix_use: MATRIX_B => matrix_use 0
@@ -748,29 +785,29 @@ memory_semantics: __ANON_16 => memory_semantics 0
 memory_semantics: __ANON_17 => memory_semantics 0
 memref_layout: STRIDED LESSTHAN MORETHAN => memref_layout
 memref_layout: STRIDED LESSTHAN dim MORETHAN => memref_layout 2
-memref_layout: STRIDED LESSTHAN dim __memref_layout_star_4 MORETHAN => memref_layout 2 3*
+memref_layout: STRIDED LESSTHAN dim __memref_layout_star_5 MORETHAN => memref_layout 2 3*
 memref_type: MEMREF LESSTHAN scalar_type COMMA address_space MORETHAN => memref_type 2 4
 memref_type: MEMREF LESSTHAN scalar_type COMMA memref_layout COMMA address_space MORETHAN => memref_type 2 4 6
 memref_type: MEMREF LESSTHAN scalar_type COMMA memref_layout MORETHAN => memref_type 2 4
 memref_type: MEMREF LESSTHAN scalar_type MORETHAN => memref_type 2
-memref_type: MEMREF LESSTHAN scalar_type __memref_type_star_3 COMMA address_space MORETHAN => memref_type 2 3* 5
-memref_type: MEMREF LESSTHAN scalar_type __memref_type_star_3 COMMA memref_layout COMMA address_space MORETHAN => memref_type 2 3* 5 7
-memref_type: MEMREF LESSTHAN scalar_type __memref_type_star_3 COMMA memref_layout MORETHAN => memref_type 2 3* 5
-memref_type: MEMREF LESSTHAN scalar_type __memref_type_star_3 MORETHAN => memref_type 2 3*
+memref_type: MEMREF LESSTHAN scalar_type __memref_type_star_4 COMMA address_space MORETHAN => memref_type 2 3* 5
+memref_type: MEMREF LESSTHAN scalar_type __memref_type_star_4 COMMA memref_layout COMMA address_space MORETHAN => memref_type 2 3* 5 7
+memref_type: MEMREF LESSTHAN scalar_type __memref_type_star_4 COMMA memref_layout MORETHAN => memref_type 2 3* 5
+memref_type: MEMREF LESSTHAN scalar_type __memref_type_star_4 MORETHAN => memref_type 2 3*
 named_attribute: attribute_name EQUAL attribute => named_attribute 0 2
 new_value: LOCAL_ID => new_value 0
 new_values: LOCAL_ID => new_values 0
-new_values: LOCAL_ID __results_star_8 => new_values 0 1*
+new_values: LOCAL_ID __results_star_9 => new_values 0 1*
 parallel: parallel_keyword region => parallel 0 1
 parallel_keyword: PARALLEL => parallel_keyword 0
 reduce_mode: __ANON_18 => reduce_mode 0
 reduce_mode: __ANON_19 => reduce_mode 0
 region: LBRACE RBRACE => region
-region: LBRACE __region_star_2 RBRACE => region 1*
+region: LBRACE __region_star_3 RBRACE => region 1*
 results: LOCAL_ID => results 0
-results: LOCAL_ID __results_star_8 => results 0 1*
+results: LOCAL_ID __results_star_9 => results 0 1*
 return_types: LPAR value_type RPAR => return_types 1
-return_types: LPAR value_type __return_types_star_5 RPAR => return_types 1 2*
+return_types: LPAR value_type __return_types_star_6 RPAR => return_types 1 2*
 scalar_type: BF16 => scalar_type 0
 scalar_type: C32 => scalar_type 0
 scalar_type: C64 => scalar_type 0
@@ -809,18 +846,18 @@ subgroup_operation_keyword: SUBGROUP_INCLUSIVE_SCAN_MIN => subgroup_operation_ke
 subgroup_operation_keyword: SUBGROUP_REDUCE_ADD => subgroup_operation_keyword 0
 subgroup_operation_keyword: SUBGROUP_REDUCE_MAX => subgroup_operation_keyword 0
 subgroup_operation_keyword: SUBGROUP_REDUCE_MIN => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_78 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_79 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_80 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_81 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_82 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_83 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_84 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_85 => subgroup_operation_keyword 0
-subgroup_operation_keyword: __ANON_86 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_90 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_91 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_92 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_93 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_94 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_95 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_96 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_97 => subgroup_operation_keyword 0
+subgroup_operation_keyword: __ANON_98 => subgroup_operation_keyword 0
 subview: subview_keyword LOCAL_ID LSQB RSQB COLON memref_type => subview 0 1 5
 subview: subview_keyword LOCAL_ID LSQB slice RSQB COLON memref_type => subview 0 1 3 6
-subview: subview_keyword LOCAL_ID LSQB slice __subview_star_12 RSQB COLON memref_type => subview 0 1 3 4* 7
+subview: subview_keyword LOCAL_ID LSQB slice __subview_star_13 RSQB COLON memref_type => subview 0 1 3 4* 7
 subview_keyword: SUBVIEW => subview_keyword 0
 sum: sum_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID => sum 0 1 3 5 7
 sum: sum_keyword LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID COMMA LOCAL_ID ATTRIBUTES dictionary => sum 0 1 3 5 7 9
@@ -845,7 +882,7 @@ value_type: bool_type => value_type ? 0
 value_type: coopmatrix_type => value_type ? 0
 value_type: scalar_type => value_type ? 0
 values: LOCAL_ID => values 0
-values: LOCAL_ID __results_star_8 => values 0 1*
+values: LOCAL_ID __results_star_9 => values 0 1*
 void_type: VOID => void_type
 yield: yield_keyword LPAR RPAR => yield 0
 yield: yield_keyword LPAR values RPAR => yield 0 2
@@ -863,6 +900,8 @@ RPAR
 COLON
 ATTRIBUTES
 LBRACE
+SUBGROUP_SIZE
+WORK_GROUP_SIZE
 COMMA
 BF16
 BOOL
@@ -972,7 +1011,6 @@ SUBGROUP_LOCAL_ID
 SUBGROUP_REDUCE_ADD
 SUBGROUP_REDUCE_MAX
 SUBGROUP_REDUCE_MIN
-SUBGROUP_SIZE
 SUBVIEW
 SUM
 XOR
@@ -1021,6 +1059,7 @@ __ANON_61
 __ANON_62
 __ANON_63
 __ANON_64
+__ANON_65
 __ANON_66
 __ANON_67
 __ANON_68
@@ -1032,7 +1071,6 @@ __ANON_73
 __ANON_74
 __ANON_75
 __ANON_76
-__ANON_77
 __ANON_78
 __ANON_79
 __ANON_80
@@ -1042,22 +1080,35 @@ __ANON_83
 __ANON_84
 __ANON_85
 __ANON_86
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MORETHAN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+__ANON_87
+__ANON_88
+__ANON_89
+__ANON_90
+__ANON_91
+__ANON_92
+__ANON_93
+__ANON_94
+__ANON_95
+__ANON_96
+__ANON_97
+__ANON_98
+ATTRIBUTES LBRACE SUBGROUP_SIZE WORK_GROUP_SIZE
+ABS ADD ALIGN ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MORETHAN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
+ABS ADD ALIGN ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 LESSTHAN
-COMMA LBRACE RPAR
+ALIGN COMMA LBRACE RPAR
+ALIGN
 COMMA RPAR
 ALIGNMENT
 SHAPE_GCD
 STRIDE_GCD
 STRING
 UNROLL
-WORK_GROUP_SIZE
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 COLON LBRACE
 LOCAL_ID __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_9
 LOCAL_ID __ANON_0 __ANON_1 __ANON_2
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_7 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_8 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_7 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_8 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 FALSE FLOAT INTEGER LSQB TRUE
 LOCAL_ID __ANON_0 __ANON_1 __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_4 __ANON_5 __ANON_6 __ANON_9
 LOCAL_ID __ANON_0 __ANON_1 __ANON_4 __ANON_5 __ANON_6
@@ -1066,9 +1117,9 @@ __ANON_18 __ANON_19
 LOCAL_ID __ANON_0 __ANON_1 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6
 LOCAL_ID __ANON_2
 EQUAL
-$END ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE ATTRIBUTES AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV ELSE EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUNC FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+$END ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE ATTRIBUTES AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV ELSE EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUNC FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 LOCAL_ID __ANON_2 __ANON_3
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 __ANON_10
 __ANON_11
 __ANON_12
@@ -1093,11 +1144,11 @@ __ANON_6
 __ANON_18
 __ANON_19
 __ANON_3
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COLON COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR RSQB SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COLON COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR RSQB SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 LOCAL_ID __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17
 LOCAL_ID __ANON_0 __ANON_1 __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_2 __ANON_3 __ANON_4 __ANON_5 __ANON_6 __ANON_9
 LOCAL_ID __ANON_0 __ANON_1
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_8 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_8 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 COLON COMMA RBRACE RSQB
 LOCAL_ID __ANON_10 __ANON_11 __ANON_12 __ANON_13 __ANON_14 __ANON_15 __ANON_16 __ANON_17 __ANON_2 __ANON_3 __ANON_9
 COLON COMMA EQUAL RPAR
@@ -1106,17 +1157,17 @@ X
 MORETHAN
 COMMA EQUAL RPAR RSQB
 RSQB
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EQUAL EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EQUAL EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 ELSE
 QMARK
 GLOBAL
 LOCAL
 STRIDED
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALIGN ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LBRACE LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM X XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 COMMA MORETHAN X
 COMMA RBRACE RSQB
 COMMA RBRACE
-ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_77 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86
+ABS ADD ALLOCA AND ASSOCIATED ATOMIC_ADD ATOMIC_LOAD ATOMIC_MAX ATOMIC_MIN ATOMIC_STORE AXPBY BARRIER CAST COMMA CONJ CONSTANT COOPERATIVE_MATRIX_APPLY COOPERATIVE_MATRIX_ATOMIC_ADD COOPERATIVE_MATRIX_ATOMIC_LOAD COOPERATIVE_MATRIX_ATOMIC_MAX COOPERATIVE_MATRIX_ATOMIC_MIN COOPERATIVE_MATRIX_ATOMIC_STORE COOPERATIVE_MATRIX_CONSTRUCT COOPERATIVE_MATRIX_EXTRACT COOPERATIVE_MATRIX_INSERT COOPERATIVE_MATRIX_LOAD COOPERATIVE_MATRIX_MUL_ADD COOPERATIVE_MATRIX_PREFETCH COOPERATIVE_MATRIX_REDUCE_ADD COOPERATIVE_MATRIX_REDUCE_MAX COOPERATIVE_MATRIX_REDUCE_MIN COOPERATIVE_MATRIX_SCALE COOPERATIVE_MATRIX_STORE COS CUMSUM DIV EXP EXP2 EXPAND FOR FOREACH FOREACH_TILE FUSE GEMM GEMV GER GREATER_THAN GREATER_THAN_EQUAL HADAMARD HADAMARD_PRODUCT IF IM LESS_THAN LESS_THAN_EQUAL LIFETIME_STOP LOAD LOCAL_ID LOG LOG2 MAX MIN MUL NATIVE_COS NATIVE_EXP NATIVE_EXP2 NATIVE_LOG NATIVE_LOG2 NATIVE_SIN NEG NOT NOT_EQUAL OR PARALLEL RBRACE RE REM RPAR SHL SHR SIN SIZE STORE SUB SUBGROUP_BROADCAST SUBGROUP_EXCLUSIVE_SCAN_ADD SUBGROUP_EXCLUSIVE_SCAN_MAX SUBGROUP_EXCLUSIVE_SCAN_MIN SUBGROUP_INCLUSIVE_SCAN_ADD SUBGROUP_INCLUSIVE_SCAN_MAX SUBGROUP_INCLUSIVE_SCAN_MIN SUBGROUP_LINEAR_ID SUBGROUP_LOCAL_ID SUBGROUP_REDUCE_ADD SUBGROUP_REDUCE_MAX SUBGROUP_REDUCE_MIN SUBGROUP_SIZE SUBVIEW SUM XOR YIELD __ANON_21 __ANON_22 __ANON_23 __ANON_24 __ANON_25 __ANON_26 __ANON_27 __ANON_28 __ANON_29 __ANON_30 __ANON_31 __ANON_32 __ANON_33 __ANON_34 __ANON_35 __ANON_36 __ANON_37 __ANON_38 __ANON_39 __ANON_40 __ANON_41 __ANON_42 __ANON_43 __ANON_44 __ANON_45 __ANON_46 __ANON_47 __ANON_48 __ANON_49 __ANON_50 __ANON_51 __ANON_52 __ANON_53 __ANON_54 __ANON_55 __ANON_56 __ANON_57 __ANON_58 __ANON_59 __ANON_60 __ANON_61 __ANON_62 __ANON_63 __ANON_64 __ANON_65 __ANON_66 __ANON_67 __ANON_68 __ANON_69 __ANON_70 __ANON_71 __ANON_72 __ANON_73 __ANON_74 __ANON_75 __ANON_76 __ANON_78 __ANON_79 __ANON_80 __ANON_81 __ANON_82 __ANON_83 __ANON_84 __ANON_85 __ANON_86 __ANON_87 __ANON_88 __ANON_89 __ANON_90 __ANON_91 __ANON_92 __ANON_93 __ANON_94 __ANON_95 __ANON_96 __ANON_97 __ANON_98
 COMMA RSQB
 COLON COMMA RSQB X
 OFFSET
@@ -1127,155 +1178,156 @@ MATRIX_ACC
 MATRIX_B
 RSQB X
 AS
-__ANON_65
+__ANON_77
 """
 
 ACTIONS = """\
-r522 @0 s1 @1
+r546 @0 s1 @1
 s5 @2
-r523 @0 s1 @1
-r23 @3
+r547 @0 s1 @1
+r25 @3
 
 s7 @4
-r22 @3
+r24 @3
 s8 @5 s9 @6
 s11 @7
-s12 @8 s13 @9
-s16 @10 s17 @6
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s27 @19 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25 s34 @26
-s42 @9
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s99 @5 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s116 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
+s12 @8 s13 @9 s14 @10 s15 @11
+s20 @12 s21 @6
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s31 @21 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26 s37 @27 s38 @28
+s46 @9
+s48 @29 s49 @30 s50 @31 s51 @32 s52 @33 s53 @34 s54 @35 s55 @36 s56 @37 s57 @38 s58 @39 s59 @40 s60 @41 s61 @42 s62 @43 s63 @44 s64 @45 s65 @46 s66 @47 s67 @48 s68 @49 s69 @50 s70 @51 s71 @52 s72 @53 s73 @54 s74 @55 s75 @56 s76 @57 s77 @58 s78 @59 s79 @60 s80 @61 s81 @62 s82 @63 s83 @64 s84 @65 s85 @66 s86 @67 s87 @68 s88 @69 s89 @70 s90 @71 s91 @72 s92 @73 s93 @74 s94 @75 s95 @76 s96 @77 s97 @78 s98 @79 s99 @80 s100 @81 s101 @82 s102 @83 s103 @5 s104 @84 s105 @85 s106 @86 s107 @87 s108 @88 s109 @89 s110 @90 s111 @91 s112 @92 s113 @93 s114 @94 s115 @95 s116 @96 s117 @97 s118 @98 s119 @99 s120 @100 s121 @101 s122 @102 s123 @103 s124 @104 s125 @105 s126 @106 s127 @107 s128 @108 s129 @109 s130 @110 s131 @111 s132 @112 s133 @113 s134 @114 s135 @115 s136 @116 s137 @117 s138 @118 s139 @119 s140 @120 s141 @10 s142 @121 s143 @122 s144 @123 s145 @124 s146 @125 s147 @126 s148 @127 s149 @128 s150 @129 s151 @130 s152 @131 s153 @132 s154 @133 s155 @134 s156 @135 s157 @136 s158 @137 s159 @138 s160 @139 s161 @140 s162 @141 s163 @142 s164 @143 s165 @144 s166 @145 s167 @146 s168 @147 s169 @148 s170 @149 s171 @150 s172 @151 s173 @152 s174 @153 s175 @154 s176 @155 s177 @156 s178 @157 s179 @158 s180 @159 s181 @160 s182 @161 s183 @162 s184 @163 s185 @164 s186 @165 s187 @166 s188 @167 s189 @168 s190 @169 s191 @170 s192 @171 s193 @172 s194 @173 s195 @174 s196 @175 s197 @176 s198 @177 s199 @178 s200 @179 s201 @180 s202 @181 s203 @182 s204 @183 s205 @184 s206 @185 s207 @186 s208 @187 s209 @188 s210 @189 s211 @190 s212 @191 s213 @192 s214 @193 s215 @194 s216 @195 s217 @196 s218 @197 s219 @198 s220 @199 s221 @200 s222 @201
+s323 @4
+s324 @4
+s12 @8 s13 @9 s14 @10 s15 @11
 s13 @9
-r365 @3
+r13 @202
+r382 @3
 s8 @5
-s12 @8 s13 @9
-s311 @10 s312 @6
-r505 @189
-r184 @190
-r506 @189
-r507 @189
-s313 @191
-r508 @189
-r509 @189
-r510 @189
-s314 @191
-r511 @189
-r512 @189
-r513 @189
-r514 @189
-r515 @189
-s315 @191
-r580 @192
-r569 @192
-r570 @192
-r571 @192
-r572 @192
-r573 @192
-r81 @193 s42 @9
-r574 @192
-s317 @194 s318 @98 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
-r330 @200
-r109 @5
-r84 @5
-r80 @201
-r85 @5
-r125 @5
-r153 @202
-r135 @202
-r154 @202
-r155 @202
-r144 @202
-r178 @203
-r183 @204
-r211 @5
-r110 @5
-r230 @205
-r232 @4
-r283 @206
-r249 @206
-r284 @206
-r285 @206
-r266 @206
-r287 @5
-r289 @5
-r291 @5
-r296 @207
-r298 @5
-r300 @208
-r302 @209
-r303 @209
-r304 @209
-r306 @5
-r315 @210
-r444 @5
-r321 @211
-r86 @5
-r445 @5
-r446 @5
-r328 @5
-r357 @5
-r360 @4
-r363 @4
-r371 @5
-r386 @203
-r397 @203
-r402 @211
-r216 @5
-r217 @5
-r411 @211
-r412 @211
-r419 @5
-r111 @5
-r218 @5
-r219 @5
-r432 @5
-r441 @5
-s327 @10 r501 @212
-r447 @5
-r448 @5
-r87 @5
-r88 @5
-r89 @5
-r449 @5
-r450 @5
-r451 @5
-r452 @5
-r453 @5
-r454 @5
+s12 @8 s13 @9 s14 @10 s15 @11
+s333 @12 s334 @6
+r529 @203
+r187 @204
+r530 @203
+r531 @203
+s335 @205
+r532 @203
+r533 @203
+r534 @203
+s336 @205
+r535 @203
+r536 @203
+r537 @203
+r538 @203
+r539 @203
+s337 @205
+r604 @206
+r593 @206
+r594 @206
+r595 @206
+r596 @206
+r597 @206
+s338 @207 r83 @208 s46 @9
+r598 @206
+s341 @209 s342 @100 s343 @210 s344 @211 s345 @212 s346 @10 s347 @213 s348 @11
+r345 @214
 r112 @5
+r87 @5
+r82 @215
+r88 @5
+r128 @5
+r156 @216
+r138 @216
+r157 @216
+r158 @216
+r147 @216
+r181 @217
+r186 @218
+r226 @5
 r113 @5
-r220 @5
-r90 @5
-r496 @9
-r499 @213
+r245 @219
+r247 @4
+r298 @220
+r264 @220
+r299 @220
+r300 @220
+r281 @220
+r302 @5
+r304 @5
+r306 @5
+r311 @221
+r313 @5
+r315 @222
+r317 @223
+r318 @223
+r319 @223
+r321 @5
+r330 @224
+r468 @5
+r336 @225
+r89 @5
+r469 @5
+r470 @5
+r343 @5
+r372 @5
+r375 @4
+r378 @4
+r392 @5
+r407 @217
+r418 @217
+r423 @225
+r231 @5
+r232 @5
+r432 @225
+r433 @225
+r440 @5
 r114 @5
+r233 @5
+r234 @5
+r456 @5
+r465 @5
+s351 @12 r525 @226
+r471 @5
+r472 @5
+r90 @5
 r91 @5
 r92 @5
+r473 @5
+r474 @5
+r475 @5
+r476 @5
+r477 @5
+r478 @5
+r115 @5
+r116 @5
+r235 @5
 r93 @5
-r455 @5
-r518 @5
-r530 @214
+r520 @9
+r523 @227
+r117 @5
 r94 @5
-r532 @5
-r534 @5
-r535 @5
-r536 @5
-r537 @5
-r538 @5
-r539 @5
-r188 @7
-r189 @7
-r540 @5
-r541 @5
-r542 @5
-r190 @7
-r555 @5
-r566 @203
 r95 @5
-r583 @4
 r96 @5
+r479 @5
+r542 @5
+r554 @228
 r97 @5
+r556 @5
+r558 @5
+r559 @5
+r560 @5
+r561 @5
+r562 @5
+r563 @5
+r191 @7
+r192 @7
+r564 @5
+r565 @5
+r566 @5
+r193 @7
+r579 @5
+r590 @217
 r98 @5
+r607 @4
 r99 @5
 r100 @5
 r101 @5
@@ -1285,15 +1337,15 @@ r104 @5
 r105 @5
 r106 @5
 r107 @5
-r115 @5
-r116 @5
-r117 @5
+r108 @5
+r109 @5
+r110 @5
 r118 @5
 r119 @5
 r120 @5
-r191 @7
-r192 @7
-r193 @7
+r121 @5
+r122 @5
+r123 @5
 r194 @7
 r195 @7
 r196 @7
@@ -1310,1609 +1362,1649 @@ r206 @7
 r207 @7
 r208 @7
 r209 @7
-r221 @5
-r222 @5
-r223 @5
-r224 @5
-r225 @5
-r226 @5
-r227 @5
-r456 @5
-r457 @5
-r458 @5
-r459 @5
-r460 @5
-r461 @5
-r462 @5
-r463 @5
-r464 @5
-r465 @5
-r466 @5
-r467 @5
-r543 @5
-r544 @5
-r545 @5
-r546 @5
-r547 @5
-r548 @5
-r549 @5
-r550 @5
-r551 @5
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s99 @5 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s329 @98 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
-r424 @215
-r28 @215
-s331 @7 s42 @9
-r29 @215
-s333 @5
-r30 @215
-s334 @5
-r31 @215
-s335 @5
-r32 @215
-s336 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-r33 @215
-s348 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-r34 @215
-s351 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-r35 @215
-s354 @5 s355 @225 s356 @226 s357 @227
-r36 @215
-r179 @215 s360 @228 s361 @229
-r37 @215
-s364 @7
-r38 @215
-s365 @5
-r39 @215
-s366 @5
-r40 @215
-s367 @230 s368 @231 s369 @208 s370 @232 s371 @233
-r41 @215
-s375 @4
-r42 @215
-s376 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
-r43 @215
-s384 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
-r44 @215
-s389 @5 s355 @225 s356 @226 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
-r45 @215
-s394 @5
-r46 @215
-s395 @5
-r47 @215
-s396 @5
-r48 @215
-s397 @5 s355 @225 s356 @226 s377 @234 s378 @235 s379 @236
-r49 @215
-s400 @5
-r50 @215
-s401 @208
-r51 @215
-s402 @237 s403 @238
-r52 @215
-s405 @5
-r53 @215
-s406 @5 s355 @225 s356 @226 s407 @227 s408 @239 s377 @234 s378 @235 s379 @236
-r54 @215
-s412 @5 s357 @227
-r55 @215
-s414 @5
-r56 @215
-s415 @5
-r57 @215
-s417 @4
-r58 @215
-s418 @4
-r59 @215
+r210 @7
+r211 @7
+r212 @7
+r213 @7
+r214 @7
+r215 @7
+r216 @7
+r217 @7
+r218 @7
+r219 @7
+r220 @7
+r221 @7
+r222 @7
+r223 @7
+r224 @7
+r236 @5
+r237 @5
+r238 @5
+r239 @5
+r240 @5
+r241 @5
+r242 @5
+r480 @5
+r481 @5
+r482 @5
+r483 @5
+r484 @5
+r485 @5
+r486 @5
+r487 @5
+r488 @5
+r489 @5
+r490 @5
+r491 @5
+r567 @5
+r568 @5
+r569 @5
+r570 @5
+r571 @5
+r572 @5
+r573 @5
+r574 @5
+r575 @5
+s48 @29 s49 @30 s50 @31 s51 @32 s52 @33 s53 @34 s54 @35 s55 @36 s56 @37 s57 @38 s58 @39 s59 @40 s60 @41 s61 @42 s62 @43 s63 @44 s64 @45 s65 @46 s66 @47 s67 @48 s68 @49 s69 @50 s70 @51 s71 @52 s72 @53 s73 @54 s74 @55 s75 @56 s76 @57 s77 @58 s78 @59 s79 @60 s80 @61 s81 @62 s82 @63 s83 @64 s84 @65 s85 @66 s86 @67 s87 @68 s88 @69 s89 @70 s90 @71 s91 @72 s92 @73 s93 @74 s94 @75 s95 @76 s96 @77 s97 @78 s98 @79 s99 @80 s100 @81 s101 @82 s102 @83 s103 @5 s104 @84 s105 @85 s106 @86 s107 @87 s108 @88 s109 @89 s110 @90 s111 @91 s112 @92 s113 @93 s114 @94 s115 @95 s116 @96 s117 @97 s118 @98 s119 @99 s353 @100 s121 @101 s122 @102 s123 @103 s124 @104 s125 @105 s126 @106 s127 @107 s128 @108 s129 @109 s130 @110 s131 @111 s132 @112 s133 @113 s134 @114 s135 @115 s136 @116 s137 @117 s138 @118 s139 @119 s140 @120 s141 @10 s142 @121 s143 @122 s144 @123 s145 @124 s146 @125 s147 @126 s148 @127 s149 @128 s150 @129 s151 @130 s152 @131 s153 @132 s154 @133 s155 @134 s156 @135 s157 @136 s158 @137 s159 @138 s160 @139 s161 @140 s162 @141 s163 @142 s164 @143 s165 @144 s166 @145 s167 @146 s168 @147 s169 @148 s170 @149 s171 @150 s172 @151 s173 @152 s174 @153 s175 @154 s176 @155 s177 @156 s178 @157 s179 @158 s180 @159 s181 @160 s182 @161 s183 @162 s184 @163 s185 @164 s186 @165 s187 @166 s188 @167 s189 @168 s190 @169 s191 @170 s192 @171 s193 @172 s194 @173 s195 @174 s196 @175 s197 @176 s198 @177 s199 @178 s200 @179 s201 @180 s202 @181 s203 @182 s204 @183 s205 @184 s206 @185 s207 @186 s208 @187 s209 @188 s210 @189 s211 @190 s212 @191 s213 @192 s214 @193 s215 @194 s216 @195 s217 @196 s218 @197 s219 @198 s220 @199 s221 @200 s222 @201
+r445 @229
+r30 @229
+s355 @7 s46 @9
+r31 @229
+s357 @5
+r32 @229
+s358 @5
+r33 @229
+s359 @5
+r34 @229
+s360 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+r35 @229
+s372 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+r36 @229
+s375 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+r37 @229
+s378 @5 s379 @239 s380 @240 s381 @241
+r38 @229
+r182 @229 s384 @242 s385 @243
+r39 @229
+s388 @7
+r40 @229
+s389 @5
+r41 @229
+s390 @5
+r42 @229
+s391 @244 s392 @245 s393 @222 s394 @246 s395 @247
+r43 @229
+s399 @4
+r44 @229
+s400 @5 s379 @239 s380 @240 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s401 @248 s402 @249 s403 @250 s369 @238
+r45 @229
+s408 @5 s379 @239 s380 @240 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s401 @248 s402 @249 s403 @250 s369 @238
+r46 @229
+s413 @5 s379 @239 s380 @240 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s401 @248 s402 @249 s403 @250 s369 @238
+r47 @229
+s418 @5
+r48 @229
 s419 @5
-r60 @215
-s420 @5 s355 @225 s356 @226 s357 @227
-r61 @215
-s423 @5 s355 @225 s356 @226 s357 @227
-r62 @215
-s426 @5 s357 @227
-r63 @215
-s428 @5 s357 @227
-r64 @215
-s430 @5
-r17 @215
-r65 @215
-s431 @5
-r66 @215
-s432 @5
-r67 @215
-s433 @5
-r68 @215
-s13 @9
-s435 @212
-r69 @215
-s436 @5
-r70 @215
-s437 @5 s407 @227 s408 @239
-r71 @215
+r49 @229
+s420 @5
+r50 @229
+s421 @5 s379 @239 s380 @240 s401 @248 s402 @249 s403 @250
+r51 @229
+s424 @5
+r52 @229
+s425 @222
+r53 @229
+s426 @251 s427 @252
+r54 @229
+s429 @5
+r55 @229
+s430 @5 s379 @239 s380 @240 s431 @241 s432 @253 s401 @248 s402 @249 s403 @250
+r56 @229
+s436 @5 s381 @241
+r57 @229
+s438 @5
+r58 @229
 s439 @5
-r72 @215
-s440 @5
-r73 @215
-s441 @5
-r74 @215
-s442 @5 s355 @225 s356 @226 s357 @227
-r75 @215
-s445 @4
-r364 @3
-r10 @193
-s13 @9
-r367 @3
-s8 @5
-s12 @8 s13 @9
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s33 @25
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r82 @193
-r161 @212
-r322 @240
-r162 @212
-r163 @212
-r164 @212
-r165 @212
-r166 @212
-r167 @212
-s453 @212
-s454 @10 s455 @98
+r59 @229
+s441 @4
+r60 @229
+s442 @4
+r61 @229
+s443 @5
+r62 @229
+s444 @5 s379 @239 s380 @240 s381 @241
+r63 @229
+s447 @5 s379 @239 s380 @240 s381 @241
+r64 @229
+s450 @5 s381 @241
+r65 @229
+s452 @5 s381 @241
+r66 @229
+s454 @5
+r19 @229
+r67 @229
+s455 @5
+r68 @229
+s456 @5
+r69 @229
 s457 @5
-s458 @10 r502 @212
-r500 @213
-r16 @215
-s33 @25
-s460 @7
-s461 @10
-s462 @7
-s463 @7
-s464 @232
-r471 @241
-r472 @241
-r473 @241
-r475 @5
-r476 @5
-r477 @5
-r478 @5
-r479 @5
-r474 @241
-s465 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s467 @5
-s468 @10
-s469 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s471 @5
-s472 @10
-s473 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s475 @5
-s476 @10
-r567 @242
-r568 @242
-r126 @243
-s477 @5 s355 @225 s356 @226
-s479 @5 s357 @227
-r403 @244
-r442 @215
-r180 @215 s361 @229
-r182 @215
-s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
-s488 @7
-s489 @10
-r185 @245
-r433 @7
-r434 @7
-s490 @231
-r186 @245
-r435 @7
-r436 @7
-s491 @7
-s415 @5
-s493 @232
-r212 @246
-r213 @246
-r214 @246
-s494 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-s497 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s499 @5
-s500 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
-s504 @10
-s505 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-s508 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s510 @5
-s511 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
-s515 @10
-s516 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-s519 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s521 @5
-s522 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s377 @234 s378 @235 s379 @236 s345 @224
-s526 @7
-s527 @232
-s528 @10
-s529 @232
-s530 @5
-s531 @5 s377 @234 s378 @235 s379 @236
-s533 @10
-s534 @10
-r497 @5
-r498 @5
-s535 @5
-s536 @10
-s537 @10
-r528 @5
-r529 @5
-s538 @5 s407 @227 s408 @239
-s540 @5
-s541 @5 s407 @227 s408 @239 s377 @234 s378 @235 s379 @236
-s544 @10
-s545 @5
-s546 @232
-r492 @247
-s547 @7 s548 @212
-s549 @5
-s549 @5
-s552 @232
-s553 @10
-s554 @5 s355 @225 s356 @226
-s556 @5 s355 @225 s356 @226
-s558 @10
-s559 @5 s355 @225 s356 @226
-s561 @5 s357 @227
-s563 @10
-s564 @5
-s565 @10
-s566 @5
-s13 @9 s567 @248
-r431 @215
-s569 @232
-s570 @7
-r495 @215
-s44 @27 s45 @28 s46 @29 s47 @30 s48 @31 s49 @32 s50 @33 s51 @34 s52 @35 s53 @36 s54 @37 s55 @38 s56 @39 s57 @40 s58 @41 s59 @42 s60 @43 s61 @44 s62 @45 s63 @46 s64 @47 s65 @48 s66 @49 s67 @50 s68 @51 s69 @52 s70 @53 s71 @54 s72 @55 s73 @56 s74 @57 s75 @58 s76 @59 s77 @60 s78 @61 s79 @62 s80 @63 s81 @64 s82 @65 s83 @66 s84 @67 s85 @68 s86 @69 s87 @70 s88 @71 s89 @72 s90 @73 s91 @74 s92 @75 s93 @76 s94 @77 s95 @78 s96 @79 s97 @80 s98 @81 s100 @82 s101 @83 s102 @84 s103 @85 s104 @86 s105 @87 s106 @88 s107 @89 s108 @90 s109 @91 s110 @92 s111 @93 s112 @94 s113 @95 s114 @96 s115 @97 s117 @99 s118 @100 s119 @101 s120 @102 s121 @103 s122 @104 s123 @105 s124 @106 s125 @107 s126 @108 s127 @109 s128 @110 s129 @111 s130 @112 s131 @113 s132 @114 s133 @115 s134 @116 s135 @117 s136 @118 s137 @119 s138 @120 s139 @121 s140 @122 s141 @123 s142 @124 s143 @125 s144 @126 s145 @127 s146 @128 s147 @129 s148 @130 s149 @131 s150 @132 s151 @133 s152 @134 s153 @135 s154 @136 s155 @137 s156 @138 s157 @139 s158 @140 s159 @141 s160 @142 s161 @143 s162 @144 s163 @145 s164 @146 s165 @147 s166 @148 s167 @149 s168 @150 s169 @151 s170 @152 s171 @153 s172 @154 s173 @155 s174 @156 s175 @157 s176 @158 s177 @159 s178 @160 s179 @161 s180 @162 s181 @163 s182 @164 s183 @165 s184 @166 s185 @167 s186 @168 s187 @169 s188 @170 s189 @171 s190 @172 s191 @173 s192 @174 s193 @175 s194 @176 s195 @177 s196 @178 s197 @179 s198 @180 s199 @181 s200 @182 s201 @183 s202 @184 s203 @185 s204 @186 s205 @187 s206 @188
-s572 @232
-s573 @10
-s574 @5
-s575 @10
-s576 @7
-s577 @232
-s578 @10
-s579 @5 s355 @225 s356 @226
-s581 @5 s357 @227
-s583 @5 s584 @6
-r366 @3
-r11 @193
+r70 @229
 s13 @9
-r369 @3
-s587 @249
-s588 @249
-s589 @10 s590 @250 s591 @249
-s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
-s317 @194 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
-r323 @240
-s602 @10 s603 @98
-r18 @251
-s604 @5
-r78 @215
-s33 @25
-s606 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s20 @12
-s612 @5 s613 @252
-s615 @232
-s616 @5
-s617 @232
-s618 @5
-s619 @10
-s620 @5
-s621 @10
-s622 @5
-s623 @10
-s624 @5
-s625 @10
-s626 @5
-s627 @10
-s628 @5
-s629 @10
-s630 @5
-r181 @215
-r426 @253
-r427 @253
-r428 @253
-r429 @253
-r430 @253
-r187 @215
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s632 @5
-s633 @10
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s635 @10
-s636 @5
-s637 @232
-s638 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s640 @5
-s641 @232
-s642 @5
-s643 @232
-s644 @232
-s645 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-s648 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s650 @5
-s651 @5
-s652 @10
-s653 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s459 @226
+r71 @229
+s460 @5
+r72 @229
+s461 @5 s431 @241 s432 @253
+r73 @229
+s463 @5
+r74 @229
+s464 @5
+r75 @229
+s465 @5
+r76 @229
+s466 @5 s379 @239 s380 @240 s381 @241
+r77 @229
+s469 @4
+s470 @222
+s471 @222
+s13 @9
+r12 @202
+r380 @3
+r381 @3
+r10 @208
+s12 @8 s13 @9 s14 @10 s15 @11
+s13 @9
+r386 @3
+s8 @5
+s12 @8 s13 @9 s14 @10 s15 @11
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s37 @27
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s483 @4
+r84 @208
+r85 @208
+r164 @226
+r337 @254
+r165 @226
+r166 @226
+r167 @226
+r168 @226
+r169 @226
+r170 @226
+s484 @226
+s485 @12 s486 @100
+s488 @5
+s489 @12 r526 @226
+r524 @227
+r18 @229
+s37 @27
+s491 @7
+s492 @12
+s493 @7
+s494 @7
+s495 @246
+r495 @255
+r496 @255
+r497 @255
+r499 @5
+r500 @5
+r501 @5
+r502 @5
+r503 @5
+r498 @255
+s496 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s498 @5
+s499 @12
+s500 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s502 @5
+s503 @12
+s504 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s506 @5
+s507 @12
+r591 @256
+r592 @256
+r129 @257
+s508 @5 s379 @239 s380 @240
+s510 @5 s381 @241
+r424 @258
+r466 @229
+r183 @229 s385 @243
+r185 @229
+s513 @22 s514 @23 s515 @24 s516 @25 s517 @26
+s519 @7
+s520 @12
+r188 @259
+r457 @7
+r458 @7
+s521 @245
+r189 @259
+r459 @7
+r460 @7
+s522 @7
+s439 @5
+s524 @246
+r227 @260
+r228 @260
+r229 @260
+s525 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+s528 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s530 @5
+s531 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s401 @248 s402 @249 s403 @250 s369 @238
+s535 @12
+s536 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+s539 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s541 @5
+s542 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s401 @248 s402 @249 s403 @250 s369 @238
+s546 @12
+s547 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+s550 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s552 @5
+s553 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s401 @248 s402 @249 s403 @250 s369 @238
+s557 @7
+s558 @246
+s559 @12
+s560 @246
+s561 @5
+s562 @5 s401 @248 s402 @249 s403 @250
+s564 @12
+s565 @12
+r521 @5
+r522 @5
+s566 @5
+s567 @12
+s568 @12
+r552 @5
+r553 @5
+s569 @5 s431 @241 s432 @253
+s571 @5
+s572 @5 s431 @241 s432 @253 s401 @248 s402 @249 s403 @250
+s575 @12
+s576 @5
+s577 @246
+r516 @261
+s578 @7 s579 @226
+s580 @5
+s580 @5
+s583 @246
+s584 @12
+s585 @5 s379 @239 s380 @240
+s587 @5 s379 @239 s380 @240
+s589 @12
+s590 @5 s379 @239 s380 @240
+s592 @5 s381 @241
+s594 @12
+s595 @5
+s596 @12
+s597 @5
+s13 @9 s598 @262
+r455 @229
+s600 @246
+s601 @7
+r519 @229
+s48 @29 s49 @30 s50 @31 s51 @32 s52 @33 s53 @34 s54 @35 s55 @36 s56 @37 s57 @38 s58 @39 s59 @40 s60 @41 s61 @42 s62 @43 s63 @44 s64 @45 s65 @46 s66 @47 s67 @48 s68 @49 s69 @50 s70 @51 s71 @52 s72 @53 s73 @54 s74 @55 s75 @56 s76 @57 s77 @58 s78 @59 s79 @60 s80 @61 s81 @62 s82 @63 s83 @64 s84 @65 s85 @66 s86 @67 s87 @68 s88 @69 s89 @70 s90 @71 s91 @72 s92 @73 s93 @74 s94 @75 s95 @76 s96 @77 s97 @78 s98 @79 s99 @80 s100 @81 s101 @82 s102 @83 s104 @84 s105 @85 s106 @86 s107 @87 s108 @88 s109 @89 s110 @90 s111 @91 s112 @92 s113 @93 s114 @94 s115 @95 s116 @96 s117 @97 s118 @98 s119 @99 s121 @101 s122 @102 s123 @103 s124 @104 s125 @105 s126 @106 s127 @107 s128 @108 s129 @109 s130 @110 s131 @111 s132 @112 s133 @113 s134 @114 s135 @115 s136 @116 s137 @117 s138 @118 s139 @119 s140 @120 s141 @10 s142 @121 s143 @122 s144 @123 s145 @124 s146 @125 s147 @126 s148 @127 s149 @128 s150 @129 s151 @130 s152 @131 s153 @132 s154 @133 s155 @134 s156 @135 s157 @136 s158 @137 s159 @138 s160 @139 s161 @140 s162 @141 s163 @142 s164 @143 s165 @144 s166 @145 s167 @146 s168 @147 s169 @148 s170 @149 s171 @150 s172 @151 s173 @152 s174 @153 s175 @154 s176 @155 s177 @156 s178 @157 s179 @158 s180 @159 s181 @160 s182 @161 s183 @162 s184 @163 s185 @164 s186 @165 s187 @166 s188 @167 s189 @168 s190 @169 s191 @170 s192 @171 s193 @172 s194 @173 s195 @174 s196 @175 s197 @176 s198 @177 s199 @178 s200 @179 s201 @180 s202 @181 s203 @182 s204 @183 s205 @184 s206 @185 s207 @186 s208 @187 s209 @188 s210 @189 s211 @190 s212 @191 s213 @192 s214 @193 s215 @194 s216 @195 s217 @196 s218 @197 s219 @198 s220 @199 s221 @200 s222 @201
+s603 @246
+s604 @12
+s605 @5
+s606 @12
+s607 @7
+s608 @246
+s609 @12
+s610 @5 s379 @239 s380 @240
+s612 @5 s381 @241
+s614 @5 s615 @6
+s617 @6
+s618 @12
+r379 @3
+s13 @9
+r384 @3
+r385 @3
+r11 @208
+s12 @8 s13 @9 s14 @10 s15 @11
+s13 @9
+r390 @3
+s623 @263
+s624 @263
+s625 @12 s626 @264 s627 @263
+s630 @222
+s391 @244 s631 @222 s46 @9 s632 @246 s633 @212 s395 @247
+s341 @209 s343 @210 s344 @211 s345 @212 s346 @10 s347 @213 s348 @11
+r338 @254
+s639 @12 s640 @100
+r20 @265
+s641 @5
+r80 @229
+s37 @27
+s643 @5
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s24 @14
+s649 @5 s650 @266
+s652 @246
+s653 @5
+s654 @246
 s655 @5
-s656 @10
+s656 @12
 s657 @5
-s658 @10
-s659 @10
-s660 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-s663 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
+s658 @12
+s659 @5
+s660 @12
+s661 @5
+s662 @12
+s663 @5
+s664 @12
 s665 @5
-s666 @5
-s667 @10
-s668 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s670 @5
-s671 @10
-s672 @5
-s673 @10
-s674 @10
-s675 @5 s337 @216 s338 @217 s339 @218 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223 s345 @224
-s678 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s680 @5
-s23 @15
-s682 @208
-s683 @5
-s684 @5
-s685 @232
-s686 @232
+s666 @12
+s667 @5
+r184 @229
+r447 @267
+r448 @267
+r449 @267
+r450 @267
+r451 @267
+r190 @229
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s669 @5
+s670 @12
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s672 @12
+s673 @5
+s674 @246
+s675 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s677 @5
+s678 @246
+s679 @5
+s680 @246
+s681 @246
+s682 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+s685 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
 s687 @5
 s688 @5
-s689 @5
-s690 @7
-s691 @5
+s689 @12
+s690 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
 s692 @5
-s693 @10
+s693 @12
 s694 @5
-s695 @10
-s696 @10
-s697 @5 s407 @227 s408 @239
-s699 @5
-s700 @5
-s701 @10
-s702 @208
-s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
-s704 @5
-s327 @10 r493 @6
-s706 @6
-s707 @6
-s708 @208
+s695 @12
+s696 @12
+s697 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+s700 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s702 @5
+s703 @5
+s704 @12
+s705 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s707 @5
+s708 @12
 s709 @5
-s710 @10
-s711 @5 s355 @225 s356 @226
-s713 @10
-s714 @5 s357 @227
-s716 @5
-s717 @10
-s718 @5
-s719 @10
+s710 @12
+s711 @12
+s712 @5 s361 @230 s362 @231 s363 @232 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237 s369 @238
+s715 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s717 @5
+s27 @17
+s719 @222
 s720 @5
 s721 @5
-s722 @10
-s723 @5
-s724 @10
-s725 @4
-r417 @215 s727 @254
-s612 @5 s728 @252
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r425 @215
-s731 @208
-s732 @5
-s733 @10
-s734 @5
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s736 @7 s737 @208 s738 @5 s739 @252
-s742 @5
-s743 @10
-s744 @5
-s745 @10
+s722 @246
+s723 @246
+s724 @5
+s725 @5
+s726 @5
+s727 @7
+s728 @5
+s729 @5
+s730 @12
+s731 @5
+s732 @12
+s733 @12
+s734 @5 s431 @241 s432 @253
+s736 @5
+s737 @5
+s738 @12
+s739 @222
+s513 @22 s514 @23 s515 @24 s516 @25 s517 @26
+s741 @5
+s351 @12 r517 @6
+s743 @6
+s744 @6
+s745 @222
 s746 @5
-s327 @10 r578 @6
-r581 @215
-s748 @6
-r368 @3
-s749 @208
-s750 @208 s751 @255
-s753 @256 s754 @257 s755 @258
-r486 @259
-s750 @208 s751 @255
-s759 @10 s760 @250 s591 @249
-r15 @260
-r156 @261
-s367 @230 s594 @208 s42 @9 s595 @232 s762 @252 s596 @197 s371 @233
-r157 @261
-r158 @261
-r491 @262
-r159 @261
-r160 @261
-r2 @262
-s317 @194 s319 @195 s320 @196 s321 @197 s322 @119 s323 @198 s324 @199
-r324 @240
-r19 @251
-r79 @215
-s765 @7
-r575 @263
-r576 @263
-r577 @263
-r108 @215
-r124 @215
-s327 @10 r421 @252
-s767 @7
-s768 @252
-s612 @5 s769 @252
-s771 @232
-s612 @5 s772 @252
-s774 @232
-s775 @5
-s776 @10
-s777 @5
-s778 @232
+s747 @12
+s748 @5 s379 @239 s380 @240
+s750 @12
+s751 @5 s381 @241
+s753 @5
+s754 @12
+s755 @5
+s756 @12
+s757 @5
+s758 @5
+s759 @12
+s760 @5
+s761 @12
+s762 @4
+r438 @229 s764 @268
+s649 @5 s765 @266
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+r446 @229
+s768 @222
+s769 @5
+s770 @12
+s771 @5
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s773 @7 s774 @222 s775 @5 s776 @266
 s779 @5
-s780 @10
+s780 @12
 s781 @5
-s782 @10
+s782 @12
 s783 @5
-s784 @10
-s785 @5
-s786 @10
-r210 @215
-s787 @7
-s788 @231
-r229 @215
-s415 @5
-s790 @10
-s791 @5
-s792 @232
-s793 @5
-s794 @232
-s795 @5
-s796 @232
-s797 @5
-s798 @5
-s799 @232
-s800 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s802 @5
-s803 @232
-s804 @5
-s805 @232
-s806 @232
-s807 @5
-s808 @10
-s809 @5
-s810 @10
-s811 @5
-s812 @10
-s813 @5
-s814 @5
-s815 @10
-s816 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s818 @5
-s819 @10
-s820 @5
-s821 @10
-s822 @232
+s351 @12 r602 @6
+r605 @229
+s785 @6
+r453 @202
+s786 @222
+r383 @3
+s13 @9
+r388 @3
+r389 @3
+s788 @222
+s789 @222 s790 @269
+s792 @270 s793 @271 s794 @272
+r510 @273
+s789 @222 s790 @269
+s798 @12 s799 @264 s627 @263
+r17 @274
+s801 @6
+r159 @275
+s391 @244 s631 @222 s46 @9 s632 @246 s802 @266 s633 @212 s395 @247
+r160 @275
+r161 @275
+r515 @276
+r162 @275
+r163 @275
+r2 @276
+s341 @209 s343 @210 s344 @211 s345 @212 s346 @10 s347 @213 s348 @11
+r339 @254
+r21 @265
+r81 @229
+s805 @7
+r599 @277
+r600 @277
+r601 @277
+r111 @229
+r127 @229
+s351 @12 r442 @266
+s807 @7
+s808 @266
+s649 @5 s809 @266
+s811 @246
+s649 @5 s812 @266
+s814 @246
+s815 @5
+s816 @12
+s817 @5
+s818 @246
+s819 @5
+s820 @12
+s821 @5
+s822 @12
 s823 @5
-s824 @10
+s824 @12
 s825 @5
-s826 @10
-s827 @5
-s828 @10
-s829 @5
-s830 @5
-s831 @10
-s832 @5 s340 @219 s341 @220 s342 @221 s343 @222 s344 @223
-s834 @5
-s835 @10
-s836 @5
-s837 @10
-r286 @215
-s838 @252
-s839 @232
-s840 @10
-s841 @5
+s826 @12
+r225 @229
+s827 @7
+s828 @245
+r244 @229
+s439 @5
+s830 @12
+s831 @5
+s832 @246
+s833 @5
+s834 @246
+s835 @5
+s836 @246
+s837 @5
+s838 @5
+s839 @246
+s840 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
 s842 @5
-s843 @232
-s844 @10
-s845 @232
-s23 @15
-s847 @7
-s848 @232
+s843 @246
+s844 @5
+s845 @246
+s846 @246
+s847 @5
+s848 @12
 s849 @5
-s850 @10
+s850 @12
 s851 @5
-s852 @5
-s853 @10
+s852 @12
+s853 @5
 s854 @5
-s855 @10
-s856 @10
-s857 @5
-s858 @248
-s859 @212
-s860 @10
-s458 @10 r494 @6
-s861 @7 s862 @212
-s863 @212
-s864 @10
-s865 @10
-s866 @5
-s867 @10
-s868 @5
+s855 @12
+s856 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s858 @5
+s859 @12
+s860 @5
+s861 @12
+s862 @246
+s863 @5
+s864 @12
+s865 @5
+s866 @12
+s867 @5
+s868 @12
 s869 @5
-s870 @10
-s871 @5
-s872 @10
-s873 @5
-s874 @10
-s875 @5
-s876 @10
-s877 @10
-s878 @5
-s879 @10
-s880 @5
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s881 @6
-s13 @9
-s13 @9
-s885 @7
-s886 @252
-r443 @215
-s887 @252
-s888 @232
+s870 @5
+s871 @12
+s872 @5 s364 @233 s365 @234 s366 @235 s367 @236 s368 @237
+s874 @5
+s875 @12
+s876 @5
+s877 @12
+r301 @229
+s878 @266
+s879 @246
+s880 @12
+s881 @5
+s882 @5
+s883 @246
+s884 @12
+s885 @246
+s27 @17
+s887 @7
+s888 @246
 s889 @5
-s890 @7
-r533 @215
-r519 @264
-r26 @265
-r27 @265
-s891 @7
-s892 @7 r520 @264
-s893 @10 s894 @252
-s896 @10
+s890 @12
+s891 @5
+s892 @5
+s893 @12
+s894 @5
+s895 @12
+s896 @12
 s897 @5
-s898 @10
-s899 @5
-s900 @10
-s458 @10 r579 @6
-r582 @215
-s901 @249
-r325 @260
-r326 @260
-s902 @10 s903 @250
-r76 @250
-r77 @250
-s905 @191
-s906 @250
-s907 @10 s908 @250
-r516 @260
-s753 @256 s754 @257 s755 @258
-r490 @259
-r14 @260
-r121 @261
-s911 @10 s912 @252
-r3 @262
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s458 @10 r422 @252
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s916 @7
-s917 @7
-s918 @252
-s612 @5 s919 @252
-s921 @7
-s922 @252
-s612 @5 s923 @252
-s925 @232
-s926 @5
-s927 @232
-s612 @5 s928 @252
-s930 @232
-s931 @5
-s932 @232
-s933 @5
-s934 @10
-s935 @5
-s936 @10
+s898 @262
+s899 @226
+s900 @12
+s489 @12 r518 @6
+s901 @7 s902 @226
+s903 @226
+s904 @12
+s905 @12
+s906 @5
+s907 @12
+s908 @5
+s909 @5
+s910 @12
+s911 @5
+s912 @12
+s913 @5
+s914 @12
+s915 @5
+s916 @12
+s917 @12
+s918 @5
+s919 @12
+s920 @5
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26 s921 @6
+s13 @9
+s13 @9
+s925 @7
+s926 @266
+r467 @229
+s927 @266
+s928 @246
+s929 @5
+s930 @7
+r557 @229
+r543 @278
+r28 @279
+r29 @279
+s931 @7
+s932 @7 r544 @278
+s933 @12 s934 @266
+s936 @12
 s937 @5
-s20 @12
-s939 @252
-s940 @10
-s941 @5
-s942 @10
-s943 @5
-s944 @232
-s945 @5
-s946 @10
-s947 @5
-s948 @10
-s949 @10
-s950 @5
-s951 @232
-s952 @5
-s953 @232
-s954 @5
-s955 @232
-s956 @5
-s957 @5
-s958 @232
-s959 @5
-s960 @10
-s961 @5
-s962 @232
-s963 @5
-s964 @232
-s965 @232
-s966 @5
-s967 @10
-s968 @5
-s969 @10
-s970 @5
-s971 @10
+s938 @12
+s939 @5
+s940 @12
+s489 @12 r603 @6
+r606 @229
+s941 @6
+r387 @3
+s942 @263
+r340 @274
+r341 @274
+s943 @12 s944 @264
+r78 @264
+r79 @264
+s946 @205
+s947 @264
+s948 @12 s949 @264
+r540 @274
+s792 @270 s793 @271 s794 @272
+r514 @273
+r16 @274
+r452 @208
+r124 @275
+s952 @12 s953 @266
+r3 @276
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s489 @12 r443 @266
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s957 @7
+s958 @7
+s959 @266
+s649 @5 s960 @266
+s962 @7
+s963 @266
+s649 @5 s964 @266
+s966 @246
+s967 @5
+s968 @246
+s649 @5 s969 @266
+s971 @246
 s972 @5
-s973 @5
-s974 @232
-s975 @5
-s976 @10
-s977 @5
-s978 @232
-s979 @5
-s980 @232
-s981 @232
+s973 @246
+s974 @5
+s975 @12
+s976 @5
+s977 @12
+s978 @5
+s24 @14
+s980 @266
+s981 @12
 s982 @5
-s983 @10
+s983 @12
 s984 @5
-s985 @10
+s985 @246
 s986 @5
-s987 @10
+s987 @12
 s988 @5
-s989 @7
-s990 @208
+s989 @12
+s990 @12
 s991 @5
-s992 @10
-s993 @10
-s994 @5
+s992 @246
+s993 @5
+s994 @246
 s995 @5
-s996 @5
-r301 @215
-s23 @15
+s996 @246
+s997 @5
 s998 @5
-s999 @232
+s999 @246
 s1000 @5
-s1001 @232
-s1002 @232
-s1003 @5
-s1004 @10
-s1005 @5
-s1006 @208
-s1007 @10
-s737 @208 s738 @5
-s1010 @5
+s1001 @12
+s1002 @5
+s1003 @246
+s1004 @5
+s1005 @246
+s1006 @246
+s1007 @5
+s1008 @12
+s1009 @5
+s1010 @12
 s1011 @5
-s482 @20 s483 @21 s484 @22 s485 @23 s486 @24
-s1013 @4
-s1014 @4
-s1015 @208
+s1012 @12
+s1013 @5
+s1014 @5
+s1015 @246
 s1016 @5
-s1017 @10
+s1017 @12
 s1018 @5
-s1019 @10
-s1020 @10
-s1021 @5
-s1022 @10
+s1019 @246
+s1020 @5
+s1021 @246
+s1022 @246
 s1023 @5
-s1024 @10
+s1024 @12
 s1025 @5
-s1026 @10
+s1026 @12
 s1027 @5
-s1028 @5
-s1029 @10
-s1030 @5
-s1031 @10
-s13 @9
-s1033 @10 s1034 @6
-r415 @215 s1036 @254
-r418 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s1039 @7
-s1040 @7
-s612 @5 s1041 @252
-s1043 @232
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s33 @25
-s737 @208 s738 @5
-s736 @7 s737 @208 s738 @5
-s1048 @7
-s1049 @10 s1050 @252
+s1028 @12
+s1029 @5
+s1030 @7
+s1031 @222
+s1032 @5
+s1033 @12
+s1034 @12
+s1035 @5
+s1036 @5
+s1037 @5
+r316 @229
+s27 @17
+s1039 @5
+s1040 @246
+s1041 @5
+s1042 @246
+s1043 @246
+s1044 @5
+s1045 @12
+s1046 @5
+s1047 @222
+s1048 @12
+s774 @222 s775 @5
 s1051 @5
-s1052 @10
-s1053 @5
-s1054 @10
-s1055 @5
-s1056 @208
-s1057 @266
-r405 @192
-s1058 @250
-s750 @208 s1059 @250 s751 @255
-r483 @259
-s753 @256 s754 @257
-r485 @259
-s1062 @250
-s1063 @10 s1064 @250
-s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
-r122 @261
-s1066 @10 s1067 @252
-r83 @215
-r127 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1070 @7
-s1071 @7
-s1072 @252
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1074 @7
-r136 @215
-s1075 @252
-s612 @5 s1076 @252
-s1078 @232
-s612 @5 s1079 @252
+s1052 @5
+s513 @22 s514 @23 s515 @24 s516 @25 s517 @26
+s1054 @4
+s1055 @4
+s1056 @222
+s1057 @5
+s1058 @12
+s1059 @5
+s1060 @12
+s1061 @12
+s1062 @5
+s1063 @12
+s1064 @5
+s1065 @12
+s1066 @5
+s1067 @12
+s1068 @5
+s1069 @5
+s1070 @12
+s1071 @5
+s1072 @12
+s13 @9
+s1074 @12 s1075 @6
+r436 @229 s1077 @268
+r439 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26 s37 @27
+s1080 @7
 s1081 @7
-s1082 @252
-s612 @5 s1083 @252
-s1085 @232
-s612 @5 s1086 @252
-s1088 @10
-s1089 @5
-s1090 @10
-s1091 @5
-s1092 @10
-r215 @215
-r228 @7
-s415 @5
-s1094 @252
-s1095 @5
-s1096 @10
-s1097 @5
-s1098 @10
-s1099 @5
-s1100 @10
-s1101 @5
-s1102 @5
-s1103 @10
-s1104 @5
-s1105 @232
-s1106 @5
-s1107 @10
-s1108 @5
-s1109 @10
-s1110 @10
-s1111 @5
-s1112 @232
-s1113 @5
-s1114 @232
-s1115 @5
-s1116 @232
-s1117 @5
-s1118 @5
-s1119 @232
-s1120 @5
-s1121 @10
-s1122 @5
-s1123 @232
-s1124 @5
-s1125 @232
-s1126 @10
-s1127 @5
-s1128 @232
-s1129 @5
-s1130 @232
-s1131 @5
-s1132 @232
-s1133 @5
-s1134 @5
-s1135 @232
+s649 @5 s1082 @266
+s1084 @246
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s37 @27
+s774 @222 s775 @5
+s773 @7 s774 @222 s775 @5
+s1089 @7
+s1090 @12 s1091 @266
+s1092 @5
+s1093 @12
+s1094 @5
+s1095 @12
+s1096 @5
+r454 @202
+s1097 @222
+s1098 @280
+r426 @206
+s1099 @264
+s789 @222 s1100 @264 s790 @269
+r507 @273
+s792 @270 s793 @271
+r509 @273
+s1103 @264
+s1104 @12 s1105 @264
+s391 @244 s631 @222 s46 @9 s632 @246 s633 @212 s395 @247
+r125 @275
+s1107 @12 s1108 @266
+r86 @229
+r130 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s1111 @7
+s1112 @7
+s1113 @266
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s1115 @7
+r139 @229
+s1116 @266
+s649 @5 s1117 @266
+s1119 @246
+s649 @5 s1120 @266
+s1122 @7
+s1123 @266
+s649 @5 s1124 @266
+s1126 @246
+s649 @5 s1127 @266
+s1129 @12
+s1130 @5
+s1131 @12
+s1132 @5
+s1133 @12
+r230 @229
+r243 @7
+s439 @5
+s1135 @266
 s1136 @5
-s1137 @10
+s1137 @12
 s1138 @5
-s1139 @232
+s1139 @12
 s1140 @5
-s1141 @232
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1143 @252
-s1144 @252
+s1141 @12
+s1142 @5
+s1143 @5
+s1144 @12
 s1145 @5
-s1146 @5
-s1147 @10
-s1148 @7
-s1149 @10
-r305 @215
-s1150 @10
-s1151 @5
-s1152 @232
-s1153 @5
+s1146 @246
+s1147 @5
+s1148 @12
+s1149 @5
+s1150 @12
+s1151 @12
+s1152 @5
+s1153 @246
 s1154 @5
-s1155 @232
+s1155 @246
 s1156 @5
-s1157 @232
-s1158 @10
-s1159 @208
-s1160 @249
-s1162 @252
-s1163 @10
-s1164 @10 s1165 @267 s13 @9
-s1168 @212
-s583 @5
-s583 @5
-s1171 @252
-s1172 @10
-s1173 @5
-s1174 @10
+s1157 @246
+s1158 @5
+s1159 @5
+s1160 @246
+s1161 @5
+s1162 @12
+s1163 @5
+s1164 @246
+s1165 @5
+s1166 @246
+s1167 @12
+s1168 @5
+s1169 @246
+s1170 @5
+s1171 @246
+s1172 @5
+s1173 @246
+s1174 @5
 s1175 @5
-s1176 @5
-s1177 @10
-s1178 @5
-s1179 @10
-s1180 @5
-s1181 @10
-s1182 @5
-s1183 @10
-s1184 @10
-s1185 @5
-s1186 @10
+s1176 @246
+s1177 @5
+s1178 @12
+s1179 @5
+s1180 @246
+s1181 @5
+s1182 @246
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s1184 @266
+s1185 @266
+s1186 @5
 s1187 @5
-r413 @215 s1188 @254
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r503 @9
-s1190 @10 s1191 @6
+s1188 @12
+s1189 @7
+s1190 @12
+r320 @229
+s1191 @12
+s1192 @5
+s1193 @246
+s1194 @5
+s1195 @5
+s1196 @246
+s1197 @5
+s1198 @246
+s1199 @12
+s1200 @222
+s1201 @263
+s1203 @266
+s1204 @12
+s1205 @12 s1206 @281 s13 @9
+s1209 @226
+s614 @5
+s614 @5
+s1212 @266
+s1213 @12
+s1214 @5
+s1215 @12
+s1216 @5
+s1217 @5
+s1218 @12
+s1219 @5
+s1220 @12
+s1221 @5
+s1222 @12
+s1223 @5
+s1224 @12
+s1225 @12
+s1226 @5
+s1227 @12
+s1228 @5
+r434 @229 s1229 @268
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+r527 @9
+s1231 @12 s1232 @6
 s13 @9
-r437 @215
-r438 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24 s33 @25
-s1195 @24
-r524 @215
-s1197 @252
-s612 @5 s1198 @252
-r531 @215
-r552 @215
-r521 @264
-r24 @264
-s33 @25
-s736 @7 s737 @208 s738 @5
-s1202 @7
-s1203 @10
-s1204 @5
-s1205 @10
-s1206 @5
-s1207 @10
-s1208 @10
-s1209 @7
-r406 @192
-r480 @268
-s1210 @10 s1211 @250
-s1213 @250
-r487 @259
-s753 @256 s754 @257
-r489 @259
-r0 @264
-s367 @230 s594 @208 s42 @9 s595 @232 s596 @197 s371 @233
-r123 @261
-r128 @215
-r129 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1218 @7
-r133 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r137 @215
-r138 @215
-s1220 @252
-s612 @5 s1221 @252
-r142 @215
-s1223 @252
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1225 @7
-s1226 @7
-s1227 @252
-s612 @5 s1228 @252
-s1230 @7
-s1231 @252
-s1232 @5
-s1233 @10
-s1234 @5
-s1235 @10
-s1236 @5
-s1237 @6
-s1238 @7
-s1239 @252
-s1240 @5
-s1241 @10
-s1242 @5
-s1243 @252
-s1244 @5
-s1245 @252
-s1246 @252
+r461 @229
+r462 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26 s37 @27
+s1236 @26
+r548 @229
+s1238 @266
+s649 @5 s1239 @266
+r555 @229
+r576 @229
+r545 @278
+r26 @278
+s37 @27
+s773 @7 s774 @222 s775 @5
+s1243 @7
+s1244 @12
+s1245 @5
+s1246 @12
 s1247 @5
-s1248 @10
-s1249 @5
-s1250 @10
-s1251 @5
-s1252 @10
-s1253 @5
-s1254 @5
-s1255 @10
-s1256 @5
-s1257 @232
-s1258 @5
-s1259 @10
-s1260 @5
-s1261 @10
-s1262 @10
-s1263 @5
-s1264 @232
-s1265 @5
-s1266 @232
-s1267 @5
-s1268 @232
-s1269 @5
-s1270 @5
-s1271 @10
-s1272 @5
-s1273 @232
-s1274 @5
-s1275 @10
-s1276 @5
-s1277 @10
-s1278 @10
-s1279 @5
-s1280 @232
+s1248 @12
+s1249 @12
+s1250 @7
+r427 @206
+r504 @282
+s1251 @12 s1252 @264
+s1254 @264
+r511 @273
+s792 @270 s793 @271
+r513 @273
+r0 @278
+s391 @244 s631 @222 s46 @9 s632 @246 s633 @212 s395 @247
+r126 @275
+r131 @229
+r132 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s1259 @7
+r136 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+r140 @229
+r141 @229
+s1261 @266
+s649 @5 s1262 @266
+r145 @229
+s1264 @266
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s1266 @7
+s1267 @7
+s1268 @266
+s649 @5 s1269 @266
+s1271 @7
+s1272 @266
+s1273 @5
+s1274 @12
+s1275 @5
+s1276 @12
+s1277 @5
+s1278 @6
+s1279 @7
+s1280 @266
 s1281 @5
-s1282 @232
+s1282 @12
 s1283 @5
-s1284 @232
+s1284 @266
 s1285 @5
-r288 @215
-s1286 @7
-s1287 @7
-s1288 @252
-s1289 @252
+s1286 @266
+s1287 @266
+s1288 @5
+s1289 @12
 s1290 @5
-s23 @15
+s1291 @12
 s1292 @5
-s1293 @5
-s1294 @10
+s1293 @12
+s1294 @5
 s1295 @5
-s1296 @10
-s1297 @10
-s1298 @5
-s1299 @232
-s1300 @5
+s1296 @12
+s1297 @5
+s1298 @246
+s1299 @5
+s1300 @12
 s1301 @5
-s1302 @10
-s737 @208 s738 @5
-r329 @252 s1304 @249
-s1305 @7
+s1302 @12
+s1303 @12
+s1304 @5
+s1305 @246
 s1306 @5
-s1307 @5
-s1308 @4
-s13 @9
-r352 @215 s12 @8 s42 @9
-s1312 @4
-s1313 @6
-s1314 @6
-s1315 @7
-s1316 @5
-s1317 @10
-s1318 @5
-s1319 @10
-s1320 @10
-s1321 @5
-s1322 @10
-s1323 @5
-s1324 @10
-s1325 @5
-s1326 @10
-s1327 @5
-s1328 @5
-s1329 @10
-s1330 @5
-s1331 @10
-s13 @9
-r20 @193
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r504 @9
-r416 @215
-r439 @215
-r440 @215
-r420 @215
-r517 @215
-r525 @215
-r526 @215
-s1334 @252
-r553 @215
-r25 @264
-s33 @25
+s1307 @246
+s1308 @5
+s1309 @246
+s1310 @5
+s1311 @5
+s1312 @12
+s1313 @5
+s1314 @246
+s1315 @5
+s1316 @12
+s1317 @5
+s1318 @12
+s1319 @12
+s1320 @5
+s1321 @246
+s1322 @5
+s1323 @246
+s1324 @5
+s1325 @246
+s1326 @5
+r303 @229
+s1327 @7
+s1328 @7
+s1329 @266
+s1330 @266
+s1331 @5
+s27 @17
+s1333 @5
+s1334 @5
+s1335 @12
 s1336 @5
-s1337 @10
-s1338 @5
-s1339 @10
-s1340 @5
-s1341 @269 s1342 @270 s1343 @271
-s750 @208 s751 @255
-s750 @208 s751 @255
-r481 @268
-s1347 @10 s1348 @250
-r484 @259
-s1349 @250
-r1 @264
-r130 @215
-r131 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r134 @215
-r139 @215
-r140 @215
-s1351 @252
-r143 @215
-r145 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1354 @7
-s1355 @7
-s1356 @252
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1358 @7
-r168 @215 s1359 @8
-s1360 @5
-s1361 @10
+s1337 @12
+s1338 @12
+s1339 @5
+s1340 @246
+s1341 @5
+s1342 @5
+s1343 @12
+s774 @222 s775 @5
+r344 @266 s1345 @263
+s1346 @7
+s1347 @5
+s1348 @5
+s1349 @4
+s13 @9
+r367 @229 s12 @8 s46 @9
+s1353 @4
+s1354 @6
+s1355 @6
+s1356 @7
+s1357 @5
+s1358 @12
+s1359 @5
+s1360 @12
+s1361 @12
 s1362 @5
-s1363 @10
-s1364 @212
-s23 @15
-s1366 @7
-s1367 @252
+s1363 @12
+s1364 @5
+s1365 @12
+s1366 @5
+s1367 @12
 s1368 @5
-s1369 @252
-s1370 @7
-s1371 @252
-s1372 @7
-s1373 @7
-s1374 @252
-s1375 @5
-s1376 @10
+s1369 @5
+s1370 @12
+s1371 @5
+s1372 @12
+s13 @9
+r22 @208
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+r528 @9
+r437 @229
+r463 @229
+r464 @229
+r441 @229
+r541 @229
+r549 @229
+r550 @229
+s1375 @266
+r577 @229
+r27 @278
+s37 @27
 s1377 @5
-s1378 @252
+s1378 @12
 s1379 @5
-s1380 @252
-s1381 @252
-s1382 @5
-s1383 @10
-s1384 @5
-s1385 @10
-s1386 @5
-s1387 @10
-s1388 @5
-s1389 @5
-s1390 @10
-s1391 @5
-s1392 @232
-s1393 @5
-s1394 @10
-s1395 @5
-s1396 @10
-s1397 @252
-s1398 @5
-s1399 @10
-s1400 @5
-s1401 @10
-s1402 @5
-s1403 @10
-s1404 @5
-s1405 @5
-s1406 @10
-s1407 @5
-s1408 @232
+s1380 @12
+s1381 @5
+s1382 @283 s1383 @284 s1384 @285
+s789 @222 s790 @269
+s789 @222 s790 @269
+r505 @282
+s1388 @12 s1389 @264
+r508 @273
+s1390 @264
+r1 @278
+r133 @229
+r134 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+r137 @229
+r142 @229
+r143 @229
+s1392 @266
+r146 @229
+r148 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s1395 @7
+s1396 @7
+s1397 @266
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s1399 @7
+r171 @229 s1400 @8
+s1401 @5
+s1402 @12
+s1403 @5
+s1404 @12
+s1405 @226
+s27 @17
+s1407 @7
+s1408 @266
 s1409 @5
-s1410 @10
-s1411 @5
-s1412 @10
-s23 @15
-s23 @15
-s1415 @7
-s1416 @7
-s1417 @252
-r297 @215
-s1418 @252
-s1419 @252
+s1410 @266
+s1411 @7
+s1412 @266
+s1413 @7
+s1414 @7
+s1415 @266
+s1416 @5
+s1417 @12
+s1418 @5
+s1419 @266
 s1420 @5
-s1421 @10
-s1422 @5
+s1421 @266
+s1422 @266
 s1423 @5
-s1424 @10
+s1424 @12
 s1425 @5
-s1426 @10
-s1427 @10
-s1428 @5
-r4 @272
-s737 @208 s738 @5
-s33 @25
-s1431 @10 s1165 @267 s13 @9
-s1165 @267 s13 @9
-s415 @5
-r349 @215 s12 @8 s42 @9
-r353 @215
-r354 @215
-s583 @5
-s1441 @10
-s1442 @10
-s33 @25
-s1444 @10
+s1426 @12
+s1427 @5
+s1428 @12
+s1429 @5
+s1430 @5
+s1431 @12
+s1432 @5
+s1433 @246
+s1434 @5
+s1435 @12
+s1436 @5
+s1437 @12
+s1438 @266
+s1439 @5
+s1440 @12
+s1441 @5
+s1442 @12
+s1443 @5
+s1444 @12
 s1445 @5
-s1446 @10
-s1447 @5
+s1446 @5
+s1447 @12
 s1448 @5
-s1449 @10
+s1449 @246
 s1450 @5
-s1451 @10
+s1451 @12
 s1452 @5
-s1453 @10
-s1454 @5
-s1455 @10
-s1456 @10
-s1457 @5
-s1458 @10
-s1459 @5
-r414 @215
-r21 @193
-r527 @215
-r554 @215
-r556 @215 s1460 @8
+s1453 @12
+s27 @17
+s27 @17
+s1456 @7
+s1457 @7
+s1458 @266
+r312 @229
+s1459 @266
+s1460 @266
 s1461 @5
-s1462 @10
+s1462 @12
 s1463 @5
-s1464 @10
-r468 @250
-r469 @250
-r470 @250
-s1465 @250
-r404 @250
-r12 @268
-s750 @208 s751 @255
-r482 @268
-r488 @259
-r132 @215
-r141 @215
-r146 @215
-r147 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s1469 @7
-r151 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-s42 @9
-r170 @215 s1472 @8
-s1473 @5
-r174 @215 s1474 @8
-s1475 @5
-s1476 @5
-r233 @215
-s23 @15
-s1478 @7
-s1479 @252
-s1480 @7
-s23 @15
-s1482 @7
-s23 @15
-s23 @15
-s1485 @7
-s1486 @252
-s1487 @5
-s1488 @252
-s1489 @7
-s1490 @252
-s1491 @7
-r250 @215
-s1492 @252
+s1464 @5
+s1465 @12
+s1466 @5
+s1467 @12
+s1468 @12
+s1469 @5
+r4 @286
+s774 @222 s775 @5
+s37 @27
+s1472 @12 s1206 @281 s13 @9
+s1206 @281 s13 @9
+s439 @5
+r364 @229 s12 @8 s46 @9
+r368 @229
+r369 @229
+s614 @5
+s1482 @12
+s1483 @12
+s37 @27
+s1485 @12
+s1486 @5
+s1487 @12
+s1488 @5
+s1489 @5
+s1490 @12
+s1491 @5
+s1492 @12
 s1493 @5
-s1494 @10
+s1494 @12
 s1495 @5
-s1496 @252
-s1497 @5
-s1498 @252
-s1499 @252
+s1496 @12
+s1497 @12
+s1498 @5
+s1499 @12
 s1500 @5
-s1501 @10
+r435 @229
+r23 @208
+r551 @229
+r578 @229
+r580 @229 s1501 @8
 s1502 @5
-s1503 @10
+s1503 @12
 s1504 @5
-s1505 @10
-s1506 @5
-s1507 @7
-s1508 @252
-s1509 @5
-s1510 @10
-s1511 @5
-s1512 @252
-s1513 @5
-s1514 @252
-s1515 @252
+s1505 @12
+r492 @264
+r493 @264
+r494 @264
+s1506 @264
+r425 @264
+r14 @282
+s789 @222 s790 @269
+r506 @282
+r512 @273
+r135 @229
+r144 @229
+r149 @229
+r150 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s1510 @7
+r154 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+s46 @9
+r173 @229 s1513 @8
+s1514 @5
+r177 @229 s1515 @8
 s1516 @5
-s1517 @10
-s1518 @5
-s1519 @10
-s1520 @5
-s1521 @10
-s1522 @5
-r290 @215
-r292 @215
-s23 @15
-s23 @15
-s1525 @7
-s1526 @10
-r307 @215
-s1527 @252
+s1517 @5
+r248 @229
+s27 @17
+s1519 @7
+s1520 @266
+s1521 @7
+s27 @17
+s1523 @7
+s27 @17
+s27 @17
+s1526 @7
+s1527 @266
 s1528 @5
-s1529 @252
-s1530 @252
-s1531 @5
-s1532 @10
-s1533 @5
+s1529 @266
+s1530 @7
+s1531 @266
+s1532 @7
+r265 @229
+s1533 @266
 s1534 @5
-s1535 @10
-r5 @272
-r327 @215
+s1535 @12
 s1536 @5
-s13 @9
-r340 @215 s12 @8 s42 @9
-s13 @9
-r346 @215 s12 @8 s42 @9
-s1543 @10 s1544 @6
-s1546 @212
-r350 @215
-r351 @215
-s1547 @6
-s1548 @4
-s1549 @4
-r370 @215
+s1537 @266
+s1538 @5
+s1539 @266
+s1540 @266
+s1541 @5
+s1542 @12
+s1543 @5
+s1544 @12
+s1545 @5
+s1546 @12
+s1547 @5
+s1548 @7
+s1549 @266
 s1550 @5
-s1551 @10
+s1551 @12
 s1552 @5
-s1553 @10
-s1554 @10
-s1555 @5
-s1556 @10
+s1553 @266
+s1554 @5
+s1555 @266
+s1556 @266
 s1557 @5
-s1558 @10
+s1558 @12
 s1559 @5
-s1560 @10
+s1560 @12
 s1561 @5
-s1562 @5
-s1563 @10
-s1564 @5
-s1565 @10
-s42 @9
-r558 @215 s1567 @8
-s1568 @5
-r562 @215 s1569 @8
-s1570 @5
-r316 @190
-r13 @268
-r148 @215
-r149 @215
-s19 @11 s21 @13 s22 @14 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r152 @215
-r169 @215
-s42 @9
-r172 @215 s1573 @8
-s42 @9
-r176 @215 s1575 @8
-s1576 @248
-r234 @215
-s23 @15
-s1578 @7
-s23 @15
-r238 @215
-s23 @15
-r240 @215
-r241 @215
-s23 @15
-s1582 @7
-s1583 @252
-s1584 @7
-s23 @15
-s1586 @7
-s23 @15
-r251 @215
-s1588 @252
-s1589 @5
-s1590 @252
-r255 @215
-s1591 @252
-r257 @215
-r258 @215
-s1592 @252
+s1562 @12
+s1563 @5
+r305 @229
+r307 @229
+s27 @17
+s27 @17
+s1566 @7
+s1567 @12
+r322 @229
+s1568 @266
+s1569 @5
+s1570 @266
+s1571 @266
+s1572 @5
+s1573 @12
+s1574 @5
+s1575 @5
+s1576 @12
+r5 @286
+r342 @229
+s1577 @5
+s13 @9
+r355 @229 s12 @8 s46 @9
+s13 @9
+r361 @229 s12 @8 s46 @9
+s1584 @12 s1585 @6
+s1587 @226
+r365 @229
+r366 @229
+s1588 @6
+s1589 @4
+s1590 @4
+r391 @229
+s1591 @5
+s1592 @12
 s1593 @5
-s1594 @10
-s1595 @5
-s1596 @252
-s1597 @5
-s1598 @252
-s23 @15
-s1600 @7
-s1601 @252
+s1594 @12
+s1595 @12
+s1596 @5
+s1597 @12
+s1598 @5
+s1599 @12
+s1600 @5
+s1601 @12
 s1602 @5
-s1603 @252
-s1604 @7
-s1605 @252
-s1606 @7
-s1607 @7
-s1608 @252
+s1603 @5
+s1604 @12
+s1605 @5
+s1606 @12
+s46 @9
+r582 @229 s1608 @8
 s1609 @5
-s1610 @10
+r586 @229 s1610 @8
 s1611 @5
-s1612 @252
-s1613 @5
-s1614 @252
-r293 @215
-r294 @215
-s23 @15
-s1616 @208
-r308 @215
-s1617 @252
-r310 @215
-r311 @215
-s1618 @252
-s1619 @5
-s1620 @252
-r317 @215 s1621 @8
-s1622 @5
-s1165 @267 s13 @9
-r337 @215 s12 @8 s42 @9
-r341 @215
-r342 @215
-r343 @215 s12 @8 s42 @9
-r347 @215
-r348 @215
-s415 @5
-s1630 @248
-s1631 @10 s1632 @6
-s1633 @5
-s1634 @10
-s583 @5
-s583 @5
-r372 @215 s1637 @8
+r331 @204
+r15 @282
+r151 @229
+r152 @229
+s23 @13 s25 @15 s26 @16 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+r155 @229
+r172 @229
+s46 @9
+r175 @229 s1614 @8
+s46 @9
+r179 @229 s1616 @8
+s1617 @262
+r249 @229
+s27 @17
+s1619 @7
+s27 @17
+r253 @229
+s27 @17
+r255 @229
+r256 @229
+s27 @17
+s1623 @7
+s1624 @266
+s1625 @7
+s27 @17
+s1627 @7
+s27 @17
+r266 @229
+s1629 @266
+s1630 @5
+s1631 @266
+r270 @229
+s1632 @266
+r272 @229
+r273 @229
+s1633 @266
+s1634 @5
+s1635 @12
+s1636 @5
+s1637 @266
 s1638 @5
-s1639 @10
-s1640 @5
-s1641 @5
-s1642 @10
+s1639 @266
+s27 @17
+s1641 @7
+s1642 @266
 s1643 @5
-r387 @215 s1644 @8
-s1645 @5
-s1646 @10
-s1647 @5
-s1648 @10
-r398 @215 s1649 @8
+s1644 @266
+s1645 @7
+s1646 @266
+s1647 @7
+s1648 @7
+s1649 @266
 s1650 @5
-r407 @215 s1651 @8
+s1651 @12
 s1652 @5
-r557 @215
-s42 @9
-r560 @215 s1654 @8
-s42 @9
-r564 @215 s1656 @8
-r150 @215
-r171 @215
-s42 @9
-r175 @215
-s42 @9
-s23 @15
-r235 @215
-s23 @15
-r237 @215
-r239 @215
-r242 @215
-s23 @15
-s1662 @7
-s23 @15
-r246 @215
-s23 @15
-r248 @215
-r252 @215
-s1665 @252
-r254 @215
-r256 @215
-r259 @215
-s1666 @252
-s1667 @5
-s1668 @252
-r263 @215
-s1669 @252
-r265 @215
-r267 @215
-s23 @15
-s1671 @7
-s1672 @252
-s1673 @7
-s23 @15
-s1675 @7
-s23 @15
-s23 @15
-s1678 @7
-s1679 @252
-s1680 @5
-s1681 @252
-s1682 @7
-s1683 @252
-s1684 @7
-r295 @215
-s1685 @10
-r309 @215
-r312 @215
-s1686 @252
-r314 @215
-s42 @9
-r319 @215 s1688 @8
-s13 @9
-r334 @215 s12 @8 s42 @9
-r338 @215
-r339 @215
-r344 @215
-r345 @215
-r6 @193
-s1692 @4
-s415 @5
-s1695 @248
-r423 @193
-s1696 @4
-s1697 @6
-s1698 @6
-s42 @9
-r374 @215 s1700 @8
-s1701 @5
-s1702 @10
-r380 @215 s1703 @8
-s1704 @5
-s1705 @10
-s42 @9
-r389 @215 s1707 @8
+s1653 @266
+s1654 @5
+s1655 @266
+r308 @229
+r309 @229
+s27 @17
+s1657 @222
+r323 @229
+s1658 @266
+r325 @229
+r326 @229
+s1659 @266
+s1660 @5
+s1661 @266
+r332 @229 s1662 @8
+s1663 @5
+s1206 @281 s13 @9
+r352 @229 s12 @8 s46 @9
+r356 @229
+r357 @229
+r358 @229 s12 @8 s46 @9
+r362 @229
+r363 @229
+s439 @5
+s1671 @262
+s1672 @12 s1673 @6
+s1674 @5
+s1675 @12
+s614 @5
+s614 @5
+r393 @229 s1678 @8
+s1679 @5
+s1680 @12
+s1681 @5
+s1682 @5
+s1683 @12
+s1684 @5
+r408 @229 s1685 @8
+s1686 @5
+s1687 @12
+s1688 @5
+s1689 @12
+r419 @229 s1690 @8
+s1691 @5
+r428 @229 s1692 @8
+s1693 @5
+r581 @229
+s46 @9
+r584 @229 s1695 @8
+s46 @9
+r588 @229 s1697 @8
+r153 @229
+r174 @229
+s46 @9
+r178 @229
+s46 @9
+s27 @17
+r250 @229
+s27 @17
+r252 @229
+r254 @229
+r257 @229
+s27 @17
+s1703 @7
+s27 @17
+r261 @229
+s27 @17
+r263 @229
+r267 @229
+s1706 @266
+r269 @229
+r271 @229
+r274 @229
+s1707 @266
 s1708 @5
-r393 @215 s1709 @8
-s1710 @5
-s42 @9
-r400 @215 s1712 @8
-s42 @9
-r409 @215 s1714 @8
-r559 @215
-s42 @9
-r563 @215
-s42 @9
-r173 @215
-r177 @215
-s13 @9
-r236 @215
-r243 @215
-s23 @15
-r245 @215
-r247 @215
-r253 @215
-r260 @215
-s1719 @252
-r262 @215
-r264 @215
-r268 @215
-s23 @15
-s1721 @7
-s23 @15
-r272 @215
-s23 @15
-r274 @215
-r275 @215
-s23 @15
+s1709 @266
+r278 @229
+s1710 @266
+r280 @229
+r282 @229
+s27 @17
+s1712 @7
+s1713 @266
+s1714 @7
+s27 @17
+s1716 @7
+s27 @17
+s27 @17
+s1719 @7
+s1720 @266
+s1721 @5
+s1722 @266
+s1723 @7
+s1724 @266
 s1725 @7
-s1726 @252
-s1727 @7
-s23 @15
-s1729 @7
-s23 @15
-s1731 @208
-r313 @215
-r318 @215
-s42 @9
-r331 @215 s12 @8 s42 @9
-r335 @215
-r336 @215
-s19 @11 s20 @12 s21 @13 s22 @14 s23 @15 s24 @16 s25 @17 s26 @18 s28 @20 s29 @21 s30 @22 s31 @23 s32 @24
-r355 @9
-r7 @193
-s1692 @4
-s583 @5
+r310 @229
+s1726 @12
+r324 @229
+r327 @229
+s1727 @266
+r329 @229
+s46 @9
+r334 @229 s1729 @8
 s13 @9
-s1738 @273
-r373 @215
-s42 @9
-r376 @215 s1740 @8
-s1741 @5
-s42 @9
-r382 @215 s1743 @8
-s1744 @5
-r388 @215
-s42 @9
-r391 @215 s1746 @8
-s42 @9
-r395 @215 s1748 @8
-r399 @215
-s42 @9
-r408 @215
-s42 @9
-r561 @215
-r565 @215
-r231 @215
-r244 @215
-r261 @215
-r269 @215
-s23 @15
-r271 @215
-r273 @215
-r276 @215
-s23 @15
-s1753 @7
-s23 @15
-r280 @215
-s23 @15
-r282 @215
-r299 @215
-r320 @215
-r332 @215
-r333 @215
-r356 @9
-s1756 @6
-r359 @215
-s1757 @4
-r375 @215
-s42 @9
-r378 @215 s1759 @8
-r381 @215
-s42 @9
-r384 @215 s1761 @8
-r390 @215
-s42 @9
-r394 @215
-s42 @9
-r401 @215
-r410 @215
-r270 @215
-r277 @215
-s23 @15
-r279 @215
-r281 @215
+r349 @229 s12 @8 s46 @9
+r353 @229
+r354 @229
+r359 @229
+r360 @229
+r6 @208
+s1733 @4
+s439 @5
+s1736 @262
+r444 @208
+s1737 @4
+s1738 @6
+s1739 @6
+s46 @9
+r395 @229 s1741 @8
+s1742 @5
+s1743 @12
+r401 @229 s1744 @8
+s1745 @5
+s1746 @12
+s46 @9
+r410 @229 s1748 @8
+s1749 @5
+r414 @229 s1750 @8
+s1751 @5
+s46 @9
+r421 @229 s1753 @8
+s46 @9
+r430 @229 s1755 @8
+r583 @229
+s46 @9
+r587 @229
+s46 @9
+r176 @229
+r180 @229
 s13 @9
-s549 @5
-r377 @215
-s42 @9
-r383 @215
-s42 @9
-r392 @215
-r396 @215
-r278 @215
-r358 @215
-s1769 @6
-r379 @215
-r385 @215
-s1770 @274
-s1771 @4
-s1772 @208
-s1773 @10 s1774 @6
-s1776 @208
+r251 @229
+r258 @229
+s27 @17
+r260 @229
+r262 @229
+r268 @229
+r275 @229
+s1760 @266
+r277 @229
+r279 @229
+r283 @229
+s27 @17
+s1762 @7
+s27 @17
+r287 @229
+s27 @17
+r289 @229
+r290 @229
+s27 @17
+s1766 @7
+s1767 @266
+s1768 @7
+s27 @17
+s1770 @7
+s27 @17
+s1772 @222
+r328 @229
+r333 @229
+s46 @9
+r346 @229 s12 @8 s46 @9
+r350 @229
+r351 @229
+s23 @13 s24 @14 s25 @15 s26 @16 s27 @17 s28 @18 s29 @19 s30 @20 s32 @22 s33 @23 s34 @24 s35 @25 s36 @26
+r370 @9
+r7 @208
+s1733 @4
+s614 @5
 s13 @9
-s1778 @10 s1779 @6
-r8 @193
-r361 @215
-s1780 @208
+s1779 @287
+r394 @229
+s46 @9
+r397 @229 s1781 @8
+s1782 @5
+s46 @9
+r403 @229 s1784 @8
+s1785 @5
+r409 @229
+s46 @9
+r412 @229 s1787 @8
+s46 @9
+r416 @229 s1789 @8
+r420 @229
+s46 @9
+r429 @229
+s46 @9
+r585 @229
+r589 @229
+r246 @229
+r259 @229
+r276 @229
+r284 @229
+s27 @17
+r286 @229
+r288 @229
+r291 @229
+s27 @17
+s1794 @7
+s27 @17
+r295 @229
+s27 @17
+r297 @229
+r314 @229
+r335 @229
+r347 @229
+r348 @229
+r371 @9
+s1797 @6
+r374 @229
+s1798 @4
+r396 @229
+s46 @9
+r399 @229 s1800 @8
+r402 @229
+s46 @9
+r405 @229 s1802 @8
+r411 @229
+s46 @9
+r415 @229
+s46 @9
+r422 @229
+r431 @229
+r285 @229
+r292 @229
+s27 @17
+r294 @229
+r296 @229
 s13 @9
-r9 @193
-r362 @215
+s580 @5
+r398 @229
+s46 @9
+r404 @229
+s46 @9
+r413 @229
+r417 @229
+r293 @229
+r373 @229
+s1810 @6
+r400 @229
+r406 @229
+s1811 @288
+s1812 @4
+s1813 @222
+s1814 @12 s1815 @6
+s1817 @222
+s13 @9
+s1819 @12 s1820 @6
+r8 @208
+r376 @229
+s1821 @222
+s13 @9
+r9 @208
+r377 @229
 """
 
 GOTOS = """\
@@ -2925,18 +3017,19 @@ function=6
 
 argument=10
 
-fn_attributes=14 region=15
-__function_star_1=18
-bool_type=35 coopmatrix_type=36 group_type=37 memref_type=38 scalar_type=39 type=40 void_type=41
-dictionary=43
-__region_star_2=207 _operation=208 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 instruction=283 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 results=292 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
-region=307
+__function_star_2=16 fn_attributes=17 legacy_fn_attribute=18 region=19
+__function_star_1=22
+bool_type=39 coopmatrix_type=40 group_type=41 memref_type=42 scalar_type=43 type=44 void_type=45
+dictionary=47
+__region_star_3=223 _operation=224 alloca=225 alloca_keyword=226 arith_binary=227 arith_binary_keyword=228 arith_unary=229 arith_unary_keyword=230 associated=231 associated_keyword=232 atomic_load=233 atomic_load_keyword=234 atomic_store=235 atomic_store_keyword=236 atomic_update=237 atomic_update_keyword=238 axpby=239 axpby_keyword=240 barrier=241 barrier_keyword=242 builtin=243 builtin_keyword=244 cast=245 cast_keyword=246 cmp=247 cmp_keyword=248 constant=249 constant_keyword=250 coop_matrix_apply=251 coop_matrix_apply_keyword=252 coop_matrix_atomic_load=253 coop_matrix_atomic_load_keyword=254 coop_matrix_atomic_store=255 coop_matrix_atomic_store_keyword=256 coop_matrix_atomic_update=257 coop_matrix_atomic_update_keyword=258 coop_matrix_construct=259 coop_matrix_construct_keyword=260 coop_matrix_extract=261 coop_matrix_extract_keyword=262 coop_matrix_insert=263 coop_matrix_insert_keyword=264 coop_matrix_load=265 coop_matrix_load_keyword=266 coop_matrix_mul_add=267 coop_matrix_mul_add_keyword=268 coop_matrix_prefetch=269 coop_matrix_prefetch_keyword=270 coop_matrix_reduce=271 coop_matrix_reduce_keyword=272 coop_matrix_scale=273 coop_matrix_scale_keyword=274 coop_matrix_store=275 coop_matrix_store_keyword=276 cumsum=277 cumsum_keyword=278 expand=279 expand_keyword=280 for=281 for_keyword=282 foreach=283 foreach_keyword=284 foreach_tile=285 foreach_tile_keyword=286 fuse=287 fuse_keyword=288 gemm=289 gemm_keyword=290 gemv=291 gemv_keyword=292 ger=293 ger_keyword=294 hadamard_product=295 hadamard_product_keyword=296 if=297 if_keyword=298 instruction=299 lifetime_stop=300 lifetime_stop_keyword=301 load=302 load_keyword=303 math_unary=304 math_unary_keyword=305 parallel=306 parallel_keyword=307 results=308 size=309 size_keyword=310 store=311 store_keyword=312 subgroup_broadcast=313 subgroup_broadcast_keyword=314 subgroup_operation=315 subgroup_operation_keyword=316 subview=317 subview_keyword=318 sum=319 sum_keyword=320 yield=321 yield_keyword=322
 
-argument=308
-fn_attributes=309 region=310
 
+fn_attributes=325 legacy_fn_attribute=326 region=327
+region=328
 
 
+argument=329
+__function_star_2=330 fn_attributes=331 legacy_fn_attribute=18 region=332
 
 
 
@@ -2956,12 +3049,12 @@ fn_attributes=309 region=310
 
 
 
-dictionary=316
 
-attribute_name=325 named_attribute=326
 
 
+dictionary=339 legacy_align=340
 
+attribute_name=349 named_attribute=350
 
 
 
@@ -3015,10 +3108,10 @@ attribute_name=325 named_attribute=326
 
 
 
-__results_star_8=328
 
 
 
+__results_star_9=352
 
 
 
@@ -3123,10 +3216,8 @@ __results_star_8=328
 
 
 
-_operation=208 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 instruction=330 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 results=292 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
 
 
-dictionary=332
 
 
 
@@ -3134,107 +3225,102 @@ dictionary=332
 
 
 
-memory_scope=346 memory_semantics=347
 
-memory_scope=349 memory_semantics=350
 
-memory_scope=352 memory_semantics=353
 
-atomic=358 transpose=359
 
-global_fence=362 local_fence=363
 
 
+_operation=224 alloca=225 alloca_keyword=226 arith_binary=227 arith_binary_keyword=228 arith_unary=229 arith_unary_keyword=230 associated=231 associated_keyword=232 atomic_load=233 atomic_load_keyword=234 atomic_store=235 atomic_store_keyword=236 atomic_update=237 atomic_update_keyword=238 axpby=239 axpby_keyword=240 barrier=241 barrier_keyword=242 builtin=243 builtin_keyword=244 cast=245 cast_keyword=246 cmp=247 cmp_keyword=248 constant=249 constant_keyword=250 coop_matrix_apply=251 coop_matrix_apply_keyword=252 coop_matrix_atomic_load=253 coop_matrix_atomic_load_keyword=254 coop_matrix_atomic_store=255 coop_matrix_atomic_store_keyword=256 coop_matrix_atomic_update=257 coop_matrix_atomic_update_keyword=258 coop_matrix_construct=259 coop_matrix_construct_keyword=260 coop_matrix_extract=261 coop_matrix_extract_keyword=262 coop_matrix_insert=263 coop_matrix_insert_keyword=264 coop_matrix_load=265 coop_matrix_load_keyword=266 coop_matrix_mul_add=267 coop_matrix_mul_add_keyword=268 coop_matrix_prefetch=269 coop_matrix_prefetch_keyword=270 coop_matrix_reduce=271 coop_matrix_reduce_keyword=272 coop_matrix_scale=273 coop_matrix_scale_keyword=274 coop_matrix_store=275 coop_matrix_store_keyword=276 cumsum=277 cumsum_keyword=278 expand=279 expand_keyword=280 for=281 for_keyword=282 foreach=283 foreach_keyword=284 foreach_tile=285 foreach_tile_keyword=286 fuse=287 fuse_keyword=288 gemm=289 gemm_keyword=290 gemv=291 gemv_keyword=292 ger=293 ger_keyword=294 hadamard_product=295 hadamard_product_keyword=296 if=297 if_keyword=298 instruction=354 lifetime_stop=300 lifetime_stop_keyword=301 load=302 load_keyword=303 math_unary=304 math_unary_keyword=305 parallel=306 parallel_keyword=307 results=308 size=309 size_keyword=310 store=311 store_keyword=312 subgroup_broadcast=313 subgroup_broadcast_keyword=314 subgroup_operation=315 subgroup_operation_keyword=316 subview=317 subview_keyword=318 sum=319 sum_keyword=320 yield=321 yield_keyword=322
 
 
+dictionary=356
 
 
 
-boolean=372 complex=373 literal=374
 
 
 
-checked_flag=380 memory_scope=381 memory_semantics=382 transpose=383
 
-checked_flag=385 memory_scope=386 memory_semantics=387 transpose=388
+memory_scope=370 memory_semantics=371
 
-checked_flag=390 memory_scope=391 memory_semantics=392 transpose=393
+memory_scope=373 memory_semantics=374
 
+memory_scope=376 memory_semantics=377
 
+atomic=382 transpose=383
 
+global_fence=386 local_fence=387
 
 
 
 
-checked_flag=398 transpose=399
 
 
 
+boolean=396 complex=397 literal=398
 
 
-reduce_mode=404
 
+checked_flag=404 memory_scope=405 memory_semantics=406 transpose=407
 
+checked_flag=409 memory_scope=410 memory_semantics=411 transpose=412
 
-checked_flag=409 store_flag=410 transpose=411
+checked_flag=414 memory_scope=415 memory_semantics=416 transpose=417
 
-atomic=413
 
 
 
-new_value=416
 
 
 
+checked_flag=422 transpose=423
 
 
 
 
-atomic=421 transpose=422
 
-atomic=424 transpose=425
+reduce_mode=428
 
-atomic=427
 
-atomic=429
 
+checked_flag=433 store_flag=434 transpose=435
 
+atomic=437
 
 
 
+new_value=440
 
 
 
 
 
-region=434
 
 
+atomic=445 transpose=446
 
+atomic=448 transpose=449
 
-store_flag=438
+atomic=451
 
+atomic=453
 
 
 
 
 
 
-atomic=443 transpose=444
 
 
 
 
-region=446
+region=458
 
-argument=447
-fn_attributes=448 region=449
-scalar_type=450
-memref_type=451
-scalar_type=452
 
 
 
+store_flag=462
 
 
 
@@ -3242,17 +3328,24 @@ scalar_type=452
 
 
 
-__dictionary_star_7=456
+atomic=467 transpose=468
 
 
 
 
-memref_type=459
+region=472
 
 
 
 
+fn_attributes=473 legacy_fn_attribute=326 region=474
+region=475
 
+argument=476
+__function_star_2=477 fn_attributes=478 legacy_fn_attribute=18 region=479
+scalar_type=480
+memref_type=481
+scalar_type=482
 
 
 
@@ -3262,25 +3355,20 @@ memref_type=459
 
 
 
-memory_semantics=466
 
 
-memory_semantics=470
 
+__dictionary_star_8=487
 
-memory_semantics=474
 
 
 
+memref_type=490
 
 
-transpose=478
-atomic=480
 
 
-local_fence=481
 
-integer_type=487
 
 
 
@@ -3290,32 +3378,28 @@ integer_type=487
 
 
 
+memory_semantics=497
 
-new_value=492
 
+memory_semantics=501
 
 
+memory_semantics=505
 
-memory_scope=495 memory_semantics=496
-memory_semantics=498
 
-checked_flag=501 memory_scope=502 memory_semantics=503
 
-memory_scope=506 memory_semantics=507
-memory_semantics=509
 
-checked_flag=512 memory_scope=513 memory_semantics=514
 
-memory_scope=517 memory_semantics=518
-memory_semantics=520
+transpose=509
+atomic=511
 
-checked_flag=523 memory_scope=524 memory_semantics=525
 
+local_fence=512
 
+integer_type=518
 
 
 
-checked_flag=532
 
 
 
@@ -3323,67 +3407,67 @@ checked_flag=532
 
 
 
+new_value=523
 
 
-store_flag=539
 
-checked_flag=542 store_flag=543
 
+memory_scope=526 memory_semantics=527
+memory_semantics=529
 
+checked_flag=532 memory_scope=533 memory_semantics=534
 
+memory_scope=537 memory_semantics=538
+memory_semantics=540
 
+checked_flag=543 memory_scope=544 memory_semantics=545
 
-new_values=550
-new_values=551
+memory_scope=548 memory_semantics=549
+memory_semantics=551
 
+checked_flag=554 memory_scope=555 memory_semantics=556
 
-transpose=555
-transpose=557
 
-transpose=560
-atomic=562
 
 
 
+checked_flag=563
 
-region=568
 
 
 
 
-_operation=571 alloca=209 alloca_keyword=210 arith_binary=211 arith_binary_keyword=212 arith_unary=213 arith_unary_keyword=214 associated=215 associated_keyword=216 atomic_load=217 atomic_load_keyword=218 atomic_store=219 atomic_store_keyword=220 atomic_update=221 atomic_update_keyword=222 axpby=223 axpby_keyword=224 barrier=225 barrier_keyword=226 builtin=227 builtin_keyword=228 cast=229 cast_keyword=230 cmp=231 cmp_keyword=232 constant=233 constant_keyword=234 coop_matrix_apply=235 coop_matrix_apply_keyword=236 coop_matrix_atomic_load=237 coop_matrix_atomic_load_keyword=238 coop_matrix_atomic_store=239 coop_matrix_atomic_store_keyword=240 coop_matrix_atomic_update=241 coop_matrix_atomic_update_keyword=242 coop_matrix_construct=243 coop_matrix_construct_keyword=244 coop_matrix_extract=245 coop_matrix_extract_keyword=246 coop_matrix_insert=247 coop_matrix_insert_keyword=248 coop_matrix_load=249 coop_matrix_load_keyword=250 coop_matrix_mul_add=251 coop_matrix_mul_add_keyword=252 coop_matrix_prefetch=253 coop_matrix_prefetch_keyword=254 coop_matrix_reduce=255 coop_matrix_reduce_keyword=256 coop_matrix_scale=257 coop_matrix_scale_keyword=258 coop_matrix_store=259 coop_matrix_store_keyword=260 cumsum=261 cumsum_keyword=262 expand=263 expand_keyword=264 for=265 for_keyword=266 foreach=267 foreach_keyword=268 foreach_tile=269 foreach_tile_keyword=270 fuse=271 fuse_keyword=272 gemm=273 gemm_keyword=274 gemv=275 gemv_keyword=276 ger=277 ger_keyword=278 hadamard_product=279 hadamard_product_keyword=280 if=281 if_keyword=282 lifetime_stop=284 lifetime_stop_keyword=285 load=286 load_keyword=287 math_unary=288 math_unary_keyword=289 parallel=290 parallel_keyword=291 size=293 size_keyword=294 store=295 store_keyword=296 subgroup_broadcast=297 subgroup_broadcast_keyword=298 subgroup_operation=299 subgroup_operation_keyword=300 subview=301 subview_keyword=302 sum=303 sum_keyword=304 yield=305 yield_keyword=306
 
 
 
 
+store_flag=570
 
+checked_flag=573 store_flag=574
 
 
-transpose=580
-atomic=582
-values=585
 
 
-region=586
 
+new_values=581
+new_values=582
 
 
-__memref_type_star_3=592 shape_dim=593
-array=597 attribute=598 boolean=599 dictionary=600
-attribute_name=325 named_attribute=601
+transpose=586
+transpose=588
 
+transpose=591
+atomic=593
 
 
 
 
-memref_type=605
+region=599
 
-bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=610
-bool_type=611
-indices=614
 
 
 
+_operation=602 alloca=225 alloca_keyword=226 arith_binary=227 arith_binary_keyword=228 arith_unary=229 arith_unary_keyword=230 associated=231 associated_keyword=232 atomic_load=233 atomic_load_keyword=234 atomic_store=235 atomic_store_keyword=236 atomic_update=237 atomic_update_keyword=238 axpby=239 axpby_keyword=240 barrier=241 barrier_keyword=242 builtin=243 builtin_keyword=244 cast=245 cast_keyword=246 cmp=247 cmp_keyword=248 constant=249 constant_keyword=250 coop_matrix_apply=251 coop_matrix_apply_keyword=252 coop_matrix_atomic_load=253 coop_matrix_atomic_load_keyword=254 coop_matrix_atomic_store=255 coop_matrix_atomic_store_keyword=256 coop_matrix_atomic_update=257 coop_matrix_atomic_update_keyword=258 coop_matrix_construct=259 coop_matrix_construct_keyword=260 coop_matrix_extract=261 coop_matrix_extract_keyword=262 coop_matrix_insert=263 coop_matrix_insert_keyword=264 coop_matrix_load=265 coop_matrix_load_keyword=266 coop_matrix_mul_add=267 coop_matrix_mul_add_keyword=268 coop_matrix_prefetch=269 coop_matrix_prefetch_keyword=270 coop_matrix_reduce=271 coop_matrix_reduce_keyword=272 coop_matrix_scale=273 coop_matrix_scale_keyword=274 coop_matrix_store=275 coop_matrix_store_keyword=276 cumsum=277 cumsum_keyword=278 expand=279 expand_keyword=280 for=281 for_keyword=282 foreach=283 foreach_keyword=284 foreach_tile=285 foreach_tile_keyword=286 fuse=287 fuse_keyword=288 gemm=289 gemm_keyword=290 gemv=291 gemv_keyword=292 ger=293 ger_keyword=294 hadamard_product=295 hadamard_product_keyword=296 if=297 if_keyword=298 lifetime_stop=300 lifetime_stop_keyword=301 load=302 load_keyword=303 math_unary=304 math_unary_keyword=305 parallel=306 parallel_keyword=307 size=309 size_keyword=310 store=311 store_keyword=312 subgroup_broadcast=313 subgroup_broadcast_keyword=314 subgroup_operation=315 subgroup_operation_keyword=316 subview=317 subview_keyword=318 sum=319 sum_keyword=320 yield=321 yield_keyword=322
 
 
 
@@ -3391,89 +3475,97 @@ indices=614
 
 
 
+transpose=611
+atomic=613
+values=616
 
 
 
+region=619
 
 
 
+fn_attributes=620 legacy_fn_attribute=326 region=621
+region=622
 
 
 
+__memref_type_star_4=628 shape_dim=629
 
+array=634 attribute=635 boolean=636 dictionary=637
+attribute_name=349 named_attribute=638
 
 
 
-bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=631
 
 
-bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=634
+memref_type=642
 
+bool_type=644 coopmatrix_type=645 scalar_type=646 value_type=647
+bool_type=648
+indices=651
 
 
-memory_semantics=639
 
 
 
 
 
-memory_scope=646 memory_semantics=647
-memory_semantics=649
 
 
 
-memory_semantics=654
 
 
 
 
 
-memory_scope=661 memory_semantics=662
-memory_semantics=664
 
 
 
-memory_semantics=669
 
 
 
 
 
-memory_scope=676 memory_semantics=677
-memory_semantics=679
+bool_type=644 coopmatrix_type=645 scalar_type=646 value_type=668
 
-coopmatrix_type=681
 
+bool_type=644 coopmatrix_type=645 scalar_type=646 value_type=671
 
 
 
+memory_semantics=676
 
 
 
 
 
+memory_scope=683 memory_semantics=684
+memory_semantics=686
 
 
 
+memory_semantics=691
 
 
 
-store_flag=698
 
 
+memory_scope=698 memory_semantics=699
+memory_semantics=701
 
 
-integer_type=703
 
-__results_star_8=705
+memory_semantics=706
 
 
 
 
 
-transpose=712
+memory_scope=713 memory_semantics=714
+memory_semantics=716
 
-atomic=715
+coopmatrix_type=718
 
 
 
@@ -3483,77 +3575,79 @@ atomic=715
 
 
 
-return_types=726
 
-indices=729
-scalar_type=730
 
 
 
 
 
-scalar_type=735
-_constant_or_value=740 slice=741
+store_flag=735
 
 
 
 
+integer_type=740
 
-__results_star_8=747
+__results_star_9=742
 
 
 
 
-dim=752
-address_space=756 memref_layout=757
 
-dim=758
-shape_dim=761
+transpose=749
 
+atomic=752
 
-array=597 attribute=763 boolean=599 dictionary=600
 
 
 
 
 
 
-attribute_name=325 named_attribute=764
 
 
+return_types=763
 
+indices=766
+scalar_type=767
 
 
 
 
 
+scalar_type=772
+_constant_or_value=777 slice=778
 
-__results_star_8=766
 
 
-indices=770
 
-indices=773
 
+__results_star_9=784
 
 
 
 
 
+region=787
 
 
 
+dim=791
+address_space=795 memref_layout=796
 
+dim=797
+shape_dim=800
 
 
 
+array=634 attribute=803 boolean=636 dictionary=637
 
 
 
 
-new_value=789
 
 
+attribute_name=349 named_attribute=804
 
 
 
@@ -3562,11 +3656,13 @@ new_value=789
 
 
 
-memory_semantics=801
 
+__results_star_9=806
 
 
+indices=810
 
+indices=813
 
 
 
@@ -3577,7 +3673,6 @@ memory_semantics=801
 
 
 
-memory_semantics=817
 
 
 
@@ -3585,6 +3680,7 @@ memory_semantics=817
 
 
 
+new_value=829
 
 
 
@@ -3592,10 +3688,10 @@ memory_semantics=817
 
 
 
-memory_semantics=833
 
 
 
+memory_semantics=841
 
 
 
@@ -3606,11 +3702,11 @@ memory_semantics=833
 
 
 
-coopmatrix_type=846
 
 
 
 
+memory_semantics=857
 
 
 
@@ -3625,6 +3721,7 @@ coopmatrix_type=846
 
 
 
+memory_semantics=873
 
 
 
@@ -3638,12 +3735,10 @@ coopmatrix_type=846
 
 
 
+coopmatrix_type=886
 
 
 
-bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=882
-region=883
-region=884
 
 
 
@@ -3657,7 +3752,6 @@ region=884
 
 
 
-__subview_star_12=895
 
 
 
@@ -3668,68 +3762,71 @@ __subview_star_12=895
 
 
 
-group_offset=904
 
 
 
 
 
 
-address_space=909 memref_layout=910
 
 
+bool_type=644 coopmatrix_type=645 scalar_type=646 value_type=922
+region=923
+region=924
 
-__array_star_6=913
 
-bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=914
 
-scalar_type=915
 
 
 
-indices=920
 
 
-indices=924
 
 
 
-indices=929
 
 
+__subview_star_13=935
 
 
 
 
 
 
-bool_type=938
 
 
 
 
 
 
+group_offset=945
 
 
 
 
 
 
+address_space=950 memref_layout=951
 
 
 
 
+__array_star_7=954
 
+bool_type=644 coopmatrix_type=645 scalar_type=646 value_type=955
 
+scalar_type=956
 
 
 
+indices=961
 
 
+indices=965
 
 
 
+indices=970
 
 
 
@@ -3738,6 +3835,7 @@ bool_type=938
 
 
 
+bool_type=979
 
 
 
@@ -3763,7 +3861,6 @@ bool_type=938
 
 
 
-coopmatrix_type=997
 
 
 
@@ -3774,10 +3871,8 @@ coopmatrix_type=997
 
 
 
-_constant_or_value=1008 expand_shape=1009
 
 
-integer_type=1012
 
 
 
@@ -3797,19 +3892,12 @@ integer_type=1012
 
 
 
-region=1032
-__return_types_star_5=1035
 
 
-memref_type=1037 scalar_type=1038
 
+coopmatrix_type=1038
 
-indices=1042
 
-scalar_type=1044
-memref_type=1045
-_constant_or_value=1046
-_constant_or_value=740 slice=1047
 
 
 
@@ -3818,45 +3906,44 @@ _constant_or_value=740 slice=1047
 
 
 
+_constant_or_value=1049 expand_shape=1050
 
 
+integer_type=1053
 
-dim=1060
 
-address_space=1061
 
 
 
-array=597 attribute=1065 boolean=599 dictionary=600
 
 
 
 
-scalar_type=1068
-scalar_type=1069
 
 
 
-scalar_type=1073
 
 
 
-indices=1077
 
-indices=1080
 
 
-indices=1084
 
-indices=1087
+region=1073
+__return_types_star_6=1076
 
 
+memref_type=1078 scalar_type=1079
 
 
+indices=1083
 
+scalar_type=1085
+memref_type=1086
+_constant_or_value=1087
+_constant_or_value=777 slice=1088
 
 
-new_value=1093
 
 
 
@@ -3867,24 +3954,34 @@ new_value=1093
 
 
 
+dim=1101
 
+address_space=1102
 
 
 
+array=634 attribute=1106 boolean=636 dictionary=637
 
 
 
 
+scalar_type=1109
+scalar_type=1110
 
 
 
+scalar_type=1114
 
 
 
+indices=1118
 
+indices=1121
 
 
+indices=1125
 
+indices=1128
 
 
 
@@ -3892,6 +3989,7 @@ new_value=1093
 
 
 
+new_value=1134
 
 
 
@@ -3905,7 +4003,6 @@ new_value=1093
 
 
 
-scalar_type=1142
 
 
 
@@ -3924,13 +4021,9 @@ scalar_type=1142
 
 
 
-__expand_shape_plus_9=1161
 
 
-for_init=1166 region=1167
 
-values=1169
-values=1170
 
 
 
@@ -3945,71 +4038,67 @@ values=1170
 
 
 
+scalar_type=1183
 
 
 
 
-bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=1189
 
 
-region=1192
 
 
-memref_type=1193 scalar_type=1194
-index_type=1196
 
 
-indices=1199
 
 
 
 
-memref_type=1200
-_constant_or_value=740 slice=1201
 
 
 
 
+__expand_shape_plus_10=1202
 
 
+for_init=1207 region=1208
 
+values=1210
+values=1211
 
 
 
-__memref_layout_star_4=1212
 
 
-address_space=1214
 
 
-array=597 attribute=1215 boolean=599 dictionary=600
 
 
 
-scalar_type=1216
-scalar_type=1217
 
 
-scalar_type=1219
 
 
 
-indices=1222
 
 
-scalar_type=1224
 
+bool_type=644 coopmatrix_type=645 scalar_type=646 value_type=1230
 
 
-indices=1229
+region=1233
 
 
+memref_type=1234 scalar_type=1235
+index_type=1237
 
 
+indices=1240
 
 
 
 
+memref_type=1241
+_constant_or_value=777 slice=1242
 
 
 
@@ -4020,23 +4109,32 @@ indices=1229
 
 
 
+__memref_layout_star_5=1253
 
 
+address_space=1255
 
 
+array=634 attribute=1256 boolean=636 dictionary=637
 
 
 
+scalar_type=1257
+scalar_type=1258
 
 
+scalar_type=1260
 
 
 
+indices=1263
 
 
+scalar_type=1265
 
 
 
+indices=1270
 
 
 
@@ -4064,7 +4162,6 @@ indices=1229
 
 
 
-coopmatrix_type=1291
 
 
 
@@ -4076,14 +4173,11 @@ coopmatrix_type=1291
 
 
 
-_constant_or_value=1303
 
 
 
 
 
-region=1309
-dictionary=1310 fn_attributes=1311
 
 
 
@@ -4103,10 +4197,9 @@ dictionary=1310 fn_attributes=1311
 
 
 
+coopmatrix_type=1332
 
-region=1332
 
-bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=1333
 
 
 
@@ -4116,17 +4209,16 @@ bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=1333
 
 
 
+_constant_or_value=1344
 
 
-memref_type=1335
 
 
 
+region=1350
+dictionary=1351 fn_attributes=1352
 
 
-matrix_use=1344
-dim=1345
-dim=1346
 
 
 
@@ -4134,27 +4226,24 @@ dim=1346
 
 
 
-scalar_type=1350
 
 
 
 
 
 
-scalar_type=1352
-scalar_type=1353
 
 
 
-scalar_type=1357
 
 
+region=1373
 
+bool_type=644 coopmatrix_type=645 scalar_type=646 value_type=1374
 
 
 
 
-coopmatrix_type=1365
 
 
 
@@ -4162,11 +4251,15 @@ coopmatrix_type=1365
 
 
 
+memref_type=1376
 
 
 
 
 
+matrix_use=1385
+dim=1386
+dim=1387
 
 
 
@@ -4174,15 +4267,19 @@ coopmatrix_type=1365
 
 
 
+scalar_type=1391
 
 
 
 
 
 
+scalar_type=1393
+scalar_type=1394
 
 
 
+scalar_type=1398
 
 
 
@@ -4190,6 +4287,7 @@ coopmatrix_type=1365
 
 
 
+coopmatrix_type=1406
 
 
 
@@ -4202,8 +4300,6 @@ coopmatrix_type=1365
 
 
 
-coopmatrix_type=1413
-coopmatrix_type=1414
 
 
 
@@ -4220,18 +4316,10 @@ coopmatrix_type=1414
 
 
 
-_constant_or_value=1429
-memref_type=1430
-for_init=1432 region=1433
-for_init=1434 region=1435
-init_value=1436 new_value=1437
-dictionary=1438 fn_attributes=1439
 
 
-values=1440
 
 
-memref_type=1443
 
 
 
@@ -4247,6 +4335,8 @@ memref_type=1443
 
 
 
+coopmatrix_type=1454
+coopmatrix_type=1455
 
 
 
@@ -4263,33 +4353,32 @@ memref_type=1443
 
 
 
-dim=1466
+_constant_or_value=1470
+memref_type=1471
+for_init=1473 region=1474
+for_init=1475 region=1476
+init_value=1477 new_value=1478
+dictionary=1479 fn_attributes=1480
 
 
+values=1481
 
 
+memref_type=1484
 
 
-scalar_type=1467
-scalar_type=1468
 
 
-scalar_type=1470
-dictionary=1471
 
 
 
 
 
 
-coopmatrix_type=1477
 
 
 
-coopmatrix_type=1481
 
-coopmatrix_type=1483
-coopmatrix_type=1484
 
 
 
@@ -4307,32 +4396,33 @@ coopmatrix_type=1484
 
 
 
+dim=1507
 
 
 
 
 
 
+scalar_type=1508
+scalar_type=1509
 
 
+scalar_type=1511
+dictionary=1512
 
 
 
 
 
 
+coopmatrix_type=1518
 
 
 
+coopmatrix_type=1522
 
-
-
-
-
-
-
-coopmatrix_type=1523
 coopmatrix_type=1524
+coopmatrix_type=1525
 
 
 
@@ -4348,11 +4438,6 @@ coopmatrix_type=1524
 
 
 
-region=1537
-dictionary=1538 fn_attributes=1539
-region=1540
-dictionary=1541 fn_attributes=1542
-__for_init_star_10=1545
 
 
 
@@ -4376,38 +4461,35 @@ __for_init_star_10=1545
 
 
 
-dictionary=1566
 
 
 
+coopmatrix_type=1564
+coopmatrix_type=1565
 
 
 
 
 
-scalar_type=1571
 
 
-dictionary=1572
 
-dictionary=1574
 
 
 
-coopmatrix_type=1577
 
-coopmatrix_type=1579
 
-coopmatrix_type=1580
 
 
-coopmatrix_type=1581
+region=1578
+dictionary=1579 fn_attributes=1580
+region=1581
+dictionary=1582 fn_attributes=1583
+__for_init_star_11=1586
 
 
 
-coopmatrix_type=1585
 
-coopmatrix_type=1587
 
 
 
@@ -4423,11 +4505,11 @@ coopmatrix_type=1587
 
 
 
-coopmatrix_type=1599
 
 
 
 
+dictionary=1607
 
 
 
@@ -4436,42 +4518,45 @@ coopmatrix_type=1599
 
 
 
+scalar_type=1612
 
 
+dictionary=1613
 
+dictionary=1615
 
 
-coopmatrix_type=1615
 
+coopmatrix_type=1618
 
+coopmatrix_type=1620
 
+coopmatrix_type=1621
 
 
+coopmatrix_type=1622
 
 
 
+coopmatrix_type=1626
 
+coopmatrix_type=1628
 
-for_init=1623 region=1624
-dictionary=1625 fn_attributes=1626
 
 
-dictionary=1627 fn_attributes=1628
 
 
-init_value=1629 new_value=1437
 
 
 
 
-values=1635
-values=1636
 
 
 
 
 
 
+coopmatrix_type=1640
 
 
 
@@ -4483,47 +4568,41 @@ values=1636
 
 
 
-dictionary=1653
 
-dictionary=1655
 
 
 
-dictionary=1657
 
-dictionary=1658
-coopmatrix_type=1659
 
-coopmatrix_type=1660
+coopmatrix_type=1656
 
 
 
-coopmatrix_type=1661
 
-coopmatrix_type=1663
 
-coopmatrix_type=1664
 
 
 
 
 
+for_init=1664 region=1665
+dictionary=1666 fn_attributes=1667
 
 
+dictionary=1668 fn_attributes=1669
 
 
+init_value=1670 new_value=1478
 
 
 
 
-coopmatrix_type=1670
+values=1676
+values=1677
 
 
 
-coopmatrix_type=1674
 
-coopmatrix_type=1676
-coopmatrix_type=1677
 
 
 
@@ -4537,47 +4616,46 @@ coopmatrix_type=1677
 
 
 
-dictionary=1687
+dictionary=1694
 
-region=1689
-dictionary=1690 fn_attributes=1691
+dictionary=1696
 
 
 
-
-
-return_types=1693
-init_value=1694 new_value=1437
-
-
-
-
+dictionary=1698
 
 dictionary=1699
+coopmatrix_type=1700
+
+coopmatrix_type=1701
+
+
+
+coopmatrix_type=1702
+
+coopmatrix_type=1704
+
+coopmatrix_type=1705
 
 
 
 
 
 
-dictionary=1706
 
 
 
 
-dictionary=1711
-
-dictionary=1713
 
 
-dictionary=1715
 
-dictionary=1716
-
-
-region=1717
+coopmatrix_type=1711
 
 
+
+coopmatrix_type=1715
+
+coopmatrix_type=1717
 coopmatrix_type=1718
 
 
@@ -4587,65 +4665,53 @@ coopmatrix_type=1718
 
 
 
-coopmatrix_type=1720
-
-coopmatrix_type=1722
-
-coopmatrix_type=1723
-
-
-coopmatrix_type=1724
 
 
 
-coopmatrix_type=1728
-
-coopmatrix_type=1730
 
 
+dictionary=1728
 
-dictionary=1732
-dictionary=1733 fn_attributes=1734
-
-
-bool_type=607 coopmatrix_type=608 scalar_type=609 value_type=882
-
-
-return_types=1735
-values=1736
-region=1737
-
-
-dictionary=1739
-
-
-dictionary=1742
+region=1730
+dictionary=1731 fn_attributes=1732
 
 
 
-dictionary=1745
+
+
+return_types=1734
+init_value=1735 new_value=1478
+
+
+
+
+
+dictionary=1740
+
+
+
+
+
 
 dictionary=1747
 
 
-dictionary=1749
-
-dictionary=1750
 
 
+dictionary=1752
+
+dictionary=1754
 
 
+dictionary=1756
+
+dictionary=1757
 
 
-coopmatrix_type=1751
+region=1758
 
 
-
-coopmatrix_type=1752
-
-coopmatrix_type=1754
-
-coopmatrix_type=1755
+coopmatrix_type=1759
 
 
 
@@ -4654,33 +4720,65 @@ coopmatrix_type=1755
 
 
 
+coopmatrix_type=1761
 
-
-dictionary=1758
-
-
-dictionary=1760
-
-
-dictionary=1762
-
-dictionary=1763
-
-
-
+coopmatrix_type=1763
 
 coopmatrix_type=1764
 
 
-region=1765
-new_values=1766
-
-dictionary=1767
-
-dictionary=1768
+coopmatrix_type=1765
 
 
 
+coopmatrix_type=1769
+
+coopmatrix_type=1771
+
+
+
+dictionary=1773
+dictionary=1774 fn_attributes=1775
+
+
+bool_type=644 coopmatrix_type=645 scalar_type=646 value_type=922
+
+
+return_types=1776
+values=1777
+region=1778
+
+
+dictionary=1780
+
+
+dictionary=1783
+
+
+
+dictionary=1786
+
+dictionary=1788
+
+
+dictionary=1790
+
+dictionary=1791
+
+
+
+
+
+
+coopmatrix_type=1792
+
+
+
+coopmatrix_type=1793
+
+coopmatrix_type=1795
+
+coopmatrix_type=1796
 
 
 
@@ -4688,14 +4786,49 @@ dictionary=1768
 
 
 
-__foreach_tile_star_11=1775
-
-region=1777
 
 
 
+dictionary=1799
 
-region=1781
+
+dictionary=1801
+
+
+dictionary=1803
+
+dictionary=1804
+
+
+
+
+coopmatrix_type=1805
+
+
+region=1806
+new_values=1807
+
+dictionary=1808
+
+dictionary=1809
+
+
+
+
+
+
+
+
+
+
+__foreach_tile_star_12=1816
+
+region=1818
+
+
+
+
+region=1822
 
 
 """

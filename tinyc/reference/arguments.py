@@ -31,8 +31,12 @@ def copy_argument(arg: Any) -> Any:
 
     A strided array keeps its strides (the copy is made of the whole span it
     views), since a memref with static strides accepts no other layout."""
+    from tinyc.runtime.groups import Group
+
     if isinstance(arg, list):
         return [copy_argument(a) for a in arg]
+    if isinstance(arg, Group) and not arg.stacked:
+        return Group([copy_argument(a) for a in arg.arrays], arg.offset, arg.shape, arg.stride)
     if not isinstance(arg, np.ndarray):
         return arg
     if arg.flags.f_contiguous or arg.flags.c_contiguous:

@@ -220,8 +220,14 @@ def _atomic_add(element: ScalarType, buffer: np.ndarray, flat: np.ndarray, value
 
 # ---------------------------------------------------------------- views
 
-def subview(m: Memref, slices: Sequence[tuple[Int, Int | None]], st: State, what: str) -> Memref:
-    """Slices are (offset, size) per mode; size None drops the mode (a single index)."""
+def subview(m: Memref, slices: Sequence[tuple[Int, Int | None]], st: State, what: str,
+            extra: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Memref:
+    """Slices are (offset, size) per mode; size None drops the mode (a single index).
+
+    `extra`: shape and strides of result modes after the kept ones (the newest
+    language takes them, as the reference compiler does); the view must then lie
+    within the operand's elements.
+    """
     offset = m.offset
     shape: list[Int] = []
     strides: list[Int] = []
@@ -241,6 +247,14 @@ def subview(m: Memref, slices: Sequence[tuple[Int, Int | None]], st: State, what
             shape.append(size)
             strides.append(s)
         offset = offset + off * s
+    if extra[0]:
+        shape += extra[0]
+        strides += extra[1]
+        last = m.offset + sum((n - 1) * s for n, s in zip(m.shape, m.strides))
+        reach = offset + sum((n - 1) * s for n, s in zip(shape, strides))
+        if st.any_active(reach > last):
+            raise ReferenceFault(f"{what}: the view reaches element {_some(reach - m.offset, reach > last, st)} "
+                                 f"of an operand with {_some(last - m.offset + 1, reach > last, st)}")
     return Memref(m.element, m.buffer, offset, tuple(shape), tuple(strides))
 
 

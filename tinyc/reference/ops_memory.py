@@ -112,7 +112,7 @@ def subview_(inst: Subview, st: State) -> None:
                 slices.append((off_value, np.int64(size)))
         else:
             slices.append((off_value, st.get(size)))
-    st.set(inst.result, subview(tensor, slices, st, "subview"))
+    st.set(inst.result, subview(tensor, slices, st, "subview", inst.extra_shape()))
 
 
 @evaluates(Expand)

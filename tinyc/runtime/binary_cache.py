@@ -34,12 +34,12 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-import sys
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
+from tinyc.opencl_loader import prefix_library
 from tinyc.runtime.opencl import CL_SUCCESS, opencl_library
 
 ENV = "TINYC_BINARY_CACHE"
@@ -96,7 +96,7 @@ class _Bridge:
         cl.clReleaseProgram.argtypes = [_vp]
         dpctl_lib = ctypes.CDLL(os.path.join(os.path.dirname(dpctl.__file__),
                                              "libDPCTLSyclInterface.so"))
-        sycl = ctypes.CDLL(os.path.join(sys.prefix, "lib", "libsycl.so.9"))
+        sycl = ctypes.CDLL(prefix_library("libsycl.so.9"))
         self.context_native = getattr(dpctl_lib, _CONTEXT_NATIVE)
         self.context_native.restype, self.context_native.argtypes = _vp, [_vp]
         self.device_native = getattr(sycl, _DEVICE_NATIVE)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import sys
 from typing import Any
+
+from tinyc.opencl_loader import prefix_library
 
 CL_SUCCESS = 0
 CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
@@ -26,9 +27,10 @@ _lib: list[ctypes.CDLL] = []
 
 
 def _opencl() -> ctypes.CDLL:
-    """libOpenCL.so.1 of the Python prefix (the loader dpctl uses), else the system one."""
+    """libOpenCL.so.1 of the prefix pip installed it into (the loader dpctl uses), else the
+    system one."""
     if not _lib:
-        path = os.path.join(sys.prefix, "lib", "libOpenCL.so.1")
+        path = prefix_library("libOpenCL.so.1")
         if not os.path.exists(path):
             path = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
         lib = ctypes.CDLL(path)

@@ -154,6 +154,12 @@ _NEWEST_BUILTINS = {
 }
 
 
+_INTERIM_BUILTINS = {f"builtin.{spelling}": name for name, spelling in _NEWEST_BUILTINS.items()
+                     if "." in spelling or spelling == "subgroup_linear_id"}
+"""The reference between the two versions (2024/25) spelled the 3-D builtins with the seed's
+prefix (`builtin.group_id.x`, `builtin.subgroup_linear_id`): they mean the newest builtins."""
+
+
 SPMD_BUILTINS = frozenset({BuiltinName.SUBGROUP_ID, BuiltinName.SUBGROUP_ID_X,
                            BuiltinName.SUBGROUP_ID_Y, BuiltinName.SUBGROUP_ID_Z,
                            BuiltinName.SUBGROUP_LOCAL_ID})
@@ -345,10 +351,10 @@ class Builtin(Instruction):
     opname = "builtin"
     keywords = {**{name.seed: name for name in BuiltinName if name.seed},
                 **{name.newest: name for name in BuiltinName if name.newest},
-                "builtin.subgroup_linear_id": BuiltinName.SUBGROUP_ID}  # the reference, 2024
+                **{name: builtin for name, builtin in _INTERIM_BUILTINS.items()}}
     versions = {**{name.seed: Std.SEED for name in BuiltinName if name.seed},
                 **{name.newest: Std.NEWEST for name in BuiltinName if name.newest},
-                "builtin.subgroup_linear_id": Std.NEWEST}
+                **{name: Std.NEWEST for name in _INTERIM_BUILTINS}}
     syntax = '":" integer_type'
     memory_accesses = no_memory_access
 

@@ -379,7 +379,39 @@ class Subview(Instruction):
             if len(src.stride) == src.order:
                 stride.append(src.stride[mode])
         if len(src.stride) == src.order:
-            check_view_result(ctx, self, src, tuple(shape), tuple(stride))
+            extra = self._extra_modes(ctx, len(shape))
+            if extra is not None:
+                check_view_result(ctx, self, src, tuple(shape) + extra[0], tuple(stride) + extra[1])
+
+    @property
+    def kept_order(self) -> int:
+        """How many of the operand's modes the slices keep (size 0 drops a mode)."""
+        return sum(size != 0 for size in self.static_sizes)
+
+    def extra_shape(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Shape and stride of the result's modes after the kept ones (newest language)."""
+        t = self.result.type
+        if not isinstance(t, MemrefType) or t.order <= self.kept_order:
+            return (), ()
+        return tuple(t.shape[self.kept_order:]), tuple(t.stride[self.kept_order:])
+
+    def _extra_modes(self, ctx: "VerifyContext",
+                     kept: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The newest language (as the reference compiler) takes a result with more modes
+        than the slices keep: the extra trailing modes have the shape and stride their type
+        declares, which must then be static (docs/newest.md). The seed spec has none.
+        None: an error is reported."""
+        shape, stride = self.extra_shape()
+        if not shape:
+            return (), ()
+        if not ctx.version.newest_extensions:
+            return (), ()  # the spec's rank reduction: the result shape is wrong
+        if DYNAMIC in shape or DYNAMIC in stride or 0 in shape:
+            inst_error(ctx, self, f"the result has {len(shape)} mode(s) after the {kept} the slices "
+                                  f"keep; their sizes and strides must be static and positive, got "
+                                  f"{self.result.type}", self.operands[:1])
+            return None
+        return shape, stride
 
 
 class Store(Instruction):

@@ -12,6 +12,7 @@ from tinyc.ir.instructions import (
     ArithBinary, ArithBinaryOp, ArithUnary, Builtin, BuiltinName, Cast, Cmp, Constant, MathUnary,
     SpmdBuiltin,
 )
+from tinyc.ir.core import Value
 from tinyc.ir.types import CoopMatrixType, MatrixUse, ScalarType, index
 from tinyc.spirv.codegen import scalar
 from tinyc.spirv.codegen.context import Ctx
@@ -32,8 +33,33 @@ def emit_arith_binary(ctx: Ctx, inst: ArithBinary) -> None:
             divisors = _padding_divisors(ctx, t, divisors)
         ctx[inst.result] = [scalar.binary(ctx, inst.op, t.component, x, y)
                             for x, y in zip(ctx[a], divisors)]
+    elif (negated := _negated_operand(ctx, inst)) is not None:
+        ctx[inst.result] = scalar.flip_signs(ctx, t, ctx.id(negated))
     else:
         ctx[inst.result] = scalar.binary(ctx, inst.op, t, ctx.id(a), ctx.id(b))
+
+
+def _negated_operand(ctx: Ctx, inst: ArithBinary) -> Value | None:
+    """x when `inst` is an exact negation by a constant: -0.0 - x, or on real floats
+    x * -1, -1 * x, x / -1. LLVM turns those into the `fneg` that crashes the CPU
+    runtime's JIT (scalar.flip_signs says when), so they are emitted as flip_signs."""
+    t = inst.result.type
+    if not isinstance(t, ScalarType) or t.is_int:
+        return None
+    a, b = inst.operands
+
+    def is_constant(v: Value, target: float) -> bool:
+        return v in ctx.known and scalar.rounds_to(t, ctx.known[v], target)
+
+    if inst.op is ArithBinaryOp.SUB:
+        return b if is_constant(a, -0.0) else None
+    if t.is_complex:  # a complex product is not a negation (inf * 0 terms)
+        return None
+    if inst.op is ArithBinaryOp.MUL:
+        return a if is_constant(b, -1.0) else b if is_constant(a, -1.0) else None
+    if inst.op is ArithBinaryOp.DIV:
+        return a if is_constant(b, -1.0) else None
+    return None
 
 
 @emits(ArithUnary)

@@ -18,7 +18,7 @@ from tinyc.spirv.function import Block
 from tinyc.spirv.function import Function as SpvFunction
 from tinyc.spirv.instruction import Id, Operand
 from tinyc.spirv.module import Module
-from tinyc.spirv.spv import BuiltIn, MemoryAccess, Op, OpenCLStd, Scope, SelectionControl
+from tinyc.spirv.spv import BuiltIn, MemoryAccess, Op, OpenCLStd, Scope, SelectionControl, StorageClass
 
 
 class CodegenError(Exception):
@@ -29,15 +29,28 @@ IndexLike = Union[int, Id]
 """A 64-bit index: a Python int when known at compile time, else an i64 id."""
 
 
+@dataclass(frozen=True)
+class LocalSlot:
+    """Where an alloca starts in the kernel's local array (bytes): its pointer is formed
+    where the memref is accessed (`Ctx.local_pointer`)."""
+
+    byte_offset: int
+
+
 @dataclass
 class MemrefDesc:
-    """A memref as codegen sees it: base pointer plus per-mode shape/stride."""
+    """A memref as codegen sees it: base plus per-mode shape/stride.
 
-    base: Id
+    `base` is a pointer id, or a `LocalSlot` for local memory; `offset` counts
+    elements past the base (local views keep it as an integer, see `memref.py`).
+    """
+
+    base: Id | LocalSlot
     type: MemrefType
     shape: list[IndexLike]
     stride: list[IndexLike]
     valid: "Id | bool" = True  # bounds-checked kernels: the view was made within bounds
+    offset: IndexLike = 0
 
 
 @dataclass
@@ -74,6 +87,7 @@ class Ctx:
         self._builtins: dict[tuple[BuiltIn, int | None], Id] = {}
         self.local_memory: Id | None = None  # module-scope Workgroup byte array
         self.local_offsets: dict = {}        # Alloca -> byte offset in local_memory
+        self._local_pointers: dict[tuple[Id, int, Id], Id] = {}  # see local_pointer
         self.current = None                  # the IR instruction being emitted
         self.bounds = None                   # bounds.Bounds in a bounds-checked kernel
 
@@ -171,6 +185,30 @@ class Ctx:
         for i, s in zip(indices, strides):
             total = self.iadd(total, self.imul(i, s))
         return total
+
+    # -- local memory ----------------------------------------------------------------
+    def local_pointer(self, slot: LocalSlot, pointer_type: Id) -> Id:
+        """Pointer to an alloca's first element, formed in the current block.
+
+        Reused within a block until the next barrier (`forget_local_pointers`), so
+        no Workgroup pointer is ever live across OpControlBarrier: the CPU runtime
+        miscompiles a local-memory pointer kept across a barrier in a loop (it sinks
+        earlier stores to that memory past the loop; docs/decisions.md).
+        """
+        key = (self.block.label, slot.byte_offset, pointer_type)
+        if key not in self._local_pointers:
+            if self.local_memory is None:
+                raise CodegenError("local memory used, but the kernel declares none")
+            byte_ptr = self.m.type_pointer(StorageClass.Workgroup, self.m.type_int(8))
+            p8 = self.op(Op.Bitcast, byte_ptr, self.local_memory)
+            if slot.byte_offset:
+                p8 = self.op(Op.InBoundsPtrAccessChain, byte_ptr, p8, self.const64(slot.byte_offset))
+            self._local_pointers[key] = self.op(Op.Bitcast, pointer_type, p8)
+        return self._local_pointers[key]
+
+    def forget_local_pointers(self) -> None:
+        """After a barrier, local memory is addressed afresh (`local_pointer`)."""
+        self._local_pointers.clear()
 
     # -- builtins -------------------------------------------------------------------
     def builtin(self, builtin: BuiltIn, component: int | None = None) -> Id:

@@ -4,8 +4,14 @@ A memref value is a `MemrefDesc`: base pointer id plus per-mode shape and
 stride, each a Python int when static, else an i64 id. subview / expand /
 fuse / size only compute new descriptors; load and store address the element
 with one OpInBoundsPtrAccessChain(base, Σ index_i · stride_i). Loading from a
-group reads the member pointer and its dope-vector entries. Local memrefs
-(alloca) live in one module-scope Workgroup byte array per kernel.
+group reads the member pointer and its dope-vector entries.
+
+Local memrefs (alloca) live in one module-scope Workgroup byte array per
+kernel. Their descriptors hold no pointer: the alloca's place (`LocalSlot`)
+and a view's element offset as an integer, and the pointer is formed at each
+access (`Ctx.local_pointer`), so that no Workgroup pointer is live across a
+barrier. The CPU runtime miscompiles one that is (docs/decisions.md, "Local
+memory and barriers").
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from tinyc.ir.instructions import (
 )
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType
 from tinyc.spirv.codegen import atomics
-from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, IndexLike, MemrefDesc, natural_alignment
+from tinyc.spirv.codegen.context import (
+    CodegenError, Ctx, GroupDesc, IndexLike, LocalSlot, MemrefDesc, natural_alignment,
+)
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.types import element_pointer, scalar_type
 from tinyc.spirv.instruction import Id
@@ -38,10 +46,23 @@ def offset_pointer(ctx: Ctx, desc_type: MemrefType, base: Id, offset: IndexLike)
 def element_address(ctx: Ctx, desc: MemrefDesc, indices: list[IndexLike]) -> Id:
     """Pointer to desc[indices]; in a bounds-checked kernel, to scratch memory (and the
     violation recorded) if the indices are outside the memref (bounds.py)."""
-    ptr = offset_pointer(ctx, desc.type, desc.base, ctx.dot(indices, desc.stride))
+    ptr = offset_pointer(ctx, desc.type, base_pointer(ctx, desc),
+                         ctx.iadd(desc.offset, ctx.dot(indices, desc.stride)))
     if ctx.bounds is not None:
         ptr = ctx.bounds.access(desc, indices, ptr)
     return ptr
+
+
+def base_pointer(ctx: Ctx, desc: MemrefDesc) -> Id:
+    """Pointer to the memref's base (a local one formed here, see the module docstring)."""
+    if isinstance(desc.base, LocalSlot):
+        return ctx.local_pointer(desc.base, element_pointer(ctx.m, desc.type))
+    return desc.base
+
+
+def first_element(ctx: Ctx, desc: MemrefDesc) -> Id:
+    """Pointer to desc[0, ..., 0]."""
+    return offset_pointer(ctx, desc.type, base_pointer(ctx, desc), desc.offset)
 
 
 def _checked_view(ctx: Ctx, desc: MemrefDesc, ok: "Id | bool", kind: str, values: list[IndexLike],
@@ -153,13 +174,41 @@ def emit_subview(ctx: Ctx, inst: Subview) -> None:
             continue  # rank reduction: the mode is dropped
         shape.append(_index_or_int(ctx, size))
         stride.append(desc.stride[mode])
+    extra_shape, extra_stride = inst.extra_shape()  # the newest language's extra trailing modes
     result: MemrefType = inst.result.type
-    base = offset_pointer(ctx, desc.type, desc.base, ctx.dot(offsets, desc.stride))
+    start = ctx.dot(offsets, desc.stride)
+    if isinstance(desc.base, LocalSlot):
+        base, offset = desc.base, ctx.iadd(desc.offset, start)
+    else:
+        base, offset = offset_pointer(ctx, desc.type, desc.base, start), 0
     valid = desc.valid
     if ctx.bounds is not None:
         valid = _subview_valid(ctx, inst, desc, offsets)
+        if extra_shape:
+            valid = _extra_modes_valid(ctx, desc, valid, start, shape + list(extra_shape),
+                                       stride + list(extra_stride))
+    shape += extra_shape
+    stride += extra_stride
     ctx[inst.result] = MemrefDesc(base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride), valid)
+                                  _static_override(stride, result.stride), valid, offset)
+
+
+def _extent(ctx: Ctx, shape: list[IndexLike], stride: list[IndexLike]) -> IndexLike:
+    """Elements from the first to one past the last of a strided view: 1 + Σ (n-1)·s."""
+    last: IndexLike = 0
+    for n, s in zip(shape, stride):
+        last = ctx.iadd(last, ctx.imul(ctx.iadd(n, -1), s))
+    return ctx.iadd(last, 1)
+
+
+def _extra_modes_valid(ctx: Ctx, desc: MemrefDesc, valid: "Id | bool", start: IndexLike,
+                       shape: list[IndexLike], stride: list[IndexLike]) -> "Id | bool":
+    """A subview with modes beyond the kept ones (newest language) reaches memory its slices
+    do not describe: the whole view must lie within the operand's extent."""
+    length, extent = _extent(ctx, shape, stride), _extent(ctx, list(desc.shape), list(desc.stride))
+    ok = ctx.bounds.fits(start, length, extent)
+    return _checked_view(ctx, MemrefDesc(desc.base, desc.type, desc.shape, desc.stride, valid,
+                                         desc.offset), ok, "subview", [start, length], [], [extent])
 
 
 def _subview_valid(ctx: Ctx, inst: Subview, desc: MemrefDesc, offsets: list[IndexLike]) -> "Id | bool":
@@ -207,7 +256,7 @@ def emit_expand(ctx: Ctx, inst: Expand) -> None:
         ok = ctx.bounds.equal(product, desc.shape[m])
         valid = _checked_view(ctx, desc, ok, "expand", [product], parts, [desc.shape[m]])
     ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride), valid)
+                                  _static_override(stride, result.stride), valid, desc.offset)
 
 
 @emits(Fuse)
@@ -228,13 +277,15 @@ def emit_fuse(ctx: Ctx, inst: Fuse) -> None:
         fused = slice(inst.first, inst.last + 1)
         valid = _checked_view(ctx, desc, ok, "fuse", desc.stride[fused], desc.shape[fused], [])
     ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride), valid)
+                                  _static_override(stride, result.stride), valid, desc.offset)
 
 
 @emits(Associated)
 def emit_associated(ctx: Ctx, inst: Associated) -> None:
     """The base address (of the memref, or of a group's pointer table) is not null."""
-    address = ctx.op(Op.ConvertPtrToU, ctx.i64, ctx[inst.operands[0]].base)
+    src = ctx[inst.operands[0]]
+    base = first_element(ctx, src) if isinstance(src, MemrefDesc) else src.base
+    address = ctx.op(Op.ConvertPtrToU, ctx.i64, base)
     ctx[inst.result] = ctx.op(Op.INotEqual, ctx.bool, address, ctx.as_id(0))
 
 
@@ -290,15 +341,9 @@ def declare_local_memory(ctx: Ctx, size: int) -> None:
 
 @emits(Alloca)
 def emit_alloca(ctx: Ctx, inst: Alloca) -> None:
+    """A descriptor only: accesses form the pointer (module docstring)."""
     t: MemrefType = inst.result.type
-    m = ctx.m
-    byte_ptr = m.type_pointer(StorageClass.Workgroup, m.type_int(8))
-    p8 = ctx.op(Op.Bitcast, byte_ptr, ctx.local_memory)
-    offset = ctx.local_offsets[inst]
-    if offset:
-        p8 = ctx.op(Op.InBoundsPtrAccessChain, byte_ptr, p8, ctx.const64(offset))
-    base = ctx.op(Op.Bitcast, element_pointer(m, t), p8)
-    ctx[inst.result] = MemrefDesc(base, t, list(t.shape), list(t.stride))
+    ctx[inst.result] = MemrefDesc(LocalSlot(ctx.local_offsets[inst]), t, list(t.shape), list(t.stride))
 
 
 @emits(LifetimeStop)

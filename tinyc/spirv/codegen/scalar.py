@@ -21,6 +21,7 @@ from tinyc.ir.types import BoolType, ScalarType, Type, bf16, f16, f32, f64
 from tinyc.spirv.codegen.context import CodegenError, Ctx
 from tinyc.spirv.codegen.types import scalar_type, value_type
 from tinyc.spirv.instruction import Id
+from tinyc.spirv.literals import bf16_bits, float_bits
 from tinyc.spirv.spv import Decoration, FPRoundingMode, Op, OpenCLStd
 
 # -- bf16 ------------------------------------------------------------------------------
@@ -96,8 +97,48 @@ def constant(ctx: Ctx, t: Type, value) -> Id:
     return m.constant(scalar_type(m, t), [z.real, z.imag])
 
 
+def rounds_to(t: ScalarType, value, target: float) -> bool:
+    """Does the constant `value` of float or complex type `t` have the bits of `target`
+    (in every component) once rounded to `t`?"""
+    if isinstance(value, bool) or not isinstance(value, (int, float, complex)):
+        return False
+    parts = (complex(value).real, complex(value).imag) if t.is_complex else (float(value),)
+    if t is bf16:
+        return bf16_bits(parts[0]) == bf16_bits(target)
+    width = t.component.bits if t.is_complex else t.bits
+    return all(float_bits(part, width) == float_bits(target, width) for part in parts)
+
+
 def zero(ctx: Ctx, t: ScalarType) -> Id:
     return constant(ctx, t, 0)
+
+
+# -- negation ----------------------------------------------------------------------------
+def flip_signs(ctx: Ctx, t: ScalarType, x: Id, components: tuple[bool, bool] = (True, True)) -> Id:
+    """x with the sign of its float value (or of the chosen complex components) flipped: -x, conj(x).
+
+    Never an OpFNegate, nor a form LLVM turns into an `fneg` (x * -1, -0.0 - x, an XOR of
+    the sign bit on a bitcast): the Intel CPU runtime (driver 2026.22.10.0.01_160000)
+    segfaults in X86 instruction selection on an `fneg` of a work-group-uniform value
+    that a loop containing a barrier carries into a branch only some work-items take, at
+    sub-group size 32 or 64 (docs/runtime-notes.md). copysign(x, s), with s = -1 where x
+    is positive and +1 where it is negative (OpSignBitSet: -0.0 and NaN too), is the same
+    IEEE negation, sign bit only, and builds.
+    """
+    m = ctx.m
+    if t is bf16:  # its value is a 16-bit int, which LLVM never sees as a float
+        int_t = m.type_int(16)
+        return ctx.op(Op.BitwiseXor, int_t, x, m.constant(int_t, 0x8000))
+    ty = scalar_type(m, t)
+    if t.is_complex:  # per component: the opposite sign where it flips, its own elsewhere
+        negative_t = m.type_vector(m.type_bool(), 2)
+        if_negative = m.constant(ty, [1.0 if flip else -1.0 for flip in components])
+        if_positive = m.constant(ty, [-1.0 if flip else 1.0 for flip in components])
+    else:
+        negative_t, if_negative, if_positive = m.type_bool(), m.constant(ty, 1.0), m.constant(ty, -1.0)
+    negative = ctx.op(Op.SignBitSet, negative_t, x)
+    sign = ctx.op(Op.Select, ty, negative, if_negative, if_positive)
+    return ctx.ext(OpenCLStd.copysign, ty, x, sign)
 
 
 # -- complex helpers -----------------------------------------------------------------------
@@ -131,7 +172,7 @@ def _complex_div(ctx: Ctx, t: ScalarType, a: Id, b: Id) -> Id:
     scl = ctx.op(Op.FDiv, c, one, ctx.op(Op.FAdd, c, p, ctx.op(Op.FMul, c, q, rat)))
     re = ctx.op(Op.FMul, c, ctx.op(Op.FAdd, c, x, ctx.op(Op.FMul, c, y, rat)), scl)
     t_im = ctx.op(Op.FMul, c, ctx.op(Op.FSub, c, y, ctx.op(Op.FMul, c, x, rat)), scl)
-    im = ctx.op(Op.Select, c, s, t_im, ctx.op(Op.FNegate, c, t_im))
+    im = ctx.op(Op.Select, c, s, t_im, flip_signs(ctx, t.component, t_im))
     # 0 divisor: NumPy divides each part by |b.re| (inf or nan).
     zero_c = ctx.m.constant(c, 0.0)
     both_zero = ctx.op(Op.LogicalAnd, B, ctx.op(Op.FOrdEqual, B, abr, zero_c),
@@ -202,22 +243,18 @@ def unary(ctx: Ctx, op: ArithUnaryOp, t: Type, a: Id) -> Id:
         return {ArithUnaryOp.ABS: lambda: ctx.ext(OpenCLStd.s_abs, ty, a),
                 ArithUnaryOp.NEG: lambda: ctx.op(Op.SNegate, ty, a),
                 ArithUnaryOp.NOT: lambda: ctx.op(Op.Not, ty, a)}[op]()
+    if op is ArithUnaryOp.NEG:  # floats and complex: the sign bits (never OpFNegate)
+        return flip_signs(ctx, t, a)
     if t is bf16:  # sign-bit manipulation is exact and keeps NaN payloads
         if op is ArithUnaryOp.ABS:
             return ctx.op(Op.BitwiseAnd, ty, a, ctx.m.constant(ty, 0x7FFF))
-        if op is ArithUnaryOp.NEG:
-            return ctx.op(Op.BitwiseXor, ty, a, ctx.m.constant(ty, 0x8000))
     elif t.is_float:
         if op is ArithUnaryOp.ABS:
             return ctx.ext(OpenCLStd.fabs, ty, a)
-        if op is ArithUnaryOp.NEG:
-            return ctx.op(Op.FNegate, ty, a)
     elif t.is_complex:
         comp = scalar_type(ctx.m, t.component)
-        if op is ArithUnaryOp.NEG:
-            return ctx.op(Op.FNegate, ty, a)
         if op is ArithUnaryOp.CONJ:
-            return ctx.op(Op.VectorShuffle, ty, a, ctx.op(Op.FNegate, ty, a), 0, 3)
+            return flip_signs(ctx, t, a, (False, True))
         if op is ArithUnaryOp.RE:
             return ctx.op(Op.CompositeExtract, comp, a, 0)
         if op is ArithUnaryOp.IM:
