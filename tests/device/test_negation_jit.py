@@ -122,7 +122,8 @@ def test_the_kernels_validate_and_never_negate_with_fneg():
     validate(result.spirv)
     asm = disassemble(result.spirv)
     assert "OpFNegate" not in asm
-    assert asm.count("copysign") == 2 * len(CASES)
+    assert "OpSignBitSet" not in asm  # its boolean crashed the cross-barrier pass (seed 6161)
+    assert asm.count("copysign") >= 2 * len(CASES)  # copysign(v, 0 - copysign(1, v)) per part
 
 
 @pytest.fixture(scope="module")

@@ -121,24 +121,30 @@ def flip_signs(ctx: Ctx, t: ScalarType, x: Id, components: tuple[bool, bool] = (
     the sign bit on a bitcast): the Intel CPU runtime (driver 2026.22.10.0.01_160000)
     segfaults in X86 instruction selection on an `fneg` of a work-group-uniform value
     that a loop containing a barrier carries into a branch only some work-items take, at
-    sub-group size 32 or 64 (docs/runtime-notes.md). copysign(x, s), with s = -1 where x
-    is positive and +1 where it is negative (OpSignBitSet: -0.0 and NaN too), is the same
-    IEEE negation, sign bit only, and builds.
+    sub-group size 32 or 64 (docs/runtime-notes.md). Nor copysign(x, select(OpSignBitSet x,
+    1, -1)): that form crashed the runtime's pass that keeps values across barriers
+    (fuzz seed 6161, programs 259 and 289). copysign(v, 0.0 - copysign(1.0, v)) is the same IEEE
+    negation (sign bit only: -0.0, infinities and NaNs too), and `0.0 - s` is no `fneg`
+    (it differs from one at s = 0, which copysign(1.0, v) never is).
     """
     m = ctx.m
     if t is bf16:  # its value is a 16-bit int, which LLVM never sees as a float
         int_t = m.type_int(16)
         return ctx.op(Op.BitwiseXor, int_t, x, m.constant(int_t, 0x8000))
-    ty = scalar_type(m, t)
-    if t.is_complex:  # per component: the opposite sign where it flips, its own elsewhere
-        negative_t = m.type_vector(m.type_bool(), 2)
-        if_negative = m.constant(ty, [1.0 if flip else -1.0 for flip in components])
-        if_positive = m.constant(ty, [-1.0 if flip else 1.0 for flip in components])
-    else:
-        negative_t, if_negative, if_positive = m.type_bool(), m.constant(ty, 1.0), m.constant(ty, -1.0)
-    negative = ctx.op(Op.SignBitSet, negative_t, x)
-    sign = ctx.op(Op.Select, ty, negative, if_negative, if_positive)
-    return ctx.ext(OpenCLStd.copysign, ty, x, sign)
+    if t.is_complex:  # per component
+        re, im = parts(ctx, t, x)
+        comp = t.component
+        return make_complex(ctx, t, *(_opposite(ctx, comp, v) if flip else v
+                                      for v, flip in zip((re, im), components)))
+    return _opposite(ctx, t, x)
+
+
+def _opposite(ctx: Ctx, t: ScalarType, v: Id) -> Id:
+    """-v for a real float v, as flip_signs says."""
+    ty = scalar_type(ctx.m, t)
+    unit = ctx.ext(OpenCLStd.copysign, ty, ctx.m.constant(ty, 1.0), v)
+    opposite = ctx.op(Op.FSub, ty, ctx.m.constant(ty, 0.0), unit)
+    return ctx.ext(OpenCLStd.copysign, ty, v, opposite)
 
 
 # -- complex helpers -----------------------------------------------------------------------
