@@ -84,6 +84,21 @@ def test_device_and_reference_results_are_compared(device):
     assert "%C differs at (0, 0, 0)" in runner.compare(kernel, args, other)
 
 
+def test_an_overflow_may_end_as_inf_or_nan(device):
+    """Seed 6161 program 5115: a c32 gemm whose products overflow. The reference (complex64)
+    got nan where NumPy (complex128, rounded) got inf, and the device nan-inf·j where the
+    reference got -inf-inf·j: both right, as the order of operations decides."""
+    kernel = generate_kernel(random.Random("6161:5115"), "k5115")
+    [outcome] = runner.run_module([kernel], 6161)
+    assert outcome.status == "ok", outcome.detail
+    from tinyc.ir.types import c32, f32
+    inf, nan = np.inf, np.nan
+    got = np.array([complex(nan, -inf), 1 + 1j], np.complex64)
+    assert runner._differs(c32, got, np.array([complex(-inf, -inf), 1 + 1j], np.complex64), False) is None
+    assert runner._differs(c32, got, np.array([complex(-inf, -inf), 2 + 1j], np.complex64), False)
+    assert runner._differs(f32, np.array([inf], np.float32), np.array([3.0], np.float32), False)
+
+
 def _gemm_kernel() -> Kernel:
     from tinyc.fuzz.program import ArrayArg
     from tinyc.ir.types import f32
