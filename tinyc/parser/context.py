@@ -49,8 +49,9 @@ def span_of(node: Token | Tree, source: Source) -> Span:
     """The span of a token or parse-tree node; lark's end column is exclusive, ours inclusive."""
     if node.__class__ is Token:  # every token has all four (the common case: operands)
         return Span(node.line, node.column, node.end_line, max(node.end_column - 1, 1), source)
-    if node.__class__ is Tree and not node.empty:
-        return Span(node.line, node.column, node.end_line, max(node.end_column - 1, 1), source)
+    if node.__class__ is Tree and node._first is not None:  # its first and last token
+        first, last = node._own or (node._first, node._last)
+        return Span(first.line, first.column, last.end_line, max(last.end_column - 1, 1), source)
     meta = node if isinstance(node, Token) else node.meta
     line = getattr(meta, "line", 1)
     column = getattr(meta, "column", 1)

@@ -11,7 +11,8 @@ last token (the tokens dropped from the tree included).
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from operator import itemgetter
+from typing import Any, Iterable, Sequence
 
 from tinyc.parser import tables
 
@@ -49,24 +50,78 @@ class Token(str):
 class Tree:
     """A parse-tree node: rule (or alias) name, children (trees and tokens) and its place.
 
-    The position fields are lark's `meta` (which `meta` returns: one object
-    per node instead of two). `empty` until a token below gives a position;
-    `container_*` extend over the tokens of rules inlined into this node,
-    which is where a parent's span starts or ends.
+    The place is lark's `meta` (which `meta` returns: one object per node
+    instead of two), kept as the tokens that start and end the node instead
+    of twelve numbers: the driver sets two references per reduction and the
+    positions are read from the tokens when asked for. `_first`/`_last` are
+    lark's `container_*` (they extend over the tokens of rules inlined into
+    this node, which is where a parent's span starts or ends); `_own` is the
+    node's own (first, last) when a `?rule` above widened the container,
+    else None. Both are None while no token below gives a position (`empty`).
     """
 
-    __slots__ = ("data", "children", "empty", "line", "column", "start_pos", "end_line", "end_column",
-                 "end_pos", "container_line", "container_column", "container_start_pos",
-                 "container_end_line", "container_end_column", "container_end_pos")
+    __slots__ = ("data", "children", "_first", "_last", "_own")
 
     def __init__(self, data: str, children: list) -> None:
         self.data = data
         self.children = children
-        self.empty = True
+        self._first = self._last = self._own = None
 
     @property
     def meta(self) -> "Tree":
         return self
+
+    @property
+    def empty(self) -> bool:
+        return self._first is None
+
+    @property
+    def line(self) -> int:
+        return (self._own or (self._first,))[0].line
+
+    @property
+    def column(self) -> int:
+        return (self._own or (self._first,))[0].column
+
+    @property
+    def start_pos(self) -> int:
+        return (self._own or (self._first,))[0].start_pos
+
+    @property
+    def end_line(self) -> int:
+        return (self._own or (None, self._last))[1].end_line
+
+    @property
+    def end_column(self) -> int:
+        return (self._own or (None, self._last))[1].end_column
+
+    @property
+    def end_pos(self) -> int:
+        return (self._own or (None, self._last))[1].end_pos
+
+    @property
+    def container_line(self) -> int:
+        return self._first.line
+
+    @property
+    def container_column(self) -> int:
+        return self._first.column
+
+    @property
+    def container_start_pos(self) -> int:
+        return self._first.start_pos
+
+    @property
+    def container_end_line(self) -> int:
+        return self._last.end_line
+
+    @property
+    def container_end_column(self) -> int:
+        return self._last.end_column
+
+    @property
+    def container_end_pos(self) -> int:
+        return self._last.end_pos
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
@@ -106,7 +161,7 @@ class ParseError(Exception):
                 if action >= 0:
                     accepted.add(terminal)
                     break
-                origin, _, size, _, _ = rules[~action]
+                origin, _, size, _, _, _ = rules[~action]
                 if size:
                     del stack[-size:]
                 stack.append(gotos[stack[-1]][origin])
@@ -116,8 +171,12 @@ class ParseError(Exception):
         return accepted
 
 
-Rule = tuple[str, str, int, tuple[tuple[int, bool], ...], bool]
-"""(nonterminal, tree name, number of symbols, kept children (index, splice), ?rule)"""
+Rule = tuple[str, str, int, tuple[tuple[int, bool], ...], bool, Any]
+"""(nonterminal, tree name, number of symbols, kept children (index, splice), ?rule, pick):
+`pick` is the kept children pre-split for the driver (`_pick`)."""
+
+KEEP_ALL = True
+"""`pick` of a rule that keeps every symbol as it is: the popped list is the node's children."""
 
 
 class _Rows(dict):
@@ -139,7 +198,22 @@ def _rule(line: str) -> Rule:
     name, *kept = shape.split()
     expand1 = bool(kept) and kept[0] == "?"
     children = tuple((int(k.rstrip("*")), k[-1] == "*") for k in kept[expand1:])
-    return origin, name, len(symbols.split()), children, expand1
+    size = len(symbols.split())
+    return origin, name, size, children, expand1, _pick(children, size)
+
+
+def _pick(kept: tuple[tuple[int, bool], ...], size: int) -> Any:
+    """How the driver takes a rule's kept children from the popped symbols, cheapest first:
+    KEEP_ALL (all of them), one index, an itemgetter of several, () for none, or None
+    when some are spliced (the general loop in `_children`)."""
+    if any(splice for _, splice in kept):
+        return None
+    indices = tuple(index for index, _ in kept)
+    if indices == tuple(range(size)) and size:
+        return KEEP_ALL
+    if len(indices) == 1:
+        return indices[0]
+    return itemgetter(*indices) if indices else ()
 
 
 def _action_row(line: str) -> dict[str, int]:
@@ -169,35 +243,74 @@ def parse(tokens: Iterable[Token]) -> Tree:
 
     The textbook LALR driver (`parse_recovering` is the same loop with error
     recovery; the first succeeds or fails fast, the second runs only on errors).
+    A reduction is `_reduce` written out in the loop: a large function makes
+    about as many reductions as tokens, and the call and the tuple of
+    arguments were a third of the driver's time.
     """
-    actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
+    actions, gotos, rules, new, tree_cls = _ACTIONS, _GOTOS, _RULES, object.__new__, Tree
     states = [tables.START_STATE]
     values: list = []
-    last = None
-    end_state = tables.END_STATE
+    push, push_state = values.append, states.append
+    state = tables.START_STATE
+    previous = None
     for token in tokens:
-        last = token
         kind = token.type
         while True:
-            action = actions[states[-1]].get(kind)
+            action = actions[state].get(kind)
             if action is None:
                 raise ParseError(token, states)
             if action >= 0:
-                states.append(action)
-                values.append(token)
+                push_state(action)
+                push(token)
+                state = action
                 break
-            _reduce(rules[~action], states, values, gotos)
+            origin, name, size, kept, expand1, pick = rules[~action]
+            if size:
+                children = values[-size:]
+                del values[-size:]
+                del states[-size:]
+                first, last = children[0], children[-1]
+                if first.__class__ is tree_cls:
+                    first = first._first
+                if last.__class__ is tree_cls:
+                    last = last._last
+                if first is None or last is None:
+                    first, last = _bounds(children)
+            else:
+                children, first, last = [], None, None
+            if pick is KEEP_ALL:
+                filtered = children
+            elif pick.__class__ is int:
+                filtered = [children[pick]]
+            else:
+                filtered = _children(kept, children) if pick is None else list(pick(children)) if pick else []
+            if expand1 and len(filtered) == 1:
+                node = filtered[0]
+                if first is not None and node.__class__ is tree_cls:
+                    _widen(node, first, last)
+            else:
+                node = new(tree_cls)
+                node.data, node.children, node._first, node._last, node._own = name, filtered, first, last, None
+            state = gotos[states[-1]][origin]
+            push_state(state)
+            push(node)
+        previous = token
+    return _finish(previous, states, values)
+
+
+def _finish(last: Token | None, states: list[int], values: list) -> Tree:
+    """The reductions at the end of the input, up to the start symbol."""
     if last is None:
         end = Token("$END", "", 0, 1, 1)
     else:
         end = Token("$END", "", last.start_pos, last.line, last.column, last.end_line,
                     last.end_column, last.end_pos)
     while True:
-        action = actions[states[-1]].get("$END")
+        action = _ACTIONS[states[-1]].get("$END")
         if action is None or action >= 0:  # the grammar never shifts $END
             raise ParseError(end, states)
-        _reduce(rules[~action], states, values, gotos)
-        if states[-1] == end_state:
+        _reduce(_RULES[~action], states, values, _GOTOS)
+        if states[-1] == tables.END_STATE:
             return values[-1]
 
 
@@ -277,14 +390,29 @@ def _resynchronise(tokens: Sequence[Token], i: int, states: list[int], values: l
 
 
 def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:
-    """Replace the rule's symbols on the stacks by its node."""
-    origin, name, size, kept, expand1 = rule
+    """Replace the rule's symbols on the stacks by its node (what `parse` does inline)."""
+    origin, name, size, kept, expand1, pick = rule
     if size:
         children = values[-size:]
         del values[-size:]
         del states[-size:]
+        first, last = _bounds(children)
     else:
-        children = []
+        children, first, last = [], None, None
+    filtered = _children(kept, children)
+    if expand1 and len(filtered) == 1:
+        node = filtered[0]
+        if first is not None and node.__class__ is Tree:
+            _widen(node, first, last)
+    else:
+        node = Tree(name, filtered)
+        node._first, node._last = first, last
+    states.append(gotos[states[-1]][origin])
+    values.append(node)
+
+
+def _children(kept: tuple[tuple[int, bool], ...], children: list) -> list:
+    """The node's children: the kept symbols, the lists of inlined rules spliced in."""
     filtered: list = []
     for index, splice in kept:
         if not splice:
@@ -295,40 +423,26 @@ def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:
             filtered = children[index].children
     # (Copying the spliced list instead made `instruction*` quadratic: each
     # reduction of `__star: __star instruction` copied every instruction so far.)
-    if expand1 and len(filtered) == 1:
-        node = filtered[0]
-    else:
-        node = Tree(name, filtered)
-    if children and node.__class__ is Tree:
-        _locate(node, children)
-    states.append(gotos[states[-1]][origin])
-    values.append(node)
+    return filtered
 
 
-def _locate(node: Tree, children: list) -> None:
-    """Positions from the first and last child that has one (lark's PropagatePositions)."""
-    first = None
+def _bounds(children: list) -> tuple[Token | None, Token | None]:
+    """The first and last token under the children that have one (lark's PropagatePositions)."""
+    first = last = None
     for child in children:
-        if child.__class__ is not Tree or not child.empty:
-            first = child
+        first = child._first if child.__class__ is Tree else child
+        if first is not None:
             break
-    if first is None:
-        return
     for child in reversed(children):
-        if child.__class__ is not Tree or not child.empty:
-            last = child
+        last = child._last if child.__class__ is Tree else child
+        if last is not None:
             break
-    if first.__class__ is Tree:
-        line, column, start = first.container_line, first.container_column, first.container_start_pos
-    else:
-        line, column, start = first.line, first.column, first.start_pos
-    if last.__class__ is Tree:
-        end_line, end_column, end = last.container_end_line, last.container_end_column, last.container_end_pos
-    else:
-        end_line, end_column, end = last.end_line, last.end_column, last.end_pos
-    if node.empty:  # else the node is a `?rule`'s child, which keeps its own span
-        node.empty = False
-        node.line, node.column, node.start_pos = line, column, start
-        node.end_line, node.end_column, node.end_pos = end_line, end_column, end
-    node.container_line, node.container_column, node.container_start_pos = line, column, start
-    node.container_end_line, node.container_end_column, node.container_end_pos = end_line, end_column, end
+    return first, last
+
+
+def _widen(node: Tree, first: Token, last: Token) -> None:
+    """A `?rule` replaced by its child `node`: the child's container grows to the rule's
+    tokens, while its own place stays (it takes the container's if it had none)."""
+    if node._own is None and node._first is not None:
+        node._own = (node._first, node._last)
+    node._first, node._last = first, last
