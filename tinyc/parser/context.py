@@ -70,12 +70,17 @@ class BuildContext:
         self.depth = 0
         self._reported_undefined: set[str] = set()
         self._defined: dict[str, Span] = {}
-        self.markers: list[Marker] = []  # spellings of one version only, in textual order
+        self.markers: list[Marker] = []  # the first spelling of each version only (all `decide` reads)
 
     def mark(self, std: Std, what: str, node: Token | Tree | Span | None) -> None:
         """Note a spelling that only `std` has: evidence for the program's version."""
-        span = node if isinstance(node, Span) or node is None else self.span(node)
-        self.markers.append(Marker(std, what, span))
+        if self.unmarked(std):
+            span = node if isinstance(node, Span) or node is None else self.span(node)
+            self.markers.append(Marker(std, what, span))
+
+    def unmarked(self, std: Std) -> bool:
+        """No spelling of `std` noted yet (a caller may skip composing its description)."""
+        return all(m.std is not std for m in self.markers)
 
     def span(self, node: Token | Tree) -> Span:
         return span_of(node, self.source)

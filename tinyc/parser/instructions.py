@@ -51,7 +51,7 @@ def build_instruction(b: "ProgramBuilder", tree: Tree) -> Instruction:
     parsed = Parsed(b, tree, None)
     cls = RULES[tree.data]
     std = cls.versions.get(parsed.keyword)
-    if std is not None:
+    if std is not None and b.ctx.unmarked(std):
         b.ctx.mark(std, f"'{parsed.keyword}'", tree.children[0])
     inst = cls.from_syntax(parsed)
     inst.spelling = parsed.keyword
@@ -70,7 +70,6 @@ class Parsed:
 
     def __init__(self, b: "ProgramBuilder", tree: Tree, root: "Parsed | None") -> None:
         self._b = b
-        self._root = root or self
         self.rule = tree.data
         self._tree = tree  # its span is made only when asked for (errors): most never are
         self.keyword = ""
@@ -84,45 +83,56 @@ class Parsed:
         self._regions: list[Tree] = []
         self.names_here: list[Token] = []   # names defined at this level (a `new_values` part)
         if root is None:
+            root = self
             self.names: list[Token] = []    # the instruction's own definitions, in order
             self.uses: list[tuple[Value, Span]] = []
             self.type_span: Span | None = None
-        for child in tree.children:
-            self._read(child)
+            self._keyword_rule = self.rule + "_keyword"
+        self._root = root
+        ctx = b.ctx
+        defines = self.rule in DEFINITION_RULES
+        for child in tree.children:  # the common cases inline: names and types (one call each)
+            if child.__class__ is Token:
+                if child.type != "LOCAL_ID":
+                    self._item(constant(child, ctx), ctx.span(child))
+                elif defines:
+                    root.names.append(child)
+                    self.names_here.append(child)
+                else:
+                    use = ctx.use(child)
+                    root.uses.append(use)
+                    self.items.append(use[0])
+                    self.item_spans.append(use[1])
+            else:
+                read = _READERS.get(child.data)
+                if read is not None:
+                    read(self, child)
+                elif child.data == root._keyword_rule and not self.keyword:
+                    self.keyword = child.children[0].value
+                elif len(child.children) == 1 and child.children[0].__class__ is Token \
+                        and child.children[0].value.startswith("."):
+                    self.modifiers.append(child.children[0].value)
+                else:
+                    self.parts.append(Parsed(b, child, root))
 
     @property
     def span(self) -> Span:
         return self._b.ctx.span(self._tree)
 
-    def _read(self, child: Token | Tree) -> None:
-        root, ctx = self._root, self._b.ctx
-        if isinstance(child, Token):
-            if child.type == "LOCAL_ID" and self.rule in DEFINITION_RULES:
-                root.names.append(child)
-                self.names_here.append(child)
-            elif child.type == "LOCAL_ID":
-                value, span = ctx.use(child)
-                root.uses.append((value, span))
-                self._item(value, span)
-            else:
-                self._item(constant(child, ctx), ctx.span(child))
-        elif child.data == f"{self._root.rule}_keyword" and not self.keyword:
-            self.keyword = child.children[0].value
-        elif len(child.children) == 1 and isinstance(child.children[0], Token) \
-                and child.children[0].value.startswith("."):
-            self.modifiers.append(child.children[0].value)
-        elif child.data in TYPE_RULES or child.data == "return_types":
-            types = child.children if child.data == "return_types" else [child]
-            self.types += [build_type(t, ctx) for t in types]
-            self.types_span = root.type_span = ctx.span(child)
-        elif child.data in _LITERAL_RULES:
-            self._item(constant(child, ctx), ctx.span(child))
-        elif child.data == "dictionary":
-            self.attributes = dictionary(child, ctx)
-        elif child.data == "region":
-            self._regions.append(child)
-        else:
-            self.parts.append(Parsed(self._b, child, self._root))
+    def _read_type(self, child: Tree) -> None:
+        ctx = self._b.ctx
+        types = child.children if child.data == "return_types" else [child]
+        self.types += [build_type(t, ctx) for t in types]
+        self.types_span = self._root.type_span = ctx.span(child)
+
+    def _read_literal(self, child: Tree) -> None:
+        self._item(constant(child, self._b.ctx), self._b.ctx.span(child))
+
+    def _read_dictionary(self, child: Tree) -> None:
+        self.attributes = dictionary(child, self._b.ctx)
+
+    def _read_region(self, child: Tree) -> None:
+        self._regions.append(child)
 
     def _item(self, item: Any, span: Span) -> None:
         self.items.append(item)
@@ -187,9 +197,18 @@ class Parsed:
 
     def spans_of(self, operands: Sequence[Value]) -> list[Span | None]:
         """Where each operand was written (a class may keep operands in another order)."""
-        unused = list(self._root.uses)
+        uses = self._root.uses
+        if len(uses) == len(operands) and all(v is u[0] for v, u in zip(operands, uses)):
+            return [span for _, span in uses]  # in textual order, as most classes keep them
+        unused = list(uses)
         spans: list[Span | None] = []
         for value in operands:
             at = next((i for i, (v, _) in enumerate(unused) if v is value), None)
             spans.append(unused.pop(at)[1] if at is not None else None)
         return spans
+
+
+_READERS = {**dict.fromkeys(TYPE_RULES | {"return_types"}, Parsed._read_type),
+            **dict.fromkeys(_LITERAL_RULES, Parsed._read_literal),
+            "dictionary": Parsed._read_dictionary, "region": Parsed._read_region}
+"""How a `Parsed` reads a subtree, by its rule (keywords, modifiers and parts aside)."""
