@@ -110,9 +110,10 @@ class BuildContext:
         An undefined name is reported once per function and stands for a
         placeholder, so one typo does not hide the other errors.
         """
-        span = self.span(token)
+        # (the span inline: a `%name` is at least two characters, one line)
+        span = Span(token.line, token.column, token.line, token.end_column - 1, self.source)
         name = token.value[1:]
-        value = self.scope.lookup(name)
+        value = self.scope.values.get(name) or self.scope.lookup(name)
         if value is None:
             if name not in self._reported_undefined:
                 self._reported_undefined.add(name)
@@ -131,7 +132,7 @@ class BuildContext:
         """Give `value` the name and span of `token`, in the current scope."""
         name = token.value[1:]
         value.name = name
-        value.span = self.span(token)
+        value.span = Span(token.line, token.column, token.line, token.end_column - 1, self.source)
         first = self.scope.lookup(name)
         if first is not None:
             self.error(f"redefinition of '%{name}'", value.span,
