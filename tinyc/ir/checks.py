@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Span
+from tinyc.ir.attr_checks import SUBGROUP_SIZES
 from tinyc.ir.core import Instruction, Value
 from tinyc.std import Std
 from tinyc.ir.types import (
@@ -429,8 +430,6 @@ def check_subgroup_multiples(ctx: "VerifyContext", inst: Instruction) -> None:
     supported subgroup size must divide them all (the work-group-size pass
     then picks one that does).
     """
-    from tinyc.ir.attr_checks import SUBGROUP_SIZES
-
     wanted = inst.subgroup_multiples(ctx.version.std)
     if not wanted:
         return

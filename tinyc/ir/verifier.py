@@ -150,9 +150,16 @@ def _check_argument(ctx: VerifyContext, arg: Value) -> None:
         ctx.error(f"{name}: {problem}", span)
 
 
+_TYPE_PROBLEMS: dict[Type, tuple[str, ...]] = {}
+"""type_problems per type: types are interned and immutable, so each is checked once
+(a large function writes the same few types thousands of times)."""
+
+
 def _check_type(ctx: VerifyContext, t: Type, span: Span | None) -> bool:
     """Report what is wrong with a written type; True when it is well formed."""
-    problems = type_problems(t)
+    problems = _TYPE_PROBLEMS.get(t)
+    if problems is None:
+        problems = _TYPE_PROBLEMS[t] = tuple(type_problems(t))
     for problem in problems:
         ctx.error(f"invalid type {t}: {problem}", span)
     return not problems
@@ -181,7 +188,10 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
         _check_visible(ctx, inst, visible)
         if isinstance(inst, Yield):
             _check_yield_place(ctx, inst, region, position == last)
-        if _check_types(ctx, [r.type for r in inst.results], inst.type_span or inst.span):
+        well_formed = True  # (a loop, not _check_types: no list per instruction)
+        for result in inst.results:
+            well_formed = _check_type(ctx, result.type, inst.type_span or inst.span) and well_formed
+        if well_formed:
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
             check_subgroup_multiples(ctx, inst)
         if isinstance(inst, BlasInstruction):
