@@ -165,10 +165,6 @@ def _check_type(ctx: VerifyContext, t: Type, span: Span | None) -> bool:
     return not problems
 
 
-def _check_types(ctx: VerifyContext, types: list[Type], span: Span | None) -> bool:
-    return all([_check_type(ctx, t, span) for t in types])
-
-
 def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
                    origin: Instruction | None, visible: set[int]) -> None:
     """Check the instructions of a region in order; `visible` holds ids of usable values.
@@ -188,7 +184,7 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
         _check_visible(ctx, inst, visible)
         if isinstance(inst, Yield):
             _check_yield_place(ctx, inst, region, position == last)
-        well_formed = True  # (a loop, not _check_types: no list per instruction)
+        well_formed = True  # every result type is checked (a loop: no list per instruction)
         for result in inst.results:
             well_formed = _check_type(ctx, result.type, inst.type_span or inst.span) and well_formed
         if well_formed:
