@@ -125,3 +125,44 @@ def test_binary_garbage_is_reported_not_crashed(tmp_path):
     result = run(str(path))
     assert result.exit_code in (1, 2)
     assert "Traceback" not in result.output
+
+
+TEARDOWN_PROBE = """
+import atexit, sys
+atexit.register(lambda: print("teardown ran", file=sys.stderr))
+sys.argv = ["tinyc"] + sys.argv[1:]
+from tinyc.cli import main
+main()
+"""
+
+
+def _console(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", TEARDOWN_PROBE, *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_check_ends_without_the_interpreter_teardown_and_its_output_complete(tmp_path):
+    """`tinyc check` skips the teardown (2 s after a 40,000-instruction check); what it printed
+    is all there and the exit code is kept."""
+    bad = tmp_path / "bad.ir"
+    bad.write_text("func @k(%a: memref<f32x4>) {\n  %x = load %a[%i] : f32\n}\n")
+    good = tmp_path / "good.ir"
+    good.write_text("func @k() {}\n")
+    done = _console("check", str(bad))
+    assert done.returncode == 1
+    assert "bad.ir:2.16-17: error: undefined value '%i'" in done.stderr
+    assert "teardown ran" not in done.stderr
+    done = _console("check", "--format", "json", str(bad), str(good))
+    assert done.returncode == 1 and json.loads(done.stdout)[0]["line"] == 2
+    assert _console("check", str(good)).returncode == 0
+    assert _console("check", str(tmp_path / "missing.ir")).returncode == 2
+
+
+def test_other_commands_keep_the_teardown(tmp_path):
+    good = tmp_path / "good.ir"
+    good.write_text("func @k() {}\n")
+    done = _console("compile", str(good), "-o", str(tmp_path / "good.spv"))
+    assert done.returncode == 0 and "teardown ran" in done.stderr

@@ -116,6 +116,14 @@ def test_bench_reports_rates(device):
     assert "FMA peak" in out and "(f32," in out and "roofline at" in out
 
 
+def test_bench_of_a_kernel_without_work_places_nothing_on_the_roofline(device, tmp_path):
+    empty = tmp_path / "empty.ir"
+    empty.write_text("func @k() {}\n")
+    result = invoke("bench", str(empty), "--batch", "10", "--repeat", "2", "--warmup", "1")
+    assert result.exit_code == 0, result.output
+    assert "nothing to place on the roofline" in result.output and "inf flop/byte" not in result.output
+
+
 def test_roofline_ceilings_are_the_best_of_their_kernels(device):
     from tinyc.cli.roofline import STREAMS, measure
 

@@ -66,7 +66,9 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
         result["peak_share"] = work.flops / seconds / ceilings.peak_flops
         echo(f"  FMA peak {ceilings.peak_flops / 1e9:.1f} GFLOP/s ({ceilings.peak_type}, "
              f"{ceilings.peak_config}): the kernel reaches {100 * result['peak_share']:.0f}% of it")
-    if ceilings.bandwidth and ceilings.peak_flops:
+    if not work.flops and not work.bytes:
+        echo("  the kernel does no arithmetic and moves no data: nothing to place on the roofline")
+    elif ceilings.bandwidth and ceilings.peak_flops:
         roof = ceilings.attainable(intensity)
         bound = "compute" if roof >= ceilings.peak_flops else "memory"
         result["roofline_share"] = work.flops / seconds / roof

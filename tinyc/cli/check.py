@@ -7,7 +7,7 @@ import sys
 import click
 
 from tinyc.cli.common import (
-    Inputs, color_option, display_name, language_options, print_diagnostics,
+    Inputs, color_option, display_name, language_options, leave_without_teardown, print_diagnostics,
 )
 from tinyc.diagnostics import CompilationError
 
@@ -45,4 +45,5 @@ def check(files: tuple[str, ...], fmt: str, std: str | None, defines: dict[str, 
         import json
 
         click.echo(json.dumps(collected, indent=2))
+    leave_without_teardown()  # nothing to finalise: the IR just checked need not be freed
     sys.exit(inputs.exit_code(failed))

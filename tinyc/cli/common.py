@@ -116,6 +116,16 @@ class Inputs:
         return EXIT_INPUT if failed or self.unreadable else EXIT_OK
 
 
+LEAVE_WITHOUT_TEARDOWN = [False]
+"""Set by a command that holds nothing to finalise (no device, no MPI, no file being written):
+the console entry point may then end the process without the interpreter's teardown (`main`)."""
+
+
+def leave_without_teardown() -> None:
+    """Let the console entry point skip the teardown when this command ends (see `main`)."""
+    LEAVE_WITHOUT_TEARDOWN[0] = True
+
+
 def read_one(path: str) -> str:
     """The source of a command that takes one file: exit 2 with one line if unreadable."""
     try:
