@@ -71,3 +71,12 @@ def test_discarded_programs_are_collected_after_the_promotion_limit(gc_enabled, 
     finally:
         gc.callbacks.remove(count_full)
     assert full and max(full) > 3000
+
+
+def test_any_full_collection_restarts_the_count(gc_enabled, monkeypatch):
+    monkeypatch.setattr(parser, "_PROMOTE_ABOVE", 1000)
+    monkeypatch.setattr(parser, "_promoted", [0])
+    check_source(BIG)
+    assert parser._promoted[0] > 1000
+    gc.collect()
+    assert parser._promoted[0] == 0

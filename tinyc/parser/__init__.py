@@ -61,6 +61,15 @@ _PROMOTED_LIMIT = 4_000_000
 _promoted = [0]
 
 
+def _full_collection_seen(phase: str, info: dict) -> None:
+    """A full collection (anyone's) has scanned what was promoted: the count starts again."""
+    if phase == "stop" and info.get("generation") == 2:
+        _promoted[0] = 0
+
+
+gc.callbacks.append(_full_collection_seen)
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while a program is parsed (and verified).
