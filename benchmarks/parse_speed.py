@@ -10,8 +10,9 @@ the IR, verify) for N = n, 2n, 4n, 8n. The sizes are timed interleaved
 reported with the CPU time per instruction (the process's own, which other
 work on a shared machine disturbs less than the wall clock; both are shown):
 a linear-time front end keeps that flat. Garbage is collected untimed before
-each check, so a run does not pay for the previous one's discarded program. Also timed: a cold `python -m tinyc.cli check FILE` of the largest
-program (start-up included), as a user runs it. Writes parse_speed.md next to
+each check, so a run does not pay for the previous one's discarded program.
+Also timed: a cold `python -m tinyc.cli check FILE` of the largest program
+(start-up included), as a user runs it. Writes parse_speed.md next to
 this file (or to --out).
 """
 

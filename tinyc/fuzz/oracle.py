@@ -22,8 +22,11 @@ from tinyc.reference.memory import read_array
 EPS = {"f16": 2.0**-10, "bf16": 2.0**-7, "f32": 2.0**-23, "f64": 2.0**-52, "c32": 2.0**-23,
        "c64": 2.0**-52}
 # The largest finite magnitude of each floating type: past it a partial sum may overflow.
-LARGEST = {"f16": 65504.0, "bf16": 3.3895e38, "f32": 3.4028e38, "f64": 1.7976e308, "c32": 3.4028e38,
-           "c64": 1.7976e308}
+# (bf16 keeps float32's exponent with 8 significant bits: its largest is 0x7F7F0000.)
+LARGEST = {"f16": float(np.finfo(np.float16).max),
+           "bf16": float(np.array(0x7F7F0000, np.uint32).view(np.float32)),
+           "f32": float(np.finfo(np.float32).max), "f64": float(np.finfo(np.float64).max),
+           "c32": float(np.finfo(np.float32).max), "c64": float(np.finfo(np.float64).max)}
 
 
 def _wide(element) -> np.dtype:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -131,7 +131,8 @@ def kernels_on(kernel: Any, queues: Sequence[Any]) -> list[Any]:
 
 
 # -- the launch ---------------------------------------------------------------------------
-def run_together(submits: Sequence[Any]) -> list[Any]:
+def run_together(submits: Sequence[Callable[[], Any]],
+                 failure: Callable[[BaseException, int], BaseException] | None = None) -> list[Any]:
     """Submit one slice per device and wait for all; returns their events.
 
     `submits[i]()` submits slice i and returns its event. Slices are
@@ -142,12 +143,26 @@ def run_together(submits: Sequence[Any]) -> list[Any]:
     the first slice finds the workers already busy with the others, and the
     waiting thread runs it itself, so the sub-devices run at the same time.
     Submitted first, the workers start on it and the other slices wait for
-    them (docs/scaling.md, "Sub-devices run at the same time").
+    them (docs/scaling.md, "Sub-devices run at the same time"). `failure(exc,
+    i)`, if given, is what to raise when slice i's submit or wait raises exc.
     """
-    events = [submit() for submit in reversed(submits)][::-1]
-    for event in events:
-        event.wait()
+    events: list[Any] = [None] * len(submits)
+    for i in reversed(range(len(submits))):
+        events[i] = _attempt(submits[i], i, failure)
+    for i, event in enumerate(events):
+        _attempt(event.wait, i, failure)
     return events
+
+
+def _attempt(action: Callable[[], Any], i: int,
+             failure: Callable[[BaseException, int], BaseException] | None) -> Any:
+    """action(), with an exception of slice i turned into failure(exc, i)."""
+    try:
+        return action()
+    except Exception as exc:
+        if failure is None:
+            raise
+        raise failure(exc, i) from exc
 
 
 def _failure(exc: BaseException, part: Slice) -> DeviceError:
@@ -173,10 +188,11 @@ class _Running:
     def stage(self) -> None:
         self.call, self.parts = self.kernel._bound(self.arguments.values, self.part.count, self.kernel._pools)
 
-    def submit(self) -> None:
+    def submit(self) -> Any:
         packed = self.kernel._emit(self.call, self.parts)
         self.done = self.kernel.submit(packed, self.part.count, None, self.call.staging.events)
         self.call.staging.events.append(self.done)
+        return self.done
 
     def settle(self) -> None:
         """Wait for everything submitted and give the buffers back (always runs)."""
@@ -202,18 +218,13 @@ def launch(kernel: Any, args: tuple, batch: int, device: Any, weights: Any = Non
     host = HostCopies()
     running = [_Running(k, s, SliceArguments(params, args, s, len(slices) == 1, host))
                for k, s in zip(kernels, slices)]
+    def failure(exc: BaseException, i: int) -> DeviceError:
+        return _failure(exc, running[i].part)
+
     try:
-        for step in ("stage", "submit"):
-            for r in reversed(running):  # the first slice last (run_together says why)
-                try:
-                    getattr(r, step)()
-                except Exception as exc:
-                    raise _failure(exc, r.part) from exc
-        for r in running:  # the first slice first: the waiting thread works on it
-            try:
-                r.done.wait()
-            except Exception as exc:
-                raise _failure(exc, r.part) from exc
+        for i in reversed(range(len(running))):  # staged in the order they are submitted
+            _attempt(running[i].stage, i, failure)
+        run_together([r.submit for r in running], failure)
         _copy_back(running)  # every device succeeded: now change the outputs
         host.commit()
     finally:
