@@ -20,10 +20,12 @@ from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Region, Value
 from tinyc.ir.instructions.control import loop_type_of
 from tinyc.ir.instructions.scalar import Constant
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type, index
+from tinyc.lint.rules import empty_range
 from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
+    from tinyc.lint import LintContext
     from tinyc.ir.verifier import VerifyContext
     from tinyc.parser.instructions import Parsed
 
@@ -558,6 +560,9 @@ class RangeLoop(Instruction):
     @property
     def body(self) -> Region:
         return self.regions[0]
+
+    def lint(self, ctx: "LintContext") -> None:
+        empty_range(ctx, self, list(zip(self.lower, self.upper)))
 
 
 class Foreach(RangeLoop):

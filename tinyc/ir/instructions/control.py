@@ -13,6 +13,7 @@ from tinyc.ir.checks import (
 )
 from tinyc.ir.core import Instruction, Region, Value, no_memory_access
 from tinyc.ir.types import Type, bool_, index
+from tinyc.lint.rules import empty_range
 from tinyc.std import Std
 
 is_int_attr = attr_checks.is_int_attr
@@ -34,6 +35,7 @@ def loop_type_of(s: "Parsed", bound: Value | None) -> Type:
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.lint import LintContext
     from tinyc.parser.instructions import Parsed
 
 
@@ -101,6 +103,9 @@ class For(Instruction):
     @property
     def upper(self) -> Value:
         return self.operands[1]
+
+    def lint(self, ctx: "LintContext") -> None:
+        empty_range(ctx, self, [(self.lower, self.upper)])
 
     @property
     def step(self) -> Value | None:
