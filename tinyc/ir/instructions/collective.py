@@ -17,7 +17,7 @@ from tinyc.ir.checks import (
     is_int, op_shape, result_error,
 )
 from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Region, Value, no_memory_access
-from tinyc.ir.instructions.control import loop_type_of
+from tinyc.ir.instructions.control import check_seed_loop_type, loop_type_of
 from tinyc.ir.instructions.scalar import Constant
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type, index
 from tinyc.lint.rules import empty_range
@@ -597,7 +597,9 @@ class Foreach(RangeLoop):
         n = min(len(lower), len(upper))
         loop_type = loop_type_of(s, lower[0] if lower else None)
         loop_vars = [Value(loop_type) for _ in range(n_vars)]
-        return cls(loop_vars, lower[:n], upper[:n], s.region(0, loop_vars), loop_type)
+        loop = cls(loop_vars, lower[:n], upper[:n], s.region(0, loop_vars), loop_type)
+        loop.loop_type_written = s.type is not None
+        return loop
 
     def format(self, p: "Printer") -> str:
         loop_vars = ", ".join(p.v(v) for v in self.body.args)
@@ -616,6 +618,8 @@ class Foreach(RangeLoop):
         ty = self.loop_type
         if not is_int(ty):
             inst_error(ctx, self, f"the loop type must be an integer type, got {ty}")
+            return
+        if not check_seed_loop_type(ctx, self, ty, "foreach (%i, ...)"):
             return
         for k, var in enumerate(self.body.args):
             if var.type is not ty:
