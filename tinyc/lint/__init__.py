@@ -130,7 +130,8 @@ def lint_function(fn: "Function", options: WarningOptions | None = None) -> list
     ctx = LintContext(options or WarningOptions())
     if ctx.options.silenced:
         return []
-    for inst in fn.walk():
+    instructions = list(fn.walk())
+    for inst in instructions:
         inst.lint(ctx)
-    function_rules(ctx, fn)
+    function_rules(ctx, instructions)
     return ctx.found

@@ -8,11 +8,13 @@ linear in the size of the function.
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Note, Span
-from tinyc.ir.core import EffectKind, Function, Instruction, Value
-from tinyc.ir.types import DYNAMIC, MemrefType
+from tinyc.ir.core import EffectKind, Instruction, Value
+from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType
 
 if TYPE_CHECKING:
     from tinyc.lint import LintContext
@@ -92,48 +94,69 @@ def constant_of(value: Value) -> int | None:
 
 # ---------------------------------------------------------------- per function
 
-def function_rules(ctx: "LintContext", fn: Function) -> None:
-    """The rules that need every instruction of the function: one walk collects for both."""
+def function_rules(ctx: "LintContext", instructions: list[Instruction]) -> None:
+    """The rules that need every instruction of the function. Kept to a few cheap passes
+    over the instructions: the memory effects are asked only of the few instructions that
+    need them (an unused result's, an access to local memory)."""
     wants_unused, wants_unread = ctx.wants("unused-value"), ctx.wants("unread-alloca")
     if not (wants_unused or wants_unread):
         return
+    if wants_unused:  # (Values hash by identity; map, chain and set run at C speed)
+        used = set(chain.from_iterable(map(_OPERANDS, instructions)))
+        _unused(ctx, instructions, used)
+    if wants_unread:
+        _unread_allocas(ctx, instructions)
+
+
+def _writes(inst: Instruction) -> bool:
+    return any(kind is not EffectKind.READ for _, kind in inst.memory_accesses())
+
+
+_OPERANDS, _RESULTS, _TYPE = attrgetter("operands"), attrgetter("results"), attrgetter("type")
+
+
+def _unused(ctx: "LintContext", instructions: list[Instruction], used: set[Value]) -> None:
+    """-Wunused-value: an instruction without side effects none of whose results is used."""
+    for inst in instructions:
+        results = inst.results
+        if not results or results[0] in used or inst.regions:
+            continue
+        if len(results) > 1 and any(r in used for r in results):
+            continue
+        if _writes(inst):
+            continue
+        names = ", ".join(f"'%{r.name}'" for r in results if r.name) or "the result"
+        verb = "are" if len(results) > 1 else "is"
+        ctx.warn("unused-value", f"{inst.title}: {names} {verb} never used",
+                 results[0].span or inst.span)
+
+
+def _unread_allocas(ctx: "LintContext", instructions: list[Instruction]) -> None:
+    """-Wunread-alloca: local memory written but never read (through any view of it)."""
+    results = list(chain.from_iterable(map(_RESULTS, instructions)))
+    if not any(t.__class__ is MemrefType and t.space is AddressSpace.LOCAL
+               for t in set(map(_TYPE, results))):  # (types are interned: a few to look at)
+        return
+    local = {id(r) for r in results
+             if r.type.__class__ is MemrefType and r.type.space is AddressSpace.LOCAL}
     from tinyc.analysis.memory_effects import direct_effects
 
-    used: set[int] = set()
-    candidates: list[Instruction] = []
     written: dict[int, tuple[Value, Instruction]] = {}  # alloca result -> its first write
     read: set[int] = set()
-    for inst in fn.walk():
-        used.update(map(id, inst.operands))
-        writes = False
-        for effect in direct_effects(inst):
-            is_write = effect.kind is not EffectKind.READ
-            writes |= is_write
-            if effect.obj.is_alloca:
-                root = effect.obj.root
-                if is_write and not inst.results:
-                    written.setdefault(id(root), (root, inst))
-                else:  # a read, or an atomic update whose result reads the memory
-                    read.add(id(root))
-        if inst.results and not writes and not inst.regions:
-            candidates.append(inst)
-    if wants_unused:
-        _unused(ctx, candidates, used)
-    if wants_unread:
-        for key, (root, first_write) in written.items():
-            if key not in read:
-                name = f"'%{root.name}'" if root.name else "the local memory"
-                ctx.warn("unread-alloca", f"local memory {name} is written but never read: the "
-                                          f"writes have no effect", root.span,
-                         [Note("it is written here", first_write.span)])
-
-
-def _unused(ctx: "LintContext", candidates: list[Instruction], used: set[int]) -> None:
-    """-Wunused-value: an instruction without side effects none of whose results is used."""
-    for inst in candidates:
-        if any(id(r) in used for r in inst.results):
+    for inst in instructions:
+        if not any(id(v) in local for v in inst.operands):
             continue
-        names = ", ".join(f"'%{r.name}'" for r in inst.results if r.name) or "the result"
-        verb = "are" if len(inst.results) > 1 else "is"
-        ctx.warn("unused-value", f"{inst.title}: {names} {verb} never used", inst.results[0].span
-                 or inst.span)
+        for effect in direct_effects(inst):
+            if not effect.obj.is_alloca:
+                continue
+            root = effect.obj.root
+            if effect.kind is not EffectKind.READ and not inst.results:
+                written.setdefault(id(root), (root, inst))
+            else:  # a read, or an atomic update whose result reads the memory
+                read.add(id(root))
+    for key, (root, first_write) in written.items():
+        if key not in read:
+            name = f"'%{root.name}'" if root.name else "the local memory"
+            ctx.warn("unread-alloca", f"local memory {name} is written but never read: the "
+                                      f"writes have no effect", root.span,
+                     [Note("it is written here", first_write.span)])
