@@ -270,7 +270,7 @@ class Analysis:
         """(start of the word being typed, the words that may go there): see completion.py."""
         from tinyc.editor.completion import complete
 
-        return complete(self.text, offset, self)
+        return complete(self.text, offset, self)[:2]
 
 
 def line_tokens(text: str, index: LineIndex, offset: int,

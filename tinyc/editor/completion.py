@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 CONTEXT_LINES = 12
 """Lines looked back for the start of the statement being typed."""
+VARIANTS_SHOWN = 40
+"""Variants of one instruction offered before its name is typed (see instruction_words)."""
 DESCRIBED_VALUES = 200
 """Values offered with their description ("result of gemm.n.t"); beyond, with their type only
 (a generated kernel has thousands)."""
@@ -42,9 +44,10 @@ def _same(offset: int, clamp: bool = False) -> int | None:
 
 
 def complete(text: str, offset: int, analysis: "Analysis", to_old: Callable = _same,
-             to_new: Callable = _same) -> tuple[int, list["CompletionWord"]]:
-    """(start of the word being typed, the words that may go there) in `text`. `analysis` may
-    be of an earlier text: `to_old` and `to_new` map offsets between the two."""
+             to_new: Callable = _same) -> tuple[int, list["CompletionWord"], bool]:
+    """(start of the word being typed, the words that may go there, whether more words would
+    come with more of the word typed) in `text`. `analysis` may be of an earlier text:
+    `to_old` and `to_new` map offsets between the two."""
     from tinyc.editor.analysis import CompletionWord
 
     offset = min(max(offset, 0), len(text))
@@ -53,14 +56,16 @@ def complete(text: str, offset: int, analysis: "Analysis", to_old: Callable = _s
         start -= 1
     typed = text[start:offset]
     if typed.startswith("%"):
-        return start, values_before(text, start, analysis, to_old, to_new)
+        return start, values_before(text, start, analysis, to_old, to_new), False
     if typed.startswith("@"):
-        return start, []
+        return start, [], False
     expected = expected_words(text, start)
     words: list[CompletionWord] = []
+    more = False
     if expected is None or expected & vocabulary.instruction_heads():
+        spellings, more = instruction_words(typed)
         words += [CompletionWord(w.spelling, "instruction", f"{w.summary} ({w.kind})")
-                  for w in vocabulary.instructions()]
+                  for w in spellings]
     types = vocabulary.type_words() if expected is None else expected & vocabulary.type_words()
     words += [CompletionWord(t, "type") for t in sorted(types)]
     attributes = [a for a in vocabulary.attribute_names() if expected is None or a in expected]
@@ -68,9 +73,28 @@ def complete(text: str, offset: int, analysis: "Analysis", to_old: Callable = _s
     others = (vocabulary.other_keywords() | vocabulary.constant_words())
     words += [CompletionWord(k, "keyword") for k in sorted(others)
               if expected is not None and k in expected]
-    if expected is not None and "LOCAL_ID" in expected:
-        words += values_before(text, start, analysis, to_old, to_new)
-    return start, words
+    statement_start = not text[text.rfind("\n", 0, start) + 1:start].strip()
+    if expected is not None and "LOCAL_ID" in expected and not statement_start:
+        words += values_before(text, start, analysis, to_old, to_new)  # (a name there is new)
+    return start, words, more
+
+
+def instruction_words(typed: str) -> tuple[list, bool]:
+    """The instruction spellings to offer for the word `typed` so far, and whether some were
+    left out: of an instruction with more than VARIANTS_SHOWN variants (the coopmatrix
+    atomics have 360: scopes, semantics, transposes, checks), only the first ones until
+    the word names it."""
+    chosen, shown, more = [], {}, False
+    for w in vocabulary.instructions():
+        if typed.startswith(w.head) or \
+                vocabulary.variants(w.head) <= VARIANTS_SHOWN:
+            chosen.append(w)
+        elif shown.setdefault(w.head, 0) < VARIANTS_SHOWN // 4:
+            shown[w.head] += 1
+            chosen.append(w)
+        else:
+            more = True
+    return chosen, more
 
 
 def values_before(text: str, offset: int, analysis: "Analysis", to_old: Callable = _same,

@@ -371,13 +371,13 @@ def completion(params: types.CompletionParams) -> types.CompletionList | None:
         return None
     names, to_old, to_new = doc.current_names()
     offset = server.offset(doc, params.position)
-    start, words = complete(doc.text, offset, names, to_old, to_new)
+    start, words, more = complete(doc.text, offset, names, to_old, to_new)
     replace = server.range(doc.index, start, offset)
     items = [types.CompletionItem(  # (lean: a generated kernel offers thousands of values)
         label=w.label, kind=_COMPLETION_KINDS.get(w.kind), detail=w.detail or None,
         documentation=w.documentation or None, sort_text=f"{_SORT_GROUPS.get(w.kind, '5')}{n:04d}",
         text_edit=types.TextEdit(replace, w.label)) for n, w in enumerate(words)]
-    return types.CompletionList(is_incomplete=False, items=items)
+    return types.CompletionList(is_incomplete=more, items=items)
 
 
 @server.feature(types.TEXT_DOCUMENT_FORMATTING)
