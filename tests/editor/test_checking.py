@@ -87,21 +87,13 @@ def test_every_edit_gives_the_diagnostics_of_tinyc_check(seed: int):
         assert [d.to_json() for d in fresh.diagnostics] == reference(text)
 
 
-MUL_ADD = """func @f() attributes {subgroup_size=16} {
-  parallel {
-    %a = constant 1.0 : coopmatrix<f32x8x4,matrix_a>
-    %b = constant 1.0 : coopmatrix<f32x4x8,matrix_b>
-    %c = constant 0.0 : coopmatrix<f32x8x8,matrix_acc>
-    %d = cooperative_matrix_mul_add %a, %b, %c : coopmatrix<f32x8x8,matrix_acc>
-  }
-}
-"""
+LIFETIME = "func @f() {\n  %t = alloca : memref<f32x16,local>\n  parallel {\n    lifetime_stop %t\n  }\n}\n"
 
 
 def test_the_version_comes_from_the_whole_file():
-    """Rows of 8 with subgroups of 16 are an error in the newest language only: a newest
-    spelling in the last function makes the first one's mul_add an error."""
-    seed = MUL_ADD + kernel("g", 1)
+    """lifetime_stop in an SPMD region is an error in the newest language only: a newest
+    spelling in the last function makes the first function's lifetime_stop an error."""
+    seed = LIFETIME + kernel("g", 1)
     newest = seed.replace("%x1 = arith.add", "%x1 = add")
     checker = FunctionChecker("k.ir")
     for text, errors in ((seed, 0), (newest, 1), (seed, 0)):

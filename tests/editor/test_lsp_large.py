@@ -8,20 +8,14 @@ parsed while the current one has a syntax error, with positions in the current t
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
-REPO = Path(__file__).resolve().parents[2]
-ENV = dict(os.environ, PYTHONPATH=str(REPO))
+from lsp_testlib import REPO, as_dict, cli_json, next_diagnostics
+
 sys.path.insert(0, str(REPO))
 from benchmarks.lsp_latency import function, many_functions  # noqa: E402
 
@@ -31,27 +25,6 @@ SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.Diagnostic
             "note": types.DiagnosticSeverity.Information}
 
 
-@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=[sys.executable, "-m", "tinyc.cli", "lsp"], server_env=ENV))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=pytest_lsp.client_capabilities("visual-studio-code")))
-    yield
-    await lsp_client.shutdown_session()
-
-
-def cli_json(text: str) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-m", "tinyc.cli", "check", "--format", "json", "-"],
-                          input=text.encode(), capture_output=True, env=ENV, cwd=REPO)
-    assert proc.returncode in (0, 1), proc.stderr
-    return json.loads(proc.stdout)
-
-
-def as_dict(r: types.Range) -> dict:
-    return {"start": {"line": r.start.line, "character": r.start.character},
-            "end": {"line": r.end.line, "character": r.end.character}}
-
-
 def assert_same_as_cli(got: list[types.Diagnostic], text: str) -> None:
     want = cli_json(text)
     assert [as_dict(d.range) for d in got] == [w["range"] for w in want]
@@ -59,15 +32,6 @@ def assert_same_as_cli(got: list[types.Diagnostic], text: str) -> None:
         assert d.message.splitlines()[0].split(" (did you mean")[0] == w["message"].split(" (did you mean")[0]
         assert d.severity == SEVERITY[w["severity"]]
         assert d.code == (f"-W{w['warning']}" if w["warning"] else None)
-
-
-async def published(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
-    """The next diagnostics of `uri` (the caller removed the last ones before its change)."""
-    for _ in range(6000):
-        if uri in client.diagnostics:
-            return list(client.diagnostics.pop(uri))
-        await asyncio.sleep(0.005)
-    raise AssertionError(f"no diagnostics for {uri}")
 
 
 def position(text: str, needle: str, delta: int = 0) -> types.Position:
@@ -85,7 +49,7 @@ class Session:
         self.client.diagnostics.pop(self.uri, None)
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(
             types.TextDocumentItem(self.uri, "tinyc", 1, self.text)))
-        return await published(self.client, self.uri)
+        return await next_diagnostics(self.client, self.uri)
 
     async def replace(self, old: str, new: str, after: str = "") -> list[types.Diagnostic]:
         at = self.text.index(old, self.text.index(after) if after else 0)
@@ -99,7 +63,7 @@ class Session:
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
             types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
             [types.TextDocumentContentChangePartial(types.Range(start, end), new)]))
-        return await published(self.client, self.uri)
+        return await next_diagnostics(self.client, self.uri)
 
 
 @pytest.fixture
