@@ -1,11 +1,13 @@
-"""What the language server knows about one document: diagnostics, names, words.
+"""What the language server knows about one text: diagnostics, names, words.
 
-Diagnostics come from `tinyc.compiler.check_source`, the function behind
-`tinyc check`, so the editor shows exactly the CLI's errors. Names (hover,
-definitions, references, completion of values) come from the IR the parser
-builds, with its spans; while the text has a syntax error, the line of the
-error is blanked (or a missing `}` added at the end) and the rest parsed
-again, so hover and go-to-definition keep working while one types.
+Diagnostics come from the editor's check (tinyc/editor/checking.py), which
+gives exactly `tinyc check`'s. Names (hover, definitions, references,
+completion of values) come from the IR that check built, with its spans: a
+walk of it, no parse. A text that never parsed gets its names by blanking
+the line of a syntax error (or adding a missing `}` at the end) and parsing
+the rest again; once a text has parsed, the language server keeps its names
+while one types (tinyc/editor/documents.py). Tokens are lexed a line at a
+time, when a request needs them.
 
 Everything here works on offsets into the text; `tinyc.editor.positions`
 turns them into LSP positions. Nothing here may raise on any text.
