@@ -188,10 +188,6 @@ class Instruction:
         """Report what is legal but suspicious about this instruction (tinyc.lint; after
         verification, so the operands have the types `verify` checked)."""
 
-    def constant_value(self) -> Any:
-        """The literal of a `constant` instruction, else None."""
-        return None
-
     def memory_accesses(self) -> Accesses:
         """The memref and group operands this instruction itself reads and writes.
 

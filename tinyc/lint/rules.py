@@ -86,9 +86,15 @@ def _head(inst: Instruction, last: Value) -> Span | None:
 
 
 def constant_of(value: Value) -> int | None:
-    """The integer a value is a `constant` of, else None."""
+    """The integer a value is a `constant` of (its integer facts, tinyc/ir/addressing.py),
+    else None."""
     owner = value.owner
-    found = owner.constant_value() if isinstance(owner, Instruction) else None
+    if not isinstance(owner, Instruction):
+        return None
+    op = owner.integer_facts().value
+    if op is None or op.op != "constant":
+        return None
+    found = op.args[0]
     return found if isinstance(found, int) and not isinstance(found, bool) else None
 
 

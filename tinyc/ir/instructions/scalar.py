@@ -553,9 +553,6 @@ class Constant(Instruction):
     def from_syntax(cls, s: "Parsed") -> "Constant":
         return cls(s.literals[0], s.type)
 
-    def constant_value(self) -> bool | int | float | complex:
-        return self.value
-
     def format(self, p: "Printer") -> str:
         try:
             text = format_constant(self.value, newest=p.newest)
