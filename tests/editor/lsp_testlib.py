@@ -1,5 +1,6 @@
-"""What the language server's tests share: a real client over stdio, and the CLI's
-diagnostics as the reference."""
+"""What the language server's tests share: `client`, a real LSP client talking to `tinyc lsp`
+over stdio (a fixture: one server per test module that imports it), and the CLI's diagnostics
+as the reference. (No conftest.py here: tests/verifier imports its own as `conftest`.)"""
 
 from __future__ import annotations
 
@@ -9,11 +10,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest_lsp
 from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 SERVER = [sys.executable, "-m", "tinyc.cli", "lsp"]
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=SERVER,
+                                                             server_env=ENV))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=pytest_lsp.client_capabilities("visual-studio-code")))
+    yield
+    await lsp_client.shutdown_session()
 
 
 def cli_json(text: str) -> list[dict]:

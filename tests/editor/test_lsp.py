@@ -18,7 +18,7 @@ from tinyc.ir.instructions import Gemm, Subview
 from tinyc.parser import parse_tree
 from tinyc.diagnostics import CompilationError
 
-from lsp_testlib import ENV, REPO, SERVER, as_dict, cli_json, next_diagnostics
+from lsp_testlib import ENV, REPO, SERVER, as_dict, cli_json, client, next_diagnostics  # noqa: F401
 
 SAMPLES = sorted((REPO / "samples").glob("*.ir"))
 

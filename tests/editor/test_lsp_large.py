@@ -14,7 +14,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from lsp_testlib import REPO, as_dict, cli_json, next_diagnostics
+from lsp_testlib import REPO, as_dict, cli_json, client, next_diagnostics  # noqa: F401
 
 sys.path.insert(0, str(REPO))
 from benchmarks.lsp_latency import function, many_functions  # noqa: E402
