@@ -1,7 +1,7 @@
 """Latencies of `tinyc lsp` on large files, measured by a client over stdio.
 
     python -m benchmarks.lsp_latency [--sizes 500,5000,40000] [--rounds 5] [--out FILE]
-                                     [--server-path DIR]   # e.g. an older checkout, to compare
+                                     [--before DIR] [--before-sizes 500,5000]
 
 For each size, two generated files (warning-free, as tinyc's generators
 write them): one function of N instructions, and N/50 functions of 50.
@@ -16,7 +16,10 @@ each round on a fresh document:
 - hover: a hover on a value's use in the middle.
 
 Medians over the rounds (wall clock; the machine is shared, so compare runs
-made together). Writes lsp_latency.md next to this file (or --out).
+made together). With --before, the server of another checkout (the one
+before this work) is measured right before this one on the same files (for
+--before-sizes), each in its own process. Writes lsp_latency.md next to this
+file (or --out).
 """
 
 from __future__ import annotations
@@ -104,9 +107,10 @@ class Client:
         return future
 
 
-async def measure(text: str, rounds: int, env: dict) -> dict[str, float]:
-    c = Client()
-    await c.client.start_io(sys.executable, "-m", "tinyc.cli", "lsp", env=env)
+async def measure(text: str, rounds: int, checkout: Path) -> dict[str, float]:
+    c = Client()  # (run from the checkout: `python -m` puts the working directory first)
+    await c.client.start_io(sys.executable, "-m", "tinyc.cli", "lsp", cwd=str(checkout),
+                            env=dict(os.environ, PYTHONPATH=str(checkout)))
     await c.client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities()))
     c.client.initialized(types.InitializedParams())
     at = targets(text)
@@ -154,26 +158,37 @@ def main() -> None:
     parser.add_argument("--sizes", default="500,5000,40000")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", type=Path, default=HERE / "lsp_latency.md")
-    parser.add_argument("--server-path", type=Path, default=REPO,
-                        help="the tinyc checkout the server runs from")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a checkout whose server to measure too (e.g. main before this work)")
+    parser.add_argument("--before-sizes", default="500,5000")
     args = parser.parse_args()
-    env = dict(os.environ, PYTHONPATH=str(args.server_path))
+    servers = [("this", REPO)]
+    before_sizes = {int(s) for s in args.before_sizes.split(",")}
+    if args.before is not None:
+        servers.insert(0, ("before", args.before.resolve()))
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         for shape, make in (("one function", one_function), ("functions of 50", many_functions)):
             text = make(size)
-            found = asyncio.run(measure(text, args.rounds, env))
             count = sum(1 for line in text.split("\n") if line.startswith("  "))
-            rows.append((count, shape, found))
-            print(f"{count:>6} {shape:<16} " + "  ".join(
-                f"{k} {v * 1e3:8.1f} ms" for k, v in found.items()), flush=True)
-    table = ["| instructions | file | open → diagnostics | edit → diagnostics | completion | hover |",
-             "|---:|---|---:|---:|---:|---:|"]
-    table += [f"| {n:,} | {shape} | {r['open']:.3f} s | {r['edit']:.3f} s | "
-              f"{r['completion'] * 1e3:.0f} ms | {r['hover'] * 1e3:.0f} ms |" for n, shape, r in rows]
+            for server, checkout in servers:
+                if server == "before" and size not in before_sizes:
+                    continue
+                found = asyncio.run(measure(text, args.rounds, checkout))
+                rows.append((count, shape, server, found))
+                print(f"{count:>6} {shape:<16} {server:<7}" + "  ".join(
+                    f"{k} {v * 1e3:8.1f} ms" for k, v in found.items()), flush=True)
+    table = ["| instructions | file | server | open → diagnostics | edit → diagnostics | "
+             "completion | hover |", "|---:|---|---|---:|---:|---:|---:|"]
+    table += [f"| {n:,} | {shape} | {server} | {r['open']:.3f} s | {r['edit']:.3f} s | "
+              f"{r['completion'] * 1e3:.0f} ms | {r['hover'] * 1e3:.0f} ms |"
+              for n, shape, server, r in rows]
     args.out.write_text("# Language server latencies\n\n"
-                        f"`python -m benchmarks.lsp_latency --rounds {args.rounds}` (medians, "
-                        "wall clock, a pygls client over stdio; see the script's docstring).\n\n"
+                        f"`python -m benchmarks.lsp_latency --rounds {args.rounds}"
+                        + (" --before CHECKOUT" if args.before else "") + "` (medians, wall "
+                        "clock, a pygls client over stdio; see the script's docstring). "
+                        "`before`: the server before the incremental work (main at 19b5d6f), "
+                        "measured just before `this` on the same files.\n\n"
                         + "\n".join(table) + "\n")
 
 

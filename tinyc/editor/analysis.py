@@ -268,11 +268,18 @@ class Analysis:
     def function_at(self, offset: int) -> FunctionInfo | None:
         return next((f for f in self.functions if f.start <= offset <= f.end), None)
 
+    def definitions_before(self, offset: int) -> list[Symbol]:
+        """The values defined before `offset` in its function, in order."""
+        function = self.function_at(offset)
+        return [o.symbol for o in self.occurrences
+                if o.is_definition and o.symbol.name.startswith("%") and o.start < offset
+                and (function is None or o.symbol.function == function.name[1:])]
+
     def completion(self, offset: int) -> tuple[int, list[CompletionWord]]:
         """(start of the word being typed, the words that may go there): see completion.py."""
         from tinyc.editor.completion import complete
 
-        return complete(self.text, offset, self)[:2]
+        return complete(self.text, offset, lambda: (self, _same, _same))[:2]
 
 
 def line_tokens(text: str, index: LineIndex, offset: int,
@@ -325,6 +332,10 @@ def _token_at(tokens: list[EditorToken], offset: int) -> int | None:
             return i + 1
         return i
     return None
+
+
+def _same(offset: int, clamp: bool = False) -> int:
+    return offset
 
 
 def check_text(text: str, name: str = "<string>") -> Checked:

@@ -43,11 +43,12 @@ def _same(offset: int, clamp: bool = False) -> int | None:
     return offset
 
 
-def complete(text: str, offset: int, analysis: "Analysis", to_old: Callable = _same,
-             to_new: Callable = _same) -> tuple[int, list["CompletionWord"], bool]:
+def complete(text: str, offset: int, names: Callable[[], tuple["Analysis", Callable, Callable]]
+             ) -> tuple[int, list["CompletionWord"], bool]:
     """(start of the word being typed, the words that may go there, whether more words would
-    come with more of the word typed) in `text`. `analysis` may be of an earlier text:
-    `to_old` and `to_new` map offsets between the two."""
+    come with more of the word typed) in `text`. `names()` gives the names to offer values
+    from (asked only where a value may go), with the maps of offsets to their text (maybe an
+    earlier one) and back."""
     from tinyc.editor.analysis import CompletionWord
 
     offset = min(max(offset, 0), len(text))
@@ -56,7 +57,7 @@ def complete(text: str, offset: int, analysis: "Analysis", to_old: Callable = _s
         start -= 1
     typed = text[start:offset]
     if typed.startswith("%"):
-        return start, values_before(text, start, analysis, to_old, to_new), False
+        return start, values_before(text, start, *names()), False
     if typed.startswith("@"):
         return start, [], False
     expected = expected_words(text, start)
@@ -75,7 +76,7 @@ def complete(text: str, offset: int, analysis: "Analysis", to_old: Callable = _s
               if expected is not None and k in expected]
     statement_start = not text[text.rfind("\n", 0, start) + 1:start].strip()
     if expected is not None and "LOCAL_ID" in expected and not statement_start:
-        words += values_before(text, start, analysis, to_old, to_new)  # (a name there is new)
+        words += values_before(text, start, *names())  # (not where a statement starts: a new name)
     return start, words, more
 
 
@@ -109,11 +110,8 @@ def values_before(text: str, offset: int, analysis: "Analysis", to_old: Callable
     old = to_old(offset, clamp=True)
     function = analysis.function_at(old)
     symbols = {}
-    for o in analysis.occurrences:
-        s = o.symbol
-        if (o.is_definition and s.name.startswith("%") and o.start < old
-                and (function is None or s.function == function.name[1:])):
-            symbols.setdefault(s.name, s)
+    for s in analysis.definitions_before(old):
+        symbols.setdefault(s.name, s)
     described = len(symbols) <= DESCRIBED_VALUES
     seen: dict[str, CompletionWord] = {
         name: CompletionWord(name, "value", s.type or "", s.what if described else "")

@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 
 from tinyc.editor.analysis import Analysis
 from tinyc.editor.checking import Checked, FunctionChecker
+from tinyc.editor.lookup import PointNames
 from tinyc.editor.positions import LineIndex
 
 Edit = tuple[int, int, int]
@@ -72,6 +73,7 @@ class Document:
     _steps: Iterator[None] | None = None
     _checker: FunctionChecker | None = None
     _index: LineIndex | None = None
+    _point: PointNames | None = None
 
     @property
     def index(self) -> LineIndex:
@@ -109,11 +111,13 @@ class Document:
 
     def start_names(self) -> bool:
         """Begin finding the names of the last checked text, if it parsed (else the last ones
-        stay); True if there is work for `step_names`."""
+        stay); True if there is work for `step_names`. Names half found are finished first
+        when there are none to answer with yet (the newest text's follow)."""
         checked, text = self.checked, self.checked_text
         if checked is None or checked.program is None or text is None \
                 or (self.names is not None and self.names.text is text) \
-                or (self._building is not None and self._building.text is text):
+                or (self._building is not None and self._building.text is text) \
+                or (self._building is not None and self.names is None):
             return self._building is not None
         self._building = Analysis(text, self.name, checked=checked, lazy=True)
         self._building_at, self._steps = self._checked_at, self._building.build()
@@ -132,26 +136,43 @@ class Document:
         except StopIteration:
             self.names, self._names_at = self._building, self._building_at
             self._building = self._steps = None
-            return False
+            return self.start_names()  # a newer text parsed meanwhile: its names next
         except Exception:  # a bug in tinyc: keep the names there were
             self._building = self._steps = None
             raise
 
-    def current_names(self) -> tuple[Analysis, Callable, Callable]:
+    def current_names(self) -> tuple[Analysis | PointNames, Callable, Callable]:
         """The names to answer with, and the maps of offsets to their text and back."""
         if self.names is None:
             if self._building is None and (self.stale or self.checked is None):
                 self.check()
                 self.start_names()
-            while self.step_names():  # nothing older to answer with: finish them now
-                pass
+            looked_up = self._look_up()
+            if looked_up is not None:  # the names are still being found: look them up
+                return looked_up
         if self.names is None:  # never parsed: recover what parses, or the functions' names
             self.names = Analysis(self.checked_text or "", self.name, checked=self.checked)
             self._names_at = self._checked_at
-        edits = self.edits[self._names_at:]
+        return self.names, *self._maps(self._names_at)
+
+    def _look_up(self) -> tuple[PointNames, Callable, Callable] | None:
+        """The newest text that parsed, with the names looked up in its IR (lookup.py)."""
+        if self.checked is not None and self.checked.program is not None:
+            checked, text, at = self.checked, self.checked_text, self._checked_at
+        elif self._building is not None:
+            checked, text, at = self._building.checked, self._building.text, self._building_at
+        else:
+            return None
+        if self._point is None or self._point.text is not text:
+            self._point = PointNames(text, checked.program)
+        return self._point, *self._maps(at)
+
+    def _maps(self, at: int) -> tuple[Callable, Callable]:
+        """Offsets from the text of `at` edits ago to the current one and back."""
+        edits = self.edits[at:]
         if not edits:
-            return self.names, _same, _same
-        return (self.names, lambda offset, clamp=False: to_earlier(edits, offset, clamp),
+            return _same, _same
+        return (lambda offset, clamp=False: to_earlier(edits, offset, clamp),
                 lambda offset, clamp=False: to_later(edits, offset, clamp))
 
 

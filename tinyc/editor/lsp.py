@@ -369,9 +369,8 @@ def completion(params: types.CompletionParams) -> types.CompletionList | None:
     doc = server.document(params.text_document.uri)
     if doc is None:
         return None
-    names, to_old, to_new = doc.current_names()
     offset = server.offset(doc, params.position)
-    start, words, more = complete(doc.text, offset, names, to_old, to_new)
+    start, words, more = complete(doc.text, offset, doc.current_names)
     replace = server.range(doc.index, start, offset)
     items = [types.CompletionItem(  # (lean: a generated kernel offers thousands of values)
         label=w.label, kind=_COMPLETION_KINDS.get(w.kind), detail=w.detail or None,
