@@ -18,7 +18,8 @@ Keeping up with large files (tinyc/editor/documents.py): edits are ranges
 a check re-parses only the functions that changed (checking.py) and gives
 exactly `tinyc check`'s diagnostics; the names (hover, definitions,
 completion) come from the last text that parsed, mapped through the edits
-since, so no request parses the file.
+since (found a slice at a time; looked up in the IR until then), so no
+request parses the file.
 """
 
 from __future__ import annotations
