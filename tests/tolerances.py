@@ -21,9 +21,12 @@ rounded operations (add, sub, mul, fma; OpenCL's 2.5-ULP f32 division) are compa
 rtol 1e-6 or tighter by ULP count, which every conforming device meets. Sums and products
 are compared either with the bound above (codegen coopmatrix, atomics, reductions) or with
 `tolerance x scale`, where scale is at least Σ|terms| and the tolerance at least γ_K for the
-largest K the test uses (tests/device/collective_cases.py, tests/contract/corpus.py), or
-with a margin of 10x or more over γ_K·Σ|terms| for the sizes used (lowering, sharding,
-distributed: K <= 64 of values in [-1, 1]). Only the math functions had a tolerance fitted
+largest K the test uses (tests/device/collective_cases.py, tests/contract/corpus.py). The
+lowering tests (two reference runs, K <= 40 in f32, rtol = atol = 1e-4) and the sharding and
+distributed ones (f32 sums of values in [-1, 1], atol 1e-4 to 1e-6) allow about the
+worst-case γ_K·Σ|terms| or more for their sizes, far above the typical error √K·u·Σ: not
+fitted to one machine, though not a proof either; new tests should use the bounds here.
+Only the math functions had a tolerance fitted
 to this machine (native_exp 2e-4); they now use MATH_ULP and NATIVE_SANITY.
 """
 
