@@ -264,7 +264,7 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
         order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
 
         def write_one(ptr: Id, k: int) -> None:
-            write(ctx, desc.type, ptr, writes.AtomicStore(comps[k], order))
+            write(ctx, desc.type, ptr, writes.Atomic(comps[k], order))
     else:
         def write_one(ptr: Id, k: int) -> None:
             store_element(ctx, desc, ptr, comps[k], inst.flag)
@@ -291,7 +291,7 @@ def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
     at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
     old = _write_components(
         ctx, t, desc, at, inst.checked,
-        lambda ptr, k: write(ctx, desc.type, ptr, writes.AtomicUpdate(inst.op, comps[k], order)),
+        lambda ptr, k: write(ctx, desc.type, ptr, writes.Update(inst.op, comps[k], order)),
         scalar_type(ctx.m, t.component), scalar.zero(ctx, t.component))
     if t.use is MatrixUse.B and ctx.subgroup_size > 1:  # row i was updated by lane i mod S
         S = ctx.subgroup_size
@@ -309,7 +309,7 @@ def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
         if n == 1:
             store_element(ctx, desc, ptr, values[j], StoreFlag.NONE)
         else:
-            write(ctx, desc.type, ptr, writes.VectorStore(tuple(values[j:j + n])))
+            write(ctx, desc.type, ptr, writes.Vector(tuple(values[j:j + n])))
         j += n
 
 

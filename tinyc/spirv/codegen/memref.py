@@ -87,11 +87,11 @@ def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
 def store_element(ctx: Ctx, desc: MemrefDesc, ptr: Id, value: Id, flag: StoreFlag) -> None:
     """Plain, atomic or atomic-add store of one element (the seed's store flags)."""
     if flag is StoreFlag.NONE:
-        write(ctx, desc.type, ptr, writes.Store(value))
+        write(ctx, desc.type, ptr, writes.Plain(value))
     elif flag is StoreFlag.ATOMIC:
-        write(ctx, desc.type, ptr, writes.AtomicStore(value))
+        write(ctx, desc.type, ptr, writes.Atomic(value))
     else:
-        write(ctx, desc.type, ptr, writes.AtomicUpdate(AtomicOp.ADD, value))
+        write(ctx, desc.type, ptr, writes.Update(AtomicOp.ADD, value))
 
 
 def _static_override(values: list[IndexLike], declared: tuple[int, ...]) -> list[IndexLike]:
@@ -135,7 +135,7 @@ def emit_atomic_load(ctx: Ctx, inst: AtomicLoad) -> None:
 def emit_atomic_store(ctx: Ctx, inst: AtomicStore) -> None:
     desc, ptr = _atomic_element(ctx, inst)
     order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
-    write(ctx, desc.type, ptr, writes.AtomicStore(ctx.id(inst.value), order))
+    write(ctx, desc.type, ptr, writes.Atomic(ctx.id(inst.value), order))
 
 
 @emits(AtomicUpdate)
@@ -143,7 +143,7 @@ def emit_atomic_update(ctx: Ctx, inst: AtomicUpdate) -> None:
     desc, ptr = _atomic_element(ctx, inst)
     order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics)
     ctx[inst.result] = write(ctx, desc.type, ptr,
-                             writes.AtomicUpdate(inst.op, ctx.id(inst.value), order))
+                             writes.Update(inst.op, ctx.id(inst.value), order))
 
 
 def load_group_member(ctx: Ctx, g: GroupDesc, i: IndexLike) -> MemrefDesc:
