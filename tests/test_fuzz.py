@@ -57,15 +57,25 @@ def test_the_summary_line_and_exit_status(monkeypatch, capsys):
 
 
 def test_the_oracle_catches_a_wrong_reference_collective(device, monkeypatch):
-    """Break the reference's gemm (alpha ignored): the NumPy check must notice."""
+    """Break the reference's handling of gemm (alpha ignored; the product itself is the class's
+    NumPy meaning, which the oracle shares): the NumPy check must notice."""
+    import numpy as np
+
     from tinyc.ir.instructions import Gemm
-    from tinyc.reference import ops_collective
+    from tinyc.reference.memory import read_array, write_array
+    from tinyc.reference.scalars import compute_dtype
     from tinyc.reference.state import EVALUATORS
 
     def wrong_gemm(inst, st):
-        A, B = inst.inputs
-        ops_collective._update(inst, st, lambda dt, read: 2 * (ops_collective._op(read(A), inst.transpose_a)
-                                                              @ ops_collective._op(read(B), inst.transpose_b)))
+        if st.on_collective is not None:
+            st.on_collective(inst, st)
+        out = st.get(inst.output)
+        dtype = compute_dtype(out.element)
+        term = inst.evaluate([read_array(st.get(v), dtype, "gemm") for v in inst.inputs])
+        beta = np.asarray(st.get(inst.beta)).astype(dtype)
+        write_array(out, term + beta * read_array(out, dtype, "gemm"), "gemm")
+        if st.after_collective is not None:
+            st.after_collective(inst, st)
 
     monkeypatch.setitem(EVALUATORS, Gemm, wrong_gemm)
     kernel = _gemm_kernel()

@@ -292,6 +292,7 @@ def _bounds_checked_difference(k: Any, kernel: Kernel, plain: list[Any], args: l
     program is in bounds, so it must give the plain run's results and raise nothing."""
     import tinyc
 
+    k._checked_kernel()  # compiled and built first: a module's JIT is no launch to time
     try:
         _launch(k, args, kernel.batch, check_bounds=True)
     except tinyc.BoundsError as err:
