@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tinyc.fuzz import campaign, mutate, runner
-from tinyc.fuzz.generator import SCALARS, generate_kernel
+from tinyc.fuzz.generator import SCALARS, generate_kernel, kernels
 from tinyc.fuzz.instructions import TABLE
 from tinyc.fuzz.program import Kernel
 from tinyc.fuzz.shrink import shrink
@@ -32,9 +32,10 @@ def test_fixed_seed_slice_of_the_campaign(device, capsys):
 
 
 def test_programs_are_reproducible_and_cover_the_language():
-    first = [generate_kernel(random.Random(f"7:{i}"), f"k{i}") for i in range(150)]
-    again = [generate_kernel(random.Random(f"7:{i}"), f"k{i}") for i in range(150)]
+    first = list(kernels(7, 200))
+    again = list(kernels(7, 200))
     assert [k.text for k in first] == [k.text for k in again]
+    assert {k.std for k in first} == {"seed", "newest"}
     used = set().union(*(k.features for k in first))
     assert {entry.name for entry in TABLE} <= used, {entry.name for entry in TABLE} - used
     text = "\n".join(k.text for k in first)
@@ -42,6 +43,39 @@ def test_programs_are_reproducible_and_cover_the_language():
         assert re.search(rf"\b{t}\b", text), t
     for word in ("coopmatrix", "group<", "strided<", "foreach", "parallel", ".atomic", ".t", "init("):
         assert word in text, word
+
+
+def test_the_table_comes_from_the_classes_and_programs_use_every_class():
+    """Every entry writes an instruction class; generated programs, parsed, hold an instance of
+    every class of the language (those without an entry of their own are written inside
+    another: yield, the coopmatrix chain of parallel regions, the builtins of subgroups)."""
+    from tinyc.compiler import check_source
+    from tinyc.ir.instructions import instruction_classes
+
+    assert all(entry.cls in instruction_classes() for entry in TABLE)
+    found: set[type] = set()
+    for kernel in kernels(7, 200):
+        found |= {type(inst) for inst in check_source(kernel.text)[kernel.name].walk()}
+    missing = {cls.__name__ for cls in instruction_classes()} - {cls.__name__ for cls in found}
+    assert missing == set()
+
+
+def test_seed_programs_come_out_as_the_campaigns_drew_them():
+    """A program that is not a newest one is drawn exactly as before the newest language's
+    entries existed (their seeds in docs/fuzzing.md still reproduce them)."""
+    kernel = generate_kernel(random.Random("9191:19070"), "k19070")
+    assert kernel.std == "seed" and "; std:" not in kernel.text
+    seed_table = [entry for entry in TABLE if not entry.newest]
+    assert [(e.name, e.weight) for e in seed_table] == [  # the table of the campaigns before
+        ("constant", 1.0), ("arith", 3.0), ("arith.bool", 0.5), ("arith.complex", 0.4), ("cast", 1.2),
+        ("cmp", 0.8), ("math", 0.5), ("builtin", 0.8), ("load", 2.0), ("store", 2.0), ("size", 0.5),
+        ("subview", 1.0), ("expand", 0.5), ("fuse", 0.5), ("alloca", 0.4), ("lifetime_stop", 0.6),
+        ("for", 1.0), ("if", 1.0), ("foreach", 1.0), ("parallel", 1.0), ("barrier", 0.3), ("gemm", 1.0),
+        ("gemv", 0.8), ("ger", 0.6), ("axpby", 0.8), ("sum", 0.6), ("cumsum", 0.6),
+        ("hadamard_product", 0.6), ("subgroup_op", 0.8), ("subgroup_broadcast", 0.5)]
+    assert [k.text for k in (generate_kernel(random.Random(f"7:{i}"), f"k{i}") for i in range(20))] \
+        == [k.text for k in (generate_kernel(random.Random(f"7:{i}"), f"k{i}", seed_table)
+                             for i in range(20))]
 
 
 def test_the_summary_line_and_exit_status(monkeypatch, capsys):

@@ -1,7 +1,7 @@
 """The fuzzing campaign: programs, then mutants; a report per failure and the summary line.
 
 Programs come in modules of `per_module` kernels; program i of seed S is
-`generate_kernel(Random(f"{S}:{i}"))`, so any failure is reproduced by its
+`program_kernel(S, i)`, so any failure is reproduced by its
 seed and index alone (`--only I`). They run in worker processes
 (tinyc/fuzz/isolate.py) unless `--in-process`, so that a crash of the
 device's compiler is counted and reported instead of ending the campaign. Failing kernels are shrunk (unless
@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence, TextIO
 
-from tinyc.fuzz.generator import generate_kernel
+from tinyc.fuzz.generator import program_kernel
 from tinyc.fuzz.mutate import check_mutant, mutate
 from tinyc.fuzz.program import Kernel
 from tinyc.fuzz.runner import Outcome, compile_one, run_module
@@ -66,7 +66,7 @@ class Tally:
 
 
 def program_kernels(seed: int, start: int, stop: int) -> list[Kernel]:
-    return [generate_kernel(random.Random(f"{seed}:{i}"), f"k{i}") for i in range(start, stop)]
+    return [program_kernel(seed, i) for i in range(start, stop)]
 
 
 def _still_fails(outcome: Outcome, seed: int):
@@ -94,9 +94,11 @@ def report_failure(out: TextIO, seed: int, index: int, outcome: Outcome, shrunk:
 
 def run_chunk(seed: int, part: Sequence[int], tally: Tally, out: TextIO, shrinking: bool) -> bool:
     """Run programs `part` of the seed as one module; False if the device hung (stop everything)."""
-    kernels = [generate_kernel(random.Random(f"{seed}:{i}"), f"k{i}") for i in part]
+    kernels = [program_kernel(seed, i) for i in part]
     outcomes = run_module(kernels, seed)
-    for i, outcome in zip(part, outcomes):
+    index = {kernel.name: i for i, kernel in zip(part, kernels)}
+    for outcome in outcomes:
+        i = index[outcome.kernel.name]
         tally.programs += 1
         tally.statuses[outcome.status] += 1
         tally.features.update(outcome.kernel.features)

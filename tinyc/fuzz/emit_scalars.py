@@ -10,6 +10,8 @@ from __future__ import annotations
 from tinyc.fuzz.generator import COMPLEX, REALS, SCALARS, Writer, exact_op, int_limits, tolerance
 from tinyc.fuzz.program import GROUP, LANE, SUBGROUP, Val
 from tinyc.ir.types import ScalarType, bf16, bool_, f16, i32, index
+from tinyc.fuzz.registry import generates
+from tinyc.ir import instructions as I
 
 
 def arith_value(w: Writer, t: ScalarType, *, level: int = LANE, exact: bool = False,
@@ -107,16 +109,19 @@ def _away_from_zero_complex(w: Writer, b: Val, t: ScalarType, level: int) -> Val
     return w.define(s, t, level=b.level, exact=False)
 
 
+@generates(I.Constant, "constant", 1.0)
 def emit_constant(w: Writer) -> bool:
     w.constant(w.pick(SCALARS + (bool_,)))
     return True
 
 
+@generates(I.ArithBinary, "arith", 3.0)
 def emit_arith(w: Writer) -> bool:
     t = w.pick(SCALARS)
     return arith_value(w, t, level=LANE, exact=w.chance(0.3)) is not None
 
 
+@generates(I.ArithBinary, "arith.bool", 0.5)
 def emit_logic(w: Writer) -> bool:
     """and / or / xor / not on bools."""
     a = w.scalar(bool_)
@@ -131,6 +136,7 @@ def emit_logic(w: Writer) -> bool:
     return True
 
 
+@generates(I.ArithUnary, "arith.complex", 0.4)
 def emit_complex_parts(w: Writer) -> bool:
     t = w.pick(COMPLEX)
     a = w.scalar(t)
@@ -141,6 +147,7 @@ def emit_complex_parts(w: Writer) -> bool:
     return True
 
 
+@generates(I.Cast, "cast", 1.2)
 def emit_cast(w: Writer) -> bool:
     dst = w.pick(SCALARS)
     src_types = [t for t in SCALARS if not (t.is_complex and not dst.is_complex)]
@@ -170,11 +177,13 @@ def emit_cast(w: Writer) -> bool:
     return True
 
 
+@generates(I.Cmp, "cmp", 0.8)
 def emit_cmp(w: Writer) -> bool:
     w.compare()
     return True
 
 
+@generates(I.MathUnary, "math", 0.5)
 def emit_math(w: Writer) -> bool:
     t = w.pick(REALS + COMPLEX)
     a = w.scalar(t)
@@ -191,6 +200,7 @@ def emit_math(w: Writer) -> bool:
     return True
 
 
+@generates(I.Builtin, "builtin", 0.8)
 def emit_builtin(w: Writer) -> bool:
     choices = [("group_id", index), ("group_size", index), ("num_subgroups", i32), ("subgroup_size", i32)]
     if w.in_parallel():

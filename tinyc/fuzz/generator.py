@@ -68,10 +68,11 @@ def exact_op(t: ScalarType, op: str) -> bool:
 class Writer:
     """Writes one kernel: text lines, regions and the facts of every value."""
 
-    def __init__(self, rng: random.Random, name: str, table: Sequence):
+    def __init__(self, rng: random.Random, name: str, table: Sequence, newest: bool = False):
         self.rng = rng
         self.name = name
         self.table = table
+        self.newest = newest  # may use the newest language's instructions (a newest program)
         self.lines: list[str] = []
         self.region = Region("collective", GROUP)
         self.count = 0
@@ -449,8 +450,6 @@ class Writer:
             self.step()
 
     def step(self) -> None:
-        from tinyc.fuzz.instructions import COLLECTIVES
-
         entries = [e for e in self.table if e.allowed(self)]
         weights = [e.weight for e in entries]
         for _ in range(8):
@@ -458,15 +457,17 @@ class Writer:
             if entry.emit(self) is not False:
                 self.budget -= 1
                 self.feature(entry.name)
-                self.collectives += entry.name in COLLECTIVES
+                self.collectives += entry.collective
                 return
 
 
-def generate_kernel(rng: random.Random, name: str, table: Sequence | None = None) -> Kernel:
-    """One random kernel named `name`."""
+def generate_kernel(rng: random.Random, name: str, table: Sequence | None = None,
+                    newest: bool = False) -> Kernel:
+    """One random kernel named `name`; `newest`: it may use the newest language's instructions
+    (it is then a newest program, with its geometry given)."""
     if table is None:
         from tinyc.fuzz.instructions import TABLE as table
-    w = Writer(rng, name, table)
+    w = Writer(rng, name, table, newest)
     params: list[str] = []
     values: list[Val] = []
     for k in range(rng.randint(1, 3)):
@@ -493,7 +494,7 @@ def generate_kernel(rng: random.Random, name: str, table: Sequence | None = None
         lo = hi = value if t.is_int else None
         values.append(Val(f"%s{k}", t, lo=lo, hi=hi))
     attrs = ""
-    if rng.random() < 0.8:
+    if rng.random() < 0.8 or newest:  # (newest: the rows of its coopmatrices fit S)
         attrs = f" attributes {{subgroup_size={w.subgroup}, work_group_size=[{w.wg[0]}, {w.wg[1]}]}}"
     else:
         w.subgroup, w.wg = 16, (16, 1)  # the compiler's choice on the CPU device
@@ -505,7 +506,10 @@ def generate_kernel(rng: random.Random, name: str, table: Sequence | None = None
     text = f"func @{name}({', '.join(params)}){attrs} {{\n{body}\n}}\n"
     exact = {n: r.exact and not r.shared for n, r in w.outputs.items()}
     tolerances = {n: r.tol for n, r in w.outputs.items()}
-    return Kernel(name, text, w.batch, w.args, exact, tolerances, w.features)
+    if newest:
+        text = "; std: newest\n" + text
+    return Kernel(name, text, w.batch, w.args, exact, tolerances, w.features,
+                  "newest" if newest else "seed")
 
 
 def _scalar_value(rng: random.Random, t: ScalarType):
@@ -516,7 +520,18 @@ def _scalar_value(rng: random.Random, t: ScalarType):
     return round(rng.uniform(-2, 2), 3)
 
 
+NEWEST_SHARE = 0.4
+"""The share of kernels that may use the newest language's instructions."""
+
+
+def program_kernel(seed: int, i: int, prefix: str = "k") -> Kernel:
+    """Program i of seed `seed`. Whether it is a newest program is drawn apart, so the seed
+    programs come out as the campaigns before it drew them (docs/fuzzing.md)."""
+    newest = random.Random(f"{seed}:{i}:std").random() < NEWEST_SHARE
+    return generate_kernel(random.Random(f"{seed}:{i}"), f"{prefix}{i}", newest=newest)
+
+
 def kernels(seed: int, count: int, prefix: str = "k") -> Iterator[Kernel]:
     """`count` kernels from `seed`; kernel i depends only on (seed, i)."""
     for i in range(count):
-        yield generate_kernel(random.Random(f"{seed}:{i}"), f"{prefix}{i}")
+        yield program_kernel(seed, i, prefix)

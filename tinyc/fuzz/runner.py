@@ -302,16 +302,19 @@ def _bounds_checked_difference(k: Any, kernel: Kernel, plain: list[Any], args: l
 
 
 def run_module(kernels: Sequence[Kernel], seed: int) -> list[Outcome]:
-    """Outcomes of all kernels, compiled together."""
-    program, outcomes = compile_module(kernels)
-    checked = program.checked_ir() if program is not None else None
-    results = []
-    for i, kernel in enumerate(kernels):
-        if kernel.name in outcomes:
-            results.append(outcomes[kernel.name])
-            continue
-        outcome = run_kernel(program, kernel, seed * 7919 + i, checked)
-        results.append(outcome)
-        if outcome.status == "hang":
-            break
-    return results
+    """Outcomes of all kernels, in order; the kernels of one language version are compiled
+    together (a module has one version). After a hang nothing more runs: the outcomes of the
+    kernels that ran, in order."""
+    found: dict[int, Outcome] = {}
+    for std in dict.fromkeys(k.std for k in kernels):
+        part = [(i, k) for i, k in enumerate(kernels) if k.std == std]
+        program, outcomes = compile_module([k for _, k in part])
+        checked = program.checked_ir() if program is not None else None
+        for i, kernel in part:
+            if kernel.name in outcomes:
+                found[i] = outcomes[kernel.name]
+                continue
+            found[i] = run_kernel(program, kernel, seed * 7919 + i, checked)
+            if found[i].status == "hang":
+                return [found[j] for j in sorted(found)]
+    return [found[i] for i in sorted(found)]
