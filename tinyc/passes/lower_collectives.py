@@ -45,7 +45,7 @@ def lower_collectives(fn: Function, options: PassOptions) -> None:
         region = inst.parent
         before = {id(i) for i in region.instructions}
         LOWERINGS[type(inst)](ctx, ctx.builder_before(inst), inst)
-        if inst.size_rules() is not None:  # the lowering is in bounds when the rule holds
+        if inst.addressing().rules is not None:  # the lowering is in bounds when the rule holds
             for made in region.instructions:
                 if id(made) not in before:
                     made.lowered_from = inst
