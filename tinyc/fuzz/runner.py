@@ -15,6 +15,7 @@ tolerance scaled by the output's magnitude.
 
 from __future__ import annotations
 
+import os
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -26,7 +27,9 @@ from tinyc.fuzz.oracle import CollectiveOracle
 from tinyc.fuzz.program import ArrayArg, GroupArg, Kernel, ScalarArg
 
 TOLERANCE = {"f16": 2e-2, "bf16": 6e-2, "f32": 1e-3, "f64": 1e-9, "c32": 1e-3, "c64": 1e-9}
-LAUNCH_TIMEOUT = 60.0  # seconds; a generated kernel takes milliseconds
+LAUNCH_TIMEOUT = 60.0
+"""Seconds a launch may take on an idle machine (a generated kernel takes milliseconds; the
+JIT builds happen before); scaled by the machine's load (`launch_timeout`)."""
 
 
 @dataclass
@@ -224,6 +227,15 @@ def _exception_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}\n" + "".join(traceback.format_exception(err)[-6:])
 
 
+def launch_timeout() -> float:
+    """LAUNCH_TIMEOUT times the load per core (at least 1): campaigns share the machine."""
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        load = 1.0
+    return LAUNCH_TIMEOUT * max(1.0, load)
+
+
 def _launch(kernel_object: Any, args: list[Any], batch: int, check_bounds: bool = False) -> None:
     """Launch and wait, with a time limit (a stuck device cannot be interrupted)."""
     failure: list[BaseException] = []
@@ -236,9 +248,10 @@ def _launch(kernel_object: Any, args: list[Any], batch: int, check_bounds: bool 
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
-    thread.join(LAUNCH_TIMEOUT)
+    limit = launch_timeout()
+    thread.join(limit)
     if thread.is_alive():
-        raise LaunchTimeout(f"the launch did not finish within {LAUNCH_TIMEOUT:.0f} s")
+        raise LaunchTimeout(f"the launch did not finish within {limit:.0f} s")
     if failure:
         raise failure[0]
 
