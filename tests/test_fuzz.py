@@ -60,6 +60,16 @@ def test_the_table_comes_from_the_classes_and_programs_use_every_class():
     assert missing == set()
 
 
+def test_shared_accumulators_get_adds_only():
+    """Every work-group adds into %acc; an atomic max or min there would not commute with the
+    adds (a program of seed 12 did both: the result depended on the order)."""
+    texts = [k.text for k in kernels(12, 300) if "%acc" in k.text]
+    assert any("atomic_add" in t and "%acc[" in t for t in texts)
+    for text in texts:
+        for line in text.splitlines():
+            assert not ("%acc[" in line and re.search(r"atomic_(max|min)", line)), line
+
+
 def test_seed_programs_come_out_as_the_campaigns_drew_them():
     """A program that is not a newest one is drawn exactly as before the newest language's
     entries existed (their seeds in docs/fuzzing.md still reproduce them)."""

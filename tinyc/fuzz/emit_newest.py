@@ -76,7 +76,9 @@ def emit_atomic_update(w: Writer) -> bool:
     dst = w.pick(shared if shared and (not own or w.chance(0.5)) else own)
     m = dst.mem
     t = m.type.element
-    op = w.pick(_ops(t))
+    # every work-item of the group runs one update of its slice; a shared accumulator gets
+    # adds only (adds commute with each other, not with max or min)
+    op = "add" if m.root.shared else w.pick(_ops(t))
     value = w.scalar(t, level=GROUP if not w.spmd else LANE)
     indices = [w.index_in(0, n - 1, level=GROUP if not w.spmd else LANE) for n in m.shape]
     w.emit(f"{w.fresh('old')} = atomic_{op}{_ordering(w, True)} {value.name}, {dst.name}"
