@@ -10,8 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from tinyc.fuzz import campaign, mutate, runner
-from tinyc.fuzz.generator import SCALARS, generate_kernel, kernels
+from tinyc.fuzz import campaign, chunks, mutate, runner
+from tinyc.fuzz.facts import SCALARS
+from tinyc.fuzz.programs import generate_kernel, kernels
 from tinyc.fuzz.instructions import TABLE
 from tinyc.fuzz.program import Kernel
 from tinyc.fuzz.shrink import shrink
@@ -92,7 +93,7 @@ def test_the_summary_line_and_exit_status(monkeypatch, capsys):
     def fake_run_module(kernels, seed):
         return [runner.Outcome(k, "mismatch" if k.name == "k1" else "ok") for k in kernels]
 
-    monkeypatch.setattr(campaign, "run_module", fake_run_module)
+    monkeypatch.setattr(chunks, "run_module", fake_run_module)
     code = campaign.main(["--programs", "3", "--seed", "1", "--mutants", "0", "--no-shrink", "--quiet",
                           "--in-process"])
     out, err = capsys.readouterr()
@@ -266,12 +267,12 @@ def test_a_crash_of_the_device_compiler_is_counted_and_the_campaign_goes_on(monk
                 if 4 in part or {6, 7} <= set(part):
                     self.death = "the worker process died (exit status -11)"
                     return
-                tally = campaign.Tally(programs=len(part))
+                tally = chunks.Tally(programs=len(part))
                 tally.statuses["ok"] += len(part)
                 yield {"stop": part.stop, "alive": True, "tally": tally.to_json(), "reports": ""}
 
     monkeypatch.setattr(isolate, "Worker", FakeWorker)
-    tally, out = campaign.Tally(), io.StringIO()
+    tally, out = chunks.Tally(), io.StringIO()
     assert isolate.run_isolated(1, range(10), 3, tally, out, False, None)
     assert tally.programs == 10 and tally.statuses == {"ok": 9, "crash": 1, "module crash": 1}
     assert tally.summary() == "programs 10 mismatches 0 internal-errors 2 hangs 0"

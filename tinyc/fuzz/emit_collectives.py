@@ -8,7 +8,8 @@ that promote to the output's.
 
 from __future__ import annotations
 
-from tinyc.fuzz.generator import SCALARS, Writer, tolerance
+from tinyc.fuzz.facts import SCALARS, tolerance
+from tinyc.fuzz.generator import Writer
 from tinyc.fuzz.program import GROUP, Root, Val
 from tinyc.ir.types import ScalarType, promotable, promote
 from tinyc.fuzz.registry import generates

@@ -3,7 +3,8 @@ barrier, subgroup operations and cooperative matrices."""
 
 from __future__ import annotations
 
-from tinyc.fuzz.generator import MAX_DEPTH, MAX_STEPS, SCALARS, Writer, tolerance
+from tinyc.fuzz.facts import MAX_DEPTH, MAX_STEPS, SCALARS, tolerance
+from tinyc.fuzz.generator import Writer
 from tinyc.fuzz.program import GROUP, LANE, SUBGROUP, Val
 from tinyc.ir.types import (
     MatrixUse, ScalarType, bool_, c32, coopmatrix_type, f16, f32, f64, i8, i16, i32, i64, index,

@@ -9,7 +9,8 @@ accumulators.
 
 from __future__ import annotations
 
-from tinyc.fuzz.generator import SCALARS, Writer, tolerance
+from tinyc.fuzz.facts import SCALARS, tolerance
+from tinyc.fuzz.generator import Writer
 from tinyc.fuzz.program import GROUP, LANE, Mem, Root, Val
 from tinyc.ir.types import (
     DYNAMIC, AddressSpace, ScalarType, c32, f16, f32, f64, i8, i32, index, memref_type,

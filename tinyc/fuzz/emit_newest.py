@@ -16,7 +16,8 @@ discard their old values (the order of the work-items decides them).
 from __future__ import annotations
 
 from tinyc.fuzz.emit_memory import _store_spmd, _taint
-from tinyc.fuzz.generator import COMPLEX, MAX_STEPS, REALS, Writer, exact_op, tolerance
+from tinyc.fuzz.facts import COMPLEX, MAX_STEPS, REALS, exact_op, tolerance
+from tinyc.fuzz.generator import Writer
 from tinyc.fuzz.program import GROUP, LANE, SUBGROUP, Val
 from tinyc.fuzz.registry import generates
 from tinyc.ir import instructions as I
@@ -280,7 +281,7 @@ def emit_coopmatrix_newest(w: Writer) -> bool:
     use = w.pick((MatrixUse.A, MatrixUse.B, MatrixUse.ACC))
     ct = coopmatrix_type(t, rows, cols, use)
     matrix = _coop_source(w, dst, ct, zero)
-    change = w.pick(["apply", "parts"] + ["reduce"] * (rows % S == 0))
+    change = w.pick(["apply", "parts"] + ["reduce"] * 3 * (rows % S == 0))  # (reduce: rare shapes)
     if change == "apply":
         matrix = _apply(w, matrix, ct)
     elif change == "parts":

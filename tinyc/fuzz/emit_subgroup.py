@@ -7,7 +7,8 @@ reproduce them.)
 
 from __future__ import annotations
 
-from tinyc.fuzz.generator import SCALARS, Writer
+from tinyc.fuzz.facts import SCALARS
+from tinyc.fuzz.generator import Writer
 from tinyc.fuzz.program import LANE, SUBGROUP
 from tinyc.fuzz.registry import generates
 from tinyc.ir import instructions as I

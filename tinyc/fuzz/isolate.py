@@ -21,8 +21,8 @@ import tempfile
 import time
 from typing import Iterator, TextIO
 
-from tinyc.fuzz.campaign import Tally, run_chunk, show_progress
-from tinyc.fuzz.generator import program_kernel
+from tinyc.fuzz.chunks import Tally, run_chunk, show_progress
+from tinyc.fuzz.programs import program_kernel
 
 
 def work(seed: int, indices: range, per_module: int, shrinking: bool) -> int:
