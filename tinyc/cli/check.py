@@ -21,12 +21,16 @@ from tinyc.diagnostics import CompilationError
 def check(files: tuple[str, ...], fmt: str, std: str | None, defines: dict[str, str]) -> None:
     """Check FILES ('-': standard input) for syntax, type and region errors.
 
+    Notes (exit 0) name accesses the compiler cannot bound: launches check them at
+    run time.
+
     \b
     JSON: a list of {file, severity, message, hints, line, column, end_line,
     end_column, range, notes}; line/column are 1-based with the end column
     inclusive (as in the text form), `range` is the LSP's (0-based, UTF-16
     code units, end exclusive).
     """
+    from tinyc.analysis.launch_bounds import launch_notes
     from tinyc.compiler import check_source
 
     failed = False
@@ -34,13 +38,19 @@ def check(files: tuple[str, ...], fmt: str, std: str | None, defines: dict[str, 
     inputs = Inputs(files)
     for path, text in inputs:
         try:
-            check_source(text, display_name(path), std=std, defines=defines)
+            program = check_source(text, display_name(path), std=std, defines=defines)
         except CompilationError as err:
             failed = True
             if fmt == "json":
                 collected += [d.to_json() for d in err.diagnostics]
             else:
                 print_diagnostics(err)
+            continue
+        notes = launch_notes(program)  # accesses launches check at run time (not errors)
+        if fmt == "json":
+            collected += [d.to_json() for d in notes]
+        elif notes:
+            print_diagnostics(CompilationError(notes))
     if fmt == "json":
         import json
 

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tinyc.cli.batches import fitting
 from tinyc.cli.errors import UsageError
 from tinyc.cli.sizes import Chosen, choose_sizes
 from tinyc.reference.arguments import copy_argument
@@ -152,13 +153,14 @@ def _arrays(info: Any, shapes: dict[str, tuple[int, ...]]):
             yield p, memref, shape, max(extent(shape, layout_strides(memref, shape)), 1) * memref.element.size
 
 
-def _plan(info: Any, batch: int, chosen: Chosen) -> Plan:
+def _plan(info: Any, batch: int, chosen: Chosen, extents: dict[tuple[str, int], int] | None = None) -> Plan:
     members: dict[str, int] = {}
     nbytes = 0
     for p, _, _, one in _arrays(info, chosen.shapes):
         count = 1
-        if isinstance(p.type, GroupType):
-            count = members[p.name] = batch if p.type.size == DYNAMIC else p.type.size
+        if isinstance(p.type, GroupType):  # a `?` count: what the batch reaches (mode -1)
+            reached = max(batch, (extents or {}).get((p.name, -1), 0))
+            count = members[p.name] = reached if p.type.size == DYNAMIC else p.type.size
         nbytes += count * one
     return Plan(chosen.shapes, members, nbytes)
 
@@ -214,8 +216,10 @@ def make_arguments(fn: Any, info: Any, batch: int, sizes: dict[str, str], seed: 
                              f"arguments: {', '.join(p.name for p in info.params)}")
     batch_modes = {p.name: p.batch_mode for p in info.params
                    if p.batch_mode is not None and isinstance(p.type, MemrefType)}
-    chosen = choose_sizes(fn, batch, sizes, batch_modes)
-    plan = _plan(info, batch, chosen)
+    reached = info.launch.extents(batch) if info.launch is not None else {}
+    extents = {(info.params[p].name, m): n for (p, m), n in reached.items()}
+    chosen = choose_sizes(fn, batch, sizes, batch_modes, extents)
+    plan = _plan(info, batch, chosen, extents)
     check_memory(plan, info, max_array_bytes)
     args: list[Any] = []
     for p in info.params:
@@ -335,7 +339,11 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
     return compared, skipped
 
 
-def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
+RUN_BATCH = 1
+"""`tinyc run`'s batch when --batch is not given (lowered to what the kernel takes: batches.py)."""
+
+
+def run_kernel(source: str, file: str, kernel_name: str | None, batch: int | None, sizes: Sequence[str],
                check: bool, repeat: int, seed: int, device: str | None,
                echo: Callable[[str], None] = print, std: str | None = None,
                defines: dict[str, str] | None = None, check_bounds: bool | None = None) -> None:
@@ -344,8 +352,8 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
 
     if launched_by_mpi():  # under mpiexec: the batch split over the ranks
-        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device,
-                              echo, std=std, defines=defines)
+        return run_kernel_mpi(source, file, kernel_name, batch if batch is not None else RUN_BATCH, sizes,
+                              check, repeat, seed, device, echo, std=std, defines=defines)
 
     program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
     names = program.kernel_names
@@ -357,7 +365,9 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     build = time.perf_counter() - start
     info = kernel.info
     fn = program.checked_ir()[name]
-    args, _ = make_arguments(fn, info, batch, parse_sizes(sizes), seed, device_array_limit(kernel))
+    parsed, limit = parse_sizes(sizes), device_array_limit(kernel)
+    (args, _), batch = fitting(kernel, lambda b: make_arguments(fn, info, b, parsed, seed, limit), batch,
+                               RUN_BATCH)
     echo(describe_arguments(info, args))
     inputs = [copy_argument(a) for a in args]
     options = {} if check_bounds is None else {"check_bounds": check_bounds}

@@ -151,15 +151,18 @@ def null_arguments(param: ParamInfo, arity: int) -> list:
     return [ctypes.c_uint64(0)] + [ctypes.c_int64(0)] * (arity - 1)
 
 
-def memref_packer(param: ParamInfo) -> Packer:
+def memref_packer(param: ParamInfo, index: int = -1, batch_checks: bool = True) -> Packer:
     """Packer of a memref parameter: pointer, then its `?` sizes and strides.
 
     USM arrays seen before are recognised by their interface's fields (the
     key keeps the syclobj alive, so its identity cannot be reused): the
     checked kernel arguments are reused, only the batch is checked again.
+    The array's shape goes to `call.sizes[index]` (the launch conditions read it); the
+    batch mode is checked against the batch only without them (`batch_checks`).
     """
     memref: MemrefType = param.type  # type: ignore[assignment]
-    name, what, written, mode = param.name, str(memref), param.written, param.batch_mode
+    name, what, written = param.name, str(memref), param.written
+    mode = param.batch_mode if batch_checks else None
     fit = fitter(memref).fit
     memo: dict[tuple, tuple[tuple[int, ...], list, tuple[int, int]]] = {}  # USM key -> (shape, args, span)
 
@@ -170,6 +173,7 @@ def memref_packer(param: ParamInfo) -> Packer:
         if key is not None:
             known = memo.get(key)
             if known is not None:
+                call.sizes[index] = known[0]
                 if mode is not None:
                     check_batch(known[0], mode, call.batch, name, what)
                 if written:
@@ -178,6 +182,7 @@ def memref_packer(param: ParamInfo) -> Packer:
         view = array_view(value, name, what)
         check_dtype(view, memref.element, name, what)
         fitted = fit(view, name, what)
+        call.sizes[index] = view.shape
         if mode is not None:
             check_batch(view.shape, mode, call.batch, name, what)
         if written:
@@ -212,8 +217,10 @@ def abi_arity(param: ParamInfo) -> int:
     return 1
 
 
-def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any]) -> Packer:
-    """The packer of one parameter, built once per kernel."""
+def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any], index: int = -1,
+                batch_checks: bool = True) -> Packer:
+    """The packer of one parameter (the `index`th), built once per kernel. `batch_checks`:
+    a batch mode must cover the batch (kernels without launch conditions: launch_check.py)."""
     t = param.type
     if isinstance(t, ScalarType):
         pack = scalar_packer(t, param.name, raw_arg)
@@ -222,7 +229,7 @@ def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any]) -> Packe
         pack = bool_packer(param.name)
         return lambda value, call: [pack(value)]
     if isinstance(t, MemrefType):
-        return memref_packer(param)
+        return memref_packer(param, index, batch_checks)
     if isinstance(t, GroupType):
-        return GroupPacker(param)
+        return GroupPacker(param, index, batch_checks)
     raise TypeError(f"parameter '{param.name}' has type {t}, which kernels cannot take")

@@ -1,0 +1,224 @@
+"""Launches either stay inside their arguments or are refused before anything runs.
+
+Each kernel here indexes memory with arithmetic on the group id, loops,
+guards or tiles. For a range of argument sizes, `max_batch` must equal the
+largest batch whose accesses stay inside the arrays (worked out here from
+the kernel's meaning, not from the compiler), a launch one beyond it must
+raise LaunchError naming the argument and that batch, and launches up to it
+must compute what NumPy computes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinyc
+
+SOURCE = """
+func @by_four(%A: memref<f32x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %c4 = constant 4 : index
+  %first = arith.mul %g, %c4 : index
+  %c0 = constant 0 : index
+  for %i = %c0, %c4 {
+    %k = arith.add %first, %i : index
+    %v = load %A[%k] : f32
+    %w = arith.add %v, %v : f32
+    store %w, %B[%k]
+  }
+}
+
+func @guarded(%n: index, %A: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %in = cmp.lt %g, %n : bool
+  if %in {
+    %v = load %A[%g] : f32
+    %w = arith.mul %v, %v : f32
+    store %w, %A[%g]
+  }
+}
+
+func @shifted(%s: index, %A: memref<f32x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %k = arith.add %g, %s : index
+  %v = load %A[%k] : f32
+  store %v, %B[%g]
+}
+
+func @tiles(%A: memref<f32x?>) attributes {subgroup_size=16} {
+  %c0 = constant 0 : index
+  %n = size %A[0] : index
+  foreach_tile (%o) = (%c0), (%n) as (%s) <= (16) {
+    %lane32 = subgroup_local_id : i32
+    %lane = cast %lane32 : index
+    %inside = less_than %lane, %s : bool
+    if %inside {
+      %k = add %o, %lane : index
+      %v = load %A[%k] : f32
+      %w = add %v, %v : f32
+      store %w, %A[%k]
+    }
+  }
+}
+
+func @i32_index(%A: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %g32 = cast %g : i32
+  %big = constant 1048576 : i32
+  %far = mul %g32, %big : i32
+  %k = cast %far : index
+  %v = load %A[%k] : f32
+  store %v, %A[%k]
+}
+
+func @gather(%I: memref<i32x?>, %A: memref<f32x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %i = load %I[%g] : i32
+  %j = cast %i : index
+  %v = load %A[%j] : f32
+  store %v, %B[%g]
+}
+
+func @no_group_id(%A: memref<f32x4>) {
+  %c0 = constant 0 : index
+  %v = load %A[%c0] : f32
+  %w = add %v, %v : f32
+  store %w, %A[%c0]
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(device):
+    return tinyc.compile(SOURCE, name="launch_bounds.ir", std="newest")
+
+
+def data(n: int) -> np.ndarray:
+    return np.arange(1, n + 1, dtype=np.float32)
+
+
+def launch_limit(kernel) -> int:
+    """The most work-groups one launch may have: 2^31 - 1 work-items (the CPU runtime's limit)."""
+    x, y = kernel.info.work_group_size
+    return (2**31 - 1) // (x * y)
+
+
+@pytest.mark.parametrize("size", [0, 3, 4, 10, 16, 17, 40])
+def test_four_entries_per_work_group(program, size):
+    k = program["by_four"]
+    A, B = data(size), np.zeros(size, np.float32)
+    fits = size // 4  # work-group g reads and writes entries 4g .. 4g + 3
+    assert k.max_batch(A, B) == fits == k.info.max_batch(A, B)
+    with pytest.raises(tinyc.LaunchError, match=rf"argument 'A'.*mode 0.*largest batch these arguments take is {fits}|"
+                                                rf"argument 'A'.*mode 0.*no batch fits") as caught:
+        k(A, B, batch=fits + 1)
+    assert caught.value.max_batch == fits
+    np.testing.assert_array_equal(B, 0)  # nothing ran
+    k(A, B, batch=fits)
+    np.testing.assert_array_equal(B[:4 * fits], 2 * A[:4 * fits])
+    np.testing.assert_array_equal(B[4 * fits:], 0)
+
+
+def test_batch_left_out_is_what_the_arrays_hold(program):
+    k = program["by_four"]
+    A, B = data(22), np.zeros(22, np.float32)
+    k(A, B)  # 5 work-groups: 20 entries
+    np.testing.assert_array_equal(B, np.r_[2 * A[:20], [0, 0]])
+
+
+def test_a_batch_beyond_what_one_launch_may_have(program):
+    k = program["no_group_id"]
+    with pytest.raises(tinyc.LaunchError, match=rf"work-items.*the largest batch is {launch_limit(k)}"):
+        k(data(4), batch=launch_limit(k) + 1)
+
+
+def test_batch_left_out_where_nothing_bounds_it(program):
+    with pytest.raises(tinyc.LaunchError, match="batch= is needed"):
+        program["no_group_id"](data(4))
+    A = data(4)
+    program["no_group_id"](A, batch=1)
+    assert A[0] == 2
+
+
+@pytest.mark.parametrize("n, size", [(5, 5), (5, 3), (0, 2), (-3, 4)])
+def test_a_guard_bounds_the_group_id(program, n, size):
+    """`if g < n` keeps work-groups n.. away from A: the batch may exceed A when n fits it."""
+    k = program["guarded"]
+    A = data(size)
+    want = A.copy()
+    fits = launch_limit(k) if n <= size else size  # n <= size: every work-group that passes is inside
+    assert k.max_batch(n, A) == fits
+    batch = max(n, size) + 7
+    if batch > fits:
+        with pytest.raises(tinyc.LaunchError, match="argument 'A'"):
+            k(n, A, batch=batch)
+        batch = fits
+    k(n, A, batch=batch)
+    want[:max(min(n, batch), 0)] **= 2
+    np.testing.assert_array_equal(A, want)
+
+
+@pytest.mark.parametrize("shift", [-1, 0, 3, 10, 2**40])
+def test_an_index_scalar_out_of_range_is_refused(program, shift):
+    k = program["shifted"]
+    A, B = data(10), np.zeros(6, np.float32)
+    fits = 0 if shift < 0 else max(0, min(6, 10 - shift))
+    assert k.max_batch(shift, A, B) == fits
+    if fits < 6:
+        with pytest.raises(tinyc.LaunchError, match="argument 'A'"):
+            k(shift, A, B, batch=6)
+    if fits:
+        k(shift, A, B, batch=fits)
+        np.testing.assert_array_equal(B[:fits], A[shift:shift + fits])
+
+
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 50])
+def test_tiles_clipped_at_the_end(program, size):
+    """foreach_tile's last tile is clipped: every size is inside, for any batch."""
+    k = program["tiles"]
+    A = data(size)
+    assert k.max_batch(A) == launch_limit(k)
+    k(A, batch=1)
+    np.testing.assert_array_equal(A, 2 * data(size))
+
+
+class _Huge:
+    """A USM array of 2^40 floats that is never touched: max_batch only reads sizes."""
+
+    __sycl_usm_array_interface__ = {"data": (4096, False), "shape": (2**40,), "strides": None,
+                                    "typestr": "<f4", "version": 1, "syclobj": None}
+
+
+def test_index_arithmetic_that_overflows_its_type_is_refused(program):
+    """g * 2^20 in i32 wraps from g = 2048 on: larger batches are refused, however large A is."""
+    k = program["i32_index"]
+    assert any(c.kind == "fits" and "i32" in c.subject for c in k.info.launch.conditions)
+    assert k.info.max_batch(_Huge()) == 2048
+    A = data(3 * 2**20)
+    assert k.max_batch(A) == 3
+    k(A, batch=3)
+    np.testing.assert_array_equal(A, data(3 * 2**20))
+
+
+def test_an_unbounded_access_is_noted_and_checked_at_run_time(program):
+    k = program["gather"]
+    assert k.info.unbounded and "loaded from memory" in k.info.unbounded[0]
+    I, A, B = np.array([2, 0, 1], np.int32), data(3), np.zeros(3, np.float32)
+    k(I, A, B, batch=3)  # checked by default: runs, and correctly
+    np.testing.assert_array_equal(B, A[I])
+    with pytest.raises(tinyc.BoundsError):
+        k(np.array([2, 7, 1], np.int32), A, B, batch=3)
+
+
+def test_tinyc_check_notes_what_it_cannot_bound(tmp_path):
+    from click.testing import CliRunner
+
+    from tinyc.cli import cli
+
+    path = tmp_path / "k.ir"
+    path.write_text(SOURCE)
+    result = CliRunner().invoke(cli, ["check", "--std", "newest", str(path)])
+    assert result.exit_code == 0
+    notes = [line for line in result.output.splitlines() if ": note: " in line]
+    assert len(notes) == 1 and "k.ir:62.3" in notes[0] and "loaded from memory" in notes[0]
