@@ -279,7 +279,10 @@ class Kernel:
             return
         variant = self._checked_kernel()
         dry = variant.info.bounds_dry
-        call, parts = self._bound(args, batch, self._pools, track_usm_writes=not dry, conditions=False)
+        # not dry, it writes for real: NumPy data is copied (not by address), so a violation
+        # leaves the caller's arrays as they were (nothing copied back)
+        call, parts = self._bound(args, batch, self._pools, track_usm_writes=not dry, conditions=False,
+                                  host_pointers=None if dry else False)
         batch = call.batch
         events = call.staging.events
         try:
