@@ -34,7 +34,7 @@ from tinyc.runtime.pool import Pools
 from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
 from tinyc.runtime.staging import USMPointer
-from tinyc.runtime.submit import Address, Submitter
+from tinyc.runtime.submit import Address, Submitter, ranges
 from tinyc.signature import KernelInfo
 
 MAX_BATCH = 2**31 - 1
@@ -103,6 +103,7 @@ class Kernel:
         to False to copy them through device memory instead, as on other devices)."""
         x, y = info.work_group_size
         self._x, self._y = x, y
+        self._nd_ranges: dict[int, Any] = {}
         self._names = ", ".join(p.name for p in info.params)
 
     def __repr__(self) -> str:
@@ -202,19 +203,24 @@ class Kernel:
         return PreparedCall(self, call, [_for_dpctl(a, self._memory, self.queue) for a in self._emit(call, parts)])
 
     # -- launching -------------------------------------------------------------
-    def _ranges(self, batch: int) -> tuple[list[int], list[int]]:
-        """Global and local range in dpctl's slowest-first order (module docs)."""
-        x, y = self._x, self._y
-        if self.info.batch_axis == 0:
-            return [1, y, x * batch], [1, y, x]
-        return [batch, y, x], [1, y, x]
+    def _ranges(self, batch: int) -> Any:
+        """Global and local range in dpctl's slowest-first order (module docs), as submitted."""
+        found = self._nd_ranges.get(batch)
+        if found is None:
+            x, y = self._x, self._y
+            found = ranges([1, y, x * batch], [1, y, x]) if self.info.batch_axis == 0 else \
+                ranges([batch, y, x], [1, y, x])
+            if len(self._nd_ranges) >= 16:
+                self._nd_ranges.clear()
+            self._nd_ranges[batch] = found
+        return found
 
     def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None,
                variant: "Kernel | None" = None) -> Any:
         """Submit packed arguments over `batch` work-groups (of `variant`'s kernel, same ABI,
         if given); returns the event (a dpctl.SyclEvent)."""
         submitter = (variant or self)._submitter
-        return submitter.submit(queue or self.queue, packed, *self._ranges(batch), after or ())
+        return submitter.submit(queue or self.queue, packed, self._ranges(batch), after or ())
 
     def launch_raw(self, packed: list, batch: int) -> None:
         """Launch already packed kernel arguments and wait (no checks)."""
@@ -244,7 +250,7 @@ class Kernel:
             packed = self._emit(call, parts)
             if batch:
                 submitter = self._submitter
-                submitter.finish(submitter.submit_raw(self.queue, packed, *self._ranges(batch)))
+                submitter.finish(submitter.submit_raw(self.queue, packed, self._ranges(batch)))
             return
         events = call.staging.events
         try:

@@ -279,6 +279,22 @@ def _words(addresses: np.ndarray, dtype: Any = np.uint64) -> np.ndarray:
     return memory[((addresses - np.uint64(lo)) // np.uint64(item)).astype(np.intp)]
 
 
+class _Head(ctypes.Structure):
+    """NumPy's array object up to its flags (PyArrayObject_fields), read in place."""
+
+    _fields_ = [("refcount", ctypes.c_ssize_t), ("type", ctypes.c_void_p), ("data", ctypes.c_void_p),
+                ("nd", ctypes.c_int), ("dimensions", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("base", ctypes.c_void_p), ("descr", ctypes.c_void_p), ("flags", ctypes.c_int)]
+
+
+def numpy_head(array: np.ndarray) -> tuple[int, int]:
+    """(data pointer, flags) of one exact np.ndarray, read from the object (~0.3 us)."""
+    if _HEAD_OK:
+        head = _Head.from_address(id(array))
+        return head.data or 0, head.flags
+    return array.__array_interface__["data"][0], array.flags.num
+
+
 def numpy_heads(ids: np.ndarray) -> tuple[np.ndarray, int]:
     """(data pointers, flags ANDed) of members known to be arrays (by id)."""
     data = _words(ids + np.uint64(_DATA))
@@ -332,8 +348,10 @@ def _heads_agree() -> bool:
         ids = member_ids(probes)
         data, _ = numpy_heads(ids)
         each = [int(_words(np.array([i + _FLAGS], dtype=np.uint64), np.int32)[0]) for i in ids.tolist()]
+        heads = [_Head.from_address(i) for i in ids.tolist()]
         return (data.tolist() == [p.__array_interface__["data"][0] for p in probes]
-                and each == [p.flags.num for p in probes]
+                and each == [p.flags.num for p in probes] == [h.flags for h in heads]
+                and [h.data for h in heads] == data.tolist()
                 and _uniform(probes[:1] * 3, member_ids(probes[:1] * 3)) is not None
                 and _uniform(probes, ids) is None)
     except Exception:
