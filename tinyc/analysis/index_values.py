@@ -74,6 +74,9 @@ class Comparison:
 _WRAPPING = frozenset({"add", "sub", "mul", "neg", "abs", "shl", "cast", "div"})
 """Operations whose exact result may not fit the result type (div: the smallest value by -1)."""
 
+DEPTH = 5
+"""How far a guard's bound is followed into the bounds of earlier variables."""
+
 NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
 
 
@@ -100,7 +103,8 @@ class IndexValues:
         first: symbolic.py)."""
         self._next += 1
         v = Var(self._next, self._next, name)
-        self.scopes[-1][v] = (low, high)
+        self.scopes[-1][v] = (simplify(low) if low is not None else None,
+                              simplify(high) if high is not None else None)
         return v
 
     def holds_always(self, e: Expr) -> bool:
@@ -203,13 +207,13 @@ class IndexValues:
         if isinstance(result.type, BoolType):
             return self._logical(result, name, args)
         if name == "add":
-            return values[0] + values[1]
+            return simplify(values[0] + values[1])
         if name == "sub":
-            return values[0] - values[1]
+            return simplify(values[0] - values[1])
         if name == "mul":
-            return values[0] * values[1]
+            return simplify(values[0] * values[1])
         if name == "neg":
-            return -values[0]
+            return simplify(-values[0])
         if name == "cast":
             return values[0]  # (its Fit says whether the type holds it)
         if name in ("min", "max", "div", "rem", "abs"):
@@ -279,6 +283,8 @@ class IndexValues:
                 var = self.variable(r.var.name or "i", lo, last)
                 self.values[r.var] = Expr.atom(var)
                 self.fits[r.var] = self.fits_of([r.lower, r.upper])
+                if lo is not None and hi is not None:  # the body runs: the range is not empty
+                    self._refine(Comparison(lo, "lt", hi))
             elif isinstance(r, TileRange):
                 offset, hi = self.values.get(r.offset), self.of(r.upper)
                 high = node("min", Expr.const(r.tile), hi - offset) if hi is not None and offset is not None \
@@ -325,19 +331,48 @@ class IndexValues:
         floor = lambda x: node("floordiv", x, K)  # noqa: E731
         at_most = {"lt": floor(-rest - 1), "le": floor(-rest), "eq": floor(-rest)}.get(op)
         at_least = {"gt": -floor(rest - 1), "ge": -floor(rest), "eq": -floor(rest)}.get(op)  # ceil(-x) = -floor(x)
+        if isinstance(subject, Node) and depth < DEPTH:
+            self._refine_parts(subject, at_most, at_least, depth)
         low, high = old_low, old_high = self.bounds(subject)
         if at_most is not None:
             high = node("min", high, at_most) if high is not None else at_most
         if at_least is not None:
             low = node("max", low, at_least) if low is not None else at_least
         self.scopes[-1][subject] = (low, high)
-        if depth < 2:  # what the new bound says of the variables in the old opposite bound
+        if depth < DEPTH:  # what the new bound says of the variables in the old opposite bound
             if at_least is not None and old_high is not None:
                 for part in _parts(old_high, "min"):
                     self._refine(Comparison(at_least, "le", part), depth + 1)
             if at_most is not None and old_low is not None:
                 for part in _parts(old_low, "max"):
                     self._refine(Comparison(part, "le", at_most), depth + 1)
+
+
+    def _refine_parts(self, n: Node, at_most: Expr | None, at_least: Expr | None, depth: int) -> None:
+        """What a bound of a node says of its arguments: min(a, b) >= L puts a and b above L;
+        max(a, b) <= U below U; max(a, 0) >= 1 puts a above 1 (the only argument that can be),
+        min(a, 4) <= 2 puts a below 2; floor(x / k) >= L puts x above k·L, <= U below k·U + k - 1."""
+        if n.op == "floordiv":
+            x, k = n.args
+            if k.constant is not None and k.constant > 0:
+                if at_least is not None:
+                    self._refine(Comparison(x, "ge", at_least * k), depth + 1)
+                if at_most is not None:
+                    self._refine(Comparison(x, "le", at_most * k + (k.constant - 1)), depth + 1)
+            return
+        if n.op not in ("min", "max"):
+            return
+        for limit, op, every in ((at_least, "ge", n.op == "min"), (at_most, "le", n.op == "max")):
+            if limit is None:
+                continue
+            args = n.args
+            if not every:  # one argument must: the one that is not a constant failing the bound
+                k = limit.constant
+                fails = [a for a in args if a.constant is not None and k is not None
+                         and (a.constant < k if op == "ge" else a.constant > k)]
+                args = tuple(a for a in args if a not in fails) if len(fails) == len(args) - 1 else ()
+            for a in args:
+                self._refine(Comparison(a, op, limit), depth + 1)
 
 
 def _parts(e: Expr, op: str) -> tuple[Expr, ...]:

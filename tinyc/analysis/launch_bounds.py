@@ -25,10 +25,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tinyc.analysis.batch_split import BatchSplit
-from tinyc.analysis.index_values import BATCH, IndexValues, type_range
+from tinyc.analysis.index_values import IndexValues, type_range
 from tinyc.analysis.memory_effects import EffectKind, direct_effects, root_of
 from tinyc.analysis.memory_map import Coordinate, Mapped, argument, derive, group_count, local, member
-from tinyc.analysis.symbolic import ZERO, Expr, Sym, Unbounded, interval, simplify
+from tinyc.analysis.symbolic import ZERO, Expr, Sym, Unbounded, simplify
 from tinyc.ir.addressing import Footprint, MemberView
 from tinyc.ir.core import Function, Instruction, Region, Value
 from tinyc.ir.types import GroupType, MemrefType, ScalarType
@@ -72,6 +72,9 @@ class LaunchBounds:
     unbounded: tuple[Note, ...] = ()
     batch_split_problem: str | None = None
     symbols: frozenset[Sym] = field(default_factory=frozenset)  # what the conditions read
+    last_groups: tuple[Expr, ...] = ()
+    """The last work-group that can access an argument, per access (the group id's bound
+    where it runs: `batch - 1` unless a guard or an empty loop stops later work-groups)."""
 
     @property
     def bounded(self) -> bool:
@@ -80,21 +83,11 @@ class LaunchBounds:
 
     def extents(self, batch: int) -> dict[tuple[int, int], int]:
         """The least size of each argument's `?` mode ((parameter, mode); mode -1: a group's
-        member count) that `batch` work-groups reach, where the batch alone decides it
-        (`tinyc run` sizes its random arguments so)."""
-        found: dict[tuple[int, int], int] = {}
-        for c in self.conditions:
-            limit = c.limit.terms if c.kind == "upper" and c.limit is not None else {}
-            if len(limit) != 1 or c.reach.symbols() - {BATCH}:
-                continue
-            (atoms, k), = limit.items()
-            if k != 1 or len(atoms) != 1 or not isinstance(atoms[0], Sym) or atoms[0].kind not in ("dim", "count"):
-                continue
-            sym = atoms[0]
-            key = (sym.key[0], sym.key[1] if sym.kind == "dim" else -1)
-            need = interval(c.reach, {BATCH: (batch, batch)})[1] + 1
-            found[key] = max(found.get(key, 0), need)
-        return found
+        member count) for `batch` useful work-groups (`tinyc run` sizes its random arguments
+        so): batch_extents.py."""
+        from tinyc.analysis.batch_extents import extents
+
+        return extents(self, batch)
 
 
 def launch_bounds(fn: Function, options: Any = None) -> None:
@@ -121,7 +114,7 @@ def analyse(fn: Function) -> LaunchBounds:
     problem = walk.split.problem(set(fn.args) if None in written else written)
     conditions = tuple(walk.conditions.values())
     symbols = frozenset(s for c in conditions for s in c.slack.symbols())
-    return LaunchBounds(conditions, tuple(walk.notes), problem, symbols)
+    return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups))
 
 
 def _site(inst: Instruction) -> str:
@@ -144,6 +137,7 @@ class _Walk:
         wg = attrs.get("work_group_size")
         self.ints = IndexValues(tuple(wg) if wg else None, attrs.get("subgroup_size"), self._scalar, self._size)
         self.conditions: dict[tuple, Condition] = {}
+        self.last_groups: dict[Expr, None] = {}  # the group id's upper bound where an argument is accessed
         self.notes: list[Note] = []
         self.split = BatchSplit(fn)
 
@@ -264,6 +258,10 @@ class _Walk:
             self._unbounded(inst, f"{detail} of {subject}: {why}")
             return
         site = _site(inst)
+        if param is not None and detail != "the member index":  # work on an argument: useful
+            last = self.ints.bounds(self.ints.group_id)[1]
+            if last is not None:
+                self.last_groups[simplify(last)] = None
         self._condition(Condition(c.size - 1 - high, "upper", high, c.size, param, subject, detail, site))
         self._condition(Condition(low, "lower", low, c.size, param, subject, detail, site))
 

@@ -318,8 +318,8 @@ def _distribute(coefficient: Expr, value: Expr, rest: Expr) -> Expr:
     k = coefficient.constant
     if inner is not None and inner.op in ("min", "max") and k:
         op = inner.op if k > 0 else ("max" if inner.op == "min" else "min")
-        return node(op, *(a * k + rest for a in inner.args))
-    return coefficient * value + rest
+        return node(op, *(simplify(a * k + rest) for a in inner.args))
+    return simplify(coefficient * value + rest)
 
 
 def _node_bound(n: Node, bounds: Bounds, up: bool, depth: int) -> Expr:
@@ -368,7 +368,13 @@ def _bound_parts(e: Expr, bounds: Bounds, depth: int) -> Expr:
         if held:
             if len(m) != 1:
                 raise Unbounded("a product with a min, max, division or remainder")
-            result = result + _node_bound(held[0], bounds, c > 0, depth) * c
+            n = held[0]
+            k = n.args[1].constant if n.op == "floordiv" else None
+            if k and k > 0 and c % k == 0:  # c*floor(x/k) is c/k*x, less at most c/k*(k - 1)
+                x = n.args[0]
+                result = result + (x if c > 0 else x - (k - 1)) * (c // k)
+                continue
+            result = result + _node_bound(n, bounds, c > 0, depth) * c
         elif sum(isinstance(x, Var) for x in m) > 1:
             result = result + _product_bound(m, c, bounds, depth)
         else:

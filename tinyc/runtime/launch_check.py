@@ -12,8 +12,10 @@ dictionary lookup.
 
 `largest_batch` finds the largest batch the conditions allow for given
 sizes (by bisection: a larger batch reaches further); `infer` is the batch
-of a call without `batch=`: that largest batch when the arguments bound it,
-else a LaunchError (a kernel whose batch no argument bounds needs `batch=`).
+of a call without `batch=`: the useful batch of guarded kernels (one more
+than the last work-group that can reach an argument: batch_extents.py),
+else that largest batch when the arguments bound it, else a LaunchError (a
+kernel whose batch no argument bounds needs `batch=`).
 Kernels without conditions (KernelInfo.launch None: SPIR-V not made by
 tinyc.compile) are checked by their batch modes (ParamInfo.batch_mode) alone.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from tinyc.analysis.batch_extents import useful_batch
 from tinyc.analysis.symbolic import Sym, interval
 from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import GroupType, MemrefType
@@ -149,7 +152,12 @@ class LaunchCheck:
             return _from_batch_modes(self.info, call)
         sizes = self.sizes(call, args)
         largest = self.largest_batch(sizes, args, cap=False)
-        if largest >= MAX_BATCH:
+        values = self._values(sizes, 0, args)
+        useful = useful_batch(self.info.launch.last_groups, values) if sizes is not None else MAX_BATCH
+        if useful < MAX_BATCH:  # guarded accesses: the work-groups that do something (batch_extents.py)
+            if useful == 0 or largest > 0:
+                return min(useful, largest)
+        elif largest >= MAX_BATCH:
             raise LaunchError(f"kernel '{self.info.name}': no argument bounds the batch, so batch= is "
                               f"needed", argument="batch")
         if largest == 0:
