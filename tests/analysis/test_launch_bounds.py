@@ -222,3 +222,108 @@ def test_tinyc_check_notes_what_it_cannot_bound(tmp_path):
     assert result.exit_code == 0
     notes = [line for line in result.output.splitlines() if ": note: " in line]
     assert len(notes) == 1 and "k.ir:62.3" in notes[0] and "loaded from memory" in notes[0]
+
+
+GUARDED = """
+func @blocks(%A: memref<f32x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %n = size %B[0] : index
+  %c4 = constant 4 : index
+  %first = arith.mul %g, %c4 : index
+  %m = arith.min %first, %n : index
+  %left = arith.sub %n, %m : index
+  %count = arith.min %left, %c4 : index
+  %c0 = constant 0 : index
+  for %i = %c0, %count {
+    %k = arith.add %first, %i : index
+    %v = load %A[%k] : f32
+    store %v, %B[%k]
+  }
+}
+
+func @tiles(%A: memref<f32x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %n = size %B[0] : index
+  %c8 = constant 8 : index
+  %first = arith.mul %g, %c8 : index
+  %end = arith.add %first, %c8 : index
+  %whole = cmp.le %end, %n : bool
+  if %whole {
+    %a = subview %A[%first:8] : memref<f32x8>
+    %b = subview %B[%first:8] : memref<f32x8>
+    axpby.n %one_f, %a, %zero_f, %b
+  } else {
+    %m = arith.min %first, %n : index
+    %left = arith.sub %n, %m : index
+    %c0 = constant 0 : index
+    for %i = %c0, %left {
+      %k = arith.add %first, %i : index
+      %v = load %A[%k] : f32
+      store %v, %B[%k]
+    }
+  }
+}
+
+func @lanes(%A: memref<f32x?>, %B: memref<f32x?>) attributes {subgroup_size=16, work_group_size=[16, 1]} {
+  %g = builtin.group_id : index
+  %n = size %B[0] : index
+  %c64 = constant 64 : index
+  %base = arith.mul %g, %c64 : index
+  parallel {
+    %lane32 = builtin.subgroup_local_id : i32
+    %lane = cast %lane32 : index
+    %c0 = constant 0 : index
+    %c4 = constant 4 : index
+    %c16 = constant 16 : index
+    for %e = %c0, %c4 {
+      %at = arith.mul %e, %c16 : index
+      %x = arith.add %base, %at : index
+      %b = arith.add %x, %lane : index
+      %inside = cmp.lt %b, %n : bool
+      if %inside {
+        %v = load %A[%b] : f32
+        store %v, %B[%b]
+      }
+    }
+  }
+}
+""".replace("axpby.n %one_f", "%one_f = constant 1.0 : f32\n    %zero_f = constant 0.0 : f32\n    axpby.n %one_f")
+
+
+@pytest.fixture(scope="module")
+def guarded(device):
+    return tinyc.compile(GUARDED, name="guarded.ir")
+
+
+@pytest.mark.parametrize("name, per_group", [("blocks", 4), ("tiles", 8), ("lanes", 64)])
+@pytest.mark.parametrize("n", [0, 1, 7, 64, 65, 1001])
+def test_guarded_kernels_take_any_batch_and_infer_the_useful_one(guarded, name, per_group, n):
+    """Work-group g copies entries [g·C, g·C + C) ∩ [0, n): every batch stays inside (guards),
+    and batch= left out is ceil(n / C), the work-groups that do something."""
+    k = guarded[name]
+    assert not k.info.unbounded
+    A, B = data(n + 3)[:n] if n else data(0), np.zeros(n, np.float32)
+    assert k.max_batch(A, B) == launch_limit(k)  # safe at any batch
+    assert k.inferred_batch(A, B) == -(-n // per_group)
+    k(A, B)
+    np.testing.assert_array_equal(B, A)
+    B[...] = 0
+    k(A, B, batch=-(-n // per_group) + 5)  # more work-groups than useful: the rest do nothing
+    np.testing.assert_array_equal(B, A)
+    short = np.zeros(max(n - 1, 0), np.float32)
+    if n:  # A one entry shorter than B: the last useful work-group reaches past it
+        with pytest.raises(tinyc.LaunchError, match="argument 'A'"):
+            k(short, B, batch=-(-n // per_group))
+
+
+def test_run_sizes_a_guarded_kernel_for_a_useful_batch(device, tmp_path):
+    from click.testing import CliRunner
+
+    from tinyc.cli import cli
+
+    path = tmp_path / "g.ir"
+    path.write_text(GUARDED)
+    result = CliRunner().invoke(cli, ["run", str(path), "--kernel", "blocks", "--batch", "50", "--check",
+                                      "--repeat", "1"])
+    assert result.exit_code == 0, result.output
+    assert "%B: f32 197" in result.output and "results match" in result.output  # 4·50 - 3 entries
