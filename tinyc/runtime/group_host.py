@@ -23,7 +23,8 @@ import numpy as np
 
 from tinyc.ir.types import DYNAMIC, MemrefType
 from tinyc.runtime.members import (
-    ALIGNED, WRITEABLE, HostPlan, TableCache, host_tables, member_ids, numpy_heads_again, numpy_uniform,
+    ALIGNED, WRITEABLE, HostPlan, TableCache, addresses, bulk_reads, host_tables, member_ids,
+    numpy_heads_again, numpy_uniform, uniform_numpy,
 )
 from tinyc.runtime.submit import Address
 
@@ -66,7 +67,7 @@ def host_numpy(tables: TableCache, members: tuple, config: tuple, written: bool,
     plan = tables.find_members(members, ("host", config))
     found = numpy_heads_again(ids, plan) if isinstance(plan, HostPlan) else None
     if found is None:
-        found = numpy_uniform(members, ids)
+        found = numpy_uniform(members, ids) if bulk_reads() else _one_by_one(members)
         if found is None:
             return None
         first = members[0]
@@ -76,6 +77,15 @@ def host_numpy(tables: TableCache, members: tuple, config: tuple, written: bool,
     if not flags & ALIGNED or (written and not flags & WRITEABLE):
         return None
     return plan, data
+
+
+def _one_by_one(members: tuple) -> tuple[np.ndarray, int] | None:
+    """numpy_uniform without reading NumPy's objects in bulk (TINYC_NO_CPYTHON_INTERNALS=1, or
+    another Python): the members' attributes one by one, ~1 us each."""
+    flags = uniform_numpy(members)
+    if flags is None or len({(m.strides, id(m.dtype)) for m in members}) != 1:
+        return None
+    return addresses(members).astype(np.uint64), flags
 
 
 def host_arguments(tables: TableCache, data: np.ndarray, row: tuple, count: int) -> list:

@@ -302,9 +302,16 @@ def numpy_heads(ids: np.ndarray) -> tuple[np.ndarray, int]:
     return data, flags
 
 
+def bulk_reads() -> bool:
+    """Whether NumPy's array objects are read in bulk (else member by member)."""
+    return _HEAD_OK
+
+
 def numpy_heads_again(ids: np.ndarray, plan: "HostPlan") -> tuple[np.ndarray, int] | None:
     """numpy_heads of members checked before (`plan`), if their dtype and order are still
-    the plan's (both can be changed in place); None if not."""
+    the plan's (both can be changed in place); None if not (or without bulk reads)."""
+    if not _HEAD_OK:
+        return None
     if not bool((_words(ids + np.uint64(_DESCR)) == np.uint64(id(plan.dtype))).all()):
         return None
     if not bool((_words(ids + np.uint64(_ND), np.int32) == plan.ndim).all()):

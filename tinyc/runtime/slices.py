@@ -174,10 +174,12 @@ class SliceArguments:
             local = self._local(p, arrays, p.written)
             if pad and not isinstance(local, np.ndarray):
                 local = self.host.of(arrays, p.name, str(t), p.written)
+        elif set(map(type, arrays)) <= {np.ndarray}:  # NumPy members are local to every device
+            local = arrays
         else:
             local = [self._local(p, a, p.written) for a in arrays]
         if not batched:
-            if stacked and local is arrays or not stacked and all(map(_is, local, arrays)):
+            if local is arrays or not stacked and all(map(_is, local, arrays)):
                 return value  # unchanged: the kernel may know this object from earlier calls
             return Group(local, *config) if config else local
         arrays = local

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from types import SimpleNamespace
 from typing import Any, Sequence
 
 VOID_PTR, RAW_KERNEL_ARG = 10, 13  # DPCTLKernelArgType (dpctl_sycl_enum_types.h)
@@ -50,18 +51,26 @@ _lib: list[Any] = []
 
 
 def _library() -> Any:
-    """libDPCTLSyclInterface with the prototypes used here (dpctl is imported already)."""
+    """The functions of libDPCTLSyclInterface used here (dpctl is imported already).
+
+    The submission holds the GIL (it is short; released, it measured several times slower
+    under load, the runtime's threads and Python's handing the GIL back and forth); the wait
+    releases it, as dpctl's own `wait` does."""
     if not _lib:
         import dpctl
 
         lib = ctypes.CDLL(os.path.join(os.path.dirname(dpctl.__file__), "libDPCTLSyclInterface.so"))
         vp, size = ctypes.c_void_p, ctypes.c_size_t
-        lib.DPCTLQueue_SubmitNDRange.restype = vp
-        lib.DPCTLQueue_SubmitNDRange.argtypes = [vp, vp, vp, vp, size, vp, vp, size, vp, size]
-        lib.DPCTLEvent_Wait.argtypes = [vp]
-        lib.DPCTLEvent_WaitAndThrow.argtypes = [vp]
-        lib.DPCTLEvent_Delete.argtypes = [vp]
-        _lib.append(lib)
+
+        def function(name: str, kind: Any, restype: Any, *argtypes: Any) -> Any:
+            return kind(restype, *argtypes)(ctypes.cast(getattr(lib, name), vp).value)
+
+        _lib.append(SimpleNamespace(
+            submit=function("DPCTLQueue_SubmitNDRange", ctypes.PYFUNCTYPE, vp, vp, vp, vp, vp, size, vp, vp,
+                            size, vp, size),
+            wait=function("DPCTLEvent_Wait", ctypes.CFUNCTYPE, None, vp),
+            delete=function("DPCTLEvent_Delete", ctypes.PYFUNCTYPE, None, vp),
+        ))
     return _lib[0]
 
 
@@ -92,8 +101,7 @@ class Submitter:
         self._lib = _library()
         self._kernel = sycl_kernel  # kept alive: its reference is used below
         self._kref = sycl_kernel.addressof_ref()
-        self._submit = self._lib.DPCTLQueue_SubmitNDRange
-        self._wait, self._delete = self._lib.DPCTLEvent_Wait, self._lib.DPCTLEvent_Delete
+        self._submit, self._wait, self._delete = self._lib.submit, self._lib.wait, self._lib.delete
 
     def submit_raw(self, queue: Any, packed: Sequence[Any], nd_range: Ranges, after: Sequence[Any] = ()) -> int:
         """Submit; returns the raw event (the caller waits for it and deletes it: `finish`)."""
