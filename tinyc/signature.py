@@ -27,6 +27,7 @@ class ParamInfo:
     written: bool = True  # kernel may write through it -> copy NumPy data back after the call
     batch_mode: int | None = None  # memref: the mode indexed by group_id (its size must be >= batch); group: 0 if loaded with group_id (len >= batch)
     nullable: bool = False  # memref/group checked with `associated`: None passes a null pointer
+    read: bool = True  # kernel may read it (or add to it atomically): copied to a device that needs copies
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,8 @@ def memref_packer(param: ParamInfo, index: int = -1, batch_checks: bool = True) 
                         arrays.clear()
                     arrays[id(value)] = (value, view.owner, view.shape, arguments, span)
             return arguments
+        if not (written or param.read) and not call.host_pointers:  # never touched: nothing to copy
+            return [call.staging.device_buffer(64), *tail]
         if call.host_pointers:  # the device reads the array where it is
             if type(value) is np.ndarray:
                 if len(layouts) >= USM_MEMO_SIZE:
