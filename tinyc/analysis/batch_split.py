@@ -58,6 +58,8 @@ class BatchSplit:
         if op is not None and (op.op == "group_id" or (op.op == "cast" and op.args[0] in self.group_ids)):
             self.group_ids.add(inst.results[0])
             return
+        if not any(v in self.group_ids or v in self.tensors for v in inst.operands):
+            return  # nothing this instruction does concerns the split
         picks = self._picks(addressing)  # (argument, mode, index value) of single entries picked
         counts = {}
         for v in inst.operands:

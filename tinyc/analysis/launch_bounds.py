@@ -252,16 +252,19 @@ class _Walk:
 
     def _within(self, inst: Instruction, c: Coordinate, subject: str, detail: str, param: int | None) -> None:
         """Conditions that `c.index` lies in [0, c.size) wherever the access runs."""
+        if param is not None and detail != "the member index":  # work on an argument: useful
+            last = self.ints.bounds(self.ints.group_id)[1]
+            if last is not None:
+                self.last_groups[last] = None
+        index, size = c.index.constant, c.size.constant
+        if index is not None and size is not None and 0 <= index < size:
+            return  # (the common case of a constant index into a static mode)
         try:
             high, low = self.ints.upper(c.index), self.ints.lower(c.index)
         except Unbounded as why:
             self._unbounded(inst, f"{detail} of {subject}: {why}")
             return
         site = _site(inst)
-        if param is not None and detail != "the member index":  # work on an argument: useful
-            last = self.ints.bounds(self.ints.group_id)[1]
-            if last is not None:
-                self.last_groups[simplify(last)] = None
         self._condition(Condition(c.size - 1 - high, "upper", high, c.size, param, subject, detail, site))
         self._condition(Condition(low, "lower", low, c.size, param, subject, detail, site))
 
@@ -297,9 +300,13 @@ class _Walk:
             self._condition(Condition(right - left, "rule", left, right, None, rule.what, "", site))
 
     def _condition(self, condition: Condition) -> None:
-        condition = replace(condition, slack=simplify(condition.slack))
-        if self.ints.holds_always(condition.slack):
+        k = condition.slack.constant
+        if k is not None and k >= 0:
             return  # holds for every launch
+        slack = simplify(condition.slack)
+        if self.ints.holds_always(slack):
+            return
+        condition = replace(condition, slack=slack)
         key = (condition.slack, condition.param, condition.subject, condition.detail)
         self.conditions.setdefault(key, condition)
 
