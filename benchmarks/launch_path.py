@@ -16,10 +16,12 @@ Run from the repository root:
    whole device and split over its two sub-devices (`device=tinyc.devices(
    "opencl:cpu", split=True)`): target split/whole <= 1.1.
 
-Every row is the median over `--rounds` rounds in which the variants of a
-table run round-robin in a rotating order (this 2-core machine is shared:
-ratios of adjacent runs are steadier than times). Results are checked
-against NumPy before anything is timed.
+Every row of tables 1 and 3 is the median over `--rounds` rounds in which
+the variants run round-robin in a rotating order; in table 2 the variants
+take turns call by call (1000 x `--rounds` calls each) and the median single
+call is reported (this 2-core machine is shared: ratios of adjacent runs are
+steadier than times, and a median of single calls skips the bursts of other
+processes). Results are checked against NumPy before anything is timed.
 """
 
 from __future__ import annotations
@@ -110,12 +112,27 @@ def launch_floor(rounds: int) -> list[tuple[str, float]]:
     wg_x, wg_y = k.info.work_group_size
     size = ctypes.c_int64(16)
     raw = lambda: q.submit_async(k.sycl_kernel, [usm, size], [1, wg_y, wg_x], [1, wg_y, wg_x]).wait()  # noqa: E731
-    times = interleaved({
+    return list(per_call({
         "raw dpctl submit and wait (USM)": raw,
         "k(x, batch=1), x NumPy": lambda: k(x, batch=1),
         "k(x, batch=1), x dpnp": lambda: k(dx, batch=1),
-    }, rounds, inner=200)
-    return list(times.items())
+    }, rounds * 1000).items())
+
+
+def per_call(fns: dict[str, Callable[[], Any]], calls: int) -> dict[str, float]:
+    """Median seconds of single calls, the functions taking turns call by call (a call takes
+    microseconds: other processes' bursts hit every function alike and the median skips them)."""
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    clock = time.perf_counter
+    items = list(fns.items())
+    for fn in fns.values():
+        fn()
+    for _ in range(calls):
+        for name, fn in items:
+            start = clock()
+            fn()
+            samples[name].append(clock() - start)
+    return {name: statistics.median(v) for name, v in samples.items()}
 
 
 def sharded_list(batch: int, rounds: int) -> list[tuple[str, float]]:

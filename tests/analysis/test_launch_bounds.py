@@ -327,3 +327,24 @@ def test_run_sizes_a_guarded_kernel_for_a_useful_batch(device, tmp_path):
                                       "--repeat", "1"])
     assert result.exit_code == 0, result.output
     assert "%B: f32 197" in result.output and "results match" in result.output  # 4·50 - 3 entries
+
+
+def test_atomic_accumulation_into_an_output_one_element_too_short(device):
+    """Every work-group adds x into out entry by entry: out must be as long as x."""
+    k = tinyc.compile("""
+func @accumulate(%x: memref<f32x?>, %out: memref<f32x?>) {
+  %c0 = constant 0 : index
+  %n = size %x[0] : index
+  foreach (%i) = (%c0), (%n) {
+    %v = load %x[%i] : f32
+    store.atomic_add %v, %out[%i]
+  }
+}""")["accumulate"]
+    x = data(37)
+    short = np.zeros(36, np.float32)
+    with pytest.raises(tinyc.LaunchError, match=r"argument 'out'.*reaches entry 36 of mode 0.*which has 36"):
+        k(x, short, batch=3)
+    np.testing.assert_array_equal(short, 0)
+    out = np.zeros(37, np.float32)
+    k(x, out, batch=3)
+    np.testing.assert_allclose(out, 3 * x)

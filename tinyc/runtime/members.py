@@ -271,12 +271,47 @@ def gather(members: Sequence[np.ndarray], out: np.ndarray) -> bool:
 _TYPE, _DATA, _ND, _DIMS, _DESCR, _FLAGS = 8, 16, 24, 32, 56, 64
 
 
+_scratch = threading.local()  # per thread: arrays reused between calls (fresh ones fault pages in)
+
+
+def _buffers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two int64/uint64 work arrays of n entries, kept for the thread's next call."""
+    found = getattr(_scratch, "arrays", None)
+    if found is None or len(found[0]) < n:
+        found = _scratch.arrays = (np.empty(n, np.int64), np.empty(n, np.uint64))
+    return found[0][:n], found[1][:n]
+
+
+class _Objects:
+    """The 8-byte words of many objects, read in bulk: a view of the memory from the lowest
+    address to the highest plus `extent` bytes, and each object's index in it (the memory
+    between the objects is never touched: only the gathered words are read)."""
+
+    def __init__(self, addresses: np.ndarray, extent: int = 80):
+        lo = int(addresses.min())
+        size = int(addresses.max()) + extent - lo
+        self.words = np.frombuffer((ctypes.c_char * (size - size % 8)).from_address(lo), dtype=np.uint64)
+        self.index = (addresses.view(np.int64) - lo) >> 3  # addresses are 8-byte aligned
+
+    def field(self, offset: int, keep: bool = True) -> np.ndarray:
+        """The word at `offset` bytes into every object (uint64); `keep=False`: in a scratch
+        array that the next call of this thread overwrites."""
+        at, out = _buffers(len(self.index))
+        np.add(self.index, offset // 8, out=at)
+        return self.words.take(at) if keep else self.words.take(at, out=out)
+
+    def int32(self, offset: int) -> np.ndarray:
+        """The 4-byte int at `offset` (8-byte aligned) into every object (little-endian), in
+        scratch memory."""
+        word = self.field(offset, keep=False)
+        np.bitwise_and(word, np.uint64(0xFFFFFFFF), out=word)
+        return word.view(np.int64)
+
+
 def _words(addresses: np.ndarray, dtype: Any = np.uint64) -> np.ndarray:
-    """The values at these (aligned) addresses, in one gather."""
-    item = np.dtype(dtype).itemsize
-    lo, hi = int(addresses.min()), int(addresses.max()) + item
-    memory = np.frombuffer((ctypes.c_char * (hi - lo)).from_address(lo), dtype=dtype)
-    return memory[((addresses - np.uint64(lo)) // np.uint64(item)).astype(np.intp)]
+    """The values at these (8-byte aligned) addresses, in one gather."""
+    found = _Objects(addresses, 8).field(0)
+    return found if dtype is np.uint64 else found.view(np.int64).astype(dtype)
 
 
 class _Head(ctypes.Structure):
@@ -295,11 +330,11 @@ def numpy_head(array: np.ndarray) -> tuple[int, int]:
     return array.__array_interface__["data"][0], array.flags.num
 
 
-def numpy_heads(ids: np.ndarray) -> tuple[np.ndarray, int]:
+def numpy_heads(ids: np.ndarray, objects: _Objects | None = None) -> tuple[np.ndarray, int]:
     """(data pointers, flags ANDed) of members known to be arrays (by id)."""
-    data = _words(ids + np.uint64(_DATA))
-    flags = int(np.bitwise_and.reduce(_words(ids + np.uint64(_FLAGS), np.int32)))
-    return data, flags
+    objects = objects or _Objects(ids)
+    data = objects.field(_DATA)
+    return data, int(np.bitwise_and.reduce(objects.int32(_FLAGS)))
 
 
 def bulk_reads() -> bool:
@@ -312,11 +347,12 @@ def numpy_heads_again(ids: np.ndarray, plan: "HostPlan") -> tuple[np.ndarray, in
     the plan's (both can be changed in place); None if not (or without bulk reads)."""
     if not _HEAD_OK:
         return None
-    if not bool((_words(ids + np.uint64(_DESCR)) == np.uint64(id(plan.dtype))).all()):
+    objects = _Objects(ids)
+    if not bool((objects.field(_DESCR, keep=False) == np.uint64(id(plan.dtype))).all()):
         return None
-    if not bool((_words(ids + np.uint64(_ND), np.int32) == plan.ndim).all()):
+    if not bool((objects.int32(_ND) == plan.ndim).all()):
         return None
-    return numpy_heads(ids)
+    return numpy_heads(ids, objects)
 
 
 def numpy_uniform(members: Sequence[Any], ids: np.ndarray) -> tuple[np.ndarray, int] | None:
@@ -331,18 +367,20 @@ def numpy_uniform(members: Sequence[Any], ids: np.ndarray) -> tuple[np.ndarray, 
 def _uniform(members: Sequence[Any], ids: np.ndarray) -> tuple[np.ndarray, int] | None:
     if not len(ids):
         return None
-    if not bool((_words(ids + np.uint64(_TYPE)) == np.uint64(id(np.ndarray))).all()):
+    header = _Objects(ids, 16)  # every object has its type; only arrays are read further
+    if not bool((header.field(_TYPE, keep=False) == np.uint64(id(np.ndarray))).all()):
         return None
+    objects = _Objects(ids)
     first = members[0]
-    if not bool((_words(ids + np.uint64(_DESCR)) == np.uint64(id(first.dtype))).all()):
+    if not bool((objects.field(_DESCR, keep=False) == np.uint64(id(first.dtype))).all()):
         return None
-    if not bool((_words(ids + np.uint64(_ND), np.int32) == first.ndim).all()):
+    if not bool((objects.int32(_ND) == first.ndim).all()):
         return None
-    dims = _words(ids + np.uint64(_DIMS))
+    dims = _Objects(objects.field(_DIMS), 16 * max(first.ndim, 1))
     for k, expected in enumerate((*first.shape, *first.strides)):  # strides follow the dimensions
-        if not bool((_words(dims + np.uint64(8 * k), np.int64) == expected).all()):
+        if not bool((dims.field(8 * k, keep=False).view(np.int64) == expected).all()):
             return None
-    return numpy_heads(ids)
+    return numpy_heads(ids, objects)
 
 
 def _heads_agree() -> bool:
