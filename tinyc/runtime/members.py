@@ -337,6 +337,17 @@ def numpy_heads(ids: np.ndarray, objects: _Objects | None = None) -> tuple[np.nd
     return data, int(np.bitwise_and.reduce(objects.int32(_FLAGS)))
 
 
+def all_numpy(members: Sequence[Any]) -> bool:
+    """Whether every member of a list or tuple is exactly an np.ndarray (their types read in
+    bulk: ~0.5 ms for 10^5, against ~3 ms for set(map(type, ...)))."""
+    if not len(members):
+        return True
+    if _HEAD_OK and type(members) in (list, tuple):
+        held = tuple(members)  # held while their headers are read
+        return bool((_Objects(member_ids(held), 16).field(_TYPE, keep=False) == np.uint64(id(np.ndarray))).all())
+    return set(map(type, members)) <= {np.ndarray}
+
+
 def bulk_reads() -> bool:
     """Whether NumPy's array objects are read in bulk (else member by member)."""
     return _HEAD_OK

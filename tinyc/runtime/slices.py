@@ -21,6 +21,7 @@ from tinyc.ir.types import DYNAMIC, GroupType, MemrefType
 from tinyc.runtime.arrays import array_view, check_batch, check_writable, extent
 from tinyc.runtime.device import import_dpctl
 from tinyc.runtime.groups import Group
+from tinyc.runtime.members import all_numpy
 from tinyc.runtime.staging import USMPointer
 from tinyc.signature import ParamInfo
 
@@ -174,7 +175,7 @@ class SliceArguments:
             local = self._local(p, arrays, p.written)
             if pad and not isinstance(local, np.ndarray):
                 local = self.host.of(arrays, p.name, str(t), p.written)
-        elif set(map(type, arrays)) <= {np.ndarray}:  # NumPy members are local to every device
+        elif all_numpy(arrays):  # NumPy members are local to every device
             local = arrays
         else:
             local = [self._local(p, a, p.written) for a in arrays]
