@@ -7,7 +7,8 @@ Run from the repository root:
 1. NumPy against dpnp. The README's fused kernel (samples/fused_kernel.ir) at
    batch N with NumPy arrays (the group A stacked, and as a list of N arrays)
    and with dpnp arrays (stacked) on the kernel's queue. Where the device reads
-   host memory, NumPy arrays go by address: target NumPy/dpnp <= 1.1.
+   host memory, NumPy arrays go by address: target NumPy/dpnp <= 1.1. Also the
+   Python side alone of the NumPy calls (the submission a no-op).
 2. The launch floor. An empty kernel (one `memref<f32x?>` argument, no work)
    launched with batch 1: `k(x)` with a NumPy array, with a dpnp array, and a
    raw dpctl `queue.submit_async(kernel, [usm, size], ...).wait()` of the same
@@ -95,7 +96,22 @@ def numpy_against_dpnp(batch: int, rounds: int) -> list[tuple[str, float]]:
         "NumPy, A a list of arrays": lambda: k(alpha, members, B, C, D, batch=batch),
         "dpnp, A stacked": lambda: k(alpha, dA, dB, dC, dD, batch=batch),
     }, rounds)
-    return list(times.items())
+    python = python_only(k, {
+        "NumPy, A stacked: Python only": lambda: k(alpha, A, B, C, D, batch=batch),
+        "NumPy, A a list of arrays: Python only": lambda: k(alpha, members, B, C, D, batch=batch),
+    }, rounds)
+    return list(times.items()) + list(python.items())
+
+
+def python_only(k: Any, fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """The launch path's own time per call: the submission (tinyc/runtime/submit.py) a no-op."""
+    submitter = k._submitter
+    submitter.submit_raw = lambda *args, **kwargs: 0
+    submitter.finish = lambda event: None
+    try:
+        return interleaved(fns, rounds)
+    finally:
+        del submitter.submit_raw, submitter.finish
 
 
 def launch_floor(rounds: int) -> list[tuple[str, float]]:

@@ -97,3 +97,10 @@ def test_printed_contractions_at_many_batches(device, tmp_path, subscripts, shap
         assert "results match the NumPy reference" in result.output, result.output
     elif result.exit_code == 2:  # the batch does not fit the arrays, or they would not fit in memory
         assert any(why in result.output for why in ("largest batch", "no batch fits", "free")), result.output
+
+
+def test_tinyc_tune_refuses_a_batch_the_kernel_cannot_take(device, kernel_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("TINYC_CACHE_DIR", str(tmp_path / "cache"))
+    result = CliRunner().invoke(cli, ["tune", str(kernel_file), "--batch", "1000", "--budget", "0.1"])
+    assert result.exit_code == 2, result.output
+    assert "--batch 1000" in result.output and "largest batch these arguments take is 250" in result.output
