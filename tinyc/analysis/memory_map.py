@@ -17,7 +17,7 @@ from math import prod
 from typing import Callable
 
 from tinyc.analysis.symbolic import ZERO, Expr, Sym, node
-from tinyc.ir.addressing import MemberView, MergeView, SliceView, SplitView, View
+from tinyc.ir.addressing import MergeView, SliceView, SplitView, View
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType
 
 

@@ -25,10 +25,11 @@ from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.runtime.arrays import ArrayView, array_view, check_batch, check_dtype, check_writable, extent, fitter
 from tinyc.runtime.groups import Group, GroupPacker  # noqa: F401 (Group: re-exported)
+from tinyc.runtime.members import ALIGNED, WRITEABLE
+from tinyc.runtime.numpy_objects import numpy_head
 from tinyc.runtime.scalars import bool_packer, scalar_packer
-from tinyc.signature import ParamInfo
-from tinyc.runtime.members import ALIGNED, WRITEABLE, numpy_head
 from tinyc.runtime.staging import Staging, USMPointer
+from tinyc.signature import ParamInfo
 from tinyc.runtime.submit import Address
 
 Emit = Callable[[], list]  # produces the kernel arguments after placement

@@ -23,9 +23,9 @@ import numpy as np
 
 from tinyc.ir.types import DYNAMIC, MemrefType
 from tinyc.runtime.members import (
-    ALIGNED, WRITEABLE, HostPlan, TableCache, addresses, bulk_reads, host_tables, member_ids,
-    numpy_heads_again, numpy_uniform, uniform_numpy,
+    ALIGNED, WRITEABLE, TableCache, addresses, host_tables, member_ids, uniform_numpy,
 )
+from tinyc.runtime.numpy_objects import HostPlan, bulk_reads, numpy_heads_again, numpy_uniform
 from tinyc.runtime.submit import Address
 
 

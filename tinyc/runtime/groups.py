@@ -71,7 +71,6 @@ from tinyc.runtime.arrays import (
     check_writable,
     extent,
     fit_memref,
-    layout,
 )
 from tinyc.runtime.group_host import Tables, host_arguments, host_numpy, record_sizes
 from tinyc.runtime.group_layouts import fit_flat, frozen, group_offset, per_member, uniform

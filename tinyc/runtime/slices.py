@@ -21,7 +21,7 @@ from tinyc.ir.types import DYNAMIC, GroupType, MemrefType
 from tinyc.runtime.arrays import array_view, check_batch, check_writable, extent
 from tinyc.runtime.device import import_dpctl
 from tinyc.runtime.groups import Group
-from tinyc.runtime.members import all_numpy
+from tinyc.runtime.numpy_objects import all_numpy
 from tinyc.runtime.staging import USMPointer
 from tinyc.signature import ParamInfo
 
