@@ -133,6 +133,16 @@ def test_a_batch_beyond_what_one_launch_may_have(program):
         k(data(4), batch=launch_limit(k) + 1)
 
 
+def test_a_huge_batch_names_the_argument_that_refuses_it(program):
+    """Beyond one launch's work-items too, the error names the argument and what it takes."""
+    k = program["by_four"]
+    A, B = data(40), np.zeros(40, np.float32)
+    with pytest.raises(tinyc.LaunchError, match=r"argument 'A'.*largest batch these arguments take is 10") as caught:
+        k(A, B, batch=launch_limit(k) + 1)
+    assert caught.value.max_batch == 10
+    np.testing.assert_array_equal(B, 0)
+
+
 def test_batch_left_out_where_nothing_bounds_it(program):
     with pytest.raises(tinyc.LaunchError, match="batch= is needed"):
         program["no_group_id"](data(4))

@@ -62,6 +62,11 @@ class LaunchCheck:
         """LaunchError unless the device launches `batch` work-groups at once and (unless
         `conditions` is False) every condition holds for this call (module docs)."""
         if batch > self.limit:
+            if conditions and self.active:  # name the argument when it, too, refuses the batch
+                sizes = self.sizes(call, args)
+                failed = self._failing(sizes, batch, args)
+                if failed >= 0:
+                    raise self._error(failed, sizes, batch, args)
             x, y = self.info.work_group_size
             error = LaunchError(f"kernel '{self.info.name}' with batch={batch}: {batch * x * y} work-items "
                                 f"({x}x{y} per work-group), more than one launch may have "
