@@ -13,7 +13,10 @@ The chosen sizes and scalar values are printed.
 same inputs — over every work-group for batches up to 256, else over 64
 sampled work-groups, whose slices of the outputs indexed by the work-group
 are compared — and says which outputs it compared, over how many elements;
-it fails when it could compare nothing.
+it fails when it could compare nothing. An output that the work-group id does
+not index (a contraction's `?` batch mode, blocks of entries per work-group)
+cannot be sliced: when the sample's time says the reference would run every
+work-group within FULL_CHECK_SECONDS, it does so and compares them whole.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 
 FULL_CHECK_LIMIT = 256
 SAMPLED_GROUPS = 64
+FULL_CHECK_SECONDS = 30.0
+"""Beyond FULL_CHECK_LIMIT, how long the reference may take over every work-group (estimated
+from the sample) when an output is not partitioned by work-group."""
 HOST_MEMORY_SHARE = 4
 """`run` holds about four copies of the inputs (inputs, launch copies, reference, device)."""
 
@@ -324,7 +330,8 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
             scope = f"every work-group of {batch}"
         elif p.batch_mode is None:
             skipped.append(f"%{p.name} (not partitioned by work-group, so only a check of every "
-                           f"work-group, with --batch {FULL_CHECK_LIMIT} or less, compares it)")
+                           f"work-group compares it: with --batch {FULL_CHECK_LIMIT} or less, or "
+                           f"when the reference would take under {FULL_CHECK_SECONDS:g} s)")
             continue
         elif isinstance(got, list):
             pairs = [(got[g], want[g]) for g in groups]
@@ -401,6 +408,12 @@ def device_array_limit(kernel: Any) -> int | None:
         return None
 
 
+def _unpartitioned(info: Any) -> bool:
+    """True if some written array is not indexed by the work-group id (no slice to sample)."""
+    return any(p.written and p.batch_mode is None and not isinstance(p.type, ScalarType)
+               for p in info.params)
+
+
 def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
                   echo: Callable[[str], None]) -> None:
     """Run the reference on `inputs` and compare with the device's `results` (LaunchError if
@@ -412,10 +425,20 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
     fn = program.checked_ir()[name]
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
-    reference_args = [copy_argument(a) for a in inputs]
-    try:
+    def reference(groups: Sequence[int] | None) -> list[Any]:
+        reference_args = [copy_argument(a) for a in inputs]
         run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,
                       subgroup_size=info.subgroup_size)
+        return reference_args
+
+    try:
+        began = time.perf_counter()
+        reference_args = reference(groups)
+        if groups is not None and _unpartitioned(info):
+            whole = (time.perf_counter() - began) * batch / len(groups)
+            if whole <= FULL_CHECK_SECONDS:
+                groups = None
+                reference_args = reference(None)
     except ReferenceUnsupported as exc:
         raise tinyc.LaunchError(f"check: nothing was compared: the reference interpreter cannot run "
                                 f"this kernel ({exc})") from None
