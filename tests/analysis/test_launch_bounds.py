@@ -339,6 +339,23 @@ def test_run_sizes_a_guarded_kernel_for_a_useful_batch(device, tmp_path):
     assert "%B: f32 197" in result.output and "results match" in result.output  # 4·50 - 3 entries
 
 
+FIXED_ENTRY = """func @k(%A: memref<f32x?x?>) {
+  %g = builtin.group_id : index
+  %two = constant 2 : index
+  %three = constant 3 : index
+  %x = load %A[%g, %two] : f32
+  store %x, %A[%g, %three]
+}
+"""
+
+
+def test_run_sizes_a_mode_for_a_fixed_entry_the_batch_does_not_reach():
+    """Mode 0 is indexed by the group id, mode 1 by constant entries (2, then 3): it needs 4."""
+    k = tinyc.compile(FIXED_ENTRY)["k"]
+    assert k.info.launch.extents(1) == {(0, 0): 1, (0, 1): 4}
+    assert k.info.launch.extents(6) == {(0, 0): 6, (0, 1): 4}
+
+
 def test_atomic_accumulation_into_an_output_one_element_too_short(device):
     """Every work-group adds x into out entry by entry: out must be as long as x."""
     k = tinyc.compile("""

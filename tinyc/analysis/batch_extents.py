@@ -12,7 +12,8 @@ mode for `batch` work-groups to be useful and to fit: a mode the batch
 reaches alone (4·batch entries), a mode whose size decides the useful batch
 (n >= 4·(batch - 1) + 1), then every other `?` mode a condition ties to
 those (A's batch mode at least out's), each found by bisection over the
-conditions with the sizes found so far.
+conditions with the sizes found so far; a condition on one mode alone
+(`store %x, %A[%g, 2]` needs 3 entries in mode 1) raises that mode's size.
 """
 
 from __future__ import annotations
@@ -78,10 +79,11 @@ def extents(bounds: Any, batch: int) -> dict[tuple[int, int], int]:
     for _ in range(3):  # then the conditions, one unknown size at a time
         changed = False
         for c in bounds.conditions:
-            unknown = _dims(c.slack) - set(found)
-            if len(unknown) != 1 or c.slack.symbols() - _dims(c.slack) - {BATCH}:
+            dims = _dims(c.slack)
+            unknown = dims - set(found)  # solve for the one unknown size, or raise a lone known one
+            if c.slack.symbols() - dims - {BATCH} or len(unknown if unknown else dims) != 1:
                 continue
-            (d,) = unknown
+            (d,) = unknown if unknown else dims
 
             def holds(v: int, c: Any = c, d: Sym = d) -> bool:
                 try:
