@@ -103,7 +103,7 @@ def test_a_size_one_mode_keeps_its_stride_for_fuse(device):
     base = np.arange(32, dtype=np.int32)
     A = np.ndarray((1, 8, 2), np.int32, buffer=base, strides=(8, 8, 64))  # elements (2, 2, 16)
     B = np.zeros(16, np.int32)
-    tinyc.compile(FUSE_SIZE_ONE)["fuse1"](A, B)
+    tinyc.compile(FUSE_SIZE_ONE)["fuse1"](A, B, batch=1)
     np.testing.assert_array_equal(B, A[0].ravel(order="F"))
 
 

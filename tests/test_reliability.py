@@ -148,11 +148,11 @@ def test_a_step_that_is_not_positive_at_run_time_runs_no_iteration(device):
 }"""
     kernel = tinyc.compile(src)["k"]
     A = np.zeros(2, np.int64)
-    kernel(A, 0)
+    kernel(A, 0, batch=1)
     assert A[0] == 0
-    kernel(A, 100)  # 0, 100, then 200 overflows i8: two iterations, not an endless loop
+    kernel(A, 100, batch=1)  # 0, 100, then 200 overflows i8: two iterations, not an endless loop
     assert A[0] == 2
-    kernel(A, 1)
+    kernel(A, 1, batch=1)
     assert A[0] == 127
 
 
@@ -260,14 +260,26 @@ WHOLE = """func @k(%A: memref<f32x8>, %B: memref<f32x8>) {
 """
 
 
-def test_check_fails_when_nothing_can_be_compared(tmp_path, device):
+def test_check_fails_when_nothing_can_be_compared(tmp_path, device, monkeypatch):
+    import tinyc.cli.run
+
     path = write(tmp_path, WHOLE)
     small = invoke("run", path, "--batch", "4", "--check", "--repeat", "1")
     assert small.exit_code == 0 and "compared %B (8 elements, every work-group of 4)" in small.output
+    monkeypatch.setattr(tinyc.cli.run, "FULL_CHECK_SECONDS", 0.0)  # every work-group: too slow
     large = invoke("run", path, "--batch", "300", "--check", "--repeat", "1")
     assert large.exit_code == 1
     assert "check: nothing could be compared" in large.output
     assert "%B (not partitioned by work-group" in large.output
+
+
+def test_check_runs_every_work_group_when_the_sample_cannot_be_sliced(tmp_path, device):
+    """Beyond 256 work-groups, an output the group id does not index is compared whole when
+    the reference is fast enough over every work-group."""
+    path = write(tmp_path, WHOLE)
+    large = invoke("run", path, "--batch", "300", "--check", "--repeat", "1")
+    assert large.exit_code == 0, large.output
+    assert "compared %B (8 elements, every work-group of 300)" in large.output
 
 
 def test_check_with_no_output_fails(tmp_path, device):
@@ -286,7 +298,10 @@ def test_run_check_bounds_reports_the_access(tmp_path, device):
     path = write(tmp_path, src)
     result = invoke("run", path, "--size", "n=20", "--check-bounds", "--repeat", "1")
     assert result.exit_code == 1
-    assert f"out-of-bounds access at {path}:3.3: index (20,) is outside the shape (16,)" in result.output
+    # the launch check refuses it before anything runs (same access), else the checked run reports it
+    assert (f"out-of-bounds access at {path}:3.3: index (20,) is outside the shape (16,)" in result.output
+            or "`load` at 3.3 reaches entry 20 of mode 0 of %A (memref<f32x?>), which has 16 entries"
+            in result.output), result.output
 
 
 # ---------------------------------------------------------------- Ctrl-C

@@ -10,8 +10,12 @@ runtime package.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from tinyc.ir.types import Type
+
+if TYPE_CHECKING:
+    from tinyc.analysis.launch_bounds import LaunchBounds
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,7 @@ class ParamInfo:
     written: bool = True  # kernel may write through it -> copy NumPy data back after the call
     batch_mode: int | None = None  # memref: the mode indexed by group_id (its size must be >= batch); group: 0 if loaded with group_id (len >= batch)
     nullable: bool = False  # memref/group checked with `associated`: None passes a null pointer
+    read: bool = True  # kernel may read it (or add to it atomically): copied to a device that needs copies
 
 
 @dataclass(frozen=True)
@@ -50,3 +55,19 @@ class KernelInfo:
     bounds_sites: tuple[BoundsSite, ...] | None = None  # a bounds-checked variant: its checks
     bounds_dry: bool = False  # ... that stores nothing: a dry run before the plain kernel
     batch_axis: int = 2  # OpenCL dimension of the batch: 2 (z, seed) or 0 (x, newest language)
+    launch: "LaunchBounds | None" = None  # which launches stay inside the arguments (None: not analysed)
+
+    @property
+    def unbounded(self) -> tuple[str, ...]:
+        """Accesses the compiler cannot bound ("LINE.COL: why"): such a kernel runs
+        bounds-checked by default."""
+        if self.launch is None:
+            return ()
+        return tuple(f"{n.line}.{n.column}: {n.message}" for n in self.launch.unbounded)
+
+    def max_batch(self, *args: Any) -> int:
+        """The largest batch these arguments can take (0 if none; 2**31 - 1, the most a launch
+        allows, if nothing bounds it). LaunchError for arguments that do not fit the signature."""
+        from tinyc.runtime.launch_check import max_batch
+
+        return max_batch(self, args)

@@ -110,7 +110,7 @@ def run(program: Program, t: str, trips: int, stop: bool, k: int = 64,
     col = np.einsum("mjk,k->mj", C.astype(np.complex128), B)       # t = gemv
     want = alpha * np.einsum("a,mj->ajm", A, col) + beta * out     # ger per column j
     got = out.copy(order="F")
-    program[name(t, trips, stop, k) + ("_sentinel" if sentinel else "")](alpha, beta, [A], [B], [C], [got])
+    program[name(t, trips, stop, k) + ("_sentinel" if sentinel else "")](alpha, beta, [A], [B], [C], [got], batch=1)
     return got, want
 
 

@@ -84,7 +84,7 @@ for name in names:
     a = inputs[name]
     shared = np.zeros((len(a), %d), a.dtype, order="F")
     own = np.zeros_like(shared)
-    program[name](a, shared, own)
+    program[name](a, shared, own, batch=1)
     outputs[name + ".shared"], outputs[name + ".own"] = shared, own
 np.savez(path + ".out.npz", **outputs)
 """ % TRIPS

@@ -41,7 +41,7 @@ def test_bool_arguments_and_empty_yields_check():
 @pytest.mark.parametrize("flag", [True, False, np.bool_(True), np.bool_(False)])
 def test_bool_arguments_on_the_device(select, flag):
     out = np.zeros(16, np.float32)
-    select(flag, np.float32(1.5), np.float32(-2.0), out)
+    select(flag, np.float32(1.5), np.float32(-2.0), out, batch=1)
     np.testing.assert_array_equal(out, 1.5 if flag else -2.0)
     ref = np.zeros(16, np.float32)
     run(parse(SELECT)["select"], [flag, np.float32(1.5), np.float32(-2.0), ref], 1)
@@ -121,7 +121,7 @@ def test_associated_tells_null_arguments_apart(associated, memref, group):
     G = [np.zeros(4, np.float32)] if group else None
     want = [int(memref), int(group)]
     out = np.full(2, -1, np.int32)
-    associated(A, G, out)
+    associated(A, G, out, batch=1)
     assert out.tolist() == want
     ref = np.full(2, -1, np.int32)
     run(parse(ASSOCIATED)["associated"], [A, G, ref], 1)

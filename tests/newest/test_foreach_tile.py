@@ -136,7 +136,7 @@ def test_device_tiles_the_range_once(programs, case, origin):
     B = np.zeros_like(A, order="F")
     S = np.zeros((2, m, n), np.int64, order="F")
     scalar = np.int32 if it == "i32" else np.int64
-    programs[case]["tiled"](A, B, S, scalar(origin[0]), scalar(origin[1]))
+    programs[case]["tiled"](A, B, S, scalar(origin[0]), scalar(origin[1]), batch=1)
     want_B = np.zeros_like(A)
     want_B[origin[0]:, origin[1]:] = A[origin[0]:, origin[1]:]
     np.testing.assert_array_equal(B, want_B)
@@ -167,7 +167,7 @@ func @copy(%A: memref<f32x70x64>, %B: memref<f32x70x64>) {
     for check in ("device", "reference"):
         B = np.zeros_like(A, order="F")
         if check == "device":
-            tinyc.compile(text)["copy"](A, B)
+            tinyc.compile(text)["copy"](A, B, batch=1)
         else:
             run(parse(text)["copy"], [A, B], 1)
         np.testing.assert_array_equal(B, A)

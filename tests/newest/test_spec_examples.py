@@ -165,7 +165,7 @@ func @fibonacci(%out: memref<i64x2>) {
     for where in ("device", "reference"):
         out = np.zeros(2, np.int64)
         if where == "device":
-            tinyc.compile(text)["fibonacci"](out)
+            tinyc.compile(text)["fibonacci"](out, batch=1)
         else:
             run(parse(text)["fibonacci"], [out], 1)
         assert out.tolist() == [fib[4], fib[5]] == [3, 5]

@@ -203,7 +203,7 @@ def test_an_invalid_view_blocks_the_collective_that_uses_it(program):
 def test_expand_whose_product_is_not_the_mode_size(program):
     rng = np.random.default_rng(4)
     A, B = f32(rng, 12), f32(rng, 3, 4)
-    program["expand"](A, B, 3, check_bounds=True)
+    program["expand"](A, B, 3, check_bounds=True, batch=1)
     assert B[0, 0] == A[0]
     err = expect_error(program["expand"], [A, f32(rng, 4, 4), 4])
     assert err.kind == "expand" and err.index == (16,) and err.shape == (12,)
@@ -217,7 +217,7 @@ def test_fuse_of_modes_that_are_not_contiguous(program):
     assert err.kind == "fuse" and err.index == (1, 6) and err.shape == (4, 3)
     packed = np.asfortranarray(base[:4, :])
     B = f32(rng, 12)
-    program["fuse"](packed, B, check_bounds=True)
+    program["fuse"](packed, B, check_bounds=True, batch=1)
     assert B[0] == packed[0, 0]
 
 
@@ -235,7 +235,7 @@ def test_local_memory_is_checked(program):
     B = np.zeros(8, np.float32)
     err = expect_error(program["local"], [B, 8])
     assert err.index == (8,) and err.shape == (8,)
-    program["local"](B, 7, check_bounds=True)
+    program["local"](B, 7, check_bounds=True, batch=1)
     assert B[0] == 2.0
 
 
@@ -245,7 +245,7 @@ def test_coopmatrix_load_outside_its_memref(program, x, y, ok):
     A, C = f32(rng, 10, 8), np.zeros((8, 8), np.float32, order="F")
     k = program["coop"]
     if ok:
-        k(A, C, x, y, check_bounds=True)
+        k(A, C, x, y, check_bounds=True, batch=1)
         np.testing.assert_array_equal(C, A[x:x + 8, y:y + 8])
         return
     err = expect_error(k, [A, C, x, y])
@@ -270,8 +270,8 @@ def test_collective_shape_rules(program, name, good, bad, rule):
     k = program[name]
     args = [f32(rng, *s) for s in good]
     plain = [a.copy(order="F") for a in args]
-    k(*plain)
-    k(*args, check_bounds=True)
+    k(*plain, batch=1)
+    k(*args, check_bounds=True, batch=1)
     for got, want in zip(args, plain):
         np.testing.assert_allclose(got, want, rtol=1e-6)
     err = expect_error(k, [f32(rng, *s) for s in bad])
@@ -292,12 +292,12 @@ def test_usm_outputs_are_restored(program, queue):
     I = UsmArray.from_host(queue, np.array([9, -3], np.int64))
     Busm = UsmArray.from_host(queue, B)
     with pytest.raises(tinyc.BoundsError) as info:
-        kernel(I, A, Busm, check_bounds=True)
+        kernel(I, A, Busm, check_bounds=True, batch=1)
     assert info.value.index == (9,) and info.value.line == line_in("indirect", "%x = load")
     np.testing.assert_array_equal(Busm.to_host(), B)  # B[1] = 5 was undone
     np.testing.assert_array_equal(I.to_host(), [9, -3])  # and I[1] = 9
     good = UsmArray.from_host(queue, np.array([2, -3], np.int64))
-    kernel(good, A, Busm, check_bounds=True)
+    kernel(good, A, Busm, check_bounds=True, batch=1)
     np.testing.assert_array_equal(Busm.to_host(), [2.0, 5.0])
     np.testing.assert_array_equal(good.to_host(), [2, 2])
 
@@ -308,7 +308,7 @@ def test_usm_outputs_of_a_dry_run_stay_untouched(program, queue):
     B = f32(rng, 8)
     Busm = UsmArray.from_host(queue, B)
     with pytest.raises(tinyc.BoundsError):
-        program["access"](A, Busm, 1, 4, check_bounds=True)
+        program["access"](A, Busm, 1, 4, check_bounds=True, batch=1)
     np.testing.assert_array_equal(Busm.to_host(), B)
 
 
@@ -317,12 +317,12 @@ def test_environment_variable_and_explicit_false(program, monkeypatch):
     A, B = f32(rng, 8, 4), f32(rng, 8)
     monkeypatch.setenv("TINYC_CHECK_BOUNDS", "1")
     with pytest.raises(tinyc.BoundsError):
-        program["access"](A, B, 0, 7)
-    program["access"](A, B, 0, 3)  # valid: runs
+        program["access"](A, B, 0, 7, batch=1)
+    program["access"](A, B, 0, 3, batch=1)  # valid: runs
     monkeypatch.setenv("TINYC_CHECK_BOUNDS", "0")
-    program["access"](A, B, 0, 3)
+    program["access"](A, B, 0, 3, batch=1)
     with pytest.raises(tinyc.LaunchError, match="check_bounds must be"):
-        program["access"](A, B, 0, 3, check_bounds="yes")
+        program["access"](A, B, 0, 3, check_bounds="yes", batch=1)
 
 
 def test_the_checked_variant_passes_spirv_val():

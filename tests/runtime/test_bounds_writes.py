@@ -95,7 +95,7 @@ def test_ticket_counter_counts_once_under_check_bounds(tickets):
     assert not tickets._checked_kernel().info.bounds_dry
     for check in (False, True):
         count, O = np.zeros(1, np.int32), np.full(40, -1, np.int32)
-        tickets(count, O, check_bounds=check)
+        tickets(count, O, check_bounds=check, batch=1)
         assert count[0] == X
         assert sorted(O[:X]) == list(range(X))
         assert (O[X:] == -1).all()
@@ -110,7 +110,7 @@ def test_ticket_counter_past_its_output_is_caught(tickets):
     and writes nothing back (a dry run would have checked the stores at ticket 0 only)."""
     count, O = np.zeros(1, np.int32), np.full(8, -1, np.int32)
     with pytest.raises(tinyc.BoundsError) as info:
-        tickets(count, O, check_bounds=True)
+        tickets(count, O, check_bounds=True, batch=1)
     assert info.value.shape == (8,) and info.value.index[0] >= 8
     assert count[0] == 0 and (O == -1).all()
 

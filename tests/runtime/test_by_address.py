@@ -112,3 +112,32 @@ def test_list_members_changed_between_calls_are_read_again(fused):
     group[5] = group[5].astype(np.float64)
     with pytest.raises(tinyc.LaunchError, match="member 5.*float64"):
         fused(np.float32(0.5), group, B, C, D, batch=N)
+
+
+def test_where_arrays_are_copied_only_what_the_kernel_touches(device, monkeypatch):
+    """Copying path: an array the kernel only asks the size of is not copied in or out; one it
+    reads is copied in only; one it writes is copied in (it may be written in part) and back."""
+    program = tinyc.compile("""
+func @k(%S: memref<f32x?>, %R: memref<f32x?>, %W: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %n = size %S[0] : index
+  %m = cast %n : f32
+  %v = load %R[%g] : f32
+  %w = arith.add %v, %m : f32
+  store %w, %W[%g]
+}""")
+    k = program["k"]
+    assert [(p.read, p.written) for p in k.info.params] == [(False, False), (True, False), (False, True)]
+    added: list[int] = []
+    original = staging.Staging.add
+
+    def spy(self, array, *args, **kwargs):
+        added.append(array.size)
+        return original(self, array, *args, **kwargs)
+
+    monkeypatch.setattr(staging.Staging, "add", spy)
+    S, R, W = np.zeros(7, np.float32), np.arange(3, dtype=np.float32), np.zeros(3, np.float32)
+    k.host_pointers = False
+    k(S, R, W)
+    assert sorted(added) == [3, 3]  # R and W, not S
+    np.testing.assert_array_equal(W, R + 7)

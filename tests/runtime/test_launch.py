@@ -118,7 +118,8 @@ def test_scalar_bits(kernels):
 
 def test_scalar_limits(kernels):
     out = np.zeros(11, dtype=np.int64)
-    kernels["scalars"](np.int8(-128), 32767, -(2**31), 2**63 - 1, -0.0, -1e-3, -np.inf, np.nan, 0, 0j, out)
+    kernels["scalars"](np.int8(-128), 32767, -(2**31), 2**63 - 1, -0.0, -1e-3, -np.inf, np.nan, 0, 0j, out,
+                       batch=1)
     assert list(out[:4]) == [-128, 32767, -(2**31), 2**63 - 1]
     assert out.view(np.uint64)[4] == 0x8000
     assert bf16_bits_to_float(int(out[5])) == pytest.approx(-1e-3, rel=1e-2)

@@ -15,9 +15,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyc.analysis.work import count_work
+from tinyc.cli.batches import fitting
 from tinyc.cli.errors import UsageError
 
-def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
+BENCH_BATCH = 10000
+"""`tinyc bench`'s batch when --batch is not given (lowered to what the kernel takes: batches.py)."""
+
+
+def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int | None,
                  sizes: Sequence[str], repeat: int, warmup: int, seed: int, device: str | None,
                  echo: Callable[[str], None] = print, std: str | None = None,
                  defines: dict[str, str] | None = None, policy: Any = None) -> dict[str, float]:
@@ -32,8 +37,9 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
     if name not in program.kernel_names:
         raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")
     kernel = program[name]
-    args, _ = make_arguments(program.checked_ir()[name], kernel.info, batch, parse_sizes(sizes), seed,
-                             device_array_limit(kernel))
+    fn, parsed, limit = program.checked_ir()[name], parse_sizes(sizes), device_array_limit(kernel)
+    (args, _), batch = fitting(kernel, lambda b: make_arguments(fn, kernel.info, b, parsed, seed, limit),
+                               batch, BENCH_BATCH)
     echo(describe_arguments(kernel.info, args))
     times = kernel.time(*args, batch=batch, repeat=repeat, warmup=warmup)
     seconds = float(np.median(times))

@@ -25,6 +25,9 @@ def check(files: tuple[str, ...], fmt: str, std: str | None, defines: dict[str, 
 
     Warnings (docs/warnings.md) do not fail the check unless -W error.
 
+    Notes (exit 0) name accesses the compiler cannot bound: launches check them at
+    run time.
+
     \b
     JSON: a list of {file, severity, warning, message, hints, line, column,
     end_line, end_column, range, notes}; severity is error, warning or note,
@@ -32,6 +35,7 @@ def check(files: tuple[str, ...], fmt: str, std: str | None, defines: dict[str, 
     with the end column inclusive (as in the text form), `range` is the
     LSP's (0-based, UTF-16 code units, end exclusive).
     """
+    from tinyc.analysis.launch_bounds import launch_notes
     from tinyc.compiler import check_source
 
     failed = False
@@ -49,6 +53,8 @@ def check(files: tuple[str, ...], fmt: str, std: str | None, defines: dict[str, 
             else:
                 print_diagnostics(err)
             continue
+        # notes: accesses the compiler cannot bound (launches check them at run time)
+        program.warnings = list(program.warnings) + launch_notes(program)
         if fmt == "json":
             collected += [d.to_json() for d in program.warnings]
         else:

@@ -18,15 +18,18 @@ from tinyc.diagnostics import CompilationError, LaunchError
 
 
 def _launch_options(default_batch: int, default_repeat: int):
-    """The options `run` and `bench` share: what to launch, how often, on what."""
+    """The options `run` and `bench` share: what to launch, how often, on what. Without
+    --batch, `default_batch`, or the largest batch the kernel takes with its arguments
+    if that is smaller (tinyc/cli/batches.py)."""
 
     def decorate(command):
         options = [
             click.argument("file", type=click.Path(dir_okay=False, allow_dash=True)),
             click.option("--kernel", "kernel_name", default=None,
                          help="Kernel to launch (default: the first)."),
-            click.option("--batch", type=click.IntRange(min=1), default=default_batch,
-                         show_default=True, help="Number of work-groups."),
+            click.option("--batch", type=click.IntRange(min=1), default=None,
+                         help=f"Number of work-groups (default: {default_batch}, or the largest "
+                              f"batch the kernel takes with its arguments if smaller)."),
             click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
                          help="Value of a scalar argument, or the shape of a memref/group "
                               "argument (e.g. A=32x32x?); repeatable."),
@@ -70,7 +73,7 @@ def _launching(action) -> None:
 @click.option("--check-bounds", "check_bounds", is_flag=True, default=None,
               help="Run the bounds-checked variant: an access outside its memref is an error "
                    "(also TINYC_CHECK_BOUNDS=1).")
-def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
+def run(file: str, kernel_name: str | None, batch: int | None, sizes: tuple[str, ...], do_check: bool,
         repeat: int, seed: int, device: str | None, std: str | None,
         defines: dict[str, str], check_bounds: bool | None) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
@@ -88,7 +91,7 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
 @_launch_options(default_batch=10000, default_repeat=20)
 @click.option("--warmup", type=click.IntRange(min=0), default=3, show_default=True,
               help="Untimed launches first.")
-def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
+def bench(file: str, kernel_name: str | None, batch: int | None, sizes: tuple[str, ...], repeat: int,
           warmup: int, seed: int, device: str | None, std: str | None,
           defines: dict[str, str]) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, and both roofline ceilings."""

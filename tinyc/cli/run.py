@@ -13,7 +13,10 @@ The chosen sizes and scalar values are printed.
 same inputs — over every work-group for batches up to 256, else over 64
 sampled work-groups, whose slices of the outputs indexed by the work-group
 are compared — and says which outputs it compared, over how many elements;
-it fails when it could compare nothing.
+it fails when it could compare nothing. An output that the work-group id does
+not index (a contraction's `?` batch mode, blocks of entries per work-group)
+cannot be sliced: when the sample's time says the reference would run every
+work-group within FULL_CHECK_SECONDS, it does so and compares them whole.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tinyc.cli.batches import fitting
 from tinyc.cli.errors import UsageError
 from tinyc.cli.sizes import Chosen, choose_sizes
 from tinyc.reference.arguments import copy_argument
@@ -32,6 +36,9 @@ from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 
 FULL_CHECK_LIMIT = 256
 SAMPLED_GROUPS = 64
+FULL_CHECK_SECONDS = 30.0
+"""Beyond FULL_CHECK_LIMIT, how long the reference may take over every work-group (estimated
+from the sample) when an output is not partitioned by work-group."""
 HOST_MEMORY_SHARE = 4
 """`run` holds about four copies of the inputs (inputs, launch copies, reference, device)."""
 
@@ -152,13 +159,14 @@ def _arrays(info: Any, shapes: dict[str, tuple[int, ...]]):
             yield p, memref, shape, max(extent(shape, layout_strides(memref, shape)), 1) * memref.element.size
 
 
-def _plan(info: Any, batch: int, chosen: Chosen) -> Plan:
+def _plan(info: Any, batch: int, chosen: Chosen, extents: dict[tuple[str, int], int] | None = None) -> Plan:
     members: dict[str, int] = {}
     nbytes = 0
     for p, _, _, one in _arrays(info, chosen.shapes):
         count = 1
-        if isinstance(p.type, GroupType):
-            count = members[p.name] = batch if p.type.size == DYNAMIC else p.type.size
+        if isinstance(p.type, GroupType):  # a `?` count: what the batch reaches (mode -1)
+            reached = max(batch, (extents or {}).get((p.name, -1), 0))
+            count = members[p.name] = reached if p.type.size == DYNAMIC else p.type.size
         nbytes += count * one
     return Plan(chosen.shapes, members, nbytes)
 
@@ -214,8 +222,10 @@ def make_arguments(fn: Any, info: Any, batch: int, sizes: dict[str, str], seed: 
                              f"arguments: {', '.join(p.name for p in info.params)}")
     batch_modes = {p.name: p.batch_mode for p in info.params
                    if p.batch_mode is not None and isinstance(p.type, MemrefType)}
-    chosen = choose_sizes(fn, batch, sizes, batch_modes)
-    plan = _plan(info, batch, chosen)
+    reached = info.launch.extents(batch) if info.launch is not None else {}
+    extents = {(info.params[p].name, m): n for (p, m), n in reached.items()}
+    chosen = choose_sizes(fn, batch, sizes, batch_modes, extents)
+    plan = _plan(info, batch, chosen, extents)
     check_memory(plan, info, max_array_bytes)
     args: list[Any] = []
     for p in info.params:
@@ -320,7 +330,8 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
             scope = f"every work-group of {batch}"
         elif p.batch_mode is None:
             skipped.append(f"%{p.name} (not partitioned by work-group, so only a check of every "
-                           f"work-group, with --batch {FULL_CHECK_LIMIT} or less, compares it)")
+                           f"work-group compares it: with --batch {FULL_CHECK_LIMIT} or less, or "
+                           f"when the reference would take under {FULL_CHECK_SECONDS:g} s)")
             continue
         elif isinstance(got, list):
             pairs = [(got[g], want[g]) for g in groups]
@@ -335,7 +346,11 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
     return compared, skipped
 
 
-def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
+RUN_BATCH = 1
+"""`tinyc run`'s batch when --batch is not given (lowered to what the kernel takes: batches.py)."""
+
+
+def run_kernel(source: str, file: str, kernel_name: str | None, batch: int | None, sizes: Sequence[str],
                check: bool, repeat: int, seed: int, device: str | None,
                echo: Callable[[str], None] = print, std: str | None = None,
                defines: dict[str, str] | None = None, check_bounds: bool | None = None,
@@ -345,8 +360,8 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
 
     if launched_by_mpi():  # under mpiexec: the batch split over the ranks
-        return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device,
-                              echo, std=std, defines=defines, policy=policy)
+        return run_kernel_mpi(source, file, kernel_name, batch if batch is not None else RUN_BATCH, sizes,
+                              check, repeat, seed, device, echo, std=std, defines=defines, policy=policy)
 
     program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines)
     names = program.kernel_names
@@ -358,7 +373,9 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
     build = time.perf_counter() - start
     info = kernel.info
     fn = program.checked_ir()[name]
-    args, _ = make_arguments(fn, info, batch, parse_sizes(sizes), seed, device_array_limit(kernel))
+    parsed, limit = parse_sizes(sizes), device_array_limit(kernel)
+    (args, _), batch = fitting(kernel, lambda b: make_arguments(fn, info, b, parsed, seed, limit), batch,
+                               RUN_BATCH)
     echo(describe_arguments(info, args))
     inputs = [copy_argument(a) for a in args]
     options = {} if check_bounds is None else {"check_bounds": check_bounds}
@@ -391,6 +408,12 @@ def device_array_limit(kernel: Any) -> int | None:
         return None
 
 
+def _unpartitioned(info: Any) -> bool:
+    """True if some written array is not indexed by the work-group id (no slice to sample)."""
+    return any(p.written and p.batch_mode is None and not isinstance(p.type, ScalarType)
+               for p in info.params)
+
+
 def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
                   echo: Callable[[str], None]) -> None:
     """Run the reference on `inputs` and compare with the device's `results` (LaunchError if
@@ -402,10 +425,20 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
     fn = program.checked_ir()[name]
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
-    reference_args = [copy_argument(a) for a in inputs]
-    try:
+    def reference(groups: Sequence[int] | None) -> list[Any]:
+        reference_args = [copy_argument(a) for a in inputs]
         run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,
                       subgroup_size=info.subgroup_size)
+        return reference_args
+
+    try:
+        began = time.perf_counter()
+        reference_args = reference(groups)
+        if groups is not None and _unpartitioned(info):
+            whole = (time.perf_counter() - began) * batch / len(groups)
+            if whole <= FULL_CHECK_SECONDS:
+                groups = None
+                reference_args = reference(None)
     except ReferenceUnsupported as exc:
         raise tinyc.LaunchError(f"check: nothing was compared: the reference interpreter cannot run "
                                 f"this kernel ({exc})") from None

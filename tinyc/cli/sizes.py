@@ -42,8 +42,12 @@ def _positive(name: str, text: str, piece: str) -> int:
     return int(piece)
 
 
-def choose_sizes(fn: Function, batch: int, sizes: dict[str, str], batch_modes: dict[str, int]) -> Chosen:
-    """Every `?` size (and related integer scalar) of `fn`'s arguments; UsageError for a bad --size."""
+def choose_sizes(fn: Function, batch: int, sizes: dict[str, str], batch_modes: dict[str, int],
+                 extents: dict[tuple[str, int], int] | None = None) -> Chosen:
+    """Every `?` size (and related integer scalar) of `fn`'s arguments; UsageError for a bad --size.
+
+    `extents`: sizes the batch makes modes reach ((argument, mode) -> size, from the launch
+    conditions: a mode indexed by 4 * group_id + i needs 4 * batch), unless --size says otherwise."""
     rel = Relations(fn)
     classes = rel.classes
     by_name = {a.name: a for a in fn.args}
@@ -75,6 +79,12 @@ def choose_sizes(fn: Function, batch: int, sizes: dict[str, str], batch_modes: d
             if known is None or (not known.user and known.var is not None):
                 classes.fixed[root] = Fixed(batch, var, f"the batch ({describe(var)} is indexed "
                                                         f"by the work-group id)", False)
+    for var, size in (extents or {}).items():
+        if var in classes.parent:
+            root = classes.find(var)
+            known = classes.fixed.get(root)
+            if known is None or (not known.user and known.var is not None and known.value < size):
+                classes.fixed[root] = Fixed(size, var, f"the entries the batch reaches in {describe(var)}", False)
     shapes: dict[str, tuple[int, ...]] = {}
     scalars: dict[str, int] = {}
     for var in rel.vars:

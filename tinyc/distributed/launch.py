@@ -152,8 +152,10 @@ def _scattered(kernel: Any, args: tuple, batch: int, comm: Any, root: int, weigh
 def _plan(kernel: Any, args: list[Any], batch: Any, weights: Sequence[float], root: int,
           size: int) -> tuple[list[int], list[Plan] | None]:
     """Root: per-rank work-group counts and how each argument travels (None: root runs all)."""
-    batch = kernel._batch({"batch": batch})
     kernel._check_count(args)
+    batch = kernel._batch({"batch": batch})
+    if batch is None:  # left out: the batch root's arguments take (runtime/launch_check.py)
+        batch = kernel.inferred_batch(*args)
     params = kernel.info.params
     check_batch_sizes(params, args, batch)
     _check_dtypes(params, args)
@@ -206,6 +208,8 @@ def _rank_local(kernel: Any, args: tuple, batch: int, comm: Any, root: int, gath
         count = 0 if isinstance(batch, (int, np.integer)) and not isinstance(batch, bool) and batch == 0 \
             else kernel._batch({"batch": batch})
         kernel._check_count(args)
+        if count is None:  # left out: the batch this rank's arguments take
+            count = kernel.inferred_batch(*args)
     except LaunchError as exc:
         count, error = 0, exc
     counts = _agree(comm, error, f"{kernel.name}()", count)

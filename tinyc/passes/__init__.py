@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tinyc.analysis.launch_bounds import launch_bounds
 from tinyc.ir.core import Function, Program
 from tinyc.passes.apply_schedule import apply_schedule
 from tinyc.passes.barriers import insert_barriers
@@ -45,6 +46,7 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("apply-schedule", apply_schedule),
     ("work-group-size", choose_work_group_size),
     ("verify-schedule", verify_schedule),
+    ("launch-bounds", launch_bounds),  # an analysis: which launches stay inside the arguments
     ("insert-barriers", insert_barriers),
     ("lower-collectives", lower_collectives),
     ("lower-foreach", lower_foreach),

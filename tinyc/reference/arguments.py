@@ -47,7 +47,9 @@ def copy_argument(arg: Any) -> Any:
     if not isinstance(base, np.ndarray):
         return np.array(arg, order="F")
     offset = arg.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return np.ndarray(arg.shape, arg.dtype, buffer=base.copy(), offset=offset, strides=arg.strides)
+    # order="K": the copy keeps the base's memory layout (a Fortran-order base copied in C
+    # order would move the view's elements)
+    return np.ndarray(arg.shape, arg.dtype, buffer=base.copy(order="K"), offset=offset, strides=arg.strides)
 
 
 def bind_arguments(fn: Function, args: Any) -> list[Any]:

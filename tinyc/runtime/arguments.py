@@ -25,9 +25,11 @@ from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.runtime.arrays import ArrayView, array_view, check_batch, check_dtype, check_writable, extent, fitter
 from tinyc.runtime.groups import Group, GroupPacker  # noqa: F401 (Group: re-exported)
+from tinyc.runtime.members import ALIGNED, WRITEABLE
+from tinyc.runtime.numpy_objects import numpy_head
 from tinyc.runtime.scalars import bool_packer, scalar_packer
-from tinyc.signature import ParamInfo
 from tinyc.runtime.staging import Staging, USMPointer
+from tinyc.signature import ParamInfo
 from tinyc.runtime.submit import Address
 
 Emit = Callable[[], list]  # produces the kernel arguments after placement
@@ -143,6 +145,16 @@ def _usm_key(value: Any) -> tuple | None:
     return key
 
 
+_STEADY_MODULES = ("dpnp.", "dpctl.tensor.")
+
+
+def _steady(value: Any, owner: Any) -> bool:
+    """A dpnp (or dpctl.tensor) array on a queue: its pointer and layout stay while it lives,
+    so a later call may skip its interface (~5 us: it waits for its queue) and wait itself."""
+    return type(value).__module__.startswith(_STEADY_MODULES) and hasattr(owner, "wait") \
+        and hasattr(owner, "sycl_context")
+
+
 def null_arguments(param: ParamInfo, arity: int) -> list:
     """None for a memref or group the kernel checks with `associated`: a null pointer, zero sizes."""
     if not param.nullable:
@@ -151,25 +163,52 @@ def null_arguments(param: ParamInfo, arity: int) -> list:
     return [ctypes.c_uint64(0)] + [ctypes.c_int64(0)] * (arity - 1)
 
 
-def memref_packer(param: ParamInfo) -> Packer:
+def memref_packer(param: ParamInfo, index: int = -1, batch_checks: bool = True) -> Packer:
     """Packer of a memref parameter: pointer, then its `?` sizes and strides.
 
     USM arrays seen before are recognised by their interface's fields (the
     key keeps the syclobj alive, so its identity cannot be reused): the
     checked kernel arguments are reused, only the batch is checked again.
+    The array's shape goes to `call.sizes[index]` (the launch conditions read it); the
+    batch mode is checked against the batch only without them (`batch_checks`).
     """
     memref: MemrefType = param.type  # type: ignore[assignment]
-    name, what, written, mode = param.name, str(memref), param.written, param.batch_mode
+    name, what, written = param.name, str(memref), param.written
+    mode = param.batch_mode if batch_checks else None
     fit = fitter(memref).fit
     memo: dict[tuple, tuple[tuple[int, ...], list, tuple[int, int]]] = {}  # USM key -> (shape, args, span)
+    layouts: dict[tuple, list] = {}  # NumPy (dtype, shape, strides) checked before -> `?` arguments
+    need = ALIGNED | (WRITEABLE if written else 0)
+    arrays: dict[int, tuple] = {}  # id of a dpnp array seen before -> (it, its queue, shape, args, span)
 
     def bind(value: Any, call: Call) -> list | Emit:
+        if type(value) is np.ndarray and call.host_pointers:  # the common case, by address
+            tail = layouts.get((value.dtype, value.shape, value.strides))
+            if tail is not None:
+                address, flags = numpy_head(value)
+                if flags & need == need:
+                    shape = value.shape
+                    call.sizes[index] = shape
+                    if mode is not None:
+                        check_batch(shape, mode, call.batch, name, what)
+                    return [Address(address, value), *tail]
+        known = arrays.get(id(value))
+        if known is not None and known[0] is value:  # a dpnp array seen before (held: its id is its own)
+            if known[1] is not call.queue:
+                known[1].wait()  # what its interface would do: its queue's work on it is done
+            call.sizes[index] = known[2]
+            if mode is not None:
+                check_batch(known[2], mode, call.batch, name, what)
+            if written:
+                call.note_usm_write(*known[4])
+            return known[3]
         if value is None:
             return null_arguments(param, abi_arity(param))
         key = _usm_key(value) if type(value) is not np.ndarray else None
         if key is not None:
             known = memo.get(key)
             if known is not None:
+                call.sizes[index] = known[0]
                 if mode is not None:
                     check_batch(known[0], mode, call.batch, name, what)
                 if written:
@@ -178,6 +217,7 @@ def memref_packer(param: ParamInfo) -> Packer:
         view = array_view(value, name, what)
         check_dtype(view, memref.element, name, what)
         fitted = fit(view, name, what)
+        call.sizes[index] = view.shape
         if mode is not None:
             check_batch(view.shape, mode, call.batch, name, what)
         if written:
@@ -192,8 +232,18 @@ def memref_packer(param: ParamInfo) -> Packer:
                 if len(memo) >= USM_MEMO_SIZE:
                     memo.clear()
                 memo[key] = (view.shape, arguments, span)
+                if _steady(value, view.owner):
+                    if len(arrays) >= USM_MEMO_SIZE:
+                        arrays.clear()
+                    arrays[id(value)] = (value, view.owner, view.shape, arguments, span)
             return arguments
+        if not (written or param.read) and not call.host_pointers:  # never touched: nothing to copy
+            return [call.staging.device_buffer(64), *tail]
         if call.host_pointers:  # the device reads the array where it is
+            if type(value) is np.ndarray:
+                if len(layouts) >= USM_MEMO_SIZE:
+                    layouts.clear()
+                layouts[(value.dtype, value.shape, value.strides)] = tail
             return [Address(view.address, view.host), *tail]
         handle = call.staging.add(view.host, extent(view.shape, view.strides), written, view.address)
         call.lone.add(handle)
@@ -212,8 +262,10 @@ def abi_arity(param: ParamInfo) -> int:
     return 1
 
 
-def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any]) -> Packer:
-    """The packer of one parameter, built once per kernel."""
+def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any], index: int = -1,
+                batch_checks: bool = True) -> Packer:
+    """The packer of one parameter (the `index`th), built once per kernel. `batch_checks`:
+    a batch mode must cover the batch (kernels without launch conditions: launch_check.py)."""
     t = param.type
     if isinstance(t, ScalarType):
         pack = scalar_packer(t, param.name, raw_arg)
@@ -222,7 +274,7 @@ def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any]) -> Packe
         pack = bool_packer(param.name)
         return lambda value, call: [pack(value)]
     if isinstance(t, MemrefType):
-        return memref_packer(param)
+        return memref_packer(param, index, batch_checks)
     if isinstance(t, GroupType):
-        return GroupPacker(param)
+        return GroupPacker(param, index, batch_checks)
     raise TypeError(f"parameter '{param.name}' has type {t}, which kernels cannot take")

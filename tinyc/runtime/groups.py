@@ -27,6 +27,12 @@ How a member's memref layout is found:
     are full tuples (static entries must match the type), one for all
     members or a list with one tuple per member.
 
+The layout of flat members and the checks of a Group's configuration are in
+group_layouts.py. On a device that reads host memory, NumPy members of one
+layout go by address (group_host.py: a host table of their data pointers,
+read in bulk on every call); every packer reports the member count and sizes
+to the launch conditions (group_host.record_sizes).
+
 Fast paths (members.py), all falling back to the member-by-member check:
   * all-USM groups: when every member shares one layout, the first member is
     checked and the other pointers are read in bulk; the device tables are
@@ -56,7 +62,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyc.diagnostics import LaunchError
-from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, dim_text
+from tinyc.ir.types import DYNAMIC, GroupType
 from tinyc.runtime.arrays import (
     ArrayView,
     Layout,
@@ -65,27 +71,23 @@ from tinyc.runtime.arrays import (
     check_writable,
     extent,
     fit_memref,
-    layout,
 )
+from tinyc.runtime.group_host import Tables, host_arguments, host_numpy, record_sizes
+from tinyc.runtime.group_layouts import fit_flat, frozen, group_offset, per_member, uniform
 from tinyc.runtime.members import (
-    ALIGNED,
     OWNDATA,
     WRITEABLE,
     GatherPlan,
-    HostPlan,
     TableCache,
     addresses,
     gather,
     host_tables,
     member_ids,
-    numpy_heads_again,
-    numpy_uniform,
     uniform_numpy,
     uniform_usm,
     upload_tables,
     writeable,
 )
-from tinyc.runtime.submit import Address
 from tinyc.signature import ParamInfo
 
 Emit = Callable[[], list]
@@ -116,8 +118,8 @@ class Group:
     ):
         self._arrays = arrays if _is_array(arrays) else tuple(arrays)
         self._offset = offset
-        self._shape = _frozen(shape)
-        self._stride = _frozen(stride)
+        self._shape = frozen(shape)
+        self._stride = frozen(stride)
 
     arrays = property(lambda self: self._arrays, doc="the members (a tuple), or the stacked array")
     offset = property(lambda self: self._offset)
@@ -142,105 +144,14 @@ class Group:
         return f"Group({len(self)} {kind}, offset={self.offset})"
 
 
-def _frozen(value: Any) -> Any:
-    """shape=/stride= as nested tuples (left as is when not iterable: checked later)."""
-    try:
-        return tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in value)
-    except TypeError:
-        return value
-
-
-def _per_member(value: Any, count: int, what: str, name: str, key: str) -> list | None:
-    """Normalise Group(shape=/stride=) to one tuple per member (or None)."""
-    if value is None:
-        return None
-    try:
-        items = list(value)
-        if all(isinstance(v, (int, np.integer)) for v in items):
-            items = [items] * count
-        elif len(items) != count:
-            raise LaunchError(f"{what}: Group {key}= has {len(items)} entries for {count} members", argument=name)
-        tuples = [tuple(_whole(v) for v in item) for item in items]
-    except (TypeError, ValueError):
-        raise LaunchError(
-            f"{what}: Group {key}= must be a tuple of non-negative integers or a list of them", argument=name
-        ) from None
-    return tuples
-
-
-def _whole(value: Any) -> int:
-    """A non-negative int from an int-like; ValueError otherwise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(value)
-    return int(value)
-
-
-def fit_flat(
-    view: ArrayView, memref: MemrefType, offset: int, shape: tuple[int, ...] | None,
-    stride: tuple[int, ...] | None, name: str, what: str,
-) -> Layout:
-    """Layout of a flat group member (module docs); checks that it is big enough."""
-    if not view.contiguous:
-        raise LaunchError(f"{what}: a flat member (offset {offset}) must be a contiguous array", argument=name)
-    for key, given, static in (("shape", shape, memref.shape), ("stride", stride, memref.stride)):
-        if given is not None and (
-            len(given) != memref.order or any(s != DYNAMIC and s != g for s, g in zip(static, given))
-        ):
-            raise LaunchError(
-                f"{what}: Group {key}={given} does not fit ({', '.join(map(dim_text, static))})",
-                argument=name,
-            )
-    if shape is None and DYNAMIC in memref.shape:
-        raise LaunchError(
-            f"{what}: a flat member (offset {offset}, shape {view.shape}) does not give the `?` "
-            f"sizes; pass tinyc.Group(arrays, offset={offset}, shape=(...))",
-            argument=name,
-        )
-    sizes = shape if shape is not None else memref.shape
-    strides = stride if stride is not None else tuple(None if s == DYNAMIC else s for s in memref.stride)
-    fitted = _packed_layout(memref, sizes, strides)
-    need = offset + extent(fitted.shape, fitted.strides)
-    if view.size < need:
-        raise LaunchError(
-            f"{what}: member holds {view.size} elements but offset {offset} + extent "
-            f"{need - offset} needs {need}",
-            argument=name,
-        )
-    return fitted
-
-
-def _packed_layout(memref: MemrefType, sizes: tuple[int, ...], strides: tuple[int | None, ...]) -> Layout:
-    """`?` strides (None) become packed column-major over the sizes."""
-    filled: list[int] = []
-    for i, s in enumerate(strides):
-        filled.append(s if s is not None else (filled[-1] * sizes[i - 1] if i else 1))
-    return layout(memref, sizes, tuple(filled))
-
-
-def _uniform(per_member: list | None) -> bool:
-    """One shape= (or stride=) for all members, or none."""
-    return per_member is None or per_member.count(per_member[0]) == len(per_member)
-
-
-def _group_offset(group: GroupType, given: Any, name: str, what: str) -> int:
-    if given is not None:
-        try:
-            _whole(given)
-        except ValueError:
-            raise LaunchError(f"{what}: offset must be a non-negative integer, got {given!r}", argument=name) from None
-    if group.offset == DYNAMIC:
-        return int(given or 0)
-    if given is not None and int(given) != group.offset:
-        raise LaunchError(f"{what}: Group offset={given} but the type says offset {group.offset}", argument=name)
-    return group.offset
-
-
 class GroupPacker:
     """Packer of one group parameter (module docs); one per kernel and parameter."""
 
-    def __init__(self, param: ParamInfo):
+    def __init__(self, param: ParamInfo, index: int = -1, batch_checks: bool = True):
         group: GroupType = param.type  # type: ignore[assignment]
         self.param, self.group, self.memref = param, group, group.memref
+        self.index = index  # the parameter's position: its sizes go to call.sizes[index]
+        self.batch_checks = batch_checks  # a batched group must hold the batch (no launch conditions)
         self.name, self.what, self.written = param.name, str(group), param.written
         self.slots = len(self.memref.dynamic_slots())
         self.tables = TableCache()
@@ -276,9 +187,9 @@ class GroupPacker:
         else:
             count = len(arrays)
         self._check_count(count, call.batch)
-        offset = _group_offset(self.group, config[0], name, what)
-        shapes = _per_member(config[1], count, what, name, "shape")
-        strides = _per_member(config[2], count, what, name, "stride")
+        offset = group_offset(self.group, config[0], name, what)
+        shapes = per_member(config[1], count, what, name, "shape")
+        strides = per_member(config[2], count, what, name, "stride")
         flat = offset != 0 or shapes is not None or strides is not None
         tail = ([ctypes.c_int64(count)] if self.group.size == DYNAMIC else []) + (
             [ctypes.c_int64(offset)] if self.group.offset == DYNAMIC else []
@@ -294,7 +205,7 @@ class GroupPacker:
             raise LaunchError(f"{what}: expected {group.size} arrays, got {count}", argument=name)
         if count == 0:
             raise LaunchError(f"{what}: a group needs at least one array", argument=name)
-        if self.param.batch_mode is not None and count < batch:
+        if self.batch_checks and self.param.batch_mode is not None and count < batch:
             raise LaunchError(f"{what}: group has {count} arrays, too few for batch={batch}", argument=name)
 
     def _fit(self, view: ArrayView, i: int | None, setup: tuple) -> Layout:
@@ -319,8 +230,8 @@ class GroupPacker:
         found = self.tables.find(key)
         if found is None:
             columns = [np.full(count, v, dtype=np.int64) for v in row]
-            found = host_tables(addresses(), columns) if call.host_pointers else \
-                upload_tables(call.queue, call.memory, addresses(), columns)
+            found = Tables(host_tables(addresses(), columns) if call.host_pointers else
+                           upload_tables(call.queue, call.memory, addresses(), columns), row)
             self.tables.add(key, found, pins)
         return found
 
@@ -332,6 +243,7 @@ class GroupPacker:
         fitted = self._fit(member, None, setup)
         step = view.strides[-1] * itemsize if count > 1 else 0
         row = tuple(fitted.dynamic)
+        record_sizes(self.memref, call, self.index, count, row)
 
         def table(base: int) -> list:
             key = ("stacked", base, step, count, row, self.slots)
@@ -354,11 +266,16 @@ class GroupPacker:
     def _members(self, value: Any, arrays: Sequence[Any], count: int, setup: tuple, tail: list,
                  call: Any) -> Emit:
         config = setup[:3]
-        if call.host_pointers and arrays and type(arrays[0]) is np.ndarray and _uniform(setup[1]) \
-                and _uniform(setup[2]):
-            emit = self._host_numpy(tuple(arrays), count, setup, tail, call)
-            if emit is not None:
-                return emit
+        if call.host_pointers and arrays and type(arrays[0]) is np.ndarray and uniform(setup[1]) \
+                and uniform(setup[2]):  # by address (group_host.py)
+            members = tuple(arrays)
+            found = host_numpy(self.tables, members, config, self.written, lambda first: tuple(
+                self._fit(array_view(first, self.name, f"{self.what} member 0"), 0, setup).dynamic))
+            if found is not None:
+                plan, data = found
+                record_sizes(self.memref, call, self.index, count, plan.row)
+                call.keep.append(members)
+                return lambda: [*host_arguments(self.tables, data, plan.row, count), *tail]
         known = None
         # a bounds-checked call needs the spans of written USM members (runtime/bounds.py): one by one
         tracking = self.written and call.usm_writes is not None
@@ -372,21 +289,24 @@ class GroupPacker:
             if self._may_gather(call) and (not self.written or writeable(arrays)):
                 emit = self._gathered(arrays, known, count, tail, call)
                 if emit is not None:
+                    record_sizes(self.memref, call, self.index, count, known.row)
                     return emit
-        elif known is not None and not tracking:
+        elif isinstance(known, Tables) and not tracking:
+            record_sizes(self.memref, call, self.index, count, known.rows)
             return lambda: [*known, *tail]
         members = tuple(arrays)  # a snapshot: the ids name exactly what it pins
         ids = member_ids(members)
         pins = value if isinstance(value, (tuple, Group)) else members
         keys = [("ids", ids, config)] + ([("object", id(value), config)] if pins is value else [])
 
-        if not _uniform(setup[1]) or not _uniform(setup[2]):
+        if not uniform(setup[1]) or not uniform(setup[2]):
             return self._each(members, count, setup, tail, call, keys, pins)
         usm = uniform_usm(members) if not isinstance(members[0], np.ndarray) and not tracking else None
         if usm is not None and not (usm[1] and self.written):
             view = array_view(members[0], self.name, f"{self.what} member 0")
             fitted = self._fit(view, 0, setup)
             if call.same_context(view.owner):
+                record_sizes(self.memref, call, self.index, count, tuple(fitted.dynamic))
                 return self._cached(keys, lambda: usm[0], tuple(fitted.dynamic), count, call, pins, tail)
         flags = uniform_numpy(members)
         if flags is not None and (not self.written or flags & WRITEABLE):
@@ -395,6 +315,7 @@ class GroupPacker:
                 plan = GatherPlan(tuple(self._fit(view, 0, setup).dynamic), members[0].nbytes, ids)
                 emit = self._gathered(members, plan, count, tail, call)
                 if emit is not None:
+                    record_sizes(self.memref, call, self.index, count, plan.row)
                     for key in keys:
                         self.tables.add(key, plan, pins)
                     return emit
@@ -402,48 +323,11 @@ class GroupPacker:
                 return self._staged(members, count, setup, tail, call)
         return self._each(members, count, setup, tail, call, keys, pins)
 
-    def _host_numpy(self, members: tuple, count: int, setup: tuple, tail: list, call: Any) -> Emit | None:
-        """NumPy members of one layout on a device that reads host memory: their addresses
-        (read in bulk on every call) in a host table, no copies. The layout is checked in
-        full the first time these members come (by id), then only the flags that may change
-        in place (writeable, aligned); None: check member by member."""
-        ids = member_ids(members)  # `members` holds them while they are read
-        config = setup[:3]
-        plan = self.tables.find_members(members, ("host", config))
-        found = numpy_heads_again(ids, plan) if isinstance(plan, HostPlan) else None
-        if found is None:
-            found = numpy_uniform(members, ids)
-            if found is None:
-                return None
-            first = members[0]
-            view = array_view(first, self.name, f"{self.what} member 0")
-            plan = HostPlan(tuple(self._fit(view, 0, setup).dynamic), first.dtype, first.ndim, ids)
-            self.tables.add(("ids", ids, ("host", config)), plan, members)
-        data, flags = found
-        if not flags & ALIGNED or (self.written and not flags & WRITEABLE):
-            return None  # one by one: the error names the member
-        call.keep.append(members)
-        columns = self._columns(plan.row, count)
-
-        def emit() -> list:
-            table = np.ascontiguousarray(data, dtype=np.uint64)
-            return [Address(table.ctypes.data, table), *columns, *tail]
-
-        return emit
-
-    def _columns(self, row: tuple, count: int) -> list:
-        """Host `?` columns (one value per member) for a row shared by every member."""
-        key = ("columns", row, count)
-        found = self.tables.find(key)
-        if found is None:
-            found = host_tables(np.zeros(0, dtype=np.uint64), [np.full(count, v, dtype=np.int64) for v in row])[1:]
-            self.tables.add(key, found)
-        return found
-
     def _staged(self, members: tuple, count: int, setup: tuple, tail: list, call: Any) -> Emit:
         """NumPy members of one layout, staged where they are (views of one buffer share a region)."""
         view = array_view(members[0], self.name, f"{self.what} member 0")
         row = tuple(self._fit(view, 0, setup).dynamic)
+        record_sizes(self.memref, call, self.index, count, row)
         handles = call.staging.add_many(members, addresses(members), members[0].nbytes, self.written)
 
         def emit() -> list:
@@ -530,6 +414,7 @@ class GroupPacker:
                 staged.append(i)
                 handles.append(call.staging.add(host, known[1], written))
         slots = self.slots
+        record_sizes(self.memref, call, self.index, count, dynamic)
         if in_host and not staged:
             columns = [dynamic[:, k] for k in range(slots)]
             return lambda: [*host_tables(addresses, columns), *tail]
@@ -539,7 +424,7 @@ class GroupPacker:
                 found = self.tables.find(keys[0])
                 if found is None:
                     columns = [np.ascontiguousarray(dynamic[:, k]) for k in range(slots)]
-                    found = upload_tables(call.queue, call.memory, addresses, columns)
+                    found = Tables(upload_tables(call.queue, call.memory, addresses, columns), dynamic)
                 for key in keys:
                     self.tables.add(key, found, pins)
                 return [*found, *tail]

@@ -29,10 +29,12 @@ from tinyc.diagnostics import LaunchError
 from tinyc.runtime import bounds
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
 from tinyc.runtime.device import device_label, import_dpctl, profiling_queue, select_queue
+from tinyc.runtime.launch_check import LaunchCheck, _from_batch_modes
 from tinyc.runtime.pool import Pools
 from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
-from tinyc.runtime.submit import Submitter
+from tinyc.runtime.staging import USMPointer
+from tinyc.runtime.submit import Address, Submitter, ranges
 from tinyc.signature import KernelInfo
 
 MAX_BATCH = 2**31 - 1
@@ -86,28 +88,37 @@ class Kernel:
             )
         dpctl = import_dpctl()
         self._memory = dpctl.memory
-        self._packers = [make_packer(p, dpctl.RawKernelArg) for p in info.params]
+        self._packers = [make_packer(p, dpctl.RawKernelArg, k, info.launch is None)
+                         for k, p in enumerate(info.params)]
         self._contexts: dict = {}  # USM arrays' syclobjs: do they share the kernel's context?
         self._pools = Pools(self.queue, self._memory)  # staging buffers reused across calls
         self._in_order = bool(self.queue.is_in_order)
         self._submitter = Submitter(self.sycl_kernel)
+        self._check = LaunchCheck(info)  # the compiler's launch conditions (launch_check.py)
+        self._unbounded = bool(info.launch is not None and not info.launch.bounded
+                               and checked_variant is not None)
+        """An access the compiler cannot bound: calls run the bounds-checked variant by default."""
         self.host_pointers = reads_host_memory(self.queue)
         """NumPy arrays go in by address (True where the device reads host memory; set it
         to False to copy them through device memory instead, as on other devices)."""
         x, y = info.work_group_size
         self._x, self._y = x, y
+        self._nd_ranges: dict[int, Any] = {}
         self._names = ", ".join(p.name for p in info.params)
 
     def __repr__(self) -> str:
         return f"<tinyc.Kernel {self.name}({self._names}) on {device_label(self.queue.sycl_device)}>"
 
     # -- checking and packing ------------------------------------------------
-    def _batch(self, kwargs: dict[str, Any]) -> int:
-        batch = kwargs.pop("batch", 1)
+    def _batch(self, kwargs: dict[str, Any]) -> int | None:
+        """The batch= of a call; None when left out (then inferred: launch_check.py)."""
+        batch = kwargs.pop("batch", None)
         if kwargs:
             unknown = ", ".join(sorted(kwargs))
             raise LaunchError(f"{self.name}() got unknown keyword argument(s) {unknown}; "
                               f"only batch=, device=, weights= and check_bounds= are accepted")
+        if batch is None:
+            return None
         if type(batch) is not int:  # the common case without ABC checks
             if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
                 raise LaunchError(f"batch must be a non-negative integer, got {batch!r}", argument="batch")
@@ -126,26 +137,51 @@ class Kernel:
         """Check every argument; nothing is copied to the device yet."""
         return [pack(value, call) for pack, value in zip(self._packers, args)]
 
-    def _bound(self, args: tuple, batch: int, pools: Any, track_usm_writes: bool = False) -> tuple[Call, list]:
-        """A checked call. Bound again without gathering written group members if
-        one of them is aliased by another argument (so the device shares memory
-        between them as the host does). Binding only fills host buffers."""
-        call = Call(self.queue, self._memory, batch, self._contexts, pools, self._in_order, self.host_pointers)
+    def _bound(self, args: tuple, batch: int | None, pools: Any, track_usm_writes: bool = False,
+               conditions: bool = True, host_pointers: bool | None = None) -> tuple[Call, list]:
+        """A checked call: every argument, and the launch conditions (launch_check.py) with
+        the batch (`call.batch`; inferred when None) unless `conditions` is False (a
+        bounds-checked launch checks every access itself). Bound again without gathering written
+        group members if one of them is aliased by another argument (so the device shares
+        memory between them as the host does). Binding only fills host buffers."""
+        host = self.host_pointers if host_pointers is None else host_pointers
+        call = Call(self.queue, self._memory, batch or 0, self._contexts, pools, self._in_order, host)
         call.usm_writes = [] if track_usm_writes else None
         try:
             parts = self._bind(call, args)
             if call.gathered and any(written for written, _ in call.gathered) and _aliased(call):
                 call.staging.release()
-                call = Call(self.queue, self._memory, batch, self._contexts, pools, self._in_order,
-                            self.host_pointers)
+                call = Call(self.queue, self._memory, batch or 0, self._contexts, pools, self._in_order, host)
                 call.usm_writes = [] if track_usm_writes else None
                 call.gather_written = False
                 parts = self._bind(call, args)
+            if batch is None:
+                call.batch = self._check.infer(call, args)
+            self._check.verify(call, args, call.batch, conditions)
         except BaseException:
             if call.staged:
                 call.staging.release()
             raise
         return call, parts
+
+    def inferred_batch(self, *args: Any) -> int:
+        """The batch a call with these arguments and without `batch=` runs (launch_check.py)."""
+        self._check_count(args)
+        call, _ = self._bound(args, None, None)
+        if call.staged:
+            call.staging.release()
+        return call.batch
+
+    def max_batch(self, *args: Any) -> int:
+        """The largest batch these arguments can take (KernelInfo.max_batch)."""
+        self._check_count(args)
+        call, _ = self._bound(args, 0, None)
+        if call.staged:
+            call.staging.release()
+        check = self._check
+        if self.info.launch is None:
+            return min(_from_batch_modes(self.info, call), check.limit)
+        return check.largest_batch(check.sizes(call, args), args)
 
     @staticmethod
     def _emit(call: Call, parts: list) -> list:
@@ -157,26 +193,34 @@ class Kernel:
         return packed
 
     def prepare(self, *args: Any, **kwargs: Any) -> PreparedCall:
-        """Check and pack a call and copy its data in, without launching (benchmarks)."""
+        """Check and pack a call and copy its data in, without launching (benchmarks).
+
+        The data goes to device memory (NumPy arrays are copied even where the device
+        reads host memory), so `PreparedCall.args` are what dpctl's own `submit` takes."""
         batch = self._batch(kwargs)
         self._check_count(args)
-        call, parts = self._bound(args, batch, None)  # buffers of its own, not pooled
-        return PreparedCall(self, call, self._emit(call, parts))
+        call, parts = self._bound(args, batch, None, host_pointers=False)  # buffers of its own
+        return PreparedCall(self, call, [_for_dpctl(a, self._memory, self.queue) for a in self._emit(call, parts)])
 
     # -- launching -------------------------------------------------------------
-    def _ranges(self, batch: int) -> tuple[list[int], list[int]]:
-        """Global and local range in dpctl's slowest-first order (module docs)."""
-        x, y = self._x, self._y
-        if self.info.batch_axis == 0:
-            return [1, y, x * batch], [1, y, x]
-        return [batch, y, x], [1, y, x]
+    def _ranges(self, batch: int) -> Any:
+        """Global and local range in dpctl's slowest-first order (module docs), as submitted."""
+        found = self._nd_ranges.get(batch)
+        if found is None:
+            x, y = self._x, self._y
+            found = ranges([1, y, x * batch], [1, y, x]) if self.info.batch_axis == 0 else \
+                ranges([batch, y, x], [1, y, x])
+            if len(self._nd_ranges) >= 16:
+                self._nd_ranges.clear()
+            self._nd_ranges[batch] = found
+        return found
 
     def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None,
                variant: "Kernel | None" = None) -> Any:
         """Submit packed arguments over `batch` work-groups (of `variant`'s kernel, same ABI,
         if given); returns the event (a dpctl.SyclEvent)."""
         submitter = (variant or self)._submitter
-        return submitter.submit(queue or self.queue, packed, *self._ranges(batch), after or ())
+        return submitter.submit(queue or self.queue, packed, self._ranges(batch), after or ())
 
     def launch_raw(self, packed: list, batch: int) -> None:
         """Launch already packed kernel arguments and wait (no checks)."""
@@ -186,7 +230,10 @@ class Kernel:
         """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the
         bounds-checked variant, which raises BoundsError instead of writing out of bounds
         (on this kernel's device: a checked launch is not split over devices)."""
-        checking = bounds.requested(check_bounds) and (check_bounds or self._checked_variant is not None)
+        requested = bounds.requested(check_bounds)
+        checking = requested and (check_bounds or self._checked_variant is not None)
+        if check_bounds is None and not requested and self._unbounded:
+            checking = True  # an access the compiler cannot bound: checked unless check_bounds=False
         if ("device" in kwargs or "weights" in kwargs) and not checking:  # the batch split over devices
             from tinyc.runtime import sharding
 
@@ -198,11 +245,12 @@ class Kernel:
         if checking:  # (TINYC_CHECK_BOUNDS skips raw SPIR-V kernels: they have no variant)
             return self._call_checked(args, batch)
         call, parts = self._bound(args, batch, self._pools)
+        batch = call.batch
         if not call.staged:  # nothing copied: submit and wait
             packed = self._emit(call, parts)
             if batch:
                 submitter = self._submitter
-                submitter.finish(submitter.submit_raw(self.queue, packed, *self._ranges(batch)))
+                submitter.finish(submitter.submit_raw(self.queue, packed, self._ranges(batch)))
             return
         events = call.staging.events
         try:
@@ -230,14 +278,18 @@ class Kernel:
         then the plain kernel runs if it found nothing. Else: it runs for real, after
         snapshots of the written USM arrays, which it restores on a violation. Either
         way a violation raises BoundsError with no output written back."""
-        if not batch:  # nothing runs: the arguments are only checked
-            call, _ = self._bound(args, batch, self._pools)
+        if batch == 0:  # nothing runs: the arguments are only checked
+            call, _ = self._bound(args, batch, self._pools, conditions=False)
             if call.staged:
                 call.staging.release()
             return
         variant = self._checked_kernel()
         dry = variant.info.bounds_dry
-        call, parts = self._bound(args, batch, self._pools, track_usm_writes=not dry)
+        # not dry, it writes for real: NumPy data is copied (not by address), so a violation
+        # leaves the caller's arrays as they were (nothing copied back)
+        call, parts = self._bound(args, batch, self._pools, track_usm_writes=not dry, conditions=False,
+                                  host_pointers=None if dry else False)
+        batch = call.batch
         events = call.staging.events
         try:
             packed = self._emit(call, parts)
@@ -296,6 +348,13 @@ class Kernel:
             else:
                 times.append((event.profiling_info_end - event.profiling_info_start) * 1e-9)
         return times
+
+
+def _for_dpctl(argument: Any, memory: Any, queue: Any) -> Any:
+    """A packed argument as dpctl's `submit` takes it: a USM address as a USM memory object."""
+    if isinstance(argument, Address):
+        return memory.as_usm_memory(USMPointer(argument.address, 1, queue))
+    return argument
 
 
 def reads_host_memory(queue: Any) -> bool:

@@ -215,6 +215,8 @@ class _Running:
 def launch(kernel: Any, args: tuple, batch: int, device: Any, weights: Any = None) -> None:
     """Run `kernel(*args, batch=batch)` split over `device` (module docs)."""
     kernel._check_count(args)
+    if batch is None:  # left out: the largest batch the arguments take (launch_check.py)
+        batch = kernel.inferred_batch(*args)
     if not batch:  # nothing runs: the arguments are only checked, on one device
         kernel(*args, batch=0)
         return

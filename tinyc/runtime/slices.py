@@ -21,6 +21,7 @@ from tinyc.ir.types import DYNAMIC, GroupType, MemrefType
 from tinyc.runtime.arrays import array_view, check_batch, check_writable, extent
 from tinyc.runtime.device import import_dpctl
 from tinyc.runtime.groups import Group
+from tinyc.runtime.numpy_objects import all_numpy
 from tinyc.runtime.staging import USMPointer
 from tinyc.signature import ParamInfo
 
@@ -174,10 +175,12 @@ class SliceArguments:
             local = self._local(p, arrays, p.written)
             if pad and not isinstance(local, np.ndarray):
                 local = self.host.of(arrays, p.name, str(t), p.written)
+        elif all_numpy(arrays):  # NumPy members are local to every device
+            local = arrays
         else:
             local = [self._local(p, a, p.written) for a in arrays]
         if not batched:
-            if stacked and local is arrays or not stacked and all(map(_is, local, arrays)):
+            if local is arrays or not stacked and all(map(_is, local, arrays)):
                 return value  # unchanged: the kernel may know this object from earlier calls
             return Group(local, *config) if config else local
         arrays = local

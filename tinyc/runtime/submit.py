@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from types import SimpleNamespace
 from typing import Any, Sequence
 
 VOID_PTR, RAW_KERNEL_ARG = 10, 13  # DPCTLKernelArgType (dpctl_sycl_enum_types.h)
@@ -50,18 +51,26 @@ _lib: list[Any] = []
 
 
 def _library() -> Any:
-    """libDPCTLSyclInterface with the prototypes used here (dpctl is imported already)."""
+    """The functions of libDPCTLSyclInterface used here (dpctl is imported already).
+
+    The submission holds the GIL (it is short; released, it measured several times slower
+    under load, the runtime's threads and Python's handing the GIL back and forth); the wait
+    releases it, as dpctl's own `wait` does."""
     if not _lib:
         import dpctl
 
         lib = ctypes.CDLL(os.path.join(os.path.dirname(dpctl.__file__), "libDPCTLSyclInterface.so"))
         vp, size = ctypes.c_void_p, ctypes.c_size_t
-        lib.DPCTLQueue_SubmitNDRange.restype = vp
-        lib.DPCTLQueue_SubmitNDRange.argtypes = [vp, vp, vp, vp, size, vp, vp, size, vp, size]
-        lib.DPCTLEvent_Wait.argtypes = [vp]
-        lib.DPCTLEvent_WaitAndThrow.argtypes = [vp]
-        lib.DPCTLEvent_Delete.argtypes = [vp]
-        _lib.append(lib)
+
+        def function(name: str, kind: Any, restype: Any, *argtypes: Any) -> Any:
+            return kind(restype, *argtypes)(ctypes.cast(getattr(lib, name), vp).value)
+
+        _lib.append(SimpleNamespace(
+            submit=function("DPCTLQueue_SubmitNDRange", ctypes.PYFUNCTYPE, vp, vp, vp, vp, vp, size, vp, vp,
+                            size, vp, size),
+            wait=function("DPCTLEvent_Wait", ctypes.CFUNCTYPE, None, vp),
+            delete=function("DPCTLEvent_Delete", ctypes.PYFUNCTYPE, None, vp),
+        ))
     return _lib[0]
 
 
@@ -74,6 +83,17 @@ class SubmitError(RuntimeError):
     """The runtime refused a submission (its message went to the error handler)."""
 
 
+Ranges = tuple  # (global, local): ctypes size_t[3] arrays, slowest dimension first
+
+
+def ranges(global_range: Sequence[int], local_range: Sequence[int]) -> Ranges:
+    """An ND-range as DPCTLQueue_SubmitNDRange takes it (dpctl's order: slowest first)."""
+    return (ctypes.c_size_t * 3)(*global_range), (ctypes.c_size_t * 3)(*local_range)
+
+
+_ARRAYS = [(ctypes.c_void_p * max(n, 1), ctypes.c_int * max(n, 1)) for n in range(65)]
+
+
 class Submitter:
     """Submits one kernel (a dpctl SyclKernel) to queues, arguments as packed."""
 
@@ -81,24 +101,13 @@ class Submitter:
         self._lib = _library()
         self._kernel = sycl_kernel  # kept alive: its reference is used below
         self._kref = sycl_kernel.addressof_ref()
-        self._ranges: dict[tuple, tuple[Any, Any]] = {}
+        self._submit, self._wait, self._delete = self._lib.submit, self._lib.wait, self._lib.delete
 
-    def _range(self, global_range: Sequence[int], local_range: Sequence[int]) -> tuple[Any, Any]:
-        key = (*global_range, *local_range)
-        found = self._ranges.get(key)
-        if found is None:
-            found = ((ctypes.c_size_t * 3)(*global_range), (ctypes.c_size_t * 3)(*local_range))
-            if len(self._ranges) > 64:
-                self._ranges.clear()
-            self._ranges[key] = found
-        return found
-
-    def submit_raw(self, queue: Any, packed: Sequence[Any], global_range: Sequence[int],
-                   local_range: Sequence[int], after: Sequence[Any] = ()) -> int:
+    def submit_raw(self, queue: Any, packed: Sequence[Any], nd_range: Ranges, after: Sequence[Any] = ()) -> int:
         """Submit; returns the raw event (the caller waits for it and deletes it: `finish`)."""
         n = len(packed)
-        values = (ctypes.c_void_p * max(n, 1))()
-        codes = (ctypes.c_int * max(n, 1))()
+        kinds = _ARRAYS[n] if n < len(_ARRAYS) else (ctypes.c_void_p * n, ctypes.c_int * n)
+        values, codes = kinds[0](), kinds[1]()
         for i, arg in enumerate(packed):
             kind = type(arg)
             if kind is Address:
@@ -116,27 +125,25 @@ class Submitter:
         deps = None
         if after:
             deps = (ctypes.c_void_p * len(after))(*(e.addressof_ref() for e in after))
-        grange, lrange = self._range(global_range, local_range)
-        event = self._lib.DPCTLQueue_SubmitNDRange(self._kref, queue.addressof_ref(), values, codes, n,
-                                                    grange, lrange, 3, deps, len(after))
+        event = self._submit(self._kref, queue.addressof_ref(), values, codes, n, nd_range[0], nd_range[1], 3,
+                             deps, len(after))
         if not event:
             raise SubmitError(f"the SYCL runtime refused to submit kernel {self._kernel.get_function_name()!r}")
         return event
 
     def finish(self, event: int) -> None:
-        """Wait for a raw event (rethrowing asynchronous errors) and delete it."""
+        """Wait for a raw event and delete it."""
         try:
-            self._lib.DPCTLEvent_Wait(event)
+            self._wait(event)
         finally:
-            self._lib.DPCTLEvent_Delete(event)
+            self._delete(event)
 
-    def submit(self, queue: Any, packed: Sequence[Any], global_range: Sequence[int],
-               local_range: Sequence[int], after: Sequence[Any] = ()) -> Any:
+    def submit(self, queue: Any, packed: Sequence[Any], nd_range: Ranges, after: Sequence[Any] = ()) -> Any:
         """Submit; returns a dpctl.SyclEvent (for profiling and as a dependency)."""
         import dpctl
 
-        event = self.submit_raw(queue, packed, global_range, local_range, after)
+        event = self.submit_raw(queue, packed, nd_range, after)
         try:
             return dpctl.SyclEvent(_capsule(event, b"SyclEventRef", None))  # dpctl keeps a copy
         finally:
-            self._lib.DPCTLEvent_Delete(event)
+            self._delete(event)

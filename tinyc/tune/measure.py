@@ -60,7 +60,7 @@ class Bench:
         self.given, self.subgroup_size = dict(given or {}), subgroup_size
         self.sizes, self.seed = dict(sizes or {}), seed
         self.default = self.build({})
-        self.batch = batch or self._representative_batch()
+        self.batch = self._fitting(batch)
         self._prepare()
         self._reference: list[Any] | None = None
 
@@ -95,10 +95,21 @@ class Bench:
         fn = check_source(self.text, f"<tuning {self.kernel_name}>")[self.kernel_name]
         return make_arguments(fn, self.default.info, batch, sizes, self.seed)[0]
 
+    def _fitting(self, given: int | None) -> int:
+        """The batch to time: `given` (--batch; a usage error if the kernel cannot take it) or
+        a representative one the kernel can take (tinyc/cli/batches.py)."""
+        from tinyc.cli.batches import fitting
+
+        if given is not None:
+            return fitting(self.default, self._arguments, given, given, lambda args: args)[1]
+        wanted = self._representative_batch()
+        return fitting(self.default, self._arguments, None, wanted, lambda args: args)[1]
+
     def _representative_batch(self) -> int:
         """A batch whose launch takes about TARGET_SECONDS, within MAX_BYTES of data."""
-        probe = 64
-        args = self._arguments(probe)
+        from tinyc.cli.batches import fitting
+
+        args, probe = fitting(self.default, self._arguments, None, 64, lambda made: made)
         seconds = float(np.min(self.default.time(*args, batch=probe, repeat=3, warmup=1)))
         per_item = max(_nbytes(args) / probe, 1.0)
         by_time = probe * TARGET_SECONDS / max(seconds, 1e-7)

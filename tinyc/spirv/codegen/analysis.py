@@ -1,5 +1,7 @@
 """What the runtime needs to know about each parameter (ParamInfo).
 
+- `read`: some instruction reads it (or atomically adds to it), likewise; an
+  array neither read nor written is not copied to a device (runtime/arguments.py).
 - `written`: some instruction writes (or atomically adds to) the parameter's
   memory object, as tinyc.analysis.memory_effects says (through views and
   group loads); the runtime then copies the data back. Scalars are never
@@ -28,6 +30,7 @@ from tinyc.signature import ParamInfo
 def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
     group_ids: set[Value] = set()
     written: set[Value | None] = set()
+    read: set[Value | None] = set()  # read, or added to atomically (which reads)
     checked: set[Value] = set()  # operands of `associated`
     batch: dict[Value, int] = {}
 
@@ -42,7 +45,9 @@ def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
             group_ids.add(inst.result)
         if isinstance(inst, Associated):
             checked.add(inst.operands[0])
-        written.update(e.obj.root for e in direct_effects(inst) if e.kind is not EffectKind.READ)
+        found = direct_effects(inst)
+        written.update(e.obj.root for e in found if e.kind is not EffectKind.READ)
+        read.update(e.obj.root for e in found if e.kind is not EffectKind.WRITE)
         addressing = inst.addressing()
         view = addressing.view
         if isinstance(view, SliceView):
@@ -55,8 +60,11 @@ def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
                 note_batch(footprint.operand, mode, span.start)
     if None in written:  # a memref whose root is unknown may be any argument
         written.update(fn.args)
+    if None in read:
+        read.update(fn.args)
 
     return tuple(ParamInfo(a.name or f"arg{i}", a.type,
                            written=(not isinstance(a.type, ScalarType)) and a in written,
+                           read=(not isinstance(a.type, ScalarType)) and a in read,
                            batch_mode=batch.get(a), nullable=a in checked)
                  for i, a in enumerate(fn.args))

@@ -16,7 +16,6 @@ from tinyc.ir.core import Value
 from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
 from tinyc.signature import KernelInfo
 from tinyc.spirv.codegen.analysis import param_infos
-from tinyc.spirv.codegen.batch_split import batch_split_problem
 from tinyc.spirv.codegen.bounds import Bounds
 from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, Lowered, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emit_region
@@ -108,5 +107,6 @@ def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2,
     params = param_infos(fn)
     sites = tuple(ctx.bounds.sites) if check_bounds else None
     dry = bool(check_bounds and ctx.bounds.dry)
-    return KernelInfo(fn.name, params, (X, Y), ctx.subgroup_size, batch_split_problem(fn, params),
-                      sites, dry, batch_axis)
+    launch = getattr(fn, "launch_bounds", None)  # the pipeline's launch-bounds step
+    problem = launch.batch_split_problem if launch is not None else "the kernel was not analysed"
+    return KernelInfo(fn.name, params, (X, Y), ctx.subgroup_size, problem, sites, dry, batch_axis, launch)

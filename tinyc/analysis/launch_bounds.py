@@ -1,0 +1,317 @@
+"""Which launches of a kernel stay inside its arguments: conditions on the sizes of a call.
+
+One walk over a function (before its collectives are lowered) asks every
+instruction where it addresses memory (`addressing()`) and which integers it
+computes (`integer_facts()`). Each access becomes coordinates of its root
+(memory_map.py) whose index expressions (index_values.py) are bounded over
+the kernel's variables (symbolic.py): the group id, loop variables, lanes.
+What is left is a `Condition` on the launch: an expression of the batch,
+scalar arguments and `?` sizes that must not be negative, e.g.
+
+    %A (memref<f32x8x?>) mode 1: 4·batch - 1 <= size - 1     (g*4 + i, i < 4)
+
+Conditions that hold for every launch are dropped; the others are evaluated
+for each call (tinyc/runtime/launch_check.py), which then knows the largest
+batch the call's arguments can take. An access the analysis cannot bound (an
+index loaded from memory, a loop without known bounds) is `unbounded`: the
+compiler says so (a note in `tinyc check`, `KernelInfo.launch.unbounded`) and
+the runtime launches such a kernel bounds-checked by default. The same walk
+decides whether the batch can be split over devices (batch_split.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tinyc.analysis.batch_split import BatchSplit
+from tinyc.analysis.index_values import IndexValues, type_range
+from tinyc.analysis.memory_effects import EffectKind, direct_effects, root_of
+from tinyc.analysis.memory_map import Coordinate, Mapped, argument, derive, group_count, local, member
+from tinyc.analysis.symbolic import ZERO, Expr, Sym, Unbounded, simplify
+from tinyc.ir.addressing import Footprint, MemberView
+from tinyc.ir.core import Function, Instruction, Region, Value
+from tinyc.ir.types import GroupType, MemrefType, ScalarType
+
+
+@dataclass(frozen=True)
+class Condition:
+    """`slack` >= 0 must hold for a launch (an expression of launch symbols).
+
+    `reach` and `limit` say it in words: an index reaching `reach` in a mode of
+    `limit` entries (kind "upper"), down to `reach` (kind "lower"), a value
+    (`reach`) that must fit a type ("fits"), two sizes that must be equal ("rule").
+    """
+
+    slack: Expr
+    kind: str
+    reach: Expr
+    limit: Expr | None
+    param: int | None  # the argument concerned (None: local memory, arithmetic)
+    subject: str  # "%A (memref<f32x8x?>)", "local %tmp", "i32 arithmetic"
+    detail: str  # "mode 1", "modes 0..1", "the member index"
+    site: str  # "17.5 subview"
+
+
+@dataclass(frozen=True)
+class Note:
+    """An access the compiler cannot bound, where and why."""
+
+    line: int
+    column: int
+    end_column: int
+    message: str
+    span: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class LaunchBounds:
+    """What the compiler knows about the launches of one kernel (module docs)."""
+
+    conditions: tuple[Condition, ...]
+    unbounded: tuple[Note, ...] = ()
+    batch_split_problem: str | None = None
+    symbols: frozenset[Sym] = field(default_factory=frozenset)  # what the conditions read
+    last_groups: tuple[Expr, ...] = ()
+    """The last work-group that can access an argument, per access (the group id's bound
+    where it runs: `batch - 1` unless a guard or an empty loop stops later work-groups)."""
+
+    @property
+    def bounded(self) -> bool:
+        """Whether every access is bounded (else the kernel runs bounds-checked by default)."""
+        return not self.unbounded
+
+    def extents(self, batch: int) -> dict[tuple[int, int], int]:
+        """The least size of each argument's `?` mode ((parameter, mode); mode -1: a group's
+        member count) for `batch` useful work-groups (`tinyc run` sizes its random arguments
+        so): batch_extents.py."""
+        from tinyc.analysis.batch_extents import extents
+
+        return extents(self, batch)
+
+
+def launch_bounds(fn: Function, options: Any = None) -> None:
+    """The pipeline's step (tinyc/passes): analyse `fn` before its collectives are lowered
+    and keep the result for codegen's KernelInfo (`fn.launch_bounds`); the IR is unchanged."""
+    fn.launch_bounds = analyse(fn)
+
+
+def launch_notes(program: Any) -> list:
+    """`tinyc check`'s notes: every access of a checked program the compiler cannot bound."""
+    from tinyc.diagnostics import Diagnostic
+
+    found = []
+    for fn in program.functions:
+        found += [Diagnostic(n.message, n.span, severity="note") for n in analyse(fn).unbounded]
+    return found
+
+
+def analyse(fn: Function) -> LaunchBounds:
+    """The launch conditions of a function (module docs)."""
+    walk = _Walk(fn)
+    walk.region(fn.body)
+    written = {e.obj.root for inst in fn.walk() for e in direct_effects(inst) if e.kind is not EffectKind.READ}
+    problem = walk.split.problem(set(fn.args) if None in written else written)
+    conditions = tuple(walk.conditions.values())
+    symbols = frozenset(s for c in conditions for s in c.slack.symbols())
+    return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups))
+
+
+def _site(inst: Instruction) -> str:
+    where = f" at {inst.span.line}.{inst.span.column}" if inst.span is not None else ""
+    return f"`{inst.opname}`{where}"
+
+
+class _Walk:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.params = {a: k for k, a in enumerate(fn.args)}
+        self.groups: dict[Value, tuple[int, GroupType]] = {}
+        self.maps: dict[Value, Mapped] = {}
+        for k, a in enumerate(fn.args):
+            if isinstance(a.type, MemrefType):
+                self.maps[a] = argument(k, a.name or f"arg{k}", a.type)
+            elif isinstance(a.type, GroupType):
+                self.groups[a] = (k, a.type)
+        attrs = fn.attrs
+        wg = attrs.get("work_group_size")
+        self.ints = IndexValues(tuple(wg) if wg else None, attrs.get("subgroup_size"), self._scalar, self._size)
+        self.conditions: dict[tuple, Condition] = {}
+        self.last_groups: dict[Expr, None] = {}  # the group id's upper bound where an argument is accessed
+        self.notes: list[Note] = []
+        self.split = BatchSplit(fn)
+
+    # -- what the values say --------------------------------------------------------
+    def _scalar(self, value: Value) -> Sym | None:
+        k = self.params.get(value)
+        limits = type_range(value.type) if isinstance(value.type, ScalarType) else None
+        if k is None or limits is None:
+            return None
+        return Sym("scalar", (k, limits), limits[0])
+
+    def _size(self, tensor: Value, mode: int) -> Expr | None:
+        if tensor in self.groups:
+            return group_count(*self.groups[tensor])
+        mapped = self.maps.get(tensor)
+        return mapped.sizes[mode] if mapped is not None and mode < len(mapped.sizes) else None
+
+    # -- the walk ----------------------------------------------------------------------
+    def region(self, region: Region) -> None:
+        for inst in region.instructions:
+            self.instruction(inst)
+
+    def instruction(self, inst: Instruction) -> None:
+        facts, addressing = inst.integer_facts(), inst.addressing()
+        if facts.value is not None and inst.results:
+            self.ints.define(inst.results[0], facts.value, inst)
+        if addressing.loaded:
+            self.ints.loaded(addressing.loaded, inst)
+        if addressing.view is not None and inst.results:
+            self._view(inst, addressing.view)
+        elif inst.results and isinstance(inst.results[0].type, MemrefType) and root_of(inst.results[0]) is inst.results[0]:
+            result = inst.results[0]  # local memory
+            self.maps[result] = local(result.name or "tmp", result.type)
+        for footprint in addressing.footprints:
+            self._footprint(inst, footprint)
+        if addressing.rules:
+            self._rules(inst, addressing.rules)
+        self.split.visit(inst, addressing, facts)
+        for k, region in enumerate(inst.regions):
+            self.ints.push()
+            args = {id(a) for a in region.args}
+            ranges = tuple(r for r in facts.ranges if id(r.var) in args)
+            self.ints.enter_ranges(ranges)
+            self.ints.region_arguments(region.args, {id(r.var) for r in ranges})
+            guard = facts.guard
+            if guard is not None and k in (guard.then, guard.otherwise):
+                self.ints.guard(guard.condition, k == guard.then)
+            self.region(region)
+            self.ints.pop()
+
+    # -- views ---------------------------------------------------------------------------
+    def _view(self, inst: Instruction, view: Any) -> None:
+        result = inst.results[0]
+        if isinstance(view, MemberView):
+            found = self.groups.get(view.source)
+            index = self.ints.of(view.index)
+            if found is None or index is None:
+                self._unbounded(inst, f"the member index: {self.ints.why(view.index)}")
+                return
+            param, group = found
+            self._fits(inst, [view.index])
+            subject = f"%{view.source.name} ({group})"
+            self._within(inst, Coordinate(index, group_count(param, group), (0,)),
+                         subject, "the member index", param)
+            self.maps[result] = member(param, view.source.name or f"arg{param}", group, index)
+            return
+        source = self.maps.get(view.source)
+        if source is None:
+            return
+        mapped = derive(view, source, self.ints.of, self._fresh)
+        if mapped is not None:
+            self.maps[result] = mapped
+
+    def _fresh(self, name: str, size: Expr) -> Expr:
+        return Expr.atom(self.ints.variable(name, ZERO, size - 1))
+
+    # -- accesses --------------------------------------------------------------------------
+    def _footprint(self, inst: Instruction, footprint: Footprint) -> None:
+        mapped = self.maps.get(footprint.operand)
+        if mapped is None or mapped.to_root is None or footprint.modes is None:
+            self._unbounded(inst, f"it accesses %{footprint.operand.name or '?'} where the compiler "
+                                  f"cannot follow the memref")
+            return
+        self.ints.push()
+        try:
+            indices = []
+            for k, span in enumerate(footprint.modes):
+                size = mapped.sizes[k] if k < len(mapped.sizes) else None
+                start = self.ints.of(span.start)
+                count = 1 if span.count == 1 else (self.ints.of(span.count) if span.count is not None else None)
+                if span.clipped or (span.count is None and start is not None and start.constant == 0):
+                    start, count = ZERO, size  # every entry of the mode at most
+                elif count is None and start is not None and size is not None:
+                    count = size - start
+                if start is None or count is None:
+                    part = span.start if start is None else span.count
+                    self._unbounded(inst, f"the index of mode {k} of %{footprint.operand.name or '?'}: "
+                                          f"{self.ints.why(part)}")
+                    return
+                indices.append(start if count == 1 else start + self._fresh("entry", count))
+            self._fits(inst, [s for span in footprint.modes for s in (span.start, span.count) if s is not None])
+            coordinates = mapped.to_root(indices)
+            if coordinates is None:
+                self._unbounded(inst, "the compiler cannot follow the view")
+                return
+            root = mapped.root
+            for c in coordinates:
+                detail = f"mode {c.modes[0]}" if len(c.modes) == 1 else f"modes {c.modes[0]}..{c.modes[-1]}"
+                self._within(inst, c, f"{root.label} ({root.type_text})", detail, root.param)
+        finally:
+            self.ints.pop()
+
+    def _within(self, inst: Instruction, c: Coordinate, subject: str, detail: str, param: int | None) -> None:
+        """Conditions that `c.index` lies in [0, c.size) wherever the access runs."""
+        if param is not None and detail != "the member index":  # work on an argument: useful
+            last = self.ints.bounds(self.ints.group_id)[1]
+            if last is not None:
+                self.last_groups[last] = None
+        index, size = c.index.constant, c.size.constant
+        if index is not None and size is not None and 0 <= index < size:
+            return  # (the common case of a constant index into a static mode)
+        try:
+            high, low = self.ints.upper(c.index), self.ints.lower(c.index)
+        except Unbounded as why:
+            self._unbounded(inst, f"{detail} of {subject}: {why}")
+            return
+        site = _site(inst)
+        self._condition(Condition(c.size - 1 - high, "upper", high, c.size, param, subject, detail, site))
+        self._condition(Condition(low, "lower", low, c.size, param, subject, detail, site))
+
+    def _fits(self, inst: Instruction, operands: list) -> None:
+        """The arithmetic behind these index operands must fit its types."""
+        for fit in self.ints.fits_of([v for v in operands if isinstance(v, Value)]):
+            limits = type_range(fit.type)
+            if limits is None:
+                continue
+            try:
+                high, low = self.ints.upper(fit.value), self.ints.lower(fit.value)
+            except Unbounded as why:
+                self._unbounded(inst, f"arithmetic in {fit.type}: {why}")
+                continue
+            subject, site = f"{fit.type} arithmetic", _site(fit.where)
+            self._condition(Condition(limits[1] - high, "fits", high, Expr.const(limits[1]), None, subject,
+                                      "the value", site))
+            self._condition(Condition(low - limits[0], "fits", low, Expr.const(limits[0]), None, subject,
+                                      "the value", site))
+
+    def _rules(self, inst: Instruction, rules: tuple) -> None:
+        """A collective's shape rule: its `?` sizes must agree (its lowering relies on it)."""
+        for rule in rules:
+            (i, m), (j, n) = rule.left, rule.right
+            left, right = self._size(inst.operands[i], m), self._size(inst.operands[j], n)
+            if left is None or right is None:
+                self._unbounded(inst, f"the sizes its shape rule relates ({rule.what}) are not known")
+                continue
+            if left == right:
+                continue
+            site = _site(inst)
+            self._condition(Condition(left - right, "rule", left, right, None, rule.what, "", site))
+            self._condition(Condition(right - left, "rule", left, right, None, rule.what, "", site))
+
+    def _condition(self, condition: Condition) -> None:
+        k = condition.slack.constant
+        if k is not None and k >= 0:
+            return  # holds for every launch
+        slack = simplify(condition.slack)
+        if self.ints.holds_always(slack):
+            return
+        condition = replace(condition, slack=slack)
+        key = (condition.slack, condition.param, condition.subject, condition.detail)
+        self.conditions.setdefault(key, condition)
+
+    def _unbounded(self, inst: Instruction, why: str) -> None:
+        span = inst.span
+        line, column, end = (span.line, span.column, span.end_column) if span is not None else (0, 0, 0)
+        self.notes.append(Note(line, column, end, f"`{inst.opname}`: the compiler cannot bound this access "
+                                                  f"({why}); launches check it at run time", span))

@@ -1,0 +1,470 @@
+"""Integer expressions over launch sizes and loop variables, and their bounds.
+
+An index in a kernel is an expression of the group id, loop variables,
+constants, scalar arguments and sizes of arguments. `Expr` is a polynomial
+(integer coefficients) over atoms:
+
+    Sym   a launch symbol: known when a call comes (the batch, a scalar argument,
+          a `?` size of an argument, a group's member count, a member's `?` size)
+    Var   a variable of the kernel with bounds (group id, loop variables, lanes)
+    Node  what a polynomial cannot say: min, max, division, remainder, abs
+
+`upper(e, bounds)` and `lower(e, bounds)` give expressions over Syms only
+that bound e for every value its Vars take: the innermost variable first is
+replaced by its bound (its upper one where its coefficient is positive, its
+lower one where negative, both under a max when the sign is unknown), so
+`g*4 + i` with i in [0, 3] and g in [0, N-1] has the upper bound 4N - 1, and a
+tile `o + s` with s <= min(16, n - o) has n. Sums distribute into min and max
+so such bounds stay exact. `interval(e, values)` evaluates a Sym-only
+expression for a launch; a Sym may take an interval (a member's size ranges
+over the group's members).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Callable, Iterable, Mapping
+
+Interval = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A value known at launch: kind ("batch", "scalar", "dim", "count", "member_dim", "const")
+    and what names it (parameter index, mode, ...). `low` bounds it from below for every launch."""
+
+    kind: str
+    key: tuple = ()
+    low: int | None = None
+
+    def sort_key(self) -> tuple:
+        return (0, self.kind, self.key)
+
+    def __repr__(self) -> str:
+        return f"{self.kind}{list(self.key) if self.key else ''}"
+
+
+@dataclass(frozen=True)
+class Var:
+    """A kernel variable; `depth` orders nesting (inner variables have larger depths)."""
+
+    ident: int
+    depth: int
+    name: str = ""
+
+    def sort_key(self) -> tuple:
+        return (1, self.depth, self.ident)
+
+    def __repr__(self) -> str:
+        return f"%{self.name or self.ident}"
+
+
+@dataclass(frozen=True)
+class Node:
+    """A non-polynomial operation: "min", "max" (any number of args), "div", "rem" (C
+    semantics: truncation), "floordiv" (rounding down), "abs"."""
+
+    op: str
+    args: tuple["Expr", ...]
+
+    def sort_key(self) -> tuple:
+        return (2, self.op, tuple(a.sort_key() for a in self.args))
+
+    def __repr__(self) -> str:
+        return f"{self.op}({', '.join(map(repr, self.args))})"
+
+
+Atom = Sym | Var | Node
+Monomial = tuple  # sorted atoms
+
+
+class Expr:
+    """A polynomial over atoms with integer coefficients; immutable and hashable."""
+
+    __slots__ = ("terms", "_hash")
+
+    def __init__(self, terms: Mapping[Monomial, int]):
+        self.terms: dict[Monomial, int] = {m: c for m, c in terms.items() if c}
+        self._hash: int | None = None
+
+    # -- construction -------------------------------------------------------------
+    @staticmethod
+    def const(value: int) -> "Expr":
+        return Expr({(): int(value)})
+
+    @staticmethod
+    def atom(atom: Atom) -> "Expr":
+        return Expr({(atom,): 1})
+
+    def __add__(self, other: "Expr | int") -> "Expr":
+        other = _expr(other)
+        terms = dict(self.terms)
+        for m, c in other.terms.items():
+            terms[m] = terms.get(m, 0) + c
+        return Expr(terms)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "Expr":
+        return Expr({m: -c for m, c in self.terms.items()})
+
+    def __sub__(self, other: "Expr | int") -> "Expr":
+        return self + (-_expr(other))
+
+    def __rsub__(self, other: "Expr | int") -> "Expr":
+        return _expr(other) - self
+
+    def __mul__(self, other: "Expr | int") -> "Expr":
+        other = _expr(other)
+        terms: dict[Monomial, int] = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in other.terms.items():
+                m = tuple(sorted(m1 + m2, key=_sort_key))
+                terms[m] = terms.get(m, 0) + c1 * c2
+        return Expr(terms)
+
+    __rmul__ = __mul__
+
+    # -- inspection ----------------------------------------------------------------
+    @property
+    def constant(self) -> int | None:
+        """The value if the expression is a constant, else None."""
+        if not self.terms:
+            return 0
+        if len(self.terms) == 1 and () in self.terms:
+            return self.terms[()]
+        return None
+
+    def atoms(self) -> Iterable[Atom]:
+        """Every atom, nested ones (inside nodes) included."""
+        for m in self.terms:
+            for a in m:
+                yield a
+                if isinstance(a, Node):
+                    for arg in a.args:
+                        yield from arg.atoms()
+
+    def variables(self) -> set[Var]:
+        return {a for a in self.atoms() if isinstance(a, Var)}
+
+    def symbols(self) -> set[Sym]:
+        return {a for a in self.atoms() if isinstance(a, Sym)}
+
+    def sort_key(self) -> tuple:
+        return tuple(sorted((tuple(_sort_key(a) for a in m), c) for m, c in self.terms.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expr) and self.terms == other.terms
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self.terms.items()))
+        return self._hash
+
+    def __repr__(self) -> str:
+        if not self.terms:
+            return "0"
+        parts = []
+        for m, c in sorted(self.terms.items(), key=lambda t: tuple(_sort_key(a) for a in t[0])):
+            body = "*".join(map(repr, m))
+            parts.append(str(c) if not m else body if c == 1 else f"-{body}" if c == -1 else f"{c}*{body}")
+        return " + ".join(parts).replace("+ -", "- ")
+
+    def substitute(self, atom: Atom, value: "Expr") -> "Expr":
+        """The expression with `atom` (also inside nodes) replaced by `value`."""
+        result = Expr({})
+        for m, c in self.terms.items():
+            term = Expr.const(c)
+            for a in m:
+                if a == atom:
+                    term = term * value
+                elif isinstance(a, Node):
+                    term = term * node(a.op, *(arg.substitute(atom, value) for arg in a.args))
+                else:
+                    term = term * Expr.atom(a)
+            result = result + term
+        return result
+
+
+def _sort_key(atom: Atom) -> tuple:
+    return atom.sort_key()
+
+
+def _expr(value: "Expr | int") -> Expr:
+    return value if isinstance(value, Expr) else Expr.const(value)
+
+
+ZERO = Expr.const(0)
+ONE = Expr.const(1)
+
+
+def node(op: str, *args: Expr) -> Expr:
+    """min/max/div/rem/abs, folded where the arguments are constants or agree."""
+    values = [a.constant for a in args]
+    if all(v is not None for v in values):
+        return Expr.const(_apply(op, values))  # type: ignore[arg-type]
+    if op in ("min", "max"):
+        flat: list[Expr] = []
+        for a in args:  # min(min(a, b), c) = min(a, b, c)
+            inner = _only_node(a)
+            flat.extend(inner.args if inner is not None and inner.op == op else (a,))
+        unique = sorted(set(flat), key=lambda e: e.sort_key())
+        if len(unique) == 1:
+            return unique[0]
+        return Expr.atom(Node(op, tuple(unique)))
+    if op in ("div", "floordiv") and args[1].constant == 1:
+        return args[0]
+    return Expr.atom(Node(op, tuple(args)))
+
+
+def _only_node(e: Expr) -> Node | None:
+    """The node if the expression is exactly one node."""
+    if len(e.terms) == 1:
+        (m, c), = e.terms.items()
+        if c == 1 and len(m) == 1 and isinstance(m[0], Node):
+            return m[0]
+    return None
+
+
+def _apply(op: str, values: list[int]) -> int:
+    if op == "min":
+        return min(values)
+    if op == "max":
+        return max(values)
+    if op == "abs":
+        return abs(values[0])
+    a, b = values
+    if b == 0:
+        raise ZeroDivisionError
+    if op == "floordiv":
+        return a // b
+    q = abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1)
+    return q if op == "div" else a - q * b
+
+
+# -- bounds ------------------------------------------------------------------------------------
+Bounds = Callable[[Atom], "tuple[Expr | None, Expr | None]"]
+"""A variable's (lower, upper) bounds (inclusive), as expressions of earlier variables and
+Syms; for a node, what a guard says of it (else (None, None))."""
+
+
+class Unbounded(Exception):
+    """The expression has no bound the analysis can state."""
+
+
+def upper(e: Expr, bounds: Bounds) -> Expr:
+    """An expression over Syms that is >= e for every value of e's variables (Unbounded if none)."""
+    return _upper(e, bounds, 0)
+
+
+def lower(e: Expr, bounds: Bounds) -> Expr:
+    """An expression over Syms that is <= e for every value of e's variables."""
+    return -_upper(-e, bounds, 0)
+
+
+def _upper(e: Expr, bounds: Bounds, depth: int) -> Expr:
+    if depth > 64:
+        raise Unbounded("the bounds nest too deeply")
+    variables = e.variables()
+    if not variables:
+        return e
+    alone = _only_node(e)
+    if alone is not None:
+        return _node_bound(alone, bounds, True, depth)
+    v = max(variables, key=lambda x: (x.depth, x.ident))  # the innermost variable first
+    linear = _linear_in(e, v)
+    if linear is None:  # v inside a node or in a product with itself: bound those parts first
+        return _upper(_bound_parts(e, bounds, depth), bounds, depth + 1)
+    coefficient, rest = linear
+    low, high = bounds(v)
+    sign = sign_of(coefficient)
+    if sign is None:
+        choices = [low, high]
+    else:
+        choices = [high if sign > 0 else low]
+    if any(c is None for c in choices):
+        raise Unbounded(f"{v!r} has no bound")
+    options = [_upper(_distribute(coefficient, c, rest), bounds, depth + 1) for c in choices]
+    return options[0] if len(options) == 1 else node("max", *options)
+
+
+def _lower(e: Expr, bounds: Bounds, depth: int) -> Expr:
+    return -_upper(-e, bounds, depth + 1)
+
+
+def _linear_in(e: Expr, v: Var) -> tuple[Expr, Expr] | None:
+    """(a, b) with e = a*v + b and v in neither, or None."""
+    a, b = Expr({}), Expr({})
+    for m, c in e.terms.items():
+        if any(isinstance(x, Node) and v in Expr.atom(x).variables() for x in m):
+            return None
+        count = m.count(v)
+        if count == 0:
+            b = b + Expr({m: c})
+        elif count == 1:
+            rest = list(m)
+            rest.remove(v)
+            a = a + Expr({tuple(rest): c})
+        else:
+            return None
+    return a, b
+
+
+def _distribute(coefficient: Expr, value: Expr, rest: Expr) -> Expr:
+    """coefficient*value + rest, with a constant coefficient and the rest pushed inside a
+    min or max value (so that a bound like o + min(16, n - o) becomes min(o + 16, n))."""
+    inner = _only_node(value)
+    k = coefficient.constant
+    if inner is not None and inner.op in ("min", "max") and k:
+        op = inner.op if k > 0 else ("max" if inner.op == "min" else "min")
+        return node(op, *(simplify(a * k + rest) for a in inner.args))
+    return simplify(coefficient * value + rest)
+
+
+def _node_bound(n: Node, bounds: Bounds, up: bool, depth: int) -> Expr:
+    """An upper (or lower) bound of a node's value; also what a guard says of it (`bounds`
+    of the node: `if %q < %m` with %q = %l / 4)."""
+    found = _own_node_bound(n, bounds, up, depth)
+    low, high = bounds(n)  # type: ignore[arg-type]
+    guard = high if up else low
+    if guard is None:
+        return found
+    guard = (_upper if up else _lower)(guard, bounds, depth + 1)
+    return node("min" if up else "max", found, guard)
+
+
+def _own_node_bound(n: Node, bounds: Bounds, up: bool, depth: int) -> Expr:
+    bound = _upper if up else _lower
+    if n.op in ("min", "max"):  # monotone in every argument
+        return node(n.op, *(bound(a, bounds, depth + 1) for a in n.args))
+    if n.op in ("div", "floordiv"):
+        a, b = n.args
+        if b.variables() or sign_of(b) not in (0, 1) or (b.constant is not None and b.constant <= 0):
+            raise Unbounded("a division by a variable or by a number that may be negative")
+        return node(n.op, bound(a, bounds, depth + 1), b)  # monotone for a non-negative divisor
+    if n.op == "rem":
+        a, b = n.args
+        k = abs(b.constant) if b.constant is not None else 0
+        if not k:
+            raise Unbounded("a remainder by a variable or zero")
+        if up:  # the remainder has the dividend's sign and is smaller than |b|
+            return node("min", Expr.const(k - 1), node("max", _upper(a, bounds, depth + 1), ZERO))
+        return node("max", Expr.const(1 - k), node("min", _lower(a, bounds, depth + 1), ZERO))
+    if n.op == "abs":
+        a = n.args[0]
+        if up:
+            return node("max", _upper(a, bounds, depth + 1), -_lower(a, bounds, depth + 1))
+        return node("max", _lower(a, bounds, depth + 1), -_upper(a, bounds, depth + 1), ZERO)
+    raise Unbounded(f"no bound for {n.op}")
+
+
+def _bound_parts(e: Expr, bounds: Bounds, depth: int) -> Expr:
+    """An upper bound of e in which every node holding a variable, and every product of
+    variables, is replaced by its bound (a node only in a monomial of its own)."""
+    result = Expr({})
+    for m, c in e.terms.items():
+        held = [x for x in m if isinstance(x, Node) and Expr.atom(x).variables()]
+        if held:
+            if len(m) != 1:
+                raise Unbounded("a product with a min, max, division or remainder")
+            n = held[0]
+            k = n.args[1].constant if n.op == "floordiv" else None
+            if k and k > 0 and c % k == 0:  # c*floor(x/k) is c/k*x, less at most c/k*(k - 1)
+                x = n.args[0]
+                result = result + (x if c > 0 else x - (k - 1)) * (c // k)
+                continue
+            result = result + _node_bound(n, bounds, c > 0, depth) * c
+        elif sum(isinstance(x, Var) for x in m) > 1:
+            result = result + _product_bound(m, c, bounds, depth)
+        else:
+            result = result + Expr({m: c})
+    return result
+
+
+def _product_bound(m: Monomial, c: int, bounds: Bounds, depth: int) -> Expr:
+    """An upper bound of a product of variables (v*v, v*w): the largest corner of its
+    factors' bounds."""
+    corners = [Expr.const(c)]
+    for x in m:
+        f = Expr.atom(x)
+        lo, hi = _lower(f, bounds, depth + 1), _upper(f, bounds, depth + 1)
+        corners = [y * z for y in corners for z in (lo, hi)]
+    return node("max", *corners)
+
+
+def simplify(e: Expr) -> Expr:
+    """e with its terms moved into its one min or max (x - min(a, x) = max(x - a, 0)), so that
+    evaluating it over intervals loses nothing to the repeated x."""
+    held = [(m, c) for m, c in e.terms.items() if len(m) == 1 and isinstance(m[0], Node)
+            and m[0].op in ("min", "max")]
+    if len(held) != 1:
+        return e
+    (m, c), = held
+    rest, n = e - Expr({m: c}), m[0]
+    op = n.op if c > 0 else ("max" if n.op == "min" else "min")
+    return node(op, *(simplify(a * c + rest) for a in n.args))
+
+
+def sign_of(e: Expr) -> int | None:
+    """+1 or -1 (or 0) if every value of e has that sign; None if unknown.
+
+    Syms of kinds with a known lower bound (`low`) count as non-negative when it is >= 0."""
+    k = e.constant
+    if k is not None:
+        return (k > 0) - (k < 0)
+    signs = set()
+    for m, c in e.terms.items():
+        if not all(isinstance(a, Sym) and a.low is not None and a.low >= 0 for a in m):
+            return None
+        signs.add(1 if c > 0 else -1)
+    return signs.pop() if len(signs) == 1 else None
+
+
+# -- evaluation ------------------------------------------------------------------------------
+def interval(e: Expr, values: Mapping[Sym, Interval]) -> Interval:
+    """The range of a Sym-only expression when each Sym takes its interval (KeyError: a Sym
+    without a value)."""
+    lo = hi = 0
+    for m, c in e.terms.items():
+        t = (c, c)
+        for a in m:
+            t = _times(t, _atom_interval(a, values))
+        lo, hi = lo + t[0], hi + t[1]
+    return lo, hi
+
+
+def _times(a: Interval, b: Interval) -> Interval:
+    corners = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+    return min(corners), max(corners)
+
+
+def _atom_interval(a: Atom, values: Mapping[Sym, Interval]) -> Interval:
+    if isinstance(a, Sym):
+        return values[a]
+    if isinstance(a, Var):
+        raise KeyError(a)
+    args = [interval(x, values) for x in a.args]
+    if a.op == "min":
+        return min(x[0] for x in args), min(x[1] for x in args)
+    if a.op == "max":
+        return max(x[0] for x in args), max(x[1] for x in args)
+    if a.op == "abs":
+        (lo, hi), = args
+        return (0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), max(abs(lo), abs(hi))
+    (alo, ahi), (blo, bhi) = args
+    if blo <= 0 <= bhi:
+        if a.op == "rem" and blo == bhi == 0:
+            raise ZeroDivisionError
+        if a.op in ("div", "floordiv"):
+            return min(alo, -ahi, 0), max(ahi, -alo, 0)  # |a / b| <= |a| for |b| >= 1
+    if a.op in ("div", "floordiv"):
+        corners = [_apply(a.op, [x, y]) for x in (alo, ahi) for y in (blo, bhi) if y]
+        return min(corners), max(corners)
+    k = max(abs(blo), abs(bhi)) - 1  # rem: |r| < |b|, sign of a
+    return (max(-k, min(alo, 0)), min(k, max(ahi, 0)))
+
+
+def product(values: Iterable[Expr]) -> Expr:
+    """The product of expressions (1 for none)."""
+    return prod(values, start=ONE)
