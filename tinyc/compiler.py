@@ -215,17 +215,17 @@ def target_device(device: Any) -> tuple[Any, Any]:
     is a bug and is not hidden behind the defaults.
     """
     from tinyc.diagnostics import LaunchError
-    from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
+    from tinyc.target.device_info import CPU_DEVICE
 
     try:
-        from tinyc.runtime.device import select_device
+        from tinyc.runtime.device import device_info, select_device
 
         found = select_device(device)
     except (ImportError, LaunchError):
         if device is not None:
             raise
         return None, CPU_DEVICE
-    return found, DeviceInfo.from_sycl_device(found)
+    return found, device_info(found)
 
 
 class Program:

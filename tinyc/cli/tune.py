@@ -40,12 +40,13 @@ def tune(file: str | None, kernels: tuple[str, ...], batch: int | None, budget: 
     from tinyc.tune import cache
 
     if clear:
-        from tinyc.runtime import binary_cache
+        from tinyc.runtime import binary_cache, device_cache
 
         removed = cache.clear()
         binaries = binary_cache.clear()
+        devices = device_cache.clear()
         click.echo(f"removed {removed} cached schedule(s) and {binaries} program binaries "
-                   f"from {cache.cache_dir()}")
+                   f"(and {devices} device entries) from {cache.cache_dir()}")
     if file is None:
         if not clear:
             raise click.UsageError("give FILE.ir to tune, or --clear to empty the cache")

@@ -34,7 +34,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -65,7 +64,7 @@ def enabled() -> bool:
 
 
 def programs_dir() -> Path:
-    from tinyc.tune.cache import cache_dir
+    from tinyc.disk_cache import cache_dir
 
     return cache_dir() / "programs"
 
@@ -248,7 +247,7 @@ def _from_binary(bridge: Any, context: int, device: int, path: Path) -> int | No
     if program is None:  # stale or damaged: rebuilt from SPIR-V
         import warnings
 
-        from tinyc.tune.cache import TuningWarning
+        from tinyc.disk_cache import TuningWarning
 
         warnings.warn(f"ignoring the program binary {path}: the driver rejects it (rebuilt "
                       f"from SPIR-V)", TuningWarning, stacklevel=4)
@@ -257,17 +256,14 @@ def _from_binary(bridge: Any, context: int, device: int, path: Path) -> int | No
 
 
 def _store(path: Path, binary: bytes) -> None:
-    if not binary:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(binary)
-        os.replace(tmp, path)
-        _prune(path.parent)
-    except OSError:
-        pass  # a read-only or full cache directory only costs the JIT next time
+    """Keep the binary (a read-only or full cache directory only costs the JIT next time)."""
+    from tinyc.disk_cache import write_bytes
+
+    if binary and write_bytes(path, binary):
+        try:
+            _prune(path.parent)
+        except OSError:
+            pass
 
 
 def _prune(directory: Path) -> None:
