@@ -17,10 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from tinyc.ir.core import Program as IRProgram
-from tinyc.ir.printer import print_program
-
 if TYPE_CHECKING:
+    from tinyc.ir.core import Program as IRProgram
     from tinyc.std import Std
 
 STAGES = ("parsed", "checked", "lowered")
@@ -54,7 +52,7 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
     return result
 
 
-Tuned = Callable[[IRProgram], dict] | dict | None
+Tuned = Callable[["IRProgram"], dict] | dict | None
 """Tuned schedules by kernel, or a function of the checked program giving them."""
 
 
@@ -83,6 +81,7 @@ def stage_text(program: IRProgram) -> str:
     """The program's IR text in its own version; in the newest spelling where that one
     cannot spell it (a newest-only instruction in a program compiled with --std seed)."""
     from tinyc.diagnostics import CompilationError
+    from tinyc.ir.printer import print_program
     from tinyc.std import Std
 
     try:
@@ -351,23 +350,40 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
     """
     import warnings
 
-    from tinyc.tune import cached_or_tuned
-
     if not isinstance(name, str):
         raise TypeError(f"tinyc.compile() expects name= as a str, got {type(name).__name__}")
     if name == "<string>" and getattr(source, "checked_source", None) is not None:
         name = getattr(source, "name", name)
     text = source_text(source)
     found, info = target_device(device)
+    if schedule is None and not tune:  # everything it depends on is known: cached on disk
+        from tinyc.compile_cache import compiled
+
+        result = compiled(text, name, found, info, subgroup_size, std, defines,
+                          lambda: _compile_for(text, name, found, device, info, subgroup_size, std,
+                                               defines, None, False))
+    else:
+        result = _compile_for(text, name, found, device, info, subgroup_size, std, defines,
+                              schedule, tune)
+    for diagnostic in result.warnings:
+        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
+    return Program(result, device)
+
+
+def _compile_for(text: str, name: str, found: Any, device: Any, info: Any, subgroup_size: Any,
+                 std: Any, defines: Any, schedule: Any, tune: bool) -> CompileResult:
+    """`tinyc.compile` for the target `target_device` found: the tuned schedules cached for
+    it (tuning first with `tune`), then the pipeline."""
+    import warnings
+
+    from tinyc.tune import cached_or_tuned
+
     given = _schedule(schedule)
     tuned = cached_or_tuned(found, device, given, subgroup_size, tune) if found is not None else None
     if tune and found is None:
         from tinyc.tune.cache import TuningWarning
 
         warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
-                      TuningWarning, stacklevel=2)
-    result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
-                              schedule=given, tuned=tuned, std=std, defines=defines)
-    for diagnostic in result.warnings:
-        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
-    return Program(result, device)
+                      TuningWarning, stacklevel=3)
+    return compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
+                            schedule=given, tuned=tuned, std=std, defines=defines)

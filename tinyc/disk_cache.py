@@ -13,11 +13,11 @@ read on the way to a process's first result, before anything else is loaded.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -53,21 +53,27 @@ def tinyc_version() -> str:
         from tinyc import __version__
 
         root = Path(__file__).resolve().parent
-        digest = hashlib.sha256()
+        listing = []
         for directory, subdirs, files in os.walk(root):
             subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
             for name in sorted(files):
                 if name.endswith((".py", ".lark")):
                     stat = os.stat(os.path.join(directory, name))
-                    digest.update(f"{directory}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-        _fingerprint.append(f"{__version__}+{digest.hexdigest()[:16]}")
+                    listing.append(f"{directory}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}")
+        _fingerprint.append(f"{__version__}+{checksum(chr(0).join(listing).encode())}")
     return _fingerprint[0]
 
 
+def checksum(data: bytes) -> str:
+    """64 bits of checksum. Not cryptographic, and need not be: every entry stores its whole
+    key and a reader compares it, so two keys with one digest only share a file (hashlib
+    would load OpenSSL, milliseconds on the way to a first result)."""
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
 def key_digest(fields: dict[str, Any]) -> str:
-    """A file name for an entry: the hash of its key (JSON, sorted keys)."""
-    text = json.dumps(fields, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:40]
+    """A file name for an entry: the digest of its key (JSON, sorted keys)."""
+    return checksum(json.dumps(fields, sort_keys=True, default=str).encode())
 
 
 def ignore(path: Path, why: str, stacklevel: int = 3) -> None:
@@ -116,6 +122,19 @@ def write_bytes(path: Path, blob: bytes) -> bool:
     except OSError:
         return False  # costs the work again next time, nothing else
     return True
+
+
+def prune(directory: Path, pattern: str, max_bytes: int) -> None:
+    """Delete the least recently used entries beyond `max_bytes` (readers touch what they use)."""
+    try:
+        files = sorted(directory.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+        total = 0
+        for f in files:
+            total += f.stat().st_size
+            if total > max_bytes:
+                f.unlink(missing_ok=True)
+    except OSError:
+        pass  # another process pruned at the same time
 
 
 def clear(subdirectory: str, pattern: str) -> int:

@@ -11,7 +11,6 @@ turns that off; without it (or where it does not apply) dpctl builds.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from typing import Any
 
@@ -32,8 +31,9 @@ _programs: dict[tuple[Any, Any, bytes], Any] = {}
 
 
 def spirv_key(spirv: bytes) -> bytes:
-    """The cache key of a module's bytes."""
-    return hashlib.sha256(spirv).digest()
+    """The cache key of a module's bytes: the bytes themselves (Python hashes them once per
+    object; a hit compares them, microseconds for a module of tens of kilobytes)."""
+    return bytes(spirv)
 
 
 _building: dict[tuple[Any, Any, bytes], threading.Lock] = {}  # one lock per key being built

@@ -1,0 +1,128 @@
+"""Compiled modules kept on disk, so a new process's `tinyc.compile` of a program compiled
+before skips the front end, the passes and codegen (and their imports).
+
+With the device facts (runtime/device_cache.py) and the device binaries
+(runtime/binary_cache.py) also on disk, a process reaches its first result
+from the caches alone. An entry holds the whole CompileResult but the IR
+objects (SPIR-V, kernel signatures, the IR text of each stage, warnings,
+schedules) and is keyed by everything the compilation reads:
+
+- the source text, its name (diagnostics quote it), `std`, `defines` and
+  `subgroup_size`;
+- the target: the device's limits (tinyc.target.device_info.DeviceInfo) and,
+  when there is a device, its name and driver (tuned schedules are per device);
+- the tuned schedules: the name, size and modification time of every file in
+  the schedules cache (tinyc/tune/cache.py), so tuning anything recompiles;
+- tinyc's version and code (disk_cache.tinyc_version).
+
+Calls with a `schedule=` or `tune=True` compile as before, uncached. An entry
+that cannot be read is ignored with a `TuningWarning` and replaced.
+`TINYC_COMPILE_CACHE=0` turns the cache off; `tinyc tune --clear` empties it.
+On a hit, `Program.timings` holds one stage, "cache" (the lookup).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+from tinyc import disk_cache
+
+ENV = "TINYC_COMPILE_CACHE"
+FORMAT = 1
+"""Bump when the meaning of an entry changes."""
+SUBDIRECTORY = "modules"
+SCHEDULES = "schedules"
+"""The tuned schedules' subdirectory (tinyc.tune.cache.schedules_dir; a test keeps them equal)."""
+MAX_BYTES = 64 << 20
+"""The directory is pruned to this size, least recently used first."""
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV, "1") != "0"
+
+
+def _schedules_state() -> list[tuple[str, int, int]]:
+    """What the tuned-schedule lookup could read: every entry's name, size and mtime."""
+    try:
+        with os.scandir(disk_cache.cache_dir() / SCHEDULES) as found:
+            return sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in found)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def cache_key(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
+              defines: Any) -> dict[str, Any]:
+    """Everything a compilation without a given schedule depends on."""
+    return {"source": text, "name": name, "subgroup_size": subgroup_size,
+            "std": getattr(std, "value", std), "defines": defines,
+            "device": None if device is None else [str(device.name), str(device.driver_version)],
+            "limits": repr(info), "schedules": _schedules_state(),
+            "tinyc": disk_cache.tinyc_version(), "format": FORMAT}
+
+
+class _Loader(pickle.Unpickler):
+    """Loads tinyc's own classes and nothing else (an entry is data, not code)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "tinyc" or module.startswith("tinyc."):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not tinyc's")
+
+
+def compiled(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
+             defines: Any, compile_now: Callable[[], Any]) -> Any:
+    """The CompileResult from the cache, else `compile_now()`'s, stored for next time."""
+    if not enabled():
+        return compile_now()
+    start = time.perf_counter()
+    key = cache_key(text, name, device, info, subgroup_size, std, defines)
+    path = disk_cache.cache_dir() / SUBDIRECTORY / f"{disk_cache.key_digest(key)}.pickle"
+    found = _load(path, key)
+    if found is not None:
+        return replace(found, timings={"cache": time.perf_counter() - start})
+    result = compile_now()
+    _store(path, key, result)
+    return result
+
+
+def _load(path: Path, key: dict[str, Any]) -> Any:
+    try:
+        blob = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        disk_cache.ignore(path, str(exc))
+        return None
+    try:
+        entry = _Loader(io.BytesIO(blob)).load()
+        if not isinstance(entry, dict) or entry.get("key") != key or entry.get("result") is None:
+            raise ValueError("not an entry for this key")
+    except Exception as exc:  # any damage: compile again
+        disk_cache.ignore(path, f"{type(exc).__name__}: {str(exc)[:200]}")
+        return None
+    try:
+        os.utime(path)  # recently used: pruned last
+    except OSError:
+        pass
+    return entry["result"]
+
+
+def _store(path: Path, key: dict[str, Any], result: Any) -> None:
+    try:
+        blob = pickle.dumps({"key": key, "result": replace(result, ir=None)},
+                            protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # something in the result that does not pickle: not cached
+        return
+    if disk_cache.write_bytes(path, blob):
+        disk_cache.prune(path.parent, "*.pickle", MAX_BYTES)
+
+
+def clear() -> int:
+    """Delete every stored module; returns how many there were."""
+    return disk_cache.clear(SUBDIRECTORY, "*.pickle")
