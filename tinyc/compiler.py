@@ -66,14 +66,13 @@ def check_source(source: str, name: str = "<string>",
     preprocessor definitions given from outside (`{"ty": "f64"}`).
     """
     from tinyc.ir.verifier import verify
-    from tinyc.parser import gc_paused, parse
+    from tinyc.parser import parse
     from tinyc.std import parse_std
 
     given = parse_std(std)
     timings = {} if timings is None else timings
-    with gc_paused():
-        program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
-        _timed(timings, "verify", lambda: verify(program))
+    program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
+    _timed(timings, "verify", lambda: verify(program))
     return program
 
 

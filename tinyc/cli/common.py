@@ -15,10 +15,13 @@ was unreadable or had errors, else 0.
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Callable, Iterator
 
 import click
 
@@ -124,6 +127,46 @@ the console entry point may then end the process without the interpreter's teard
 def leave_without_teardown() -> None:
     """Let the console entry point skip the teardown when this command ends (see `main`)."""
     LEAVE_WITHOUT_TEARDOWN[0] = True
+
+
+PROMOTE_ABOVE = 100_000
+"""Young objects left after a paused command above which they skip the young generations."""
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a front-end command runs (check, compile, fmt).
+
+    Checking allocates hundreds of thousands of small objects (tokens, tree
+    nodes, spans, the IR), and each young-generation collection would walk
+    them: with the collector on, checking 40,000 instructions takes twice as
+    long. The command line owns its process, so it may pause the collector;
+    the library never changes process-wide state. When many objects are left
+    afterwards (a large IR held until the process ends), they move straight to
+    the oldest generation (`gc.freeze()` then `gc.unfreeze()`, two list
+    splices) instead of being walked as young ones once the collector runs
+    again; skipped when the host keeps objects frozen itself.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            if gc.get_count()[0] > PROMOTE_ABOVE and gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
+            gc.enable()
+
+
+def front_end(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A command that checks or compiles source: it runs with the collector paused."""
+    @functools.wraps(command)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        with collector_paused():
+            return command(*args, **kwargs)
+
+    return paused
 
 
 def read_one(path: str) -> str:
