@@ -68,9 +68,13 @@ def keyword_of(tree: Tree) -> str:
 class Parsed:
     """What the parser read of one instruction, or of a bracketed part of it."""
 
+    __slots__ = ("_b", "rule", "_tree", "keyword", "modifiers", "items", "item_spans", "parts", "types",
+                 "types_span", "attributes", "_regions", "names_here", "names", "used", "use_spans",
+                 "type_span", "_keyword_rule", "_root")
+
     def __init__(self, b: "ProgramBuilder", tree: Tree, root: "Parsed | None") -> None:
         self._b = b
-        self.rule = tree.data
+        self.rule = rule = tree.data
         self._tree = tree  # its span is made only when asked for (errors): most never are
         self.keyword = ""
         self.modifiers: list[str] = []
@@ -85,29 +89,34 @@ class Parsed:
         if root is None:
             root = self
             self.names: list[Token] = []    # the instruction's own definitions, in order
-            self.uses: list[tuple[Value, Span]] = []
+            self.used: list[Value] = []     # the values used, in textual order ...
+            self.use_spans: list[Span] = []  # ... and where each use is written
             self.type_span: Span | None = None
-            self._keyword_rule = self.rule + "_keyword"
+            self._keyword_rule = rule + "_keyword"
         self._root = root
         ctx = b.ctx
-        defines = self.rule in DEFINITION_RULES
+        defines = rule in DEFINITION_RULES
+        items, item_spans = self.items, self.item_spans
         for child in tree.children:  # the common cases inline: names and types (one call each)
             if child.__class__ is Token:
                 if child.type != "LOCAL_ID":
-                    self._item(constant(child, ctx), ctx.span(child))
+                    items.append(constant(child, ctx))
+                    item_spans.append(ctx.span(child))
                 elif defines:
                     root.names.append(child)
                     self.names_here.append(child)
                 else:
-                    use = ctx.use(child)
-                    root.uses.append(use)
-                    self.items.append(use[0])
-                    self.item_spans.append(use[1])
+                    value, span = ctx.use(child)
+                    root.used.append(value)
+                    root.use_spans.append(span)
+                    items.append(value)
+                    item_spans.append(span)
             else:
-                read = _READERS.get(child.data)
+                data = child.data
+                read = _READERS.get(data)
                 if read is not None:
                     read(self, child)
-                elif child.data == root._keyword_rule and not self.keyword:
+                elif data == root._keyword_rule and not self.keyword:
                     self.keyword = child.children[0].value
                 elif len(child.children) == 1 and child.children[0].__class__ is Token \
                         and child.children[0].value.startswith("."):
@@ -143,7 +152,7 @@ class Parsed:
     @property
     def operands(self) -> list[Value]:
         """Every value used by the whole instruction, in textual order."""
-        return [v for v, _ in self._root.uses]
+        return list(self._root.used)
 
     @property
     def values(self) -> list[Value]:
@@ -197,10 +206,10 @@ class Parsed:
 
     def spans_of(self, operands: Sequence[Value]) -> list[Span | None]:
         """Where each operand was written (a class may keep operands in another order)."""
-        uses = self._root.uses
-        if len(uses) == len(operands) and all(v is u[0] for v, u in zip(operands, uses)):
-            return [span for _, span in uses]  # in textual order, as most classes keep them
-        unused = list(uses)
+        root = self._root
+        if root.used == operands:  # Values compare by identity: the textual order, as most keep
+            return list(root.use_spans)
+        unused = list(zip(root.used, root.use_spans))
         spans: list[Span | None] = []
         for value in operands:
             at = next((i for i, (v, _) in enumerate(unused) if v is value), None)

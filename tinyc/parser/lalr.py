@@ -265,6 +265,22 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 state = action
                 break
             origin, name, size, kept, expand1, pick = rules[~action]
+            if size == 1 and pick is KEEP_ALL:  # the most common shape: one symbol, kept
+                child = values[-1]
+                if expand1:  # `?rule` of one child: the child itself (its place is the rule's)
+                    node = child
+                else:
+                    node = new(tree_cls)
+                    if child.__class__ is tree_cls:
+                        node._first, node._last = child._first, child._last
+                    else:
+                        node._first = node._last = child
+                    node.data, node.children, node._own = name, [child], None
+                del states[-1]
+                state = gotos[states[-1]][origin]
+                states.append(state)
+                values[-1] = node
+                continue
             if size:
                 children = values[-size:]
                 del values[-size:]
