@@ -17,31 +17,41 @@ from typing import Any, Iterable, Sequence
 from tinyc.parser import tables
 
 
-class Token(str):
-    """A token: its text (the str value), terminal name and position (as lark's Token)."""
+class Token:
+    """A token: its text (`value`), terminal name (`type`) and place, as lark's Token has them.
+
+    Not a `str` subclass (lark's is): making a str subclass copies the text
+    into a new object, and a large function has hundreds of thousands of
+    tokens. It compares equal to a token of the same terminal and text, and
+    to its text.
+    """
 
     __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
 
-    def __new__(cls, type: str, value: str, start_pos: int | None = None, line: int | None = None,
-                column: int | None = None, end_line: int | None = None, end_column: int | None = None,
-                end_pos: int | None = None) -> Token:
-        token = str.__new__(cls, value)
-        token.type = type
-        token.value = value
-        token.start_pos = start_pos
-        token.line = line
-        token.column = column
-        token.end_line = end_line
-        token.end_column = end_column  # exclusive, like lark's
-        token.end_pos = end_pos
-        return token
+    def __init__(self, type: str, value: str, start_pos: int | None = None, line: int | None = None,
+                 column: int | None = None, end_line: int | None = None, end_column: int | None = None,
+                 end_pos: int | None = None) -> None:
+        self.type = type
+        self.value = value
+        self.start_pos = start_pos
+        self.line = line
+        self.column = column
+        self.end_line = end_line
+        self.end_column = end_column  # exclusive, like lark's
+        self.end_pos = end_pos
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Token) and self.type != other.type:
-            return False
-        return str.__eq__(self, other)
+        if other.__class__ is str:
+            return self.value == other
+        if isinstance(other, Token):
+            return self.type == other.type and self.value == other.value
+        return NotImplemented
 
-    __hash__ = str.__hash__
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __str__(self) -> str:
+        return self.value
 
     def __repr__(self) -> str:
         return f"Token({self.type!r}, {self.value!r})"

@@ -65,7 +65,7 @@ class ErrorToken(Token):
 def _token(new, terminal: str, value: str, start: int, end: int, line: int, line_start: int,
            cls: type = Token) -> Token:
     """A Token without keyword arguments: the lexer makes hundreds of thousands."""
-    token = new(cls, value)
+    token = new(cls)
     token.type = terminal
     token.value = value
     token.start_pos = start
@@ -122,7 +122,7 @@ class TensorLexer:
 
         Line by line: no token spans lines (strings, comments and `!calc(...)` end on theirs),
         so a token's line is the loop's and its columns are offsets from the line's start."""
-        new, fast, keywords = str.__new__, _FAST.match, self.keywords
+        new, fast, keywords = object.__new__, _FAST.match, self.keywords
         words, token_cls = self._words, Token
         out: list[Token] = []
         append = out.append
@@ -150,7 +150,7 @@ class TensorLexer:
                     column = start - line_start + 1
                     for terminal, a, b in pieces:
                         value = word if b - a == len(word) else word[a:b]
-                        tok = new(token_cls, value)
+                        tok = new(token_cls)
                         tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, start + a, start + b
                         tok.line = tok.end_line = line
                         tok.column, tok.end_column = column + a, column + b
@@ -164,7 +164,7 @@ class TensorLexer:
                         terminal = "LOCAL_ID" if value[0] == "%" else "GLOBAL_ID"
                     else:  # punctuation or a .modifier
                         terminal = keywords.get(value, DOTWORD)
-                    tok = new(token_cls, value)
+                    tok = new(token_cls)
                     tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, start, end
                     tok.line = tok.end_line = line
                     tok.column = start - line_start + 1
