@@ -39,7 +39,6 @@ from tinyc.diagnostics import CompilationError, Diagnostic, Note, Source, Span
 from tinyc.ir.core import Program
 from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
-from tinyc.parser.errors import syntax_error
 from tinyc.parser.lalr import Tree
 from tinyc.parser.lexer import TensorLexer
 from tinyc.parser.preprocessor import Preprocessor, outside_definitions
@@ -107,6 +106,8 @@ def _tree(text: str, source: Source, defines: dict[str, str] | None = None
 
 def syntax_errors(errors: list[lalr.ParseError], source: Source) -> list[Diagnostic]:
     """The diagnostics of a recovering parse; the last says when the limit stopped it."""
+    from tinyc.parser.errors import syntax_error  # (loaded only when there are errors)
+
     found = [syntax_error(err, source) for err in errors]
     if len(errors) >= lalr.MAX_ERRORS:
         last = found[-1]

@@ -236,12 +236,17 @@ def _action_row(line: str) -> dict[str, int]:
     return row
 
 
+def _set_row(line: str) -> list[str]:
+    return line.split()
+
+
 def _goto_row(line: str) -> dict[str, int]:
     """`nonterminal=N ...` -> {nonterminal: N}."""
     return {sym: int(state) for sym, _, state in (word.partition("=") for word in line.split())}
 
 
-_SETS = [line.split() for line in tables.SETS.splitlines()]
+_SETS: dict[int, list[str]] = _Rows(tables.SETS, _set_row)
+"""Terminal sets the action rows refer to (`@k`), decoded on first use."""
 _ACTIONS: dict[int, dict[str, int]] = _Rows(tables.ACTIONS, _action_row)
 """State -> {terminal: the next state (shift) or ~rule (reduce)}."""
 _GOTOS: dict[int, dict[str, int]] = _Rows(tables.GOTOS, _goto_row)
