@@ -366,6 +366,11 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
                               schedule, tune)
     for diagnostic in result.warnings:
         warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
+    if found is not None and result.kernels:
+        from tinyc.runtime.device import select_queue
+        from tinyc.runtime.program_cache import prefetch
+
+        prefetch(select_queue(device), result.spirv)  # a stored binary loads while the caller goes on
     return Program(result, device)
 
 

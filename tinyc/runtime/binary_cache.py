@@ -207,6 +207,15 @@ def applies(queue: Any) -> bool:
     return len(devices) == 1 and devices[0] == device
 
 
+def stored(queue: Any, spirv: bytes) -> bool:
+    """Whether `build` would load `spirv` from a stored binary (cheap to build, then)."""
+    if not enabled() or not applies(queue):
+        return False
+    from tinyc.disk_cache import checksum
+
+    return (programs_dir() / f"{checksum(cache_key(queue, spirv))}.bin").is_file()
+
+
 def build(queue: Any, spirv: bytes) -> Any | None:
     """The program of `spirv`, from the disk cache or built and stored; None to let dpctl build.
 

@@ -80,6 +80,34 @@ def _build(queue: Any, spirv: bytes) -> Any:
         ) from None
 
 
+def prefetch(queue: Any, spirv: bytes) -> None:
+    """Build `spirv` in a background thread if its device binary is on disk.
+
+    Loading a stored binary still takes the driver ~10 ms, with the GIL
+    released; started when a program is compiled (tinyc.compile), it overlaps
+    what the caller does before the first launch (importing the launcher,
+    making the arrays), which then finds the program built. A failure is left
+    to that launch's own build, which reports it. Not a daemon thread: the
+    interpreter waits for it at exit instead of tearing the runtime down under
+    a build.
+    """
+    from tinyc.runtime import binary_cache
+
+    key = (queue.sycl_context, queue.sycl_device, spirv_key(spirv))
+    with _lock:
+        if key in _programs or key in _building:
+            return
+    if binary_cache.stored(queue, spirv):
+        threading.Thread(target=_build_quietly, args=(queue, spirv), name="tinyc-prefetch").start()
+
+
+def _build_quietly(queue: Any, spirv: bytes) -> None:
+    try:
+        build_program(queue, spirv)
+    except Exception:  # the launch builds again and reports it
+        pass
+
+
 def cached_programs() -> int:
     """How many programs the process holds (for tests and `tinyc devices`)."""
     return len(_programs)
