@@ -120,7 +120,7 @@ def _store(path: Path, key: dict[str, Any], result: Any) -> None:
     except Exception:  # something in the result that does not pickle: not cached
         return
     if disk_cache.write_bytes(path, blob):
-        disk_cache.prune(path.parent, "*.pickle", MAX_BYTES)
+        disk_cache.prune_after(path, "*.pickle", MAX_BYTES)
 
 
 def clear() -> int:

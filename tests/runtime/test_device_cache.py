@@ -188,3 +188,14 @@ def test_the_real_device_is_probed_once_then_read_from_disk(cache, device, monke
     monkeypatch.setattr(devmod, "_try_probe", no_probe)
     assert devmod.accepts_spirv(device)
     assert devmod.device_info(device) == DeviceInfo.from_sycl_device(device)
+
+
+@pytest.mark.parametrize("xdg", [None, "", "  ", "/tmp/some-xdg-cache"])
+def test_the_default_cache_directory_is_platformdirs_one(monkeypatch, xdg):
+    platformdirs = pytest.importorskip("platformdirs")
+    monkeypatch.delenv("TINYC_CACHE_DIR", raising=False)
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert disk_cache.cache_dir() == Path(platformdirs.user_cache_dir("tinyc"))
