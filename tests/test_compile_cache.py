@@ -170,10 +170,20 @@ class NotTinycs:
         return (print, ("this must never run",))
 
 
+def call_through(module: bytes, name: bytes, argument: bytes) -> bytes:
+    """A pickle (protocol 4) calling module.name(argument): a dotted name reaches what a tinyc
+    module imports (`tinyc.runtime.device` `os.system`)."""
+    def text(data: bytes) -> bytes:
+        return b"\x8c" + bytes([len(data)]) + data
+
+    return b"\x80\x04" + text(module) + text(name) + b"\x93" + text(argument) + b"\x85R."
+
+
 @pytest.mark.parametrize("content", [
     b"", b"garbage", pickle.dumps([1, 2]), pickle.dumps({"key": {}, "result": None}),
     pickle.dumps({"key": {}, "result": NotTinycs()}),
-], ids=["empty", "garbage", "list", "other-key", "foreign-class"])
+    call_through(b"tinyc.runtime.device", b"os.system", b"echo this must never run"),
+], ids=["empty", "garbage", "list", "other-key", "foreign-class", "through-a-tinyc-module"])
 def test_a_damaged_entry_warns_and_is_replaced(cache, content, capfd):
     first = tinyc.compile(SOURCE)
     stored = damage(cache, content)

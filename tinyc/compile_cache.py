@@ -67,12 +67,19 @@ def cache_key(text: str, name: str, device: Any, info: Any, subgroup_size: Any, 
 
 
 class _Loader(pickle.Unpickler):
-    """Loads tinyc's own classes and nothing else (an entry is data, not code)."""
+    """Loads tinyc's own classes (and the interning of IR types) and nothing else: an entry
+    is data, and may not call anything else that a tinyc module happens to import."""
 
     def find_class(self, module: str, name: str) -> Any:
-        if module == "tinyc" or module.startswith("tinyc."):
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} is not tinyc's")
+        if (module == "tinyc" or module.startswith("tinyc.")) and "." not in name:
+            found = super().find_class(module, name)
+            if isinstance(found, type) and found.__module__ == module:
+                return found
+            from tinyc.ir.types import _interned
+
+            if found is _interned:
+                return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not one of tinyc's classes")
 
 
 def compiled(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
