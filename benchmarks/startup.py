@@ -18,7 +18,9 @@ Rows (issue 22), each measured for this checkout's tinyc and, with
    process compiles it once untimed, then `repeat` times; min and median.
 5. **checking 40,000 instructions** (benchmarks/parse_speed.py's program):
    the wall time of a fresh `python -m tinyc.cli check` process, and the
-   process's CPU time of `check_source` alone in a warm process.
+   process's CPU time of `check_source` alone in a warm process, with the
+   garbage collector paused by the caller (as `tinyc check` does) and running
+   (a library call; before, `check_source` paused it itself).
 
 Two floors are measured in the same rounds: `python -c pass` (under every
 cold row) and the runtime's own start-up, a process that imports NumPy and
@@ -112,10 +114,11 @@ print(json.dumps({"min": times[0], "median": times[len(times) // 2]}))
 CHECK_CPU = r"""
 import sys, time, json, gc
 from tinyc.compiler import check_source
-from tinyc.parser import parse
 text = open(sys.argv[1]).read()
 check_source("func @f() {\n}\n")
 gc.collect()
+if sys.argv[2] == "paused":
+    gc.disable()
 start, start_cpu = time.perf_counter(), time.process_time()
 program = check_source(text)
 print(json.dumps({"wall": time.perf_counter() - start, "cpu": time.process_time() - start_cpu}))
@@ -163,9 +166,11 @@ def rows(big: Path, repeat: int) -> dict[str, Callable[[Checkout], dict[str, flo
         found = json.loads(c.run(["-c", WARM_COMPILE, str(SAMPLE), str(repeat)])[1])
         return {"total": found["min"], "median": found["median"]}
 
-    def check_cpu(c: Checkout) -> dict[str, float]:
-        found = json.loads(c.run(["-c", CHECK_CPU, str(big)])[1])
-        return {"total": found["cpu"], "wall": found["wall"]}
+    def check_cpu(collector: str) -> Callable[[Checkout], dict[str, float]]:
+        def run(c: Checkout) -> dict[str, float]:
+            found = json.loads(c.run(["-c", CHECK_CPU, str(big), collector])[1])
+            return {"total": found["cpu"], "wall": found["wall"]}
+        return run
 
     return {
         "first result (fused kernel, batch 1000, caches warm)": first_result,
@@ -173,7 +178,8 @@ def rows(big: Path, repeat: int) -> dict[str, Callable[[Checkout], dict[str, flo
         "`tinyc compile` fused_kernel.ir, cold": cli("compile", str(SAMPLE), "-o", "{out}"),
         "`compile_to_spirv` fused kernel, warm, in process (min)": warm_compile,
         f"check {BIG} instructions, fresh process": cli("check", str(big)),
-        f"check {BIG} instructions, CPU in process": check_cpu,
+        f"check {BIG} instructions, `check_source` CPU, collector paused by the caller": check_cpu("paused"),
+        f"check {BIG} instructions, `check_source` CPU, collector running": check_cpu("running"),
     }
 
 
