@@ -16,7 +16,8 @@ After `from_syntax`, each operand gets the span where it was written.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Region, Value
@@ -65,8 +66,17 @@ def keyword_of(tree: Tree) -> str:
     return tree.children[0].children[0].value
 
 
+_NONE: tuple = ()
+_NO_ATTRIBUTES: Any = MappingProxyType({})
+
+
 class Parsed:
-    """What the parser read of one instruction, or of a bracketed part of it."""
+    """What the parser read of one instruction, or of a bracketed part of it.
+
+    The parts most instructions lack (modifiers, nested parts, a dictionary,
+    regions, names defined here) start as shared empty values and become
+    lists of their own when something is added.
+    """
 
     __slots__ = ("_b", "rule", "_tree", "keyword", "modifiers", "items", "item_spans", "parts", "types",
                  "types_span", "attributes", "_regions", "names_here", "names", "used", "use_spans",
@@ -77,15 +87,15 @@ class Parsed:
         self.rule = rule = tree.data
         self._tree = tree  # its span is made only when asked for (errors): most never are
         self.keyword = ""
-        self.modifiers: list[str] = []
+        self.modifiers: Sequence[str] = _NONE
         self.items: list[Any] = []          # Values used and literals, at this level
         self.item_spans: list[Span] = []
-        self.parts: list[Parsed] = []
+        self.parts: Sequence[Parsed] = _NONE
         self.types: list[Type] = []         # written types; a `-> (...)` list adds its entries
         self.types_span: Span | None = None  # where the last of them is written
-        self.attributes: dict[str, Any] = {}
-        self._regions: list[Tree] = []
-        self.names_here: list[Token] = []   # names defined at this level (a `new_values` part)
+        self.attributes: Mapping[str, Any] = _NO_ATTRIBUTES
+        self._regions: Sequence[Tree] = _NONE
+        self.names_here: Sequence[Token] = _NONE  # names defined at this level (`new_values`)
         if root is None:
             root = self
             self.names: list[Token] = []    # the instruction's own definitions, in order
@@ -104,7 +114,7 @@ class Parsed:
                     item_spans.append(ctx.span(child))
                 elif defines:
                     root.names.append(child)
-                    self.names_here.append(child)
+                    self.names_here = [*self.names_here, child]
                 else:
                     value, span = ctx.use(child)
                     root.used.append(value)
@@ -120,9 +130,9 @@ class Parsed:
                     self.keyword = child.children[0].value
                 elif len(child.children) == 1 and child.children[0].__class__ is Token \
                         and child.children[0].value.startswith("."):
-                    self.modifiers.append(child.children[0].value)
+                    self.modifiers = [*self.modifiers, child.children[0].value]
                 else:
-                    self.parts.append(Parsed(b, child, root))
+                    self.parts = [*self.parts, Parsed(b, child, root)]
 
     @property
     def span(self) -> Span:
@@ -141,7 +151,7 @@ class Parsed:
         self.attributes = dictionary(child, self._b.ctx)
 
     def _read_region(self, child: Tree) -> None:
-        self._regions.append(child)
+        self._regions = [*self._regions, child]
 
     def _item(self, item: Any, span: Span) -> None:
         self.items.append(item)
