@@ -141,6 +141,13 @@ def test_a_tuned_schedule_stored_later_misses(cache):
     assert hit(tinyc.compile(SOURCE))
 
 
+def test_every_parameter_of_compile_is_in_the_key_or_compiles_uncached():
+    import inspect
+
+    parameters = set(inspect.signature(tinyc.compile).parameters)
+    assert parameters == set(compile_cache.KEYED) | set(compile_cache.UNCACHED)
+
+
 def test_the_schedules_directory_is_the_tuners():
     from tinyc.tune.cache import schedules_dir
 

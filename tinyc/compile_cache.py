@@ -34,6 +34,11 @@ from typing import Any, Callable
 from tinyc import disk_cache
 
 ENV = "TINYC_COMPILE_CACHE"
+KEYED = ("source", "name", "device", "subgroup_size", "std", "defines")
+"""The parameters of `tinyc.compile` in the key (the source as text, the device as its limits,
+name and driver); the others (`schedule`, `tune`) compile uncached. A test keeps this list
+and `tinyc.compile`'s signature in step: a new parameter must join one or the other."""
+UNCACHED = ("schedule", "tune")
 FORMAT = 1
 """Bump when the meaning of an entry changes."""
 SUBDIRECTORY = "modules"

@@ -7,8 +7,7 @@ import sys
 import click
 
 from tinyc.cli.common import (
-    Inputs, color_option, display_name, front_end, language_options, leave_without_teardown,
-    print_diagnostics,
+    Inputs, color_option, display_name, language_options, leave_without_teardown, print_diagnostics,
 )
 from tinyc.diagnostics import CompilationError
 
@@ -19,7 +18,6 @@ from tinyc.diagnostics import CompilationError
               help="Diagnostics as text (default) or as a JSON list for editors.")
 @language_options
 @color_option
-@front_end
 def check(files: tuple[str, ...], fmt: str, std: str | None, defines: dict[str, str]) -> None:
     """Check FILES ('-': standard input) for syntax, type and region errors.
 

@@ -15,13 +15,12 @@ was unreadable or had errors, else 0.
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Iterator
 
 import click
 
@@ -135,7 +134,8 @@ PROMOTE_ABOVE = 100_000
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a front-end command runs (check, compile, fmt).
+    """No cyclic garbage collection while a front-end command runs (check, compile, fmt:
+    `tinyc.cli.FRONT_END`).
 
     Checking allocates hundreds of thousands of small objects (tokens, tree
     nodes, spans, the IR), and each young-generation collection would walk
@@ -157,16 +157,6 @@ def collector_paused() -> Iterator[None]:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
-
-
-def front_end(command: Callable[..., Any]) -> Callable[..., Any]:
-    """A command that checks or compiles source: it runs with the collector paused."""
-    @functools.wraps(command)
-    def paused(*args: Any, **kwargs: Any) -> Any:
-        with collector_paused():
-            return command(*args, **kwargs)
-
-    return paused
 
 
 def read_one(path: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from tinyc.cli.common import (
-    EXIT_INTERNAL, EXIT_USAGE, FileProblem, Inputs, color_option, display_name, error, front_end,
+    EXIT_INTERNAL, EXIT_USAGE, FileProblem, Inputs, color_option, display_name, error,
     language_options, print_diagnostics, write_output,
 )
 from tinyc.diagnostics import CompilationError
@@ -31,7 +31,6 @@ from tinyc.diagnostics import CompilationError
               help="Print the IR to stderr after the pass (repeatable), or after every pass.")
 @language_options
 @color_option
-@front_end
 def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, emit: str,
                     subgroup_size: int | None, schedule_file: str | None, show_time: bool,
                     print_after: tuple[str, ...], std: str | None, defines: dict[str, str]) -> None:

@@ -8,7 +8,7 @@ import sys
 import click
 
 from tinyc.cli.common import (
-    EXIT_INTERNAL, EXIT_USAGE, FileProblem, Inputs, color_option, display_name, error, front_end,
+    EXIT_INTERNAL, EXIT_USAGE, FileProblem, Inputs, color_option, display_name, error,
     print_diagnostics, want_color, write_output,
 )
 from tinyc.diagnostics import CompilationError
@@ -19,7 +19,6 @@ from tinyc.diagnostics import CompilationError
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; show a diff and exit 1 if a file is not formatted.")
 @color_option
-@front_end
 def fmt(files: tuple[str, ...], check_only: bool) -> None:
     """Format FILES in place in the canonical layout ('-': standard input to standard output).
 
