@@ -52,6 +52,7 @@ from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
 from tinyc.ir.instructions import SPMD_BUILTINS, BlasInstruction, Builtin, Yield
 from tinyc.ir.types import DYNAMIC, AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, \
     ScalarType, Type, VoidType, type_problems
+from tinyc.schedule.knobs import knob_problems
 from tinyc.std import DEFAULT, Version, other_std
 
 class VerifyContext:
@@ -189,9 +190,7 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
         if well_formed:
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
             check_subgroup_multiples(ctx, inst)
-        if inst.attrs and isinstance(inst, BlasInstruction):  # (no knobs: nothing to check)
-            from tinyc.schedule.knobs import knob_problems
-
+        if isinstance(inst, BlasInstruction):
             for problem in knob_problems(inst.opname, inst.attrs):
                 ctx.error(f"{inst.opname}: {problem}", inst.span)
         for sub in inst.regions:
