@@ -29,7 +29,7 @@ import pickle
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tinyc import disk_cache
 
@@ -87,20 +87,32 @@ class _Loader(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} is not one of tinyc's classes")
 
 
-def compiled(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
-             defines: Any, compile_now: Callable[[], Any]) -> Any:
-    """The CompileResult from the cache, else `compile_now()`'s, stored for next time."""
+class Entry:
+    """Where the result of one compilation is (or will be) kept, and its key."""
+
+    def __init__(self, key: dict[str, Any]) -> None:
+        self.key = key
+        self.path = disk_cache.cache_dir() / SUBDIRECTORY / f"{disk_cache.key_digest(key)}.pickle"
+
+
+def lookup(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
+           defines: Any) -> tuple[Any, Entry | None]:
+    """(the stored CompileResult or None, the entry to `store` a fresh one in; None when
+    the cache is off)."""
     if not enabled():
-        return compile_now()
+        return None, None
     start = time.perf_counter()
-    key = cache_key(text, name, device, info, subgroup_size, std, defines)
-    path = disk_cache.cache_dir() / SUBDIRECTORY / f"{disk_cache.key_digest(key)}.pickle"
-    found = _load(path, key)
+    entry = Entry(cache_key(text, name, device, info, subgroup_size, std, defines))
+    found = _load(entry.path, entry.key)
     if found is not None:
-        return replace(found, timings={"cache": time.perf_counter() - start})
-    result = compile_now()
-    _store(path, key, result)
-    return result
+        found = replace(found, timings={"cache": time.perf_counter() - start})
+    return found, entry
+
+
+def store(entry: Entry | None, result: Any) -> None:
+    """Keep `result` for the next process (nothing without an entry)."""
+    if entry is not None:
+        _store(entry.path, entry.key, result)
 
 
 def _load(path: Path, key: dict[str, Any]) -> Any:

@@ -355,31 +355,13 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
         name = getattr(source, "name", name)
     text = source_text(source)
     found, info = target_device(device)
+    entry = None
     if schedule is None and not tune:  # everything it depends on is known: cached on disk
-        from tinyc.compile_cache import compiled
+        from tinyc import compile_cache
 
-        result = compiled(text, name, found, info, subgroup_size, std, defines,
-                          lambda: _compile_for(text, name, found, device, info, subgroup_size, std,
-                                               defines, None, False))
-    else:
-        result = _compile_for(text, name, found, device, info, subgroup_size, std, defines,
-                              schedule, tune)
-    for diagnostic in result.warnings:
-        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
-    if found is not None and result.kernels:
-        from tinyc.runtime.device import select_queue
-        from tinyc.runtime.program_cache import prefetch
-
-        prefetch(select_queue(device), result.spirv)  # a stored binary loads while the caller goes on
-    return Program(result, device)
-
-
-def _compile_for(text: str, name: str, found: Any, device: Any, info: Any, subgroup_size: Any,
-                 std: Any, defines: Any, schedule: Any, tune: bool) -> CompileResult:
-    """`tinyc.compile` for the target `target_device` found: the tuned schedules cached for
-    it (tuning first with `tune`), then the pipeline."""
-    import warnings
-
+        stored, entry = compile_cache.lookup(text, name, found, info, subgroup_size, std, defines)
+        if stored is not None:
+            return _loaded(stored, device, found)
     from tinyc.tune import cached_or_tuned
 
     given = _schedule(schedule)
@@ -388,6 +370,26 @@ def _compile_for(text: str, name: str, found: Any, device: Any, info: Any, subgr
         from tinyc.tune.cache import TuningWarning
 
         warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
-                      TuningWarning, stacklevel=3)
-    return compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
-                            schedule=given, tuned=tuned, std=std, defines=defines)
+                      TuningWarning, stacklevel=2)
+    result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
+                              schedule=given, tuned=tuned, std=std, defines=defines)
+    if entry is not None:
+        compile_cache.store(entry, result)
+    for diagnostic in result.warnings:
+        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
+    return Program(result, device)
+
+
+def _loaded(result: CompileResult, device: Any, found: Any) -> Program:
+    """`tinyc.compile`'s Program for a result from the compile cache: its warnings issued
+    again, and its device binary loading in the background if it is on disk."""
+    import warnings
+
+    for diagnostic in result.warnings:
+        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=3)
+    if found is not None and result.kernels:
+        from tinyc.runtime.device import select_queue
+        from tinyc.runtime.program_cache import prefetch
+
+        prefetch(select_queue(device), result.spirv)  # a stored binary loads while the caller goes on
+    return Program(result, device)
