@@ -373,10 +373,10 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
                       TuningWarning, stacklevel=2)
     result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
                               schedule=given, tuned=tuned, std=std, defines=defines)
-    if entry is not None:
-        compile_cache.store(entry, result)
     for diagnostic in result.warnings:
         warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
+    if entry is not None:
+        compile_cache.store(entry, result)
     return Program(result, device)
 
 
