@@ -246,6 +246,13 @@ def markdown(results: dict[str, Any], labels: list[str], meta: dict[str, Any]) -
         if len(labels) == 2:
             cells.append(f"{stats[labels[1]]['total']['median'] / stats[labels[0]]['total']['median']:.2f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    first = next(iter(results))
+    floor = "floor: import NumPy + dpctl, get_devices, a queue (in process)"
+    if results.get(floor, {}).get(""):
+        runtime = summary(results[floor][""])["total"]["median"]
+        lines += ["", f"Above the runtime's own start-up ({_ms(runtime)} ms, median), the first result "
+                      "took " + ", ".join(f"{_ms(summary(results[first][label])['total']['median'] - runtime)}"
+                                          f" ms ({label})" for label in labels) + " (medians)."]
     lines += ["", "Phases of the first result (medians, ms): " + "; ".join(
         f"{label}: " + ", ".join(f"{field} {_ms(v['median'])}" for field, v in
                                  summary(results[next(iter(results))][label]).items() if field != "total")
