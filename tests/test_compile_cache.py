@@ -79,7 +79,8 @@ def test_a_loaded_module_runs_correctly(cache, device, monkeypatch):
 
 
 def test_warnings_are_issued_again_on_a_hit(cache):
-    tinyc.compile(OVERRIDDEN, subgroup_size=16)
+    with pytest.warns(tinyc.CompilationWarning, match="overrides the requested subgroup size"):
+        tinyc.compile(OVERRIDDEN, subgroup_size=16)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         program = tinyc.compile(OVERRIDDEN, subgroup_size=16)
