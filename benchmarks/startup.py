@@ -32,7 +32,9 @@ with bytecode compiled ahead (as after `pip install`), `PYTHONPATH` pointing at
 it. Rounds are interleaved (every row, every checkout, the order of the
 checkouts alternating), and the table gives the median over the rounds and,
 in parentheses, the minimum: on this shared machine, whatever else runs only
-ever adds time.
+ever adds time. The CPU columns give the median CPU time (user + system, all
+threads) of the process, or of the span measured in it: roughly what the wall
+time is on an idle machine, and far steadier than it under load.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -63,12 +66,12 @@ BIG = 40_000
 
 FIRST_RESULT = r"""
 import sys, time, json
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 import tinyc
 imported = time.perf_counter()
 import numpy as np
 program = tinyc.compile(open(sys.argv[1]).read())
-compiled = time.perf_counter()
+compiled, compiled_cpu = time.perf_counter(), time.process_time()
 n = 1000
 rng = np.random.default_rng(7)
 A = np.asfortranarray(rng.standard_normal((16, 8, n), dtype=np.float32))
@@ -76,25 +79,27 @@ B = np.asfortranarray(rng.standard_normal((8, 8), dtype=np.float32))
 C = np.asfortranarray(rng.standard_normal((8, 16), dtype=np.float32))
 D = np.asfortranarray(rng.standard_normal((16, 16, n), dtype=np.float32))
 D0 = D.copy()
-prepared = time.perf_counter()
+prepared, prepared_cpu = time.perf_counter(), time.process_time()
 program["fused_kernel"](np.float32(0.5), A, B, C, D, batch=n)
-done = time.perf_counter()
+done, done_cpu = time.perf_counter(), time.process_time()
 want = 0.5 * np.einsum("ikn,jk,jl->iln", A.astype(np.float64), B.astype(np.float64), C.astype(np.float64)) + D0
 ok = bool(np.allclose(D, want, rtol=1e-4, atol=1e-4 * np.abs(want).max()))
 print(json.dumps({"total": (done - start) - (prepared - compiled), "import": imported - start,
-                  "compile": compiled - imported, "launch": done - prepared, "correct": ok}))
+                  "compile": compiled - imported, "launch": done - prepared, "correct": ok,
+                  "cpu": (done_cpu - start_cpu) - (prepared_cpu - compiled_cpu)}))
 """
 
 RUNTIME_FLOOR = r"""
 import time, json
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 import tinyc.opencl_loader
 tinyc.opencl_loader.ensure_opencl_icd()
 import numpy, dpctl, dpctl.program, dpctl.memory
 imported = time.perf_counter()
 device = sorted(dpctl.get_devices(), key=lambda d: d.device_type.name != "gpu")[0]
 queue = dpctl.SyclQueue(device, property="in_order")
-print(json.dumps({"total": time.perf_counter() - start, "import": imported - start}))
+print(json.dumps({"total": time.perf_counter() - start, "import": imported - start,
+                  "cpu": time.process_time() - start_cpu}))
 """
 
 WARM_COMPILE = r"""
@@ -138,11 +143,15 @@ class Checkout:
         self.out = work / label / "k.spv"
 
     def run(self, args: list[str]) -> tuple[float, str]:
-        """Wall time of one fresh process and its standard output; raises if it failed."""
+        """Wall time of one fresh process and its standard output; raises if it failed.
+        `self.cpu` is then the process's CPU time (user + system, all its threads)."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, *args], cwd=self.package, env=self.env,
                               capture_output=True, text=True)
         elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         if proc.returncode != 0:
             raise RuntimeError(f"{self.label}: {' '.join(args)[:80]} failed: {proc.stderr.strip()[-400:]}")
         return elapsed, proc.stdout
@@ -159,7 +168,8 @@ def rows(big: Path, repeat: int) -> dict[str, Callable[[Checkout], dict[str, flo
 
     def cli(*args: str) -> Callable[[Checkout], dict[str, float]]:
         def run(c: Checkout) -> dict[str, float]:
-            return {"total": c.run(["-m", "tinyc.cli", *[a.format(out=c.out) for a in args]])[0]}
+            wall = c.run(["-m", "tinyc.cli", *[a.format(out=c.out) for a in args]])[0]
+            return {"total": wall, "cpu": c.cpu}
         return run
 
     def warm_compile(c: Checkout) -> dict[str, float]:
@@ -186,7 +196,7 @@ def rows(big: Path, repeat: int) -> dict[str, Callable[[Checkout], dict[str, flo
 def floors(c: Checkout) -> dict[str, Callable[[], dict[str, float]]]:
     """Processes whose time is not tinyc's: the interpreter, the runtime's own start-up."""
     def python() -> dict[str, float]:
-        return {"total": c.run(["-c", "pass"])[0]}
+        return {"total": c.run(["-c", "pass"])[0], "cpu": c.cpu}
 
     def runtime() -> dict[str, float]:
         return json.loads(c.run(["-c", RUNTIME_FLOOR])[1])
@@ -230,6 +240,7 @@ def markdown(results: dict[str, Any], labels: list[str], meta: dict[str, Any]) -
     head = ["what"] + [f"{label} ms, median (min)" for label in labels]
     if len(labels) == 2:
         head.append(f"{labels[1]} / {labels[0]} (medians)")
+    head += [f"{label} CPU ms" for label in labels]
     lines = ["# The toolchain's own speed: first result, check, compile", "",
              " ".join(__doc__.split("\n\n")[0].split()), "",
              f"Measured {meta['date']} on {meta['machine']}, {meta['rounds']} rounds; load average "
@@ -239,12 +250,12 @@ def markdown(results: dict[str, Any], labels: list[str], meta: dict[str, Any]) -
     for name, by_label in results.items():
         stats = {label: summary(samples) for label, samples in by_label.items() if samples}
         if "" in stats:
-            cell = f"{_ms(stats['']['total']['median'])} ({_ms(stats['']['total']['min'])})"
-            lines.append(f"| {name} | " + " | ".join([cell] * len(labels)) + (" | |" if len(labels) == 2 else " |"))
-            continue
+            stats = {label: stats[""] for label in labels}
         cells = [f"{_ms(stats[l]['total']['median'])} ({_ms(stats[l]['total']['min'])})" for l in labels]
         if len(labels) == 2:
-            cells.append(f"{stats[labels[1]]['total']['median'] / stats[labels[0]]['total']['median']:.2f}")
+            ratio = stats[labels[1]]['total']['median'] / stats[labels[0]]['total']['median']
+            cells.append("" if "" in by_label else f"{ratio:.2f}")
+        cells += [_ms(stats[l]["cpu"]["median"]) if "cpu" in stats[l] else "" for l in labels]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     first = next(iter(results))
     floor = "floor: import NumPy + dpctl, get_devices, a queue (in process)"
