@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     medians = {k: statistics.median(r["median"] for r in v) for k, v in results.items()}
     fast, slow = medians["list layout (ctypes)"], medians["map(id) (no internals)"]
     lines = ["# Group members read from CPython's list layout, or with map(id)", "",
-             " ".join(__doc__.split("\n\n")[1].split()), "",
+             " ".join(__doc__.split("\n\n")[2].split()), "",
              f"`python -m benchmarks.member_ids --rounds {args.rounds} --members {args.members} "
              f"--calls {args.calls}` on {args.tree.resolve().name}, {datetime.datetime.now():%Y-%m-%d %H:%M}, load average "
              f"{load[0]:.1f} before.", "",
