@@ -29,7 +29,7 @@ FORMAT = 1
 SUBDIRECTORY = "devices"
 
 _lock = threading.Lock()
-_known: dict[str, dict[str, Any]] = {}  # key digest -> entry, for this process
+_known: dict[tuple, dict[str, Any]] = {}  # the key's items -> entry, for this process
 
 LIMITS = ("subgroup_sizes", "max_work_group_size", "local_mem_size", "is_cpu", "native_vector_width_float")
 """The device properties an entry keeps (tinyc.target.device_info.sycl_limits)."""
@@ -58,14 +58,14 @@ def entry(device: Any, probe: Any) -> dict[str, Any]:
     """The entry of a root device: from this process, else from disk, else asked now
     (`probe(device)` answers whether it builds SPIR-V) and stored."""
     key = device_key(device)
-    digest = disk_cache.key_digest(key)
+    known = tuple(sorted(key.items()))
     with _lock:
-        found = _known.get(digest)
+        found = _known.get(known)
     if found is not None:
         return found
     # No lock held while probing (the probe takes the runtime's queue lock); two threads
     # may both probe the first time, and agree.
-    path = disk_cache.cache_dir() / SUBDIRECTORY / f"{digest}.json"
+    path = disk_cache.cache_dir() / SUBDIRECTORY / f"{disk_cache.key_digest(key)}.json"
     found = disk_cache.read_json(path, key)
     if found is not None:
         if _valid(found):
@@ -77,7 +77,7 @@ def entry(device: Any, probe: Any) -> dict[str, Any]:
         found = {"spirv": bool(probe(device)), "limits": sycl_limits(device)}
         disk_cache.write_json(path, key, found)
     with _lock:
-        return _known.setdefault(digest, found)
+        return _known.setdefault(known, found)
 
 
 def forget() -> None:
