@@ -59,6 +59,18 @@ def test_a_second_compile_loads_what_the_first_made(cache, monkeypatch):
         assert again.ir(stage) == first.ir(stage)
 
 
+def test_the_bounds_checked_variant_is_kept_too(cache, device, monkeypatch):
+    rng = np.random.default_rng(4)
+    A = np.asfortranarray(rng.standard_normal((16, 3), dtype=np.float32))
+    B = np.zeros_like(A)
+    tinyc.compile(SOURCE, device=device)["scale"](np.float32(2.0), A, B, batch=3, check_bounds=True)
+    assert len(list(cache.glob("*.pickle"))) == 2  # the program and its checked variant
+    no_compiling(monkeypatch)
+    B[:] = 0
+    tinyc.compile(SOURCE, device=device)["scale"](np.float32(2.0), A, B, batch=3, check_bounds=True)
+    np.testing.assert_allclose(B, np.float32(2.0) * A, rtol=1e-6)
+
+
 def test_kernel_signatures_come_back_with_their_interned_types(cache):
     first = tinyc.compile(SOURCE)
     again = tinyc.compile(SOURCE)

@@ -15,7 +15,9 @@ schedules) and is keyed by everything the compilation reads:
   the schedules cache (tinyc/tune/cache.py), so tuning anything recompiles;
 - tinyc's version and code (disk_cache.tinyc_version).
 
-Calls with a `schedule=` or `tune=True` compile as before, uncached. An entry
+Calls with a `schedule=` or `tune=True` compile as before, uncached. The
+bounds-checked variant of a cached program (compiled when a kernel first runs
+checked) is kept the same way (`checked_variant`). An entry
 that cannot be read is ignored with a `TuningWarning` and replaced.
 `TINYC_COMPILE_CACHE=0` turns the cache off; `tinyc tune --clear` empties it.
 On a hit, `Program.timings` holds one stage, "cache" (the lookup).
@@ -107,6 +109,23 @@ def lookup(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std
     if found is not None:
         found = replace(found, timings={"cache": time.perf_counter() - start})
     return found, entry
+
+
+def checked_variant(result: Any, compile_now: Any) -> Any:
+    """The bounds-checked variant of a compiled program (`Program._checked_kernel`): from the
+    cache, else `compile_now()`'s, stored. Keyed like the program itself, with the tuned
+    schedules it was compiled with instead of the state of their cache."""
+    if not enabled() or result.given is not None:
+        return compile_now()
+    entry = Entry({"source": result.source, "name": result.name, "subgroup_size": result.subgroup_size,
+                   "std": getattr(result.std, "value", result.std), "defines": result.defines,
+                   "limits": repr(result.device_info), "tuned": result.tuned, "check_bounds": True,
+                   "tinyc": disk_cache.tinyc_version(), "format": FORMAT})
+    found = _load(entry.path, entry.key)
+    if found is None:
+        found = compile_now()
+        store(entry, found)
+    return found
 
 
 def store(entry: Entry | None, result: Any) -> None:

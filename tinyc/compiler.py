@@ -294,10 +294,12 @@ class Program:
         from tinyc.runtime.kernel import Kernel
 
         if self._checked is None:
+            from tinyc.compile_cache import checked_variant
+
             r = self._result
-            self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
-                                             device_info=r.device_info, std=r.std, defines=r.defines,
-                                             schedule=r.given, tuned=r.tuned, check_bounds=True)
+            self._checked = checked_variant(r, lambda: compile_to_spirv(
+                r.source, r.name, subgroup_size=r.subgroup_size, device_info=r.device_info, std=r.std,
+                defines=r.defines, schedule=r.given, tuned=r.tuned, check_bounds=True))
         return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):
