@@ -109,6 +109,7 @@ def test_warnings_are_issued_again_on_a_hit(cache):
     {"subgroup_size": 8},
     {"std": "newest"},
     {"defines": {"ty": "f64"}},
+    {"warnings": "none"},
 ], ids=lambda change: next(iter(change)))
 def test_every_input_is_in_the_key(cache, change):
     tinyc.compile(SOURCE)

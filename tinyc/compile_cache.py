@@ -7,8 +7,9 @@ from the caches alone. An entry holds the whole CompileResult but the IR
 objects (SPIR-V, kernel signatures, the IR text of each stage, warnings,
 schedules) and is keyed by everything the compilation reads:
 
-- the source text, its name (diagnostics quote it), `std`, `defines` and
-  `subgroup_size`;
+- the source text, its name (diagnostics quote it), `std`, `defines`,
+  `subgroup_size` and the warning options (`warnings=`: which are reported,
+  which are errors);
 - the target: the device's limits (tinyc.target.device_info.DeviceInfo) and,
   when there is a device, its name and driver (tuned schedules are per device);
 - the tuned schedules: the name, size and modification time of every file in
@@ -36,7 +37,7 @@ from typing import Any
 from tinyc import disk_cache
 
 ENV = "TINYC_COMPILE_CACHE"
-KEYED = ("source", "name", "device", "subgroup_size", "std", "defines")
+KEYED = ("source", "name", "device", "subgroup_size", "std", "defines", "warnings")
 """The parameters of `tinyc.compile` in the key (the source as text, the device as its limits,
 name and driver); the others (`schedule`, `tune`) compile uncached. A test keeps this list
 and `tinyc.compile`'s signature in step: a new parameter must join one or the other."""
@@ -64,10 +65,12 @@ def _schedules_state() -> list[tuple[str, int, int]]:
 
 
 def cache_key(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
-              defines: Any) -> dict[str, Any]:
-    """Everything a compilation without a given schedule depends on."""
+              defines: Any, warnings: Any) -> dict[str, Any]:
+    """Everything a compilation without a given schedule depends on (`warnings`: the
+    tinyc.lint.WarningOptions)."""
     return {"source": text, "name": name, "subgroup_size": subgroup_size,
             "std": getattr(std, "value", std), "defines": defines,
+            "warnings": [sorted(warnings.disabled), warnings.as_errors, warnings.silenced],
             "device": None if device is None else [str(device.name), str(device.driver_version)],
             "limits": repr(info), "schedules": _schedules_state(),
             "tinyc": disk_cache.tinyc_version(), "format": FORMAT}
@@ -98,13 +101,13 @@ class Entry:
 
 
 def lookup(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
-           defines: Any) -> tuple[Any, Entry | None]:
+           defines: Any, warnings: Any) -> tuple[Any, Entry | None]:
     """(the stored CompileResult or None, the entry to `store` a fresh one in; None when
     the cache is off)."""
     if not enabled():
         return None, None
     start = time.perf_counter()
-    entry = Entry(cache_key(text, name, device, info, subgroup_size, std, defines))
+    entry = Entry(cache_key(text, name, device, info, subgroup_size, std, defines, warnings))
     found = _load(entry.path, entry.key)
     if found is not None:
         found = replace(found, timings={"cache": time.perf_counter() - start})
