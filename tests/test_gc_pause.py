@@ -80,11 +80,11 @@ def test_front_end_commands_pause_the_collector_and_restore_it(gc_enabled, comma
 
 
 def test_survivors_of_a_paused_command_skip_the_young_generations(gc_enabled, monkeypatch):
-    from tinyc.cli import common
+    from tinyc import collector
 
-    monkeypatch.setattr(common, "PROMOTE_ABOVE", 1000)
+    monkeypatch.setattr(collector, "PROMOTE_ABOVE", 1000)
     gc.collect()
-    with common.collector_paused():
+    with collector.paused():
         program = check_source(BIG)
         assert not gc.isenabled()
     assert gc.isenabled()
@@ -93,14 +93,59 @@ def test_survivors_of_a_paused_command_skip_the_young_generations(gc_enabled, mo
 
 
 def test_objects_the_host_froze_stay_frozen(gc_enabled, monkeypatch):
-    from tinyc.cli import common
+    from tinyc import collector
 
-    monkeypatch.setattr(common, "PROMOTE_ABOVE", 1000)
+    monkeypatch.setattr(collector, "PROMOTE_ABOVE", 1000)
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        with common.collector_paused():
+        with collector.paused():
             check_source(BIG)
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_discarded_programs_are_collected_after_the_promotion_limit(gc_enabled, monkeypatch):
+    """In a long-running server (tinyc lsp), what pauses promote unscanned is bounded."""
+    from tinyc import collector
+
+    monkeypatch.setattr(collector, "PROMOTE_ABOVE", 1000)
+    monkeypatch.setattr(collector, "PROMOTED_LIMIT", 1)
+    monkeypatch.setattr(collector, "_promoted", [0])
+    full = []
+
+    def count_full(phase: str, info: dict) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            full.append(info["collected"])
+
+    gc.callbacks.append(count_full)
+    try:
+        for _ in range(2):  # the first is promoted unscanned, the second collects the first's
+            with collector.paused():
+                check_source(BIG)
+    finally:
+        gc.callbacks.remove(count_full)
+    assert full and max(full) > 3000
+
+
+def test_any_full_collection_restarts_the_count(gc_enabled, monkeypatch):
+    from tinyc import collector
+
+    monkeypatch.setattr(collector, "PROMOTE_ABOVE", 1000)
+    monkeypatch.setattr(collector, "_promoted", [0])
+    with collector.paused():
+        check_source(BIG)
+    assert collector._promoted[0] > 1000
+    gc.collect()
+    assert collector._promoted[0] == 0
+
+
+def test_importing_tinyc_registers_no_collector_callback():
+    import subprocess
+    import sys
+
+    code = ("import gc; before = len(gc.callbacks); import tinyc, tinyc.parser, tinyc.compiler, "
+            "tinyc.editor.checking, tinyc.cli; print(len(gc.callbacks) - before)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0"

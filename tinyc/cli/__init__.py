@@ -21,9 +21,9 @@ import click
 
 from tinyc import __version__
 from tinyc.cli.common import (
-    EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, LEAVE_WITHOUT_TEARDOWN, collector_paused,
-    color_option, error,
+    EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, LEAVE_WITHOUT_TEARDOWN, color_option, error,
 )
+from tinyc.collector import paused as collector_paused
 
 COMMANDS: dict[str, str] = {
     "check": "tinyc.cli.check:check",
@@ -39,7 +39,7 @@ COMMANDS: dict[str, str] = {
 """Every subcommand: name -> "module:click command"."""
 
 FRONT_END = frozenset({"check", "compile", "fmt"})
-"""Commands that run with the garbage collector paused (`common.collector_paused`)."""
+"""Commands that run with the garbage collector paused (tinyc/collector.py)."""
 
 EXIT_BROKEN_PIPE = 141
 """Standard output closed early (`tinyc compile --emit ir f.ir | head`), as a shell reports it."""

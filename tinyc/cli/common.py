@@ -15,10 +15,8 @@ was unreadable or had errors, else 0.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -126,37 +124,6 @@ the console entry point may then end the process without the interpreter's teard
 def leave_without_teardown() -> None:
     """Let the console entry point skip the teardown when this command ends (see `main`)."""
     LEAVE_WITHOUT_TEARDOWN[0] = True
-
-
-PROMOTE_ABOVE = 100_000
-"""Young objects left after a paused command above which they skip the young generations."""
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a front-end command runs (check, compile, fmt:
-    `tinyc.cli.FRONT_END`).
-
-    Checking allocates hundreds of thousands of small objects (tokens, tree
-    nodes, spans, the IR), and each young-generation collection would walk
-    them: with the collector on, checking 40,000 instructions takes twice as
-    long. The command line owns its process, so it may pause the collector;
-    the library never changes process-wide state. When many objects are left
-    afterwards (a large IR held until the process ends), they move straight to
-    the oldest generation (`gc.freeze()` then `gc.unfreeze()`, two list
-    splices) instead of being walked as young ones once the collector runs
-    again; skipped when the host keeps objects frozen itself.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if gc.get_count()[0] > PROMOTE_ABOVE and gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def read_one(path: str) -> str:

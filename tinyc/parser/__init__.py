@@ -81,7 +81,7 @@ def parse_partial(text: str, name: str = "<string>") -> tuple[Program, list[Diag
 def parse_functions(text: str, name: str = "<string>", std: Std | None = None):
     """The functions of `text`, the markers of its version and its name errors, without
     deciding the program's version (editors check a file piece by piece:
-    tinyc/editor/checking.py, which pauses the collector around all pieces: `gc_paused`).
+    tinyc/editor/checking.py, which pauses the collector around all pieces: tinyc.collector).
     Raises CompilationError for a syntax error, like `parse`."""
     source = Source(text, name)
     tree = _tree(text, source)[0]
