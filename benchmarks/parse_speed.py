@@ -69,7 +69,7 @@ def measure(n: int, repeat: int) -> list[dict]:
     for rnd in range(repeat):
         for s in sizes[rnd % 4:] + sizes[:rnd % 4]:
             gc.collect()  # untimed: the last size's discarded program is not this one's cost
-            gc.disable()  # as `tinyc check` runs (tinyc.cli.common.collector_paused)
+            gc.disable()  # as `tinyc check` runs (tinyc/collector.py)
             start, start_cpu = time.perf_counter(), time.process_time()
             program = check_source(texts[s])
             times[s].append(time.perf_counter() - start)
