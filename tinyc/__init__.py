@@ -26,7 +26,7 @@ _RUNTIME = {  # public names that load the runtime (and dpctl) only when asked f
     "Group": "tinyc.runtime.arguments",
     "Devices": "tinyc.runtime.devices",
     "devices": "tinyc.runtime.devices",
-    "TuningWarning": "tinyc.tune.cache",  # the tuner's and the program cache's warnings
+    "TuningWarning": "tinyc.disk_cache",  # the tuner's and the on-disk caches' warnings
 }
 _LAZY = {  # name -> (module, attribute or None for the module itself)
     "einsum": ("tinyc.contractions", "einsum"),

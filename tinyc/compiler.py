@@ -17,10 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from tinyc.ir.core import Program as IRProgram
-from tinyc.ir.printer import print_program
-
 if TYPE_CHECKING:
+    from tinyc.ir.core import Program as IRProgram
     from tinyc.std import Std
 
 STAGES = ("parsed", "checked", "lowered")
@@ -54,7 +52,7 @@ def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> An
     return result
 
 
-Tuned = Callable[[IRProgram], dict] | dict | None
+Tuned = Callable[["IRProgram"], dict] | dict | None
 """Tuned schedules by kernel, or a function of the checked program giving them."""
 
 
@@ -72,15 +70,14 @@ def check_source(source: str, name: str = "<string>",
     """
     from tinyc.ir.verifier import verify
     from tinyc.lint import WarningOptions
-    from tinyc.parser import gc_paused, parse
+    from tinyc.parser import parse
     from tinyc.std import parse_std
 
     given = parse_std(std)
     options = WarningOptions.of(warnings)
     timings = {} if timings is None else timings
-    with gc_paused():
-        program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
-        program.warnings = _timed(timings, "verify", lambda: verify(program, warnings=options))
+    program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
+    program.warnings = _timed(timings, "verify", lambda: verify(program, warnings=options))
     return program
 
 
@@ -88,6 +85,7 @@ def stage_text(program: IRProgram) -> str:
     """The program's IR text in its own version; in the newest spelling where that one
     cannot spell it (a newest-only instruction in a program compiled with --std seed)."""
     from tinyc.diagnostics import CompilationError
+    from tinyc.ir.printer import print_program
     from tinyc.std import Std
 
     try:
@@ -228,17 +226,17 @@ def target_device(device: Any) -> tuple[Any, Any]:
     is a bug and is not hidden behind the defaults.
     """
     from tinyc.diagnostics import LaunchError
-    from tinyc.target.device_info import CPU_DEVICE, DeviceInfo
+    from tinyc.target.device_info import CPU_DEVICE
 
     try:
-        from tinyc.runtime.device import select_device
+        from tinyc.runtime.device import device_info, select_device
 
         found = select_device(device)
     except (ImportError, LaunchError):
         if device is not None:
             raise
         return None, CPU_DEVICE
-    return found, DeviceInfo.from_sycl_device(found)
+    return found, device_info(found)
 
 
 class Program:
@@ -309,10 +307,12 @@ class Program:
         from tinyc.runtime.kernel import Kernel
 
         if self._checked is None:
+            from tinyc.compile_cache import checked_variant
+
             r = self._result
-            self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
-                                             device_info=r.device_info, std=r.std, defines=r.defines,
-                                             schedule=r.given, tuned=r.tuned, check_bounds=True)
+            self._checked = checked_variant(r, lambda: compile_to_spirv(
+                r.source, r.name, subgroup_size=r.subgroup_size, device_info=r.device_info, std=r.std,
+                defines=r.defines, schedule=r.given, tuned=r.tuned, check_bounds=True))
         return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):
@@ -378,8 +378,6 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
 
     from tinyc.lint import WarningOptions
 
-    from tinyc.tune import cached_or_tuned
-
     if not isinstance(name, str):
         raise TypeError(f"tinyc.compile() expects name= as a str, got {type(name).__name__}")
     if name == "<string>" and getattr(source, "checked_source", None) is not None:
@@ -387,6 +385,16 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
     options = WarningOptions.of(warnings)  # UnknownWarning is a ValueError
     text = source_text(source)
     found, info = target_device(device)
+    entry = None
+    if schedule is None and not tune:  # everything it depends on is known: cached on disk
+        from tinyc import compile_cache
+
+        stored, entry = compile_cache.lookup(text, name, found, info, subgroup_size, std, defines,
+                                             options)
+        if stored is not None:
+            return _loaded(stored, device, found)
+    from tinyc.tune import cached_or_tuned
+
     given = _schedule(schedule)
     tuned = cached_or_tuned(found, device, given, subgroup_size, tune) if found is not None else None
     if tune and found is None:
@@ -399,4 +407,21 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
                               warnings=options)
     for diagnostic in result.warnings:
         python_warnings.warn(CompilationWarning(diagnostic), stacklevel=2)
+    if entry is not None:
+        compile_cache.store(entry, result)
+    return Program(result, device)
+
+
+def _loaded(result: CompileResult, device: Any, found: Any) -> Program:
+    """`tinyc.compile`'s Program for a result from the compile cache: its warnings issued
+    again, and its device binary loading in the background if it is on disk."""
+    import warnings as python_warnings
+
+    for diagnostic in result.warnings:
+        python_warnings.warn(CompilationWarning(diagnostic), stacklevel=3)
+    if found is not None and result.kernels:
+        from tinyc.runtime.device import select_queue
+        from tinyc.runtime.program_cache import prefetch
+
+        prefetch(select_queue(device), result.spirv)  # a stored binary loads while the caller goes on
     return Program(result, device)

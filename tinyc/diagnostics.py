@@ -7,6 +7,7 @@ the user's text. All user errors (syntax, types, regions, attributes) become
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -21,8 +22,16 @@ class Source:
 
     def line(self, number: int) -> str:
         """The 1-based line `number`, without its newline."""
-        lines = self.text.splitlines()
+        lines = self._lines
         return lines[number - 1] if 0 < number <= len(lines) else ""
+
+    @functools.cached_property
+    def _lines(self) -> list[str]:
+        """The text split once (a file with 20,000 warnings split it for each: minutes)."""
+        return self.text.splitlines()
+
+    def __getstate__(self) -> dict:
+        return {"text": self.text, "name": self.name}  # not the split lines
 
 
 @dataclass(unsafe_hash=True, slots=True)

@@ -23,6 +23,7 @@ from tinyc import __version__
 from tinyc.cli.common import (
     EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, LEAVE_WITHOUT_TEARDOWN, color_option, error,
 )
+from tinyc.collector import paused as collector_paused
 
 COMMANDS: dict[str, str] = {
     "check": "tinyc.cli.check:check",
@@ -36,6 +37,9 @@ COMMANDS: dict[str, str] = {
     "einsum": "tinyc.cli.einsum:einsum",
 }
 """Every subcommand: name -> "module:click command"."""
+
+FRONT_END = frozenset({"check", "compile", "fmt"})
+"""Commands that run with the garbage collector paused (tinyc/collector.py)."""
 
 EXIT_BROKEN_PIPE = 141
 """Standard output closed early (`tinyc compile --emit ir f.ir | head`), as a shell reports it."""
@@ -86,7 +90,8 @@ def _silence_stdout() -> None:
 @click.version_option(__version__, "--version", "-V", prog_name="tinyc",
                       message="%(prog)s %(version)s")
 @color_option
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """tinyc: compiler toolchain for the tiny tensor language.
 
     \b
@@ -94,6 +99,8 @@ def cli() -> None:
     unreadable); 2 usage errors, no input readable, or an output that cannot
     be written; 3 internal errors; 130 interrupted.
     """
+    if ctx.invoked_subcommand in FRONT_END:  # until the command's context closes
+        ctx.with_resource(collector_paused())
 
 
 def main() -> None:

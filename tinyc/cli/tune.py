@@ -3,7 +3,8 @@
 Tunes each kernel of FILE on the device (tinyc/tune/) and caches the
 fastest schedule, which every later `tinyc.compile` / `tinyc run` of the
 kernel on that device then uses. `--clear` empties the cache first — tuned
-schedules and stored program binaries (tinyc/runtime/binary_cache.py) —
+schedules, stored program binaries (tinyc/runtime/binary_cache.py), device
+facts (runtime/device_cache.py) and compiled modules (tinyc/compile_cache.py) —
 alone, it only empties it. Kernels are always tuned again, even when a
 schedule is cached for them.
 """
@@ -40,12 +41,14 @@ def tune(file: str | None, kernels: tuple[str, ...], batch: int | None, budget: 
     from tinyc.tune import cache
 
     if clear:
-        from tinyc.runtime import binary_cache
+        from tinyc import compile_cache
+        from tinyc.runtime import binary_cache, device_cache
 
         removed = cache.clear()
         binaries = binary_cache.clear()
+        others = device_cache.clear() + compile_cache.clear()
         click.echo(f"removed {removed} cached schedule(s) and {binaries} program binaries "
-                   f"from {cache.cache_dir()}")
+                   f"(and {others} device and compiled-module entries) from {cache.cache_dir()}")
     if file is None:
         if not clear:
             raise click.UsageError("give FILE.ir to tune, or --clear to empty the cache")

@@ -90,7 +90,7 @@ class FunctionChecker:
 
     def check(self, text: str) -> Checked:
         """What `check_source(text, name, std)` reports, and the program if it parsed."""
-        from tinyc.parser import gc_paused
+        from tinyc.collector import paused as gc_paused  # the server owns its process
 
         try:
             with gc_paused():

@@ -125,7 +125,7 @@ class Document:
 
     def step_names(self) -> bool:
         """Find some more names; False once they are all found (or nothing is being done)."""
-        from tinyc.parser import gc_paused
+        from tinyc.collector import paused as gc_paused  # the server owns its process
 
         if self._building is None or self._steps is None:
             return False

@@ -46,7 +46,9 @@ class Type:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __reduce__(self):
-        raise TypeError("types are interned; rebuild them with their constructor")
+        """Pickled by key: loading gives back the interned type (tinyc's compile cache
+        keeps kernel signatures this way)."""
+        return (_interned, (self._key,))
 
     def __repr__(self) -> str:
         return f"<type {self}>"
@@ -306,6 +308,18 @@ def coopmatrix_type(component: ScalarType, rows: int, cols: int, use: MatrixUse)
         object.__setattr__(t, "use", use)
 
     return CoopMatrixType._intern((component, rows, cols, use), build)  # type: ignore[return-value]
+
+
+def _interned(key: tuple) -> Type:
+    """The type of an interning key, made with its constructor if it does not exist yet."""
+    found = Type._cache.get(key)
+    if found is not None:
+        return found
+    constructors = {"MemrefType": memref_type, "GroupType": group_type, "CoopMatrixType": coopmatrix_type}
+    kind, *args = key
+    if kind not in constructors:
+        raise TypeError(f"no type of kind {kind!r}")
+    return constructors[kind](*args)
 
 
 def element_type(t: Type) -> ScalarType | None:

@@ -35,15 +35,10 @@ Grammar decisions where the spec's ABNF is loose (documented for users):
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Iterator
-
 from tinyc.diagnostics import CompilationError, Diagnostic, Note, Source, Span
 from tinyc.ir.core import Program
 from tinyc.parser import lalr
 from tinyc.parser.builder import ProgramBuilder
-from tinyc.parser.errors import syntax_error
 from tinyc.parser.lalr import Tree
 from tinyc.parser.lexer import TensorLexer
 from tinyc.parser.preprocessor import Preprocessor, outside_definitions
@@ -52,56 +47,6 @@ from tinyc.std import Std
 __all__ = ["parse", "parse_partial", "parse_tree"]
 
 _LEXER: list[TensorLexer] = []
-
-
-_PROMOTE_ABOVE = 100_000
-"""Young objects left after a pause above which they skip the young generations."""
-_PROMOTED_LIMIT = 4_000_000
-"""Objects promoted unscanned before a full collection is run instead (a bound on cyclic garbage)."""
-_promoted = [0]
-
-
-def _full_collection_seen(phase: str, info: dict) -> None:
-    """A full collection (anyone's) has scanned what was promoted: the count starts again."""
-    if phase == "stop" and info.get("generation") == 2:
-        _promoted[0] = 0
-
-
-gc.callbacks.append(_full_collection_seen)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a program is parsed (and verified).
-
-    Parsing allocates hundreds of thousands of small objects (tokens, tree
-    nodes, spans, the IR); each generation-0 collection would walk the young
-    ones. And a large IR that survives would be walked three more times after
-    the pause (as generation 0, then 1, then in a full collection): about a
-    second for a 40,000-instruction function. So when many objects are left,
-    they move straight to the oldest generation (`gc.freeze()` then
-    `gc.unfreeze()`, two list splices), where the next full collection finds
-    them. Python's accounting does not see objects moved that way, so after
-    `_PROMOTED_LIMIT` of them a full collection runs instead: discarded
-    programs (their IR has cycles) cannot pile up. Skipped when the host
-    process keeps objects frozen itself (gc.freeze before a fork).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            young = gc.get_count()[0]
-            if young > _PROMOTE_ABOVE and gc.get_freeze_count() == 0:
-                _promoted[0] += young
-                if _promoted[0] > _PROMOTED_LIMIT:
-                    _promoted[0] = 0
-                    gc.collect()
-                else:
-                    gc.freeze()
-                    gc.unfreeze()
-            gc.enable()
 
 
 def parse(text: str, name: str = "<string>", std: Std | None = None,
@@ -113,11 +58,6 @@ def parse(text: str, name: str = "<string>", std: Std | None = None,
     gives the preprocessor definitions from outside (`{"ty": "f64"}` is
     `$ty = f64` before the text).
     """
-    with gc_paused():
-        return _parse(text, name, std, defines)
-
-
-def _parse(text: str, name: str, std: Std | None, defines: dict[str, str] | None) -> Program:
     source = Source(text, name)
     tree, preprocessed = _tree(text, source, defines)
     builder = ProgramBuilder(source, std)
@@ -141,7 +81,7 @@ def parse_partial(text: str, name: str = "<string>") -> tuple[Program, list[Diag
 def parse_functions(text: str, name: str = "<string>", std: Std | None = None):
     """The functions of `text`, the markers of its version and its name errors, without
     deciding the program's version (editors check a file piece by piece:
-    tinyc/editor/checking.py, which pauses the collector around all pieces: `gc_paused`).
+    tinyc/editor/checking.py, which pauses the collector around all pieces: tinyc.collector).
     Raises CompilationError for a syntax error, like `parse`."""
     source = Source(text, name)
     tree = _tree(text, source)[0]
@@ -178,6 +118,8 @@ def _tree(text: str, source: Source, defines: dict[str, str] | None = None
 
 def syntax_errors(errors: list[lalr.ParseError], source: Source) -> list[Diagnostic]:
     """The diagnostics of a recovering parse; the last says when the limit stopped it."""
+    from tinyc.parser.errors import syntax_error  # (loaded only when there are errors)
+
     found = [syntax_error(err, source) for err in errors]
     if len(errors) >= lalr.MAX_ERRORS:
         last = found[-1]

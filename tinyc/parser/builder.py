@@ -111,18 +111,22 @@ class ProgramBuilder:
 
     def instruction(self, tree: Tree) -> Instruction:
         """One instruction with its results named and defined after its operands."""
-        if len(tree.children) == 2:
-            names: list[Token] = list(tree.children[0].children)
-            op_tree = tree.children[1]
+        children = tree.children
+        if len(children) == 2:
+            names: list[Token] = children[0].children
+            op_tree = children[1]
         else:
-            names, op_tree = [], tree.children[0]
+            names, op_tree = [], children[0]
         inst = build_instruction(self, op_tree)
-        inst.span = self.ctx.span(tree)
-        for value in inst.results:
-            value.span = inst.span
-        self._check_result_count(inst, names, op_tree)
-        for value, token in zip(inst.results, names):
-            self.ctx.define(value, token)
+        inst.span = span = self.ctx.span(tree)
+        results = inst.results
+        for value in results:
+            value.span = span
+        if len(results) != len(names):
+            self._check_result_count(inst, names, op_tree)
+        define = self.ctx.define
+        for value, token in zip(results, names):
+            define(value, token)
         return inst
 
     def _check_result_count(self, inst: Instruction, names: list[Token], op_tree: Tree) -> None:

@@ -48,10 +48,13 @@ class Scope:
 def span_of(node: Token | Tree, source: Source) -> Span:
     """The span of a token or parse-tree node; lark's end column is exclusive, ours inclusive."""
     if node.__class__ is Token:  # every token has all four (the common case: operands)
-        return Span(node.line, node.column, node.end_line, max(node.end_column - 1, 1), source)
+        end = node.end_column - 1
+        return Span(node.line, node.column, node.end_line, end if end > 1 else 1, source)
     if node.__class__ is Tree and node._first is not None:  # its first and last token
-        first, last = node._own or (node._first, node._last)
-        return Span(first.line, first.column, last.end_line, max(last.end_column - 1, 1), source)
+        own = node._own
+        first, last = own if own is not None else (node._first, node._last)
+        end = last.end_column - 1
+        return Span(first.line, first.column, last.end_line, end if end > 1 else 1, source)
     meta = node if isinstance(node, Token) else node.meta
     line = getattr(meta, "line", 1)
     column = getattr(meta, "column", 1)
@@ -80,7 +83,10 @@ class BuildContext:
 
     def unmarked(self, std: Std) -> bool:
         """No spelling of `std` noted yet (a caller may skip composing its description)."""
-        return all(m.std is not std for m in self.markers)
+        for marker in self.markers:
+            if marker.std is std:
+                return False
+        return True
 
     def span(self, node: Token | Tree) -> Span:
         return span_of(node, self.source)
@@ -111,9 +117,13 @@ class BuildContext:
         placeholder, so one typo does not hide the other errors.
         """
         # (the span inline: a `%name` is at least two characters, one line)
-        span = Span(token.line, token.column, token.line, token.end_column - 1, self.source)
+        line = token.line
+        span = Span(line, token.column, line, token.end_column - 1, self.source)
         name = token.value[1:]
-        value = self.scope.values.get(name) or self.scope.lookup(name)
+        scope = self.scope
+        value = scope.values.get(name)
+        if value is None:
+            value = scope.lookup(name)
         if value is None:
             if name not in self._reported_undefined:
                 self._reported_undefined.add(name)
@@ -132,11 +142,15 @@ class BuildContext:
         """Give `value` the name and span of `token`, in the current scope."""
         name = token.value[1:]
         value.name = name
-        value.span = Span(token.line, token.column, token.line, token.end_column - 1, self.source)
-        first = self.scope.lookup(name)
+        line = token.line
+        value.span = Span(line, token.column, line, token.end_column - 1, self.source)
+        scope = self.scope
+        first = scope.values.get(name)
+        if first is None and scope.parent is not None:
+            first = scope.parent.lookup(name)
         if first is not None:
             self.error(f"redefinition of '%{name}'", value.span,
                        (Note(f"'%{name}' is first defined here", first.span),))
             return
-        self.scope.values[name] = value
+        scope.values[name] = value
         self._defined[name] = value.span

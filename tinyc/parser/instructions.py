@@ -16,7 +16,8 @@ After `from_syntax`, each operand gets the span where it was written.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Region, Value
@@ -65,55 +66,73 @@ def keyword_of(tree: Tree) -> str:
     return tree.children[0].children[0].value
 
 
+_NONE: tuple = ()
+_NO_ATTRIBUTES: Any = MappingProxyType({})
+
+
 class Parsed:
-    """What the parser read of one instruction, or of a bracketed part of it."""
+    """What the parser read of one instruction, or of a bracketed part of it.
+
+    The parts most instructions lack (modifiers, nested parts, a dictionary,
+    regions, names defined here) start as shared empty values and become
+    lists of their own when something is added.
+    """
+
+    __slots__ = ("_b", "rule", "_tree", "keyword", "modifiers", "items", "item_spans", "parts", "types",
+                 "types_span", "attributes", "_regions", "names_here", "names", "used", "use_spans",
+                 "type_span", "_keyword_rule", "_root")
 
     def __init__(self, b: "ProgramBuilder", tree: Tree, root: "Parsed | None") -> None:
         self._b = b
-        self.rule = tree.data
+        self.rule = rule = tree.data
         self._tree = tree  # its span is made only when asked for (errors): most never are
         self.keyword = ""
-        self.modifiers: list[str] = []
+        self.modifiers: Sequence[str] = _NONE
         self.items: list[Any] = []          # Values used and literals, at this level
         self.item_spans: list[Span] = []
-        self.parts: list[Parsed] = []
+        self.parts: Sequence[Parsed] = _NONE
         self.types: list[Type] = []         # written types; a `-> (...)` list adds its entries
         self.types_span: Span | None = None  # where the last of them is written
-        self.attributes: dict[str, Any] = {}
-        self._regions: list[Tree] = []
-        self.names_here: list[Token] = []   # names defined at this level (a `new_values` part)
+        self.attributes: Mapping[str, Any] = _NO_ATTRIBUTES
+        self._regions: Sequence[Tree] = _NONE
+        self.names_here: Sequence[Token] = _NONE  # names defined at this level (`new_values`)
         if root is None:
             root = self
             self.names: list[Token] = []    # the instruction's own definitions, in order
-            self.uses: list[tuple[Value, Span]] = []
+            self.used: list[Value] = []     # the values used, in textual order ...
+            self.use_spans: list[Span] = []  # ... and where each use is written
             self.type_span: Span | None = None
-            self._keyword_rule = self.rule + "_keyword"
+            self._keyword_rule = rule + "_keyword"
         self._root = root
         ctx = b.ctx
-        defines = self.rule in DEFINITION_RULES
+        defines = rule in DEFINITION_RULES
+        items, item_spans = self.items, self.item_spans
         for child in tree.children:  # the common cases inline: names and types (one call each)
             if child.__class__ is Token:
                 if child.type != "LOCAL_ID":
-                    self._item(constant(child, ctx), ctx.span(child))
+                    items.append(constant(child, ctx))
+                    item_spans.append(ctx.span(child))
                 elif defines:
                     root.names.append(child)
-                    self.names_here.append(child)
+                    self.names_here = [*self.names_here, child]
                 else:
-                    use = ctx.use(child)
-                    root.uses.append(use)
-                    self.items.append(use[0])
-                    self.item_spans.append(use[1])
+                    value, span = ctx.use(child)
+                    root.used.append(value)
+                    root.use_spans.append(span)
+                    items.append(value)
+                    item_spans.append(span)
             else:
-                read = _READERS.get(child.data)
+                data = child.data
+                read = _READERS.get(data)
                 if read is not None:
                     read(self, child)
-                elif child.data == root._keyword_rule and not self.keyword:
+                elif data == root._keyword_rule and not self.keyword:
                     self.keyword = child.children[0].value
                 elif len(child.children) == 1 and child.children[0].__class__ is Token \
                         and child.children[0].value.startswith("."):
-                    self.modifiers.append(child.children[0].value)
+                    self.modifiers = [*self.modifiers, child.children[0].value]
                 else:
-                    self.parts.append(Parsed(b, child, root))
+                    self.parts = [*self.parts, Parsed(b, child, root)]
 
     @property
     def span(self) -> Span:
@@ -132,7 +151,7 @@ class Parsed:
         self.attributes = dictionary(child, self._b.ctx)
 
     def _read_region(self, child: Tree) -> None:
-        self._regions.append(child)
+        self._regions = [*self._regions, child]
 
     def _item(self, item: Any, span: Span) -> None:
         self.items.append(item)
@@ -143,7 +162,7 @@ class Parsed:
     @property
     def operands(self) -> list[Value]:
         """Every value used by the whole instruction, in textual order."""
-        return [v for v, _ in self._root.uses]
+        return list(self._root.used)
 
     @property
     def values(self) -> list[Value]:
@@ -197,10 +216,10 @@ class Parsed:
 
     def spans_of(self, operands: Sequence[Value]) -> list[Span | None]:
         """Where each operand was written (a class may keep operands in another order)."""
-        uses = self._root.uses
-        if len(uses) == len(operands) and all(v is u[0] for v, u in zip(operands, uses)):
-            return [span for _, span in uses]  # in textual order, as most classes keep them
-        unused = list(uses)
+        root = self._root
+        if root.used == operands:  # Values compare by identity: the textual order, as most keep
+            return list(root.use_spans)
+        unused = list(zip(root.used, root.use_spans))
         spans: list[Span | None] = []
         for value in operands:
             at = next((i for i, (v, _) in enumerate(unused) if v is value), None)

@@ -17,31 +17,41 @@ from typing import Any, Iterable, Sequence
 from tinyc.parser import tables
 
 
-class Token(str):
-    """A token: its text (the str value), terminal name and position (as lark's Token)."""
+class Token:
+    """A token: its text (`value`), terminal name (`type`) and place, as lark's Token has them.
+
+    Not a `str` subclass (lark's is): making a str subclass copies the text
+    into a new object, and a large function has hundreds of thousands of
+    tokens. It compares equal to a token of the same terminal and text, and
+    to its text.
+    """
 
     __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
 
-    def __new__(cls, type: str, value: str, start_pos: int | None = None, line: int | None = None,
-                column: int | None = None, end_line: int | None = None, end_column: int | None = None,
-                end_pos: int | None = None) -> Token:
-        token = str.__new__(cls, value)
-        token.type = type
-        token.value = value
-        token.start_pos = start_pos
-        token.line = line
-        token.column = column
-        token.end_line = end_line
-        token.end_column = end_column  # exclusive, like lark's
-        token.end_pos = end_pos
-        return token
+    def __init__(self, type: str, value: str, start_pos: int | None = None, line: int | None = None,
+                 column: int | None = None, end_line: int | None = None, end_column: int | None = None,
+                 end_pos: int | None = None) -> None:
+        self.type = type
+        self.value = value
+        self.start_pos = start_pos
+        self.line = line
+        self.column = column
+        self.end_line = end_line
+        self.end_column = end_column  # exclusive, like lark's
+        self.end_pos = end_pos
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Token) and self.type != other.type:
-            return False
-        return str.__eq__(self, other)
+        if other.__class__ is str:
+            return self.value == other
+        if isinstance(other, Token):
+            return self.type == other.type and self.value == other.value
+        return NotImplemented
 
-    __hash__ = str.__hash__
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __str__(self) -> str:
+        return self.value
 
     def __repr__(self) -> str:
         return f"Token({self.type!r}, {self.value!r})"
@@ -226,12 +236,17 @@ def _action_row(line: str) -> dict[str, int]:
     return row
 
 
+def _set_row(line: str) -> list[str]:
+    return line.split()
+
+
 def _goto_row(line: str) -> dict[str, int]:
     """`nonterminal=N ...` -> {nonterminal: N}."""
     return {sym: int(state) for sym, _, state in (word.partition("=") for word in line.split())}
 
 
-_SETS = [line.split() for line in tables.SETS.splitlines()]
+_SETS: dict[int, list[str]] = _Rows(tables.SETS, _set_row)
+"""Terminal sets the action rows refer to (`@k`), decoded on first use."""
 _ACTIONS: dict[int, dict[str, int]] = _Rows(tables.ACTIONS, _action_row)
 """State -> {terminal: the next state (shift) or ~rule (reduce)}."""
 _GOTOS: dict[int, dict[str, int]] = _Rows(tables.GOTOS, _goto_row)
@@ -265,6 +280,22 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 state = action
                 break
             origin, name, size, kept, expand1, pick = rules[~action]
+            if size == 1 and pick is KEEP_ALL:  # the most common shape: one symbol, kept
+                child = values[-1]
+                if expand1:  # `?rule` of one child: the child itself (its place is the rule's)
+                    node = child
+                else:
+                    node = new(tree_cls)
+                    if child.__class__ is tree_cls:
+                        node._first, node._last = child._first, child._last
+                    else:
+                        node._first = node._last = child
+                    node.data, node.children, node._own = name, [child], None
+                del states[-1]
+                state = gotos[states[-1]][origin]
+                states.append(state)
+                values[-1] = node
+                continue
             if size:
                 children = values[-size:]
                 del values[-size:]

@@ -47,10 +47,12 @@ _INF_NAN = re.compile(r"[+-]?(?:inf|nan)(?![A-Za-z0-9_])")
 REPLACEMENT = "\ufffd"
 """What a byte that is not UTF-8 decodes to (`tinyc.compiler.source_text`): fine in a
 comment, reported like an unexpected character elsewhere."""
-_FAST = re.compile(r"(?:[ \t\r\n\f\v\ufeff]+|;[^\n]*)*(?:(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
-                   r"|(?P<punctuation>[{}()\[\],:=?>]|<(?!=))|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+_FAST = re.compile(r"(?:[ \t\r\f\v\ufeff]+|;[^\n]*)*(?:(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
+                   r"|(?P<punctuation>[{}()\[\],:=?>]|<(?!=))"
+                   r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
                    r"|(?P<modifier>\.[A-Za-z_][A-Za-z0-9_]*))?")
-"""White space and comments, then the common token, one group per kind (`tokens`);
+"""White space and comments on a line, then the common token, one group per kind (`tokens`):
+a word with its `.segments` (`arith.add`, `gemm.n.t`), split once per distinct spelling;
 everything else goes through `_scan`."""
 
 
@@ -63,7 +65,7 @@ class ErrorToken(Token):
 def _token(new, terminal: str, value: str, start: int, end: int, line: int, line_start: int,
            cls: type = Token) -> Token:
     """A Token without keyword arguments: the lexer makes hundreds of thousands."""
-    token = new(cls, value)
+    token = new(cls)
     token.type = terminal
     token.value = value
     token.start_pos = start
@@ -116,81 +118,92 @@ class TensorLexer:
         return iter(self.tokens(text, recover, tolerant))
 
     def tokens(self, text: str, recover: bool = False, tolerant: bool = False) -> list[Token]:
-        """`lex` as a list (the parser takes them all anyway; no generator in the hot loop)."""
-        new, fast, families, keywords = str.__new__, _FAST.match, self.families, self.keywords
+        """`lex` as a list (the parser takes them all anyway; no generator in the hot loop).
+
+        Line by line: no token spans lines (strings, comments and `!calc(...)` end on theirs),
+        so a token's line is the loop's and its columns are offsets from the line's start."""
+        new, fast, keywords = object.__new__, _FAST.match, self.keywords
         words, token_cls = self._words, Token
         out: list[Token] = []
         append = out.append
-        line, line_start, pos, n = 1, 0, 0, len(text)
-        while pos < n:
-            m = fast(text, pos)  # always matches: everything in it is optional
-            kind = m.lastgroup
-            start = m.start(kind) if kind is not None else m.end()  # the token (or what _scan reads)
-            if start > pos:
-                newlines = text.count("\n", pos, start)
-                if newlines:
-                    line += newlines
-                    line_start = text.rfind("\n", pos, start) + 1
-                pos = start
-                if pos >= n:
-                    break
-            if kind == "word":
-                word = m.group(kind)
-                if word not in families:
+        n = len(text)
+        line, line_start = 0, 0
+        while line_start <= n:
+            line += 1
+            line_end = text.find("\n", line_start)
+            if line_end < 0:
+                line_end = n
+            pos = line_start
+            while pos < line_end:
+                m = fast(text, pos, line_end)  # always matches: everything in it is optional
+                kind = m.lastgroup
+                if kind is None:
+                    pos = m.end()
+                    if pos >= line_end:
+                        break
+                elif kind == "word":
+                    start, end = m.span(kind)
+                    word = m.group(kind)
                     pieces = words.get(word)
                     if pieces is None:
-                        pieces = words[word] = [(t, a - pos, b - pos) for t, a, b in self._word(text, pos)]
-                    column = pos - line_start + 1
+                        pieces = words[word] = self._pieces(word)
+                    column = start - line_start + 1
                     for terminal, a, b in pieces:
-                        value = word if b - a == len(word) else text[pos + a: pos + b]
-                        tok = new(token_cls, value)
-                        tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, pos + a, pos + b
+                        value = word if b - a == len(word) else word[a:b]
+                        tok = new(token_cls)
+                        tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, start + a, start + b
                         tok.line = tok.end_line = line
                         tok.column, tok.end_column = column + a, column + b
                         append(tok)
-                    pos = m.end()
+                    pos = end
                     continue
-                kind = None
-            if kind is not None:
-                end = m.end()
-                value = m.group(kind)
-                if kind == "name":
-                    terminal = "LOCAL_ID" if value[0] == "%" else "GLOBAL_ID"
-                else:  # punctuation or a .modifier
-                    terminal = keywords.get(value, DOTWORD)
-                tok = new(token_cls, value)
-                tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, pos, end
-                tok.line = tok.end_line = line
-                tok.column = pos - line_start + 1
-                tok.end_column = end - line_start + 1
-                append(tok)
-                pos = end
-                continue
-            try:
-                scanned = self._scan(text, pos, line, pos - line_start + 1)
-            except LexError as err:
-                if tolerant:
-                    end = min(pos + err.end_column - err.column + 1, n)
-                    if "\n" in text[pos:end]:
-                        end = text.index("\n", pos)
-                    scanned = [(ERROR, pos, max(end, pos + 1))]
-                elif not recover:
-                    raise
                 else:
-                    scanned = None
-                    stop = min(pos + err.end_column - err.column + 1, n)
-                    message = err.message
-            if scanned is None:
-                bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, line_start, ErrorToken)
-                bad.message = message
-                append(bad)
-                newline = text.find("\n", pos)
-                pos = n if newline < 0 else newline
-                continue
-            for terminal, start, end in scanned:
-                append(_token(new, terminal, text[start:end], start, end, line, line_start))
-                pos = end
+                    start, end = m.span(kind)
+                    value = m.group(kind)
+                    if kind == "name":
+                        terminal = "LOCAL_ID" if value[0] == "%" else "GLOBAL_ID"
+                    else:  # punctuation or a .modifier
+                        terminal = keywords.get(value, DOTWORD)
+                    tok = new(token_cls)
+                    tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, start, end
+                    tok.line = tok.end_line = line
+                    tok.column = start - line_start + 1
+                    tok.end_column = end - line_start + 1
+                    append(tok)
+                    pos = end
+                    continue
+                try:
+                    scanned = self._scan(text, pos, line, pos - line_start + 1)
+                except LexError as err:
+                    if tolerant:
+                        stop = min(pos + err.end_column - err.column + 1, line_end)
+                        scanned = [(ERROR, pos, max(stop, pos + 1))]
+                    elif not recover:
+                        raise
+                    else:  # the rest of the line is part of the error
+                        stop = min(pos + err.end_column - err.column + 1, n)
+                        bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, line_start,
+                                     ErrorToken)
+                        bad.message = err.message
+                        append(bad)
+                        break
+                for terminal, start, end in scanned:
+                    append(_token(new, terminal, text[start:end], start, end, line, line_start))
+                    pos = end
+            line_start = line_end + 1
         return out
+
+    def _pieces(self, word: str) -> list[tuple[str, int, int]]:
+        """The tokens of a word and the `.segments` glued to it, as (terminal, start, end)
+        offsets into it: `_word` reads the word (a family joins its segment), and each
+        segment left is a modifier."""
+        pieces = self._word(word, 0)
+        at = pieces[-1][2]
+        while at < len(word):
+            segment = _SEGMENT.match(word, at)
+            pieces.append((self.keywords.get(segment.group(), DOTWORD), at, segment.end()))
+            at = segment.end()
+        return pieces
 
     def _scan(self, text: str, pos: int, line: int, column: int) -> list[tuple[str, int, int]]:
         """The token(s) at `pos` as (terminal, start, end); a word may split into several."""

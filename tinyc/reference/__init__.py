@@ -59,7 +59,18 @@ Errors
 """
 
 from tinyc.reference.errors import ReferenceFault, ReferenceUnsupported
-from tinyc.reference.interpreter import geometry_of, run
-from tinyc.reference.state import Geometry
 
 __all__ = ["Geometry", "ReferenceFault", "ReferenceUnsupported", "geometry_of", "run"]
+
+_LAZY = {"run": "tinyc.reference.interpreter", "geometry_of": "tinyc.reference.interpreter",
+         "Geometry": "tinyc.reference.state"}
+"""Loaded on first use: `tinyc run` without --check (and the tuner, which only copies
+arguments with `reference.arguments`) need no interpreter."""
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tinyc.reference' has no attribute '{name}'")

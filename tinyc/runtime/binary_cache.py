@@ -32,9 +32,7 @@ empties both.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -64,10 +62,13 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1") != "0"
 
 
-def programs_dir() -> Path:
-    from tinyc.tune.cache import cache_dir
+SUBDIRECTORY = "programs"
 
-    return cache_dir() / "programs"
+
+def programs_dir() -> Path:
+    from tinyc.disk_cache import cache_dir
+
+    return cache_dir() / SUBDIRECTORY
 
 
 class _Bridge:
@@ -184,10 +185,15 @@ def _host_features() -> str:
     return platform.processor() or platform.machine()
 
 
-def cache_key(queue: Any, spirv: bytes, options: str = "") -> str:
+def cache_key(queue: Any, spirv: bytes, options: str = "") -> bytes:
+    """Everything a binary depends on, as the header its file starts with."""
     device = queue.sycl_device
     text = "\0".join([device.name, device.driver_version, _host_features(), options])
-    return hashlib.sha256(text.encode() + b"\0" + spirv).hexdigest()[:48]
+    key = text.encode() + b"\0" + spirv
+    return _MAGIC + len(key).to_bytes(8, "little") + key
+
+
+_MAGIC = b"tinyc program binary 2\0"
 
 
 def applies(queue: Any) -> bool:
@@ -199,6 +205,15 @@ def applies(queue: Any) -> bool:
         return False
     devices = queue.sycl_context.get_devices()
     return len(devices) == 1 and devices[0] == device
+
+
+def stored(queue: Any, spirv: bytes) -> bool:
+    """Whether `build` would load `spirv` from a stored binary (cheap to build, then)."""
+    if not enabled() or not applies(queue):
+        return False
+    from tinyc.disk_cache import checksum
+
+    return (programs_dir() / f"{checksum(cache_key(queue, spirv))}.bin").is_file()
 
 
 def build(queue: Any, spirv: bytes) -> Any | None:
@@ -220,22 +235,32 @@ def _build_locked(bridge: Any, queue: Any, spirv: bytes) -> Any | None:
         context, device = bridge.handles(queue)
     except Exception:
         return None
-    path = programs_dir() / f"{cache_key(queue, spirv)}.bin"
-    program = _from_binary(bridge, context, device, path)
+    from tinyc.disk_cache import checksum
+
+    header = cache_key(queue, spirv)
+    path = programs_dir() / f"{checksum(header)}.bin"
+    program = _from_binary(bridge, context, device, path, header)
     if program is None:
         program = bridge.build(context, device, lambda error: bridge.cl.clCreateProgramWithIL(
             context, spirv, len(spirv), error))
         if program is None:
             return None  # dpctl builds it again and reports the build log
-        _store(path, bridge.binary(program))
+        binary = bridge.binary(program)
+        if binary:
+            _store(path, header + binary)
     return bridge.sycl_program(queue, program)
 
 
-def _from_binary(bridge: Any, context: int, device: int, path: Path) -> int | None:
+def _from_binary(bridge: Any, context: int, device: int, path: Path, header: bytes) -> int | None:
     try:
-        binary = path.read_bytes()
+        stored = path.read_bytes()
     except OSError:
         return None
+    if not stored.startswith(header):
+        if not stored.startswith(_MAGIC):
+            _ignore(path, "not a program binary tinyc stored")
+        return None  # another key with the same checksum: replaced by this one
+    binary = stored[len(header):]
     if not binary:
         return None
     os.utime(path)  # recently used: pruned last
@@ -246,42 +271,29 @@ def _from_binary(bridge: Any, context: int, device: int, path: Path) -> int | No
     program = bridge.build(context, device, lambda error: bridge.cl.clCreateProgramWithBinary(
         context, 1, devices, sizes, blobs, ctypes.byref(status), error))
     if program is None:  # stale or damaged: rebuilt from SPIR-V
-        import warnings
-
-        from tinyc.tune.cache import TuningWarning
-
-        warnings.warn(f"ignoring the program binary {path}: the driver rejects it (rebuilt "
-                      f"from SPIR-V)", TuningWarning, stacklevel=4)
+        _ignore(path, "the driver rejects it")
         path.unlink(missing_ok=True)
     return program
 
 
-def _store(path: Path, binary: bytes) -> None:
-    if not binary:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(binary)
-        os.replace(tmp, path)
-        _prune(path.parent)
-    except OSError:
-        pass  # a read-only or full cache directory only costs the JIT next time
+def _ignore(path: Path, why: str) -> None:
+    import warnings
+
+    from tinyc.disk_cache import TuningWarning
+
+    warnings.warn(f"ignoring the program binary {path}: {why} (rebuilt from SPIR-V)", TuningWarning,
+                  stacklevel=5)
 
 
-def _prune(directory: Path) -> None:
-    files = sorted(directory.glob("*.bin"), key=lambda p: p.stat().st_mtime, reverse=True)
-    total = 0
-    for f in files:
-        total += f.stat().st_size
-        if total > MAX_BYTES:
-            f.unlink(missing_ok=True)
+def _store(path: Path, entry: bytes) -> None:
+    """Keep the entry (a read-only or full cache directory only costs the JIT next time)."""
+    from tinyc.disk_cache import prune, write_bytes
+
+    if write_bytes(path, entry):
+        prune(path.parent, "*.bin", MAX_BYTES)
 
 
 def clear() -> int:
-    directory = programs_dir()
-    found = list(directory.glob("*.bin")) if directory.is_dir() else []
-    for f in found:
-        f.unlink(missing_ok=True)
-    return len(found)
+    from tinyc.disk_cache import clear as clear_entries
+
+    return clear_entries(SUBDIRECTORY, "*.bin")

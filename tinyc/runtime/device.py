@@ -9,8 +9,9 @@ lazily: `tinyc check` and `tinyc compile` never load it.
 
 Not every SYCL device takes SPIR-V (PoCL's `opencl:cpu:1` has no IL support;
 CUDA/HIP devices neither), and the device lists of the drivers are not exact,
-so the test is to build a tiny SPIR-V 1.4 kernel; the answer is cached per
-device for the process.
+so the test is to build a tiny SPIR-V 1.4 kernel. That is a JIT build, so the
+answer is kept on disk with the device's limits (device_cache.py, keyed by
+device, driver and tinyc version) and a device is probed once per machine.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ _PROBE_SPIRV = bytes.fromhex(
 _lock = threading.RLock()
 _queues: dict[Any, Any] = {}  # SyclDevice -> in-order SyclQueue
 _profiling_queues: dict[Any, Any] = {}  # (context, device) -> profiling queue
-_spirv_ok: dict[tuple[str, str], bool] = {}  # (filter string, driver) -> builds SPIR-V
 _default: list[Any] = []  # the chosen default queue, once found
 _labels: dict[Any, str] = {}  # sub-device -> "parent/i" (sub-devices have no filter string)
 
@@ -110,19 +110,28 @@ def profiling_queue(queue: Any) -> Any:
 
 
 def accepts_spirv(device: Any) -> bool:
-    """True if the device builds a SPIR-V 1.4 kernel (cached per device)."""
-    dpctl = import_dpctl()
-    device = _root(device)  # a sub-device builds what its device builds
-    key = (device.filter_string, device.driver_version)
-    with _lock:
-        if key not in _spirv_ok:
-            _spirv_ok[key] = _try_probe(dpctl, device)
-        return _spirv_ok[key]
+    """True if the device builds a SPIR-V 1.4 kernel (probed once, then cached on disk)."""
+    from tinyc.runtime import device_cache
+
+    # A sub-device builds what its device builds.
+    return device_cache.entry(_root(device), _try_probe)["spirv"]
 
 
-def _try_probe(dpctl: ModuleType, device: Any) -> bool:
+def device_info(device: Any) -> Any:
+    """The limits the passes read (tinyc.target.device_info.DeviceInfo): a root device's from
+    the device cache, a sub-device's from the driver."""
+    from tinyc.runtime import device_cache
+    from tinyc.target.device_info import DeviceInfo
+
+    if device.parent_device is not None:
+        return DeviceInfo.from_sycl_device(device)
+    return DeviceInfo.from_limits(device_cache.entry(device, _try_probe)["limits"])
+
+
+def _try_probe(device: Any) -> bool:
     if device.backend.name not in ("opencl", "level_zero"):
         return False  # dpctl builds SPIR-V only through these backends
+    dpctl = import_dpctl()
     try:
         program = dpctl.program.create_program_from_spirv(queue_for_device(device), _PROBE_SPIRV)
         return program.has_sycl_kernel("tinyc_probe")

@@ -26,12 +26,17 @@ class DeviceInfo:
     @classmethod
     def from_sycl_device(cls, device: Any) -> "DeviceInfo":
         """Read the limits from a dpctl.SyclDevice (duck-typed; dpctl is not imported)."""
-        vector_bytes = 4 * int(getattr(device, "native_vector_width_float", 16) or 16)
+        return cls.from_limits(sycl_limits(device))
+
+    @classmethod
+    def from_limits(cls, limits: dict[str, Any]) -> "DeviceInfo":
+        """From the properties `sycl_limits` reads (as the runtime's device cache keeps them)."""
+        vector_bytes = 4 * limits["native_vector_width_float"]
         return cls(
-            subgroup_sizes=tuple(sorted(int(s) for s in device.sub_group_sizes)),
-            max_work_group_size=int(device.max_work_group_size),
-            local_memory_size=int(device.local_mem_size),
-            is_cpu=bool(getattr(device, "is_cpu", False)),
+            subgroup_sizes=tuple(sorted(limits["subgroup_sizes"])),
+            max_work_group_size=limits["max_work_group_size"],
+            local_memory_size=limits["local_mem_size"],
+            is_cpu=limits["is_cpu"],
             vector_bytes=vector_bytes,
             vector_registers=vector_registers(vector_bytes),
         )
@@ -43,6 +48,16 @@ class DeviceInfo:
         of a subgroup of S lanes is S·size bytes: ⌈S·size / vector_bytes⌉ registers.
         """
         return max(1, -(-size * subgroup_size // self.vector_bytes))
+
+
+def sycl_limits(device: Any) -> dict[str, Any]:
+    """The properties of a dpctl.SyclDevice that DeviceInfo is made of (JSON-ready; named as
+    dpctl names them)."""
+    return {"subgroup_sizes": sorted(int(s) for s in device.sub_group_sizes),
+            "max_work_group_size": int(device.max_work_group_size),
+            "local_mem_size": int(device.local_mem_size),
+            "is_cpu": bool(getattr(device, "is_cpu", False)),
+            "native_vector_width_float": int(getattr(device, "native_vector_width_float", 16) or 16)}
 
 
 def vector_registers(vector_bytes: int) -> int:

@@ -28,24 +28,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tinyc.disk_cache import CACHE_ENV, TuningWarning, cache_dir  # noqa: F401 (public here too)
+
 FORMAT = 1
 """Bump when the meaning of a cached schedule changes."""
-
-CACHE_ENV = "TINYC_CACHE_DIR"
-
-
-class TuningWarning(UserWarning):
-    """Something about tuning or its cache that the user should know, but not an error."""
-
-
-def cache_dir() -> Path:
-    """`$TINYC_CACHE_DIR`, else the platform's user cache directory for tinyc."""
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("tinyc"))
 
 
 def schedules_dir() -> Path:
