@@ -66,7 +66,7 @@ def test_a_cached_schedule_is_used_by_the_next_compile(cache_dir, device):
     cache.store(key_of(device), Entry(PLANTED, 2.0, 1.0, 0.5, 100, 3))
     program = tinyc.compile(SOURCE, device=device)
     expected = {**PLANTED, "work_group_size": [8, 1]}
-    expected["gemm#0"] = {**PLANTED["gemm#0"], "swap": False}
+    expected["gemm#0"] = {**PLANTED["gemm#0"], "transpose": "loads", "swap": False}
     assert program.schedules["k"] == expected
     assert program.ir("lowered").startswith("; schedule (tuned: tinyc tune): ")
     untuned = compile_to_spirv(SOURCE, device_info=None)

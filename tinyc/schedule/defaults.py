@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinyc.ir.instructions import BlasInstruction, Gemm, Gemv, Ger
+from tinyc.schedule.knobs import TRANSPOSE_LOADS
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, ScalarType
 from tinyc.target.device_info import DeviceInfo
 
@@ -159,7 +160,8 @@ def matmul_defaults(shape: MatmulShape, S: int, device: DeviceInfo, stage_room: 
     k = k_max if K is None else max(1, min(K, k_max))
     width = max(2, (SWAP_STORE_BYTES if swap else VECTOR_LOAD_BYTES) // shape.a_type.size)
     return {"tile": [blocks, n], "k_unroll": k, "stage": stage,
-            "vector_width": max(v for v in (1, 2, 3, 4, 8, 16) if v <= width)}
+            "vector_width": max(v for v in (1, 2, 3, 4, 8, 16) if v <= width),
+            "transpose": TRANSPOSE_LOADS}
 
 
 def default_swap(inst: BlasInstruction) -> bool:

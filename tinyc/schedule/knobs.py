@@ -120,6 +120,16 @@ _MATMUL_VECTOR = Knob(
     "elements per load where a lane reads consecutive elements: the rows of op(A) = Aᵀ "
     "(read directly or by the staging copy); 1 = one load per element",
     VECTOR_WIDTHS, (1, 2, 4, 8))
+TRANSPOSE_LOADS = "loads"
+TRANSPOSE_SHUFFLES = "shuffles"
+_MATMUL_TRANSPOSE = Knob(
+    "transpose",
+    "how a tile whose lanes' rows are contiguous in memory (op(A) = Aᵀ read directly or "
+    "by the staging copy; C under `swap`) is read or written: \"loads\", per-lane vector "
+    "loads of `vector_width`; \"shuffles\", loads contiguous across lanes and a register "
+    "transpose by subgroup shuffles (S×S blocks of 4- and 8-byte real elements; the staging "
+    "copy then works in S×S tiles)",
+    Choice((TRANSPOSE_LOADS, TRANSPOSE_SHUFFLES)), (TRANSPOSE_LOADS, TRANSPOSE_SHUFFLES))
 _MATMUL_STAGE = Knob(
     "stage",
     "copy op(A) = Aᵀ to local memory first, so the product reads it as a .n operand "
@@ -145,7 +155,7 @@ COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
               TILE_ROWS, IntRange(1, 32)),
         _k_unroll("K step: columns of op(A) per multiply-add step (the K loop unrolled by it)",
                   16, (1, 2, 4, 8)),
-        _MATMUL_STAGE, _MATMUL_VECTOR,
+        _MATMUL_STAGE, _MATMUL_VECTOR, _MATMUL_TRANSPOSE,
         Knob("swap", "compute Cᵀ = op(B)ᵀ op(A)ᵀ and store it transposed (then `tile`, "
                      "`stage` and `vector_width` apply to that product, whose rows are C's "
                      "columns); stage must be false", Choice((False, True)), (False, True)))},
@@ -153,7 +163,7 @@ COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
         _tile("register tile of c per subgroup step: [row blocks of S rows, 1]",
               TILE_ROWS, _ONE),
         _k_unroll("K step: columns of op(A) per multiply-add step", 16, (1, 2, 4, 8, 16)),
-        _MATMUL_STAGE, _MATMUL_VECTOR)},
+        _MATMUL_STAGE, _MATMUL_VECTOR, _MATMUL_TRANSPOSE)},
     "ger": {k.name: k for k in (
         _tile("register tile of C per subgroup step: [row blocks of S rows, columns]",
               TILE_ROWS, IntRange(1, 32)),
@@ -179,7 +189,7 @@ COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
 """The knobs of each collective instruction, by opname."""
 
 KNOB_NAMES = ("tile", "k_unroll", "stage", "vector_width")
-"""The knobs of every collective (gemm has one more: `swap`)."""
+"""The knobs of every collective (gemm and gemv have `transpose` too, gemm `swap`)."""
 
 ORDER_CHANGING: dict[str, tuple[str, ...]] = {"sum": ("tile",)}
 """Knobs that change the order of floating-point additions (results then agree

@@ -43,7 +43,9 @@ def resolve_knobs(inst: BlasInstruction, S: int, device: DeviceInfo, stage_room:
             defaults["swap"] = swap
     else:
         defaults = dict(FIXED_DEFAULTS[inst.opname])
-    return {**defaults, **{k: (list(v) if isinstance(v, tuple) else v) for k, v in given.items()}}
+    known = COLLECTIVE_KNOBS[inst.opname]
+    return {**{k: v for k, v in defaults.items() if k in known},
+            **{k: (list(v) if isinstance(v, tuple) else v) for k, v in given.items()}}
 
 
 def accumulator_registers(inst: BlasInstruction, knobs: dict[str, Any], S: int,
