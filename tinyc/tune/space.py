@@ -75,8 +75,11 @@ def _normalize(inst: BlasInstruction, knobs: dict[str, Any], S: int,
         out["k_unroll"] = max(1, min(out["k_unroll"], shape.K))
     if not can_stage(shape) or out.get("swap"):
         out["stage"] = False
-    if not shape.transpose_a and not out.get("swap"):
-        out["vector_width"] = matmul_defaults(shape, S, device, 0, False)["vector_width"]
+    if not shape.transpose_a and not out.get("swap"):  # no lane reads a contiguous row
+        plain = matmul_defaults(shape, S, device, 0, False)
+        out["vector_width"] = plain["vector_width"]
+        if "transpose" in out:
+            out["transpose"] = plain["transpose"]
     return out
 
 

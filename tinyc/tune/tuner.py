@@ -101,6 +101,7 @@ def tune_kernel(fn: Function, text: str, device: Any, info: Any, given: dict[str
     return Entry(schedule=chosen.candidate.schedule, default_seconds=default.seconds,
                  tuned_seconds=default.seconds / speedup,
                  tuning_seconds=spent(), batch=bench.batch, candidates=len(measured) - 1,
+                 space=len(ranked),
                  ranking=[{"schedule": t.candidate.schedule, "seconds": t.seconds,
                            "relative": t.score if t is not default else 1.0,
                            "rounds": len(t.ratios)}
