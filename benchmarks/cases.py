@@ -250,7 +250,28 @@ class Gemm(Case):
                                "TRANS_A": int(self.trans), "TRANS_B": int(self.trans_b)}
                     label = f"{kernel[5:]} nc={nc} sg={sg}"
                     out.append(ClVariant("gemm.cl", kernel, (n, n // nc), defines, label))
-        return with_subgroup_ids(out)
+        return with_subgroup_ids(out) + self.tiled_variants()
+
+    def tiled_variants(self) -> list[ClVariant]:
+        """`gemm_tiled`: register blocks of every row (MR = n/SG) by NR columns, K unrolled by 2
+        (1 and 2 measured within noise); a transposed A copied to local memory both ways (COPY).
+        (Blocks of fewer rows, looping over row tiles, compiled to gathers: 5-25x slower in a
+        first run.)"""
+        n, t = self.n, "float" if self.dtype == np.float32 else "double"
+        out = []
+        for sg in (16, 8):
+            if n < sg or (sg == 8 and self.dtype == np.float32 and n > 8):
+                continue
+            for nr in (2, 4):
+                for ku in (2,):
+                    for copy in ((0, 1) if self.trans else (0,)):
+                        defines = {"T": t, "N": n, "SG": sg, "MR": n // sg, "NR": nr, "KU": ku,
+                                   "COPY": copy, "TRANS_A": int(self.trans),
+                                   "TRANS_B": int(self.trans_b)}
+                        label = f"tiled {n // sg}x{nr} ku={ku}" + (f" copy={copy}" if self.trans else "") \
+                            + f" sg={sg}"
+                        out.append(ClVariant("gemm.cl", "gemm_tiled", (sg, 1), defines, label))
+        return out
 
     def opencl_args(self, d: DeviceData, variant: ClVariant) -> list:
         return [d.arrays[k].memory for k in ("A", "B", "C")]

@@ -110,33 +110,56 @@ def _best_seconds(queue: Any, kernel: Any, args: list, gsize: list[int], lsize: 
 
 def measure_bandwidth(queue: Any, footprint: float, repeat: int = 5) -> tuple[float, dict, int]:
     """(best bytes/s, bytes/s per kernel, bytes touched by each kernel)."""
+    rates: dict[str, float] = {}
+    for name in STREAMS:
+        launch = stream_launch(queue, footprint, name)
+        seconds = _best_seconds(queue, launch.kernel, launch.args, [launch.groups * GROUP_ITEMS],
+                                [GROUP_ITEMS], repeat)
+        rates[name] = launch.bytes / seconds
+    return max(rates.values()), rates, int(min(max(footprint, MIN_BYTES), MAX_BYTES))
+
+
+@dataclass
+class StreamLaunch:
+    """One streaming kernel over `footprint` bytes, ready to launch (bytes moved per launch known),
+    so a benchmark can time it in every round beside a kernel (per-round share of bandwidth)."""
+
+    kernel: Any
+    args: list
+    groups: int
+    bytes: float
+    name: str
+    buffers: list = field(default_factory=list)
+
+    @property
+    def config(self) -> str:
+        return f"{self.name} over {self.bytes / 1e6:.0f} MB"
+
+    def submit(self, queue: Any) -> Any:
+        return queue.submit_async(self.kernel, self.args, [self.groups * GROUP_ITEMS], [GROUP_ITEMS])
+
+
+def stream_launch(queue: Any, footprint: float, name: str = "copy") -> StreamLaunch:
+    """The streaming kernel `name` of STREAM_SOURCE touching about `footprint` bytes."""
     import dpctl.memory
 
+    arrays, moved = STREAMS[name]
     total = int(min(max(footprint, MIN_BYTES), MAX_BYTES))
+    groups = max(1, total // (4 * arrays) // GROUP_ELEMENTS)
+    elements = groups * GROUP_ELEMENTS
+    buffers = [dpctl.memory.MemoryUSMDevice(elements * 4, queue=queue) for _ in range(arrays)]
+    for buf in buffers:
+        buf.memset(0)
+    chunk, scale = ctypes.c_int64(GROUP_ELEMENTS), ctypes.c_float(1.0)
+    if name == "read":  # one partial sum per work-item
+        buffers.append(dpctl.memory.MemoryUSMDevice(groups * GROUP_ITEMS * 4, queue=queue))
+    args = {"copy": lambda: [buffers[0], buffers[1], chunk],
+            "read": lambda: [buffers[0], buffers[1], chunk],
+            "triad": lambda: [buffers[0], buffers[1], buffers[2], scale, chunk],
+            "update": lambda: [buffers[0], scale, chunk]}[name]()
     program = _program(queue, STREAM_SOURCE, "")
-    rates: dict[str, float] = {}
-    for name, (arrays, moved) in STREAMS.items():
-        elements = total // (4 * arrays)
-        groups = max(1, elements // GROUP_ELEMENTS)
-        elements = groups * GROUP_ELEMENTS
-        buffers = [dpctl.memory.MemoryUSMDevice(elements * 4, queue=queue) for _ in range(arrays)]
-        for buf in buffers:
-            buf.memset(0)
-        chunk = ctypes.c_int64(GROUP_ELEMENTS)
-        scale = ctypes.c_float(1.0)
-        if name == "copy":
-            args = [buffers[0], buffers[1], chunk]
-        elif name == "read":
-            out = dpctl.memory.MemoryUSMDevice(groups * GROUP_ITEMS * 4, queue=queue)
-            args = [buffers[0], out, chunk]
-        elif name == "triad":
-            args = [buffers[0], buffers[1], buffers[2], scale, chunk]
-        else:
-            args = [buffers[0], scale, chunk]
-        seconds = _best_seconds(queue, program.get_sycl_kernel(name), args,
-                                [groups * GROUP_ITEMS], [GROUP_ITEMS], repeat)
-        rates[name] = moved * elements / seconds
-    return max(rates.values()), rates, total
+    return StreamLaunch(program.get_sycl_kernel(name), args, groups, float(moved * elements), name,
+                        buffers)
 
 
 @dataclass
