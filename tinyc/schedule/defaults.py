@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinyc.ir.instructions import BlasInstruction, Gemm, Gemv, Ger
-from tinyc.schedule.knobs import TRANSPOSE_LOADS
+from tinyc.schedule.knobs import TRANSPOSE_LOADS, TRANSPOSE_SHUFFLES
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, ScalarType
 from tinyc.target.device_info import DeviceInfo
 
@@ -24,6 +24,24 @@ ACC_REGISTERS = 8
 64x2 and 64x4 tiles (8-16 registers) beat 32x8 and 16x16 by 20-50%. More
 row blocks with few columns win: each A vector load feeds n FMAs, each B
 component is a broadcast, and spills set in early."""
+
+TRANSPOSED_B_COLUMNS = 4
+"""Columns a tile takes at least (as the accumulator budget allows, up to
+TRANSPOSED_B_REGISTERS) when op(B) = Bᵀ is read: a tile's broadcasts of one k
+then come from one cache line of B, which fewer tiles share, so B's lines need
+not stay in the first-level cache beside A's. Measured on batched gemm.n.t 64³
+(AVX-512, AMD EPYC): 64x4 tiles 0.70-0.75x the time of 64x2 (f32); f64 likewise."""
+
+TRANSPOSED_B_REGISTERS = 16
+"""The accumulator budget (of 32) of a tile that reads op(B) = Bᵀ."""
+
+K_STEP_BROADCASTS = 16
+"""Registers (of 32) for the broadcasts of B of one K step (k_unroll · columns), which
+the CPU compiler hoists to the top of the unrolled step: beyond the register file
+they spill (a 32x8 f32 tile at k_unroll 8, 64 broadcasts, ran 1.5x slower than at
+2; 64x4 at k_unroll 8 1.06x slower than at 2 or 4). A K that fits in one step of
+the usual bound stays one step (no loop): the fused kernel's two K = 8 products
+ran 1.04-1.09x slower as loops of k_unroll 2."""
 
 ACC_REGISTERS_GATHERED = 16
 """The accumulator budget (of 32) when A is read transposed and not staged:
@@ -67,6 +85,7 @@ class MatmulShape:
     a_type: ScalarType
     transpose_a: bool
     a: MemrefType          # op(A)'s memref as the instruction names it (before any `expand`)
+    transpose_b: bool = False  # op(B) is read along rows of B (B's rows contiguous: Bᵀ)
 
 
 def _static(t: MemrefType, mode: int) -> int | None:
@@ -84,12 +103,12 @@ def matmul_shape(inst: BlasInstruction, swap: bool = False) -> MatmulShape:
         a, b, c = types
         K = _static(b, 1 if inst.transpose_b else 0)
         return MatmulShape(_static(c, 1), _static(c, 0), K, c.element, b.element,
-                           not inst.transpose_b, b)
+                           not inst.transpose_b, b, not inst.transpose_a)
     if isinstance(inst, Gemm):
         a, _, c = types
         K = _static(a, 0 if inst.transpose_a else 1)
         return MatmulShape(_static(c, 0), _static(c, 1), K, c.element, a.element,
-                           inst.transpose_a, a)
+                           inst.transpose_a, a, inst.transpose_b)
     if isinstance(inst, Gemv):
         a, _, c = types
         return MatmulShape(_static(c, 0), 1, _static(a, 0 if inst.transpose else 1), c.element,
@@ -130,10 +149,19 @@ def matmul_defaults(shape: MatmulShape, S: int, device: DeviceInfo, stage_room: 
     w_c = device.registers_per_value(shape.c_type.size, S)
     if stage is None:
         stage = _should_stage(shape, S, device, stage_room)
+    transpose = default_transpose(shape, S, stage, swap)
+    if swap and transpose == TRANSPOSE_SHUFFLES and S * w_c <= _scaled(TRANSPOSED_B_REGISTERS, device):
+        # C's store is S×S blocks transposed in registers: one block of S columns per tile
+        return {"tile": [1, S], "k_unroll": 1, "stage": False,
+                "vector_width": _vector_width(shape, swap), "transpose": transpose}
     if swap:
         max_blocks, budget = 1, max(4 * w_c, _scaled(ACC_REGISTERS, device))
     elif shape.transpose_a and not stage:
         max_blocks, budget = 1, _scaled(ACC_REGISTERS_GATHERED, device)
+    elif shape.transpose_b and (N is None or N >= TRANSPOSED_B_COLUMNS):
+        budget = _scaled(TRANSPOSED_B_REGISTERS, device)
+        max_blocks = max(1, min(_scaled(MAX_ROW_BLOCKS, device) // w_c,
+                                budget // (w_c * TRANSPOSED_B_COLUMNS)))
     else:
         max_blocks = max(1, _scaled(MAX_ROW_BLOCKS, device) // w_c)
         budget = _scaled(ACC_REGISTERS, device)
@@ -157,11 +185,43 @@ def matmul_defaults(shape: MatmulShape, S: int, device: DeviceInfo, stage_room: 
 
     w_a = device.registers_per_value(shape.a_type.size, S)
     k_max = max(2, min(8, _scaled(K_STEP_REGISTERS, device) // (blocks * w_a)))
+    gathered = shape.transpose_a and not stage and not swap   # A's reads set the K step
+    straight = K is not None and K <= k_max   # one step, no K loop: leave it so
+    while (not gathered and not straight and k_max > 1
+           and k_max * n * w_c > _scaled(K_STEP_BROADCASTS, device)):
+        k_max //= 2
     k = k_max if K is None else max(1, min(K, k_max))
-    width = max(2, (SWAP_STORE_BYTES if swap else VECTOR_LOAD_BYTES) // shape.a_type.size)
     return {"tile": [blocks, n], "k_unroll": k, "stage": stage,
-            "vector_width": max(v for v in (1, 2, 3, 4, 8, 16) if v <= width),
-            "transpose": TRANSPOSE_LOADS}
+            "vector_width": _vector_width(shape, swap), "transpose": transpose}
+
+
+def _vector_width(shape: MatmulShape, swap: bool) -> int:
+    width = max(2, (SWAP_STORE_BYTES if swap else VECTOR_LOAD_BYTES) // shape.a_type.size)
+    return max(v for v in (1, 2, 3, 4, 8, 16) if v <= width)
+
+
+def transposes_in_registers(element: ScalarType, columns: int | None, S: int) -> bool:
+    """Whether a tile of `columns` columns of `element` can be transposed by shuffles
+    (tinyc/spirv/codegen/coopmatrix_transpose.py: S×S blocks of 4- or 8-byte reals)."""
+    return (not element.is_complex and element.size in (4, 8) and S > 1
+            and (columns is None or columns >= S))
+
+
+def default_transpose(shape: MatmulShape, S: int, stage: bool, swap: bool) -> str:
+    """"shuffles" for the staging copy of a transposed A and for C's store under `swap`;
+    "loads" elsewhere (op(A) = Aᵀ read directly would need K steps of S columns).
+
+    Measured on batched gemm.t.n and gemm.t.t (32³ and 64³, f32 and f64, AMD EPYC
+    AVX-512): the staging copy by shuffles 0.70-0.90x the time of per-lane vload2
+    reads; gemm.t.t with C stored by shuffles from 16x16 (f32) or 8x8 (f64) tiles
+    0.69-0.96x the time of vstore4 rows."""
+    if swap:
+        return TRANSPOSE_SHUFFLES if transposes_in_registers(shape.c_type, shape.N, S) \
+            else TRANSPOSE_LOADS
+    if stage:
+        return TRANSPOSE_SHUFFLES if transposes_in_registers(shape.a_type, shape.K, S) \
+            else TRANSPOSE_LOADS
+    return TRANSPOSE_LOADS
 
 
 def default_swap(inst: BlasInstruction) -> bool:
