@@ -149,7 +149,7 @@ def matmul_defaults(shape: MatmulShape, S: int, device: DeviceInfo, stage_room: 
     w_c = device.registers_per_value(shape.c_type.size, S)
     if stage is None:
         stage = _should_stage(shape, S, device, stage_room)
-    transpose = default_transpose(shape, S, stage, swap)
+    transpose = default_transpose(shape, S, stage, swap, device)
     if swap and transpose == TRANSPOSE_SHUFFLES and S * w_c <= _scaled(TRANSPOSED_B_REGISTERS, device):
         # C's store is S×S blocks transposed in registers: one block of S columns per tile
         return {"tile": [1, S], "k_unroll": 1, "stage": False,
@@ -207,20 +207,43 @@ def transposes_in_registers(element: ScalarType, columns: int | None, S: int) ->
             and (columns is None or columns >= S))
 
 
-def default_transpose(shape: MatmulShape, S: int, stage: bool, swap: bool) -> str:
-    """"shuffles" for the staging copy of a transposed A and for C's store under `swap`;
-    "loads" elsewhere (op(A) = Aᵀ read directly would need K steps of S columns).
+def shuffled_columns(shape: MatmulShape, knobs: dict[str, Any], S: int) -> int | None:
+    """How many columns of the tile a lane reads contiguously (op(A) = Aᵀ's K step, the
+    staging copy's S, Cᵀ's columns under `swap`) — when the `transpose` knob's shuffles
+    apply to them (else None: the knob makes no difference)."""
+    if knobs.get("transpose") != TRANSPOSE_SHUFFLES:
+        return None
+    if knobs.get("swap"):
+        element, columns = shape.c_type, knobs["tile"][1]
+    elif shape.transpose_a:
+        element = shape.a_type
+        columns = min(S, shape.K or S) if knobs.get("stage") else knobs["k_unroll"]
+    else:
+        return None
+    return columns if transposes_in_registers(element, columns, S) else None
+
+
+def one_register(element: ScalarType, S: int, device: DeviceInfo) -> bool:
+    """Whether a value of S lanes of `element` fills at most one vector register: the CPU
+    compiler turns the shuffles of such values into in-register permutations (gemm.t.n f32 at
+    32 lanes, two registers per value, ran 57x slower transposed by shuffles)."""
+    return S * element.size <= device.vector_bytes
+
+
+def default_transpose(shape: MatmulShape, S: int, stage: bool, swap: bool,
+                      device: DeviceInfo) -> str:
+    """"shuffles" for the staging copy of a transposed A and for C's store under `swap`
+    where a value is one register; "loads" elsewhere (op(A) = Aᵀ read directly would need
+    K steps of S columns).
 
     Measured on batched gemm.t.n and gemm.t.t (32³ and 64³, f32 and f64, AMD EPYC
     AVX-512): the staging copy by shuffles 0.70-0.90x the time of per-lane vload2
     reads; gemm.t.t with C stored by shuffles from 16x16 (f32) or 8x8 (f64) tiles
     0.69-0.96x the time of vstore4 rows."""
-    if swap:
-        return TRANSPOSE_SHUFFLES if transposes_in_registers(shape.c_type, shape.N, S) \
-            else TRANSPOSE_LOADS
-    if stage:
-        return TRANSPOSE_SHUFFLES if transposes_in_registers(shape.a_type, shape.K, S) \
-            else TRANSPOSE_LOADS
+    element, columns = (shape.c_type, shape.N) if swap else (shape.a_type, shape.K)
+    if (swap or stage) and transposes_in_registers(element, columns, S) \
+            and one_register(element, S, device):
+        return TRANSPOSE_SHUFFLES
     return TRANSPOSE_LOADS
 
 

@@ -154,7 +154,7 @@ COLLECTIVE_KNOBS: dict[str, dict[str, Knob]] = {
         _tile("register tile of C per subgroup step: [row blocks of S rows, columns]",
               TILE_ROWS, IntRange(1, 32)),
         _k_unroll("K step: columns of op(A) per multiply-add step (the K loop unrolled by it)",
-                  16, (1, 2, 4, 8)),
+                  16, (1, 2, 4, 8, 16)),
         _MATMUL_STAGE, _MATMUL_VECTOR, _MATMUL_TRANSPOSE,
         Knob("swap", "compute Cᵀ = op(B)ᵀ op(A)ᵀ and store it transposed (then `tile`, "
                      "`stage` and `vector_width` apply to that product, whose rows are C's "

@@ -22,14 +22,18 @@ from typing import Any
 from tinyc.ir.core import Function
 from tinyc.ir.instructions import BlasInstruction
 from tinyc.target.device_info import DeviceInfo
-from tinyc.schedule.defaults import can_stage, matmul_defaults, matmul_shape, staged_bytes
+from tinyc.schedule.defaults import (
+    MatmulShape, can_stage, matmul_defaults, matmul_shape, shuffled_columns, staged_bytes,
+)
+from tinyc.schedule.knobs import TRANSPOSE_LOADS
 from tinyc.schedule.knobs import COLLECTIVE_KNOBS, FUNCTION_KNOBS
 from tinyc.schedule.program import instruction_knobs, scheduled_instructions
 from tinyc.schedule.resolve import MATMULS, allocas_bytes, fit_problems, resolve_knobs
 from tinyc.tune.cost import instruction_cost
 
-PER_INSTRUCTION = 12
-"""Configurations of each collective kept per subgroup size (the cost model's best)."""
+PER_INSTRUCTION = 24
+"""Configurations of each collective kept per subgroup size (the cost model's best); the
+tuner measures the union in the order of the estimates until its budget is spent."""
 
 
 @dataclass
@@ -75,12 +79,26 @@ def _normalize(inst: BlasInstruction, knobs: dict[str, Any], S: int,
         out["k_unroll"] = max(1, min(out["k_unroll"], shape.K))
     if not can_stage(shape) or out.get("swap"):
         out["stage"] = False
+    plain = matmul_defaults(shape, S, device, 0, False)
     if not shape.transpose_a and not out.get("swap"):  # no lane reads a contiguous row
-        plain = matmul_defaults(shape, S, device, 0, False)
         out["vector_width"] = plain["vector_width"]
         if "transpose" in out:
-            out["transpose"] = plain["transpose"]
+            out["transpose"] = TRANSPOSE_LOADS
+    elif "transpose" in out:
+        shuffled = shuffled_columns(shape, out, S)
+        if shuffled is None:      # the shuffles would not apply: the same code as loads
+            out["transpose"] = TRANSPOSE_LOADS
+        elif _no_remainder(shape, out, S):   # every row is read by shuffles: no vloadn left
+            out["vector_width"] = plain["vector_width"]
     return out
+
+
+def _no_remainder(shape: MatmulShape, knobs: dict[str, Any], S: int) -> bool:
+    """Whether the shuffled columns cover every column a lane reads contiguously."""
+    if knobs.get("swap"):
+        return shape.N is not None and shape.N % S == 0 and knobs["tile"][1] % S == 0
+    return shape.K is not None and shape.K % S == 0 and (knobs.get("stage")
+                                                        or knobs["k_unroll"] % S == 0)
 
 
 def instruction_configs(inst: BlasInstruction, fixed: dict[str, Any], S: int,
