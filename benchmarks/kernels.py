@@ -9,7 +9,8 @@ API and submitted raw, untuned and tuned, the hand-written OpenCL C variants, Nu
 and the two ceilings of the roofline in every round — the FMA-peak kernel of the
 case's precision, and for the fused kernel four streaming kernels over its footprint — so a
 kernel's share of a ceiling is a per-round ratio like the others. Each kernel is
-tuned afresh (an empty cache) at the batch the case runs (`TINYC_TUNE_BATCH`), as
+tuned afresh (an empty cache) at the batch the case runs (`TINYC_TUNE_BATCH`, set by
+benchmarks/suite.py), as
 `tinyc.compile(src, tune=True)` does for a user who says at what batch the kernel
 runs; the tuner's report (best schedule, gain over the default, candidates timed of
 those ranked, search time) goes into the table.
@@ -89,7 +90,6 @@ def main(argv: list[str] | None = None) -> int:
     results, tuning = [], {}
     for name in args.cases.split(","):
         case = make_case(name.strip())
-        os.environ["TINYC_TUNE_BATCH"] = str(case.batch)
         streams = [stream_launch(profiling_queue(queue), case.bytes, s) for s in STREAM_KERNELS] \
             if name == "fused" else []
         before = set(cache.entries())

@@ -240,8 +240,9 @@ def _compiled_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: 
 
         import tinyc
 
-        if tune_budget is not None:
+        if tune_budget is not None:  # tuned at the batch the case runs, as a user would ask
             os.environ["TINYC_TUNE_BUDGET"] = str(tune_budget)
+            os.environ["TINYC_TUNE_BATCH"] = str(case.batch)
         start = time.perf_counter()
         program = tinyc.compile(case.source, name=f"benchmarks/kernels/{case.ir_file}", device=queue,
                                 **options)
