@@ -10,7 +10,9 @@ device (resolve.fit_problems) are dropped, the rest ranked by the cost model.
 
 A kernel's candidates vary one collective at a time around the best-ranked
 choice of the others, for every free subgroup size: the joint space of a
-kernel with several collectives is too large to enumerate.
+kernel with several collectives is too large to enumerate. The best of each
+strategy (how a matmul moves its data: `stage`, `swap`, `transpose`) comes
+before the rest, as the tuner measures in order until its budget is spent.
 """
 
 from __future__ import annotations
@@ -117,7 +119,41 @@ def instruction_configs(inst: BlasInstruction, fixed: dict[str, Any], S: int,
         seen.add(text)
         out.append((instruction_cost(inst, full, S, device), full))
     out.sort(key=lambda pair: pair[0])
-    return out
+    return _strategies_first(out, lambda pair: strategy(pair[1]), lambda pair: pair[0])
+
+
+STRATEGY_KNOBS = ("stage", "swap", "transpose")
+"""Knobs that choose *how* a matmul moves its data rather than how much work a step does.
+The cost model ranks tiles within a strategy better than it compares strategies (where
+the CPU compiler's code decides), so every strategy's best candidates are measured."""
+
+STRATEGY_LEADERS = 4
+"""Candidates of each strategy kept first, before the rest in the cost model's order."""
+
+STRATEGY_SLACK = 1.5
+"""A strategy whose best estimate is this much worse than the overall best is not promoted."""
+
+
+def strategy(knobs: dict[str, Any]) -> tuple:
+    return tuple(knobs.get(name) for name in STRATEGY_KNOBS)
+
+
+def _strategies_first(ranked: list, key: Any, cost: Any, leaders: int = STRATEGY_LEADERS) -> list:
+    """`ranked` (cheapest first) with the `leaders` best of every strategy within
+    STRATEGY_SLACK of the best estimate moved to the front, in the cost model's order."""
+    if not ranked:
+        return ranked
+    limit = cost(ranked[0]) * STRATEGY_SLACK
+    counts: dict[Any, int] = {}
+    front, rest = [], []
+    for item in ranked:
+        k = key(item)
+        if counts.get(k, 0) < leaders and cost(item) <= limit:
+            counts[k] = counts.get(k, 0) + 1
+            front.append(item)
+        else:
+            rest.append(item)
+    return front + rest
 
 
 def candidates(fn: Function, given: dict[str, Any], device: DeviceInfo,
@@ -155,7 +191,14 @@ def candidates(fn: Function, given: dict[str, Any], device: DeviceInfo,
                     total = sum(v[0] for v in choice.values())
                     cand = Candidate(schedule, total, f"S={size}")
                     out.setdefault(cand.key(), cand)
-    return sorted(out.values(), key=lambda c: c.cost)
+    ranked = sorted(out.values(), key=lambda c: c.cost)
+    return _strategies_first(ranked, _kernel_strategy, lambda c: c.cost, leaders=1)
+
+
+def _kernel_strategy(cand: Candidate) -> tuple:
+    """The subgroup size and every collective's strategy of a kernel schedule."""
+    return (cand.schedule.get("subgroup_size"),) + tuple(
+        strategy(v) for k, v in sorted(cand.schedule.items()) if isinstance(v, dict))
 
 
 def _fixed_subgroup_size(fn: Function, given: dict[str, Any], caller: int | None) -> int:
