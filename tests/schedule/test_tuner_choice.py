@@ -110,3 +110,19 @@ def test_candidates_that_fail_are_skipped(monkeypatch):
     (fn,) = check_source(SOURCE).functions
     entry = tuner.tune_kernel(fn, SOURCE, None, CPU_DEVICE, {}, budget=2.0)
     assert entry.schedule == schedule(1) and entry.candidates == 1 and entry.space == 2
+
+
+def test_every_strategy_is_measured_before_more_tiles_of_one():
+    """gemm.t.t can stage Aᵀ, swap the product or read Aᵀ directly, each by loads or
+    shuffles: the best candidate of each (within the slack of the best estimate) comes first."""
+    from tinyc.tune.space import STRATEGY_SLACK, candidates, strategy
+
+    source = SOURCE.replace("gemm.n.n", "gemm.t.t").replace("8x8", "64x64")
+    (fn,) = check_source(source).functions
+    found = candidates(fn, {"subgroup_size": 16}, CPU_DEVICE)
+    kinds = [strategy(c.schedule["gemm#0"]) for c in found]
+    leaders = [k for i, k in enumerate(kinds) if k not in kinds[:i]
+               and found[i].cost <= found[0].cost * STRATEGY_SLACK]
+    assert kinds[:len(leaders)] == leaders, "one candidate per strategy first"
+    assert {k[:2] for k in leaders} >= {(True, False), (False, True)}, "staged and swapped"
+    assert sorted(c.cost for c in found[len(leaders):]) == [c.cost for c in found[len(leaders):]]
