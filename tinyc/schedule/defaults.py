@@ -123,6 +123,12 @@ def _scaled(registers: int, device: DeviceInfo) -> int:
     return max(1, registers * device.vector_registers // 32)
 
 
+SWAP_SHUFFLE_MAX_K = 32
+"""Under `swap`, C's store by shuffles needs tiles of S columns and one row block: 16
+broadcasts per 16 FMAs in the K loop. That pays where the store is a large part of the
+work: gemm.t.t 32³ ran 0.82x (f32) the time of 64x4-type tiles stored by vstoren, but
+at 64³ those tiles were 0.83-0.91x the time of the shuffled ones (f32 and f64)."""
+
 SWAP_STORE_BYTES = 16
 """With `swap` the product's rows are C's columns, so each lane stores its row of a
 tile into one column of C: a per-lane vector store (vstoren) of the tile's
@@ -150,13 +156,14 @@ def matmul_defaults(shape: MatmulShape, S: int, device: DeviceInfo, stage_room: 
     if stage is None:
         stage = _should_stage(shape, S, device, stage_room)
     transpose = default_transpose(shape, S, stage, swap, device)
-    if swap and transpose == TRANSPOSE_SHUFFLES and S * w_c <= _scaled(TRANSPOSED_B_REGISTERS, device):
-        # C's store is S×S blocks transposed in registers: one block of S columns per tile
-        return {"tile": [1, S], "k_unroll": 1, "stage": False,
-                "vector_width": _vector_width(shape, swap), "transpose": transpose}
-    if swap:
-        max_blocks, budget = 1, max(4 * w_c, _scaled(ACC_REGISTERS, device))
-    elif shape.transpose_a and not stage:
+    if swap and transpose == TRANSPOSE_SHUFFLES:
+        if (K is not None and K <= SWAP_SHUFFLE_MAX_K
+                and S * w_c <= _scaled(TRANSPOSED_B_REGISTERS, device)):
+            # C's store is S×S blocks transposed in registers: one block of S columns per tile
+            return {"tile": [1, S], "k_unroll": 1, "stage": False,
+                    "vector_width": _vector_width(shape, swap), "transpose": transpose}
+        transpose = TRANSPOSE_LOADS
+    if shape.transpose_a and not stage and not swap:
         max_blocks, budget = 1, _scaled(ACC_REGISTERS_GATHERED, device)
     elif shape.transpose_b and (N is None or N >= TRANSPOSED_B_COLUMNS):
         budget = _scaled(TRANSPOSED_B_REGISTERS, device)
