@@ -179,7 +179,7 @@ def test_lowered_ir_shows_the_schedule_used_as_a_reusable_schedule():
     assert match, first
     shown = json.loads(match.group(1))
     assert shown == {"k": result.schedules["k"]}
-    assert shown["k"]["gemm#0"] == {"tile": [1, 8], "k_unroll": 8, "stage": True,
+    assert shown["k"]["gemm#0"] == {"tile": [1, 8], "k_unroll": 4, "stage": True,
                                     "vector_width": 2, "transpose": "shuffles", "swap": False}
     again = compile_to_spirv(gemm(ta="t"), "k.ir", device_info=AVX512, schedule=shown)
     assert again.spirv == result.spirv, "the shown schedule reproduces the kernel"

@@ -18,12 +18,19 @@ from tinyc.schedule.knobs import TRANSPOSE_LOADS, TRANSPOSE_SHUFFLES
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, ScalarType
 from tinyc.target.device_info import DeviceInfo
 
-ACC_REGISTERS = 8
+ACC_REGISTERS = 16
 """Registers for the accumulator tile (of 32). Measured on the CPU device
 (batched f32 gemm.n.n): a 16x8 tile beats 16x16 by 1.6x at 16³, and at 64³
 64x2 and 64x4 tiles (8-16 registers) beat 32x8 and 16x16 by 20-50%. More
 row blocks with few columns win: each A vector load feeds n FMAs, each B
-component is a broadcast, and spills set in early."""
+component is a broadcast, and spills set in early. Tiles of all the rows
+(up to MAX_ROW_BLOCKS) then take as many columns as 16 registers hold: on
+AMD EPYC (AVX-512), gemm.t.t 64³ f32 with 64x4 tiles took 0.87x the time of
+64x2, f64 with 64x2 (8 lanes) 0.77x that of 32x4; gemm.n.n alike within noise."""
+
+MAX_COLUMNS = 8
+"""Columns of a tile at most (but where Aᵀ is gathered): 16x16 tiles took 1.02-1.06x
+the time of 16x8 at 16³ (f32 gemm.n.n and gemm.n.t)."""
 
 TRANSPOSED_B_COLUMNS = 4
 """Columns a tile takes at least (as the accumulator budget allows, up to
@@ -181,6 +188,8 @@ def matmul_defaults(shape: MatmulShape, S: int, device: DeviceInfo, stage_room: 
         blocks = fitting[0] if fitting and 2 * fitting[0] >= max_blocks else max_blocks
 
     n_max = max(MIN_COLUMNS, budget // (blocks * w_c))
+    if not (shape.transpose_a and not stage and not swap):
+        n_max = min(n_max, MAX_COLUMNS)
     if N is None:
         n = n_max
     elif N <= n_max:
