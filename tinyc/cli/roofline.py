@@ -64,7 +64,12 @@ STREAMS = {  # kernel: (arrays, bytes moved per element)
 
 PEAK_CHAINS = (4, 6, 8, 12)
 PEAK_SUBGROUPS = (8, 16)
-PEAK_ITERATIONS = 4096
+PEAK_ITERATIONS = 512
+PEAK_GROUPS_PER_UNIT = 128
+"""Work-groups (of 64 work-items) per compute unit of the FMA-peak kernel: many small ones,
+as the kernels it is compared with have, so that the runtime balances them over its threads
+when another job holds a core for a while (with 16 per unit, one delayed thread held up the
+whole launch, and a gemm timed beside it showed 160% of the "peak")."""
 
 
 def _peak_source(chains: int) -> str:
@@ -193,7 +198,7 @@ def peak_launch(queue: Any, element: str, chains: int, subgroup: int) -> PeakLau
 
     ctype, cname = (ctypes.c_double, "double") if element == "f64" else (ctypes.c_float, "float")
     units = max(1, int(getattr(queue.sycl_device, "max_compute_units", 1)))
-    items = 64 * 16 * units
+    items = 64 * PEAK_GROUPS_PER_UNIT * units
     out = dpctl.memory.MemoryUSMDevice(items * 8, queue=queue)
     program = _program(queue, _peak_source(chains), f"-DT={cname} -DSG={subgroup}")
     args = [out, ctype(0.999), ctype(0.001), ctypes.c_int(PEAK_ITERATIONS)]
