@@ -36,7 +36,7 @@ def resolve_knobs(inst: BlasInstruction, S: int, device: DeviceInfo, stage_room:
     source = inst.attrs if knobs is None else knobs
     given = {k: v for k, v in source.items() if k in COLLECTIVE_KNOBS[inst.opname]}
     if isinstance(inst, MATMULS):
-        swap = bool(given.get("swap", default_swap(inst)))
+        swap = bool(given.get("swap", default_swap(inst, S, device, stage_room)))
         stage = bool(given["stage"]) if "stage" in given else (False if swap else None)
         defaults = matmul_defaults(matmul_shape(inst, swap), S, device, stage_room, stage, swap)
         if isinstance(inst, Gemm):
