@@ -4,8 +4,10 @@ Kernels are compiled many to a module, so one JIT build (100-600 ms on the
 CPU runtime) serves them all; a module that does not compile is split to
 find the kernel at fault. Each kernel then runs on random inputs (the
 arrays laid out exactly as the generator declared them, strides included)
-on the device and, on copies, in the NumPy reference interpreter, whose
-collectives `CollectiveOracle` checks against NumPy on the way. Outputs are
+on the device, bounds-checked on the device (which must give the same
+results and find nothing: the programs are in bounds), and, on copies, in
+the NumPy reference interpreter, whose collectives `CollectiveOracle`
+checks against NumPy on the way. Outputs are
 compared bit for bit where the generator says both sides compute exactly
 (integers, loads and stores, correctly rounded operations), else within a
 tolerance scaled by the output's magnitude.
@@ -13,6 +15,7 @@ tolerance scaled by the output's magnitude.
 
 from __future__ import annotations
 
+import os
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -24,7 +27,9 @@ from tinyc.fuzz.oracle import CollectiveOracle
 from tinyc.fuzz.program import ArrayArg, GroupArg, Kernel, ScalarArg
 
 TOLERANCE = {"f16": 2e-2, "bf16": 6e-2, "f32": 1e-3, "f64": 1e-9, "c32": 1e-3, "c64": 1e-9}
-LAUNCH_TIMEOUT = 60.0  # seconds; a generated kernel takes milliseconds
+LAUNCH_TIMEOUT = 60.0
+"""Seconds a launch may take on an idle machine (a generated kernel takes milliseconds; the
+JIT builds happen before); scaled by the machine's load (`launch_timeout`)."""
 
 
 @dataclass
@@ -122,7 +127,8 @@ def _as_float(a: np.ndarray, element: Any) -> np.ndarray:
     return np.asarray(a)
 
 
-def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: float = 0.0) -> str | None:
+def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: float = 0.0,
+             sides: tuple[str, str] = ("device", "reference")) -> str | None:
     got, want = _as_float(got, element), _as_float(want, element)
     if element.is_int or exact:
         same = np.array_equal(got, want, equal_nan=not element.is_int)
@@ -131,7 +137,7 @@ def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: 
         where = np.argwhere(~((got == want) | (np.isnan(got) & np.isnan(want)) if not element.is_int
                               else got == want))
         first = tuple(int(i) for i in where[0]) if len(where) else ()
-        return f"differs at {first}: device {got[first]!r}, reference {want[first]!r}"
+        return f"differs at {first}: {sides[0]} {got[first]!r}, {sides[1]} {want[first]!r}"
     tol = max(TOLERANCE.get(element.name, 0.0), tol)
     finite = np.isfinite(want)
     scale = max(1.0, float(np.max(np.abs(want[finite]))) if finite.any() else 1.0)
@@ -143,11 +149,13 @@ def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: 
     if close.all():
         return None
     first = tuple(int(i) for i in np.argwhere(~close)[0])
-    return f"differs at {first}: device {got[first]!r}, reference {want[first]!r} (tolerance {tol} x {scale:.3g})"
+    return (f"differs at {first}: {sides[0]} {got[first]!r}, {sides[1]} {want[first]!r} "
+            f"(tolerance {tol} x {scale:.3g})")
 
 
-def compare(kernel: Kernel, device: Sequence[Any], reference: Sequence[Any]) -> str | None:
-    """The first difference between the outputs, or None."""
+def compare(kernel: Kernel, device: Sequence[Any], reference: Sequence[Any],
+            sides: tuple[str, str] = ("device", "reference")) -> str | None:
+    """The first difference between the outputs, or None (`sides` names the two runs)."""
     for arg, got, want in zip(kernel.args, device, reference):
         if isinstance(arg, ScalarArg) or not arg.output:
             continue
@@ -162,7 +170,7 @@ def compare(kernel: Kernel, device: Sequence[Any], reference: Sequence[Any]) -> 
             pairs = list(zip(members_got, members_want))
             element = arg.memref.element
         for k, (g, w) in enumerate(pairs):
-            problem = _differs(element, g, w, exact, tol)
+            problem = _differs(element, g, w, exact, tol, sides)
             if problem:
                 member = f" member {k}" if isinstance(arg, GroupArg) else ""
                 return f"%{arg.name}{member} {problem}"
@@ -180,13 +188,17 @@ class Module:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
 
+QUIET = "none"
+"""Random programs are full of values nobody uses: their warnings (`-w`) are noise."""
+
+
 def compile_module(kernels: Sequence[Kernel]) -> tuple[Any, dict[str, Outcome]]:
     """One program for all kernels that compile; the others' outcomes."""
     import tinyc
 
     text = "\n".join(k.text for k in kernels)
     try:
-        return tinyc.compile(text, name="<fuzz>"), {}
+        return tinyc.compile(text, name="<fuzz>", warnings=QUIET), {}
     except Exception:
         pass
     outcomes: dict[str, Outcome] = {}
@@ -199,7 +211,7 @@ def compile_module(kernels: Sequence[Kernel]) -> tuple[Any, dict[str, Outcome]]:
             outcomes[k.name] = outcome
     if not good:
         return None, outcomes
-    return tinyc.compile("\n".join(k.text for k in good), name="<fuzz>"), outcomes
+    return tinyc.compile("\n".join(k.text for k in good), name="<fuzz>", warnings=QUIET), outcomes
 
 
 def compile_one(kernel: Kernel) -> Outcome | None:
@@ -207,7 +219,7 @@ def compile_one(kernel: Kernel) -> Outcome | None:
     import tinyc
 
     try:
-        tinyc.compile(kernel.text, name=kernel.name)
+        tinyc.compile(kernel.text, name=kernel.name, warnings=QUIET)
         return None
     except tinyc.CompilationError as err:
         return Outcome(kernel, "rejected", f"tinyc rejected a generated program:\n{err}")
@@ -219,21 +231,31 @@ def _exception_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}\n" + "".join(traceback.format_exception(err)[-6:])
 
 
-def _launch(kernel_object: Any, args: list[Any], batch: int) -> None:
+def launch_timeout() -> float:
+    """LAUNCH_TIMEOUT times the load per core (at least 1): campaigns share the machine."""
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        load = 1.0
+    return LAUNCH_TIMEOUT * max(1.0, load)
+
+
+def _launch(kernel_object: Any, args: list[Any], batch: int, check_bounds: bool = False) -> None:
     """Launch and wait, with a time limit (a stuck device cannot be interrupted)."""
     failure: list[BaseException] = []
 
     def work() -> None:
         try:
-            kernel_object(*args, batch=batch)
+            kernel_object(*args, batch=batch, check_bounds=check_bounds)
         except BaseException as exc:  # handed to the caller
             failure.append(exc)
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
-    thread.join(LAUNCH_TIMEOUT)
+    limit = launch_timeout()
+    thread.join(limit)
     if thread.is_alive():
-        raise LaunchTimeout(f"the launch did not finish within {LAUNCH_TIMEOUT:.0f} s")
+        raise LaunchTimeout(f"the launch did not finish within {limit:.0f} s")
     if failure:
         raise failure[0]
 
@@ -247,9 +269,13 @@ def run_kernel(program: Any, kernel: Kernel, seed: int, checked: Any = None) -> 
 
     args = build_arguments(kernel, seed)
     reference_args = copy_arguments(args)
+    bounds_args = copy_arguments(args)
     try:
         k = program[kernel.name]
         _launch(k, args, kernel.batch)
+        problem = _bounds_checked_difference(k, kernel, args, bounds_args)
+        if problem:
+            return Outcome(kernel, "mismatch", problem)
     except LaunchTimeout as err:
         return Outcome(kernel, "hang", str(err))
     except tinyc.LaunchError as err:
@@ -278,17 +304,34 @@ def run_kernel(program: Any, kernel: Kernel, seed: int, checked: Any = None) -> 
     return Outcome(kernel, "ok", "", oracle.checked)
 
 
+def _bounds_checked_difference(k: Any, kernel: Kernel, plain: list[Any], args: list[Any]) -> str | None:
+    """Run the kernel bounds-checked on `args` (copies of the plain run's inputs): a generated
+    program is in bounds, so it must give the plain run's results and raise nothing."""
+    import tinyc
+
+    k._checked_kernel()  # compiled and built first: a module's JIT is no launch to time
+    try:
+        _launch(k, args, kernel.batch, check_bounds=True)
+    except tinyc.BoundsError as err:
+        return f"the bounds-checked run of an in-bounds program raised: {err}"
+    problem = compare(kernel, args, plain, ("checked", "plain"))
+    return f"bounds-checked vs plain device run: {problem}" if problem else None
+
+
 def run_module(kernels: Sequence[Kernel], seed: int) -> list[Outcome]:
-    """Outcomes of all kernels, compiled together."""
-    program, outcomes = compile_module(kernels)
-    checked = program.checked_ir() if program is not None else None
-    results = []
-    for i, kernel in enumerate(kernels):
-        if kernel.name in outcomes:
-            results.append(outcomes[kernel.name])
-            continue
-        outcome = run_kernel(program, kernel, seed * 7919 + i, checked)
-        results.append(outcome)
-        if outcome.status == "hang":
-            break
-    return results
+    """Outcomes of all kernels, in order; the kernels of one language version are compiled
+    together (a module has one version). After a hang nothing more runs: the outcomes of the
+    kernels that ran, in order."""
+    found: dict[int, Outcome] = {}
+    for std in dict.fromkeys(k.std for k in kernels):
+        part = [(i, k) for i, k in enumerate(kernels) if k.std == std]
+        program, outcomes = compile_module([k for _, k in part])
+        checked = program.checked_ir() if program is not None else None
+        for i, kernel in part:
+            if kernel.name in outcomes:
+                found[i] = outcomes[kernel.name]
+                continue
+            found[i] = run_kernel(program, kernel, seed * 7919 + i, checked)
+            if found[i].status == "hang":
+                return [found[j] for j in sorted(found)]
+    return [found[i] for i in sorted(found)]

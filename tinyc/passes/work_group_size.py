@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
-from tinyc.ir.instructions import BlasInstruction, Gemm, Gemv, Ger
+from tinyc.ir.instructions import BlasInstruction
 from tinyc.ir.types import DYNAMIC, CoopMatrixType, MatrixUse, MemrefType, f64
 from tinyc.std import DEFAULT, Std, Version
 from tinyc.target.device_info import DeviceInfo, device_of
@@ -128,7 +128,8 @@ def _forced_subgroup_size(fn: Function, options: Any, device: DeviceInfo) -> int
         if requested is not None and requested != sgs and options is not None:
             options.warnings.append(Diagnostic(
                 f"function '@{fn.name}': its subgroup_size attribute ({sgs}) overrides the "
-                f"requested subgroup size {requested}", fn.span, severity="warning"))
+                f"requested subgroup size {requested}", fn.span, severity="warning",
+                warning="subgroup-size-override"))
     elif getattr(options, "subgroup_size", None) is not None:
         sgs, origin = options.subgroup_size, "the subgroup size requested by the caller"
     else:
@@ -191,11 +192,10 @@ def _rows_preference(fn: Function, device: DeviceInfo) -> int:
     of 8 lanes fills one AVX-512 register: batched f64 gemms of 32³ and 64³ in
     every transpose ran in 0.71-0.96x the time at 8 lanes as at 16 (AMD EPYC).
     """
-    outputs = [inst.output.type for inst in fn.walk()
-               if isinstance(inst, (Gemm, Gemv, Ger)) and isinstance(inst.output.type, MemrefType)]
-    if outputs and all(t.shape[0] != DYNAMIC and t.shape[0] <= SMALL_ROWS for t in outputs):
+    shapes = [shape for inst in fn.walk() if inst.knobs and (shape := inst.matmul()) is not None]
+    if shapes and all(s.M is not None and s.M <= SMALL_ROWS for s in shapes):
         return SMALL_ROWS
-    if device.is_cpu and outputs and all(t.element is f64 for t in outputs):
+    if device.is_cpu and shapes and all(s.c_type is f64 for s in shapes):
         return SMALL_ROWS
     return DEFAULT_SUBGROUP_SIZE
 

@@ -30,10 +30,8 @@ from typing import Any
 
 from tinyc.ir.instructions import BlasInstruction
 from tinyc.target.device_info import DeviceInfo
-from tinyc.schedule.defaults import (
-    MatmulShape, can_stage, matmul_shape, one_register, shuffled_columns,
-)
-from tinyc.schedule.resolve import MATMULS
+from tinyc.ir.knobs import MatmulShape
+from tinyc.schedule.defaults import can_stage, one_register, shuffled_columns
 
 FMA_PER_CYCLE = 2
 LOADS_PER_CYCLE = 2
@@ -66,7 +64,7 @@ def transposed_register_cost(shape: MatmulShape, knobs: dict[str, Any], S: int,
 
 def matmul_cost(inst: BlasInstruction, knobs: dict[str, Any], S: int, device: DeviceInfo) -> float:
     """Estimated cycles of one work-group's matmul (see the module docstring)."""
-    shape = matmul_shape(inst, bool(knobs.get("swap")))
+    shape = inst.matmul(bool(knobs.get("swap")))
     M, N, K = _size(shape.M), _size(shape.N), _size(shape.K)
     rows, cols = knobs["tile"]
     blocks_total = -(-M // S)
@@ -125,6 +123,6 @@ def elementwise_cost(inst: BlasInstruction, knobs: dict[str, Any], S: int,
 
 def instruction_cost(inst: BlasInstruction, knobs: dict[str, Any], S: int,
                      device: DeviceInfo) -> float:
-    if isinstance(inst, MATMULS):
+    if inst.matmul() is not None:
         return matmul_cost(inst, knobs, S, device)
     return elementwise_cost(inst, knobs, S, device)

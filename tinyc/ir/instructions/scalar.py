@@ -11,14 +11,20 @@ from tinyc.ir.checks import (
     is_bool, is_complex, is_float, is_int, is_scalar, operand_error,
     result_error,
 )
-from tinyc.ir.core import Instruction, Value, no_memory_access
-from tinyc.ir.types import CoopMatrixType, Type, bool_, coopmatrix_type, i32, index
+from tinyc.ir.addressing import IntegerFacts, IntOp
+from tinyc.ir.core import Instruction, Value, no_addressing, no_integer_facts, no_memory_access
+from tinyc.ir.types import BoolType, CoopMatrixType, ScalarType, Type, bool_, coopmatrix_type, i32, index
 from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
     from tinyc.parser.instructions import Parsed
+
+
+def is_integral(t: Type) -> bool:
+    """An integer scalar or a bool: the types whose values `integer_facts` describe."""
+    return isinstance(t, BoolType) or (isinstance(t, ScalarType) and t.is_int)
 
 
 class ArithBinaryOp(Enum):
@@ -196,6 +202,27 @@ _UNARY_ALLOWED = {
 """Spec: arithmetic (unary) table; `not` also takes bool (DESIGN.md)."""
 
 
+SEED_COOPMATRIX_ARITHMETIC = frozenset({ArithBinaryOp.ADD, ArithBinaryOp.SUB, ArithBinaryOp.MUL,
+                                        ArithBinaryOp.DIV, ArithUnaryOp.NEG})
+"""The seed's arithmetic on coopmatrices (its tables list coopmatrix-type for these only);
+the newest language does every operation component-wise."""
+
+
+def _seed_coopmatrix_problem(ctx: "VerifyContext", op: Enum, t: Type) -> str | None:
+    """The seed's rule on arithmetic with coopmatrices, for a program in the seed language."""
+    if not isinstance(t, CoopMatrixType) or op in SEED_COOPMATRIX_ARITHMETIC \
+            or ctx.version.newest_extensions:
+        return None
+    return (f"the seed language does arithmetic on coopmatrices with add, sub, mul, div and neg "
+            f"only, got {t}{ctx.version.rule()}")
+
+
+def _mark_newest_coopmatrix_arithmetic(s: "Parsed", op: Enum, t: Type | None) -> None:
+    """Arithmetic on coopmatrices that only the newest language has: evidence of its version."""
+    if isinstance(t, CoopMatrixType) and op not in SEED_COOPMATRIX_ARITHMETIC:
+        s.mark(Std.NEWEST, f"'{op.value}' on a coopmatrix")
+
+
 def _type_problem(rule: tuple, t: Type) -> str | None:
     """Why `t` is not allowed by a (predicate, wording, component wording) rule, or None."""
     allowed, wording, component_wording = rule
@@ -219,6 +246,12 @@ class ArithBinary(Instruction):
                 **{op.value: Std.NEWEST for op in ArithBinaryOp}}
     syntax = 'LOCAL_ID "," LOCAL_ID ":" value_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """Its integer (or bool) result, for index arithmetic and guards."""
+        return IntegerFacts(IntOp(self.op.value, tuple(self.operands))) if is_integral(self.result.type) \
+            else IntegerFacts()
 
     def __init__(self, op: ArithBinaryOp, a: Value, b: Value, type: Type,
                  span: Span | None = None, name: str | None = None):
@@ -227,7 +260,9 @@ class ArithBinary(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "ArithBinary":
-        return cls(s.selected(cls.keywords), *s.operands, s.type)
+        op = s.selected(cls.keywords)
+        _mark_newest_coopmatrix_arithmetic(s, op, s.type)
+        return cls(op, *s.operands, s.type)
 
     @property
     def title(self) -> str:
@@ -241,7 +276,8 @@ class ArithBinary(Instruction):
     def verify(self, ctx: "VerifyContext") -> None:
         """The type is allowed for the operation; both operands have exactly that type."""
         t = self.result.type
-        problem = _type_problem(_BINARY_ALLOWED[self.op], t)
+        problem = _type_problem(_BINARY_ALLOWED[self.op], t) or _seed_coopmatrix_problem(
+            ctx, self.op, t)
         if problem:
             result_error(ctx, self, problem if problem.startswith("the") else f"type {problem}")
         expect_type(ctx, self, 0, "first operand", t, " (the result type)")
@@ -285,6 +321,13 @@ class ArithUnary(Instruction):
                 **{op.value: Std.NEWEST for op in ArithUnaryOp}}
     syntax = 'LOCAL_ID ":" value_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """abs, neg and not of an integer (or bool)."""
+        if is_integral(self.result.type) and self.op in (ArithUnaryOp.ABS, ArithUnaryOp.NEG, ArithUnaryOp.NOT):
+            return IntegerFacts(IntOp(self.op.value, tuple(self.operands)))
+        return IntegerFacts()
 
     def __init__(self, op: ArithUnaryOp, a: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -293,7 +336,9 @@ class ArithUnary(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "ArithUnary":
-        return cls(s.selected(cls.keywords), *s.operands, s.type)
+        op = s.selected(cls.keywords)
+        _mark_newest_coopmatrix_arithmetic(s, op, s.operands[0].type if s.operands else None)
+        return cls(op, *s.operands, s.type)
 
     @property
     def title(self) -> str:
@@ -306,7 +351,8 @@ class ArithUnary(Instruction):
     def verify(self, ctx: "VerifyContext") -> None:
         """Operand type per the table; abs/im/re of a complex give its component type."""
         a = self.operands[0].type
-        problem = _type_problem(_UNARY_ALLOWED[self.op], a)
+        problem = _type_problem(_UNARY_ALLOWED[self.op], a) or _seed_coopmatrix_problem(
+            ctx, self.op, a)
         if problem:
             operand_error(ctx, self, 0, problem if problem.startswith("the") else
                           f"operand {problem.replace('must be', 'must have', 1)}")
@@ -330,6 +376,8 @@ class Barrier(Instruction):
     keywords = ("barrier",)
     syntax = "global_fence? local_fence?"
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, global_fence: bool = False, local_fence: bool = False,
                  span: Span | None = None):
@@ -357,6 +405,11 @@ class Builtin(Instruction):
                 **{name: Std.NEWEST for name in _INTERIM_BUILTINS}}
     syntax = '":" integer_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """The builtin by its name (BuiltinName values)."""
+        return IntegerFacts(IntOp(self.builtin.value))
 
     def __init__(self, builtin: BuiltinName, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -397,12 +450,21 @@ class Cast(Instruction):
     keywords = ("cast",)
     syntax = 'LOCAL_ID ":" value_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """A conversion to an integer type."""
+        return IntegerFacts(IntOp("cast", tuple(self.operands))) if is_integral(self.result.type) \
+            else IntegerFacts()
 
     def __init__(self, a: Value, type: Type, span: Span | None = None, name: str | None = None):
         super().__init__([a], [type], span=span, result_names=[name])
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Cast":
+        src = s.operands[0].type if s.operands else None
+        if src is not None and cast_problem(src, s.type, newest=False) and not cast_problem(src, s.type):
+            s.mark(Std.NEWEST, "a cast from matrix_acc to another use")  # the newest language's
         return cls(*s.operands, s.type)
 
     def format(self, p: "Printer") -> str:
@@ -410,9 +472,11 @@ class Cast(Instruction):
 
     def verify(self, ctx: "VerifyContext") -> None:
         """Spec: cast table; no bool, no complex to real; coopmatrix shape kept, use kept or acc->a/b."""
-        problem = cast_problem(self.operands[0].type, self.result.type)
+        src, dst = self.operands[0].type, self.result.type
+        problem = cast_problem(src, dst, ctx.version.newest_extensions)
         if problem:
-            result_error(ctx, self, problem, [self.operands[0]])
+            rule = ctx.version.rule() if cast_problem(src, dst) is None else ""
+            result_error(ctx, self, problem + rule, [self.operands[0]])
 
 
 class Cmp(Instruction):
@@ -425,6 +489,11 @@ class Cmp(Instruction):
                 **{cond.newest: Std.NEWEST for cond in CmpCond}}
     syntax = 'LOCAL_ID "," LOCAL_ID ":" bool_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """A comparison, for guards."""
+        return IntegerFacts(IntOp(self.cond.value, tuple(self.operands)))
 
     def __init__(self, cond: CmpCond, a: Value, b: Value, span: Span | None = None,
                  name: str | None = None, type: Type = bool_):
@@ -467,6 +536,13 @@ class Constant(Instruction):
     keywords = ("constant",)
     syntax = 'literal ":" value_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """An integer or bool constant."""
+        if isinstance(self.value, (bool, int)) and is_integral(self.result.type):
+            return IntegerFacts(IntOp("constant", (self.value,)))
+        return IntegerFacts()
 
     def __init__(self, value: bool | int | float | complex, type: Type,
                  span: Span | None = None, name: str | None = None):
@@ -524,6 +600,8 @@ class MathUnary(Instruction):
                 **{op.value: Std.NEWEST for op in MathUnaryOp}}
     syntax = 'LOCAL_ID ":" scalar_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, op: MathUnaryOp, a: Value, type: Type, span: Span | None = None,
                  name: str | None = None):

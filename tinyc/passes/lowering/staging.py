@@ -28,7 +28,7 @@ from tinyc.ir.types import AddressSpace, MatrixUse, MemrefType, coopmatrix_type,
 from tinyc.passes.lowering.builder import LoweringBuilder
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.tiling import distribute
-from tinyc.schedule.knobs import TRANSPOSE_SHUFFLES
+from tinyc.ir.knobs import TRANSPOSE_SHUFFLES
 
 COPY_COLUMNS = 8
 """Columns of op(A) per copy tile (one lane copies that many contiguous

@@ -11,7 +11,8 @@ Checked loads branch around the memory access (out-of-bounds components are
 0 and never touch memory); stores of matrix_b are split so that lane
 i mod S writes row i, so atomic adds happen once (an atomic update's old
 values are then broadcast from that lane). The atomic load / store / update
-forms access each component with tinyc/spirv/codegen/atomics.py. Where a lane's row is
+forms access each component with tinyc/spirv/codegen/atomics.py; every write goes
+through writes.write. Where a lane's row is
 contiguous in memory (a `.t` load from a column-major memref) it is read with
 OpenCL's vloadn instead of one scalar load per component.
 """
@@ -26,13 +27,14 @@ from tinyc.ir.instructions import (
     CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, StoreFlag,
 )
 from tinyc.ir.types import CoopMatrixType, MatrixUse
-from tinyc.spirv.codegen import atomics, scalar
+from tinyc.spirv.codegen import atomics, scalar, writes
 from tinyc.spirv.codegen import coopmatrix_transpose as transpose
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.memref import element_address, load_element, store_element
 from tinyc.spirv.codegen.subgroup import broadcast
 from tinyc.spirv.codegen.types import coop_blocks, coop_components, compute_type, scalar_type
+from tinyc.spirv.codegen.writes import write
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import Op, OpenCLStd
 
@@ -139,8 +141,19 @@ def _vector_width(inst, desc: MemrefDesc) -> int:
     return inst.attrs.get("vector_width") or max(2, VECTOR_LOAD_BYTES // desc.type.element.size)
 
 
-@emits(CoopMatrixLoad, CoopMatrixAtomicLoad)
+@emits(CoopMatrixLoad)
 def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
+    _load(ctx, inst, None)
+
+
+@emits(CoopMatrixAtomicLoad)
+def emit_atomic_load(ctx: Ctx, inst: CoopMatrixAtomicLoad) -> None:
+    desc: MemrefDesc = ctx[inst.operands[0]]
+    _load(ctx, inst, atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load"))
+
+
+def _load(ctx: Ctx, inst: CoopMatrixLoad, order: "atomics.Ordering | None") -> None:
+    """The components of the lane's rows (read atomically with an `order`)."""
     M, xv, yv = inst.operands
     t: CoopMatrixType = inst.result.type
     desc: MemrefDesc = ctx[M]
@@ -148,8 +161,6 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     ty = scalar_type(ctx.m, t.component)
     zero = scalar.zero(ctx, t.component)
     at = _Placement(ctx, inst.transpose, x, y)
-    order = (atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
-             if isinstance(inst, CoopMatrixAtomicLoad) else None)
 
     def read(ptr: Id) -> Id:
         if order is not None:
@@ -262,7 +273,7 @@ def _write_components(ctx: Ctx, t: CoopMatrixType, desc: MemrefDesc, at: _Placem
     return out
 
 
-@emits(CoopMatrixStore, CoopMatrixAtomicStore)
+@emits(CoopMatrixStore)
 def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     A, M, xv, yv = inst.operands
     t: CoopMatrixType = A.type
@@ -270,29 +281,35 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     comps: list[Id] = ctx[A]
     at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
     row_writer = None
-    if isinstance(inst, CoopMatrixAtomicStore):
-        order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
 
-        def write(ptr: Id, k: int) -> None:
-            atomics.atomic_store(ctx, desc.type, ptr, comps[k], order)
-    else:
-        def write(ptr: Id, k: int) -> None:
-            store_element(ctx, desc, ptr, comps[k], inst.flag)
+    def write_one(ptr: Id, k: int) -> None:
+        store_element(ctx, desc, ptr, comps[k], inst.flag)
 
-        # a .t store of a column-major memref: each lane's row is contiguous, vstoren
-        if (inst.transpose and inst.flag is StoreFlag.NONE and not _checking(ctx)
-                and at.contiguous(desc, t, inst.checked)):
-            width = _vector_width(inst, desc)
-            first = 0
-            if not inst.checked.rows and transpose.applies(ctx, t, inst.attrs.get("transpose")):
-                first = _store_shuffled(ctx, desc, t, comps, at)
-                if first == t.cols:
-                    return
+    # a .t store of a column-major memref: each lane's row is contiguous, vstoren
+    if (inst.transpose and inst.flag is StoreFlag.NONE and not _checking(ctx)
+            and at.contiguous(desc, t, inst.checked)):
+        width = _vector_width(inst, desc)
+        first = 0
+        if not inst.checked.rows and transpose.applies(ctx, t, inst.attrs.get("transpose")):
+            first = _store_shuffled(ctx, desc, t, comps, at)
+            if first == t.cols:
+                return
 
-            def row_writer(b: int, row: IndexLike, first: int = first) -> None:
-                _store_contiguous(ctx, desc, comps[b * t.cols + first:(b + 1) * t.cols], width,
-                                  lambda j: at.position(row, first + j))
-    _write_components(ctx, t, desc, at, inst.checked, write, row_writer=row_writer)
+        def row_writer(b: int, row: IndexLike, first: int = first) -> None:
+            _store_contiguous(ctx, desc, comps[b * t.cols + first:(b + 1) * t.cols], width,
+                              lambda j: at.position(row, first + j))
+    _write_components(ctx, t, desc, at, inst.checked, write_one, row_writer=row_writer)
+
+
+@emits(CoopMatrixAtomicStore)
+def emit_atomic_store(ctx: Ctx, inst: CoopMatrixAtomicStore) -> None:
+    A, M, xv, yv = inst.operands
+    desc: MemrefDesc = ctx[M]
+    comps: list[Id] = ctx[A]
+    order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
+    at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
+    _write_components(ctx, A.type, desc, at, inst.checked,
+                      lambda ptr, k: write(ctx, desc.type, ptr, writes.Atomic(comps[k], order)))
 
 
 def _store_shuffled(ctx: Ctx, desc: MemrefDesc, t: CoopMatrixType, comps: list[Id],
@@ -317,7 +334,7 @@ def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
     at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
     old = _write_components(
         ctx, t, desc, at, inst.checked,
-        lambda ptr, k: atomics.atomic_update(ctx, inst.op, desc.type, ptr, comps[k], order),
+        lambda ptr, k: write(ctx, desc.type, ptr, writes.Update(inst.op, comps[k], order)),
         scalar_type(ctx.m, t.component), scalar.zero(ctx, t.component))
     if t.use is MatrixUse.B and ctx.subgroup_size > 1:  # row i was updated by lane i mod S
         S = ctx.subgroup_size
@@ -328,7 +345,6 @@ def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
 def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
                       position: Callable[[int], list[IndexLike]]) -> None:
     """Store `values` to consecutive elements from `position(0)` on, up to `width` per vstoren."""
-    ty = scalar_type(ctx.m, desc.type.element)
     j = 0
     while j < len(values):
         n = max((v for v in VLOADN_SIZES if v <= min(width, len(values) - j)), default=1)
@@ -336,8 +352,7 @@ def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
         if n == 1:
             store_element(ctx, desc, ptr, values[j], StoreFlag.NONE)
         else:
-            vec = ctx.op(Op.CompositeConstruct, ctx.m.type_vector(ty, n), *values[j:j + n])
-            ctx.ext(OpenCLStd.vstoren, ctx.m.type_void(), vec, ctx.const64(0), ptr)
+            write(ctx, desc.type, ptr, writes.Vector(tuple(values[j:j + n])))
         j += n
 
 

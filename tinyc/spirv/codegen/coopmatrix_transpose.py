@@ -24,7 +24,7 @@ from tinyc.spirv.codegen.memref import element_address, load_element, store_elem
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import Op, Scope
 from tinyc.ir.instructions import StoreFlag
-from tinyc.schedule.knobs import TRANSPOSE_SHUFFLES
+from tinyc.ir.knobs import TRANSPOSE_SHUFFLES
 
 def applies(ctx: Ctx, t: CoopMatrixType, hint: object) -> bool:
     """Whether a contiguous-row access of tile type `t` uses the register transpose."""
