@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from benchmarks.device import UsmArray, pointer_table
-from benchmarks.opencl_c import ClVariant
+from benchmarks.opencl_c import ClVariant, gemm_variants, with_subgroup_ids
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 
@@ -121,22 +121,6 @@ class Case:
         return 1e-4 if self.dtype == np.float32 else 1e-11
 
 
-def with_subgroup_ids(variants: list[ClVariant]) -> list[ClVariant]:
-    """Work-groups of one sub-group (16×1) also as a variant with -DSGID=1.
-
-    Work-item ids from the sub-group ids made the fused kernel's local-memory
-    variant ~1.7x faster, but every other variant tried 3-10x slower (most
-    with work-groups larger than one sub-group), so it is only tried where
-    the work-group is one sub-group.
-    """
-    out = []
-    for v in variants:
-        out.append(v)
-        if v.local == (16, 1):
-            out.append(ClVariant(v.file, v.kernel, v.local, {**v.defines, "SGID": 1}, f"{v.name} sgid"))
-    return out
-
-
 def _rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: type) -> np.ndarray:
     return np.asfortranarray(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
 
@@ -231,26 +215,8 @@ class Gemm(Case):
         return {"matmul": matmul, "einsum": einsum}
 
     def opencl_variants(self) -> list[ClVariant]:
-        """Register blocks of NC columns per work-item; A from global or local memory.
-
-        NC = n spills registers at n = 64, so blocks of 32/16/8 (4 for f64)
-        columns split the row over WGY = n / NC work-items along y. Sub-group
-        size 8 is tried at n = 8, where 16 lanes would hold only 8 rows.
-        """
-        n = self.n
-        t = "float" if self.dtype == np.float32 else "double"
-        blocks = [b for b in (32, 16, 8) if b <= n] if n > 8 else [8]
-        if self.dtype == np.float64 and n >= 16:
-            blocks = [b for b in (16, 8, 4) if b <= n]
-        out = []
-        for kernel in ("gemm_rows", "gemm_local"):
-            for sg in ((16, 8) if n == 8 else (16,)):
-                for nc in blocks:
-                    defines = {"T": t, "N": n, "SG": sg, "WGY": n // nc, "KU": n if n <= 8 else 1,
-                               "TRANS_A": int(self.trans), "TRANS_B": int(self.trans_b)}
-                    label = f"{kernel[5:]} nc={nc} sg={sg}"
-                    out.append(ClVariant("gemm.cl", kernel, (n, n // nc), defines, label))
-        return with_subgroup_ids(out)
+        return gemm_variants(self.n, "float" if self.dtype == np.float32 else "double",
+                             self.trans, self.trans_b)
 
     def opencl_args(self, d: DeviceData, variant: ClVariant) -> list:
         return [d.arrays[k].memory for k in ("A", "B", "C")]

@@ -30,6 +30,9 @@ FAMILIES = ("tinyc", "tinyc-raw", "tinyc-tuned", "tinyc-tuned-raw", "opencl", "n
 PEAK = "fma-peak"
 """The FMA-chain kernel of the roofline, timed in every round with the case's sides:
 a share of the peak is then a per-round ratio, like the others."""
+STREAM = "copy-stream"
+"""A streaming kernel of the roofline over the case's footprint, timed in every round:
+a share of the memory bandwidth is then a per-round ratio too."""
 
 
 @dataclass
@@ -58,7 +61,7 @@ class ImplResult:
     rounds: list[int] = field(default_factory=list)   # the round of each time
     device_times: list[float] = field(default_factory=list)  # event seconds (raw, OpenCL C)
     setup_s: float | None = None  # compile/build time
-    work: float | None = None  # the peak kernel: flops per launch
+    work: float | None = None  # the peak kernel: flops per launch; the stream kernel: bytes
     vs_default: list[float] = field(default_factory=list)  # tuned raw: time over the default's
     setup_spirv: bytes | None = field(default=None, repr=False)  # tinyc: the module timed
     same_as: "ImplResult | None" = field(default=None, repr=False)  # identical kernel timed there
@@ -237,8 +240,9 @@ def _compiled_runners(case: Case, queue: Any, d: DeviceData, init: Arrays, ref: 
 
         import tinyc
 
-        if tune_budget is not None:
+        if tune_budget is not None:  # tuned at the batch the case runs, as a user would ask
             os.environ["TINYC_TUNE_BUDGET"] = str(tune_budget)
+            os.environ["TINYC_TUNE_BATCH"] = str(case.batch)
         start = time.perf_counter()
         program = tinyc.compile(case.source, name=f"benchmarks/kernels/{case.ir_file}", device=queue,
                                 **options)
@@ -349,32 +353,45 @@ def paired_ratio(a: ImplResult, b: ImplResult) -> tuple[float, float, float] | N
             float(np.percentile(ratios, 90)))
 
 
-def _peak_runner(queue: Any, peak: Any) -> _Runner:
-    result = ImplResult(PEAK, peak.config, work=peak.flops)
+def _ceiling_runner(queue: Any, family: str, launch: Any, work: float) -> _Runner:
+    result = ImplResult(family, launch.config, work=work)
 
     def run() -> Any:
-        event = peak.submit(queue)
+        event = launch.submit(queue)
         event.wait()
         return event
 
     return _Runner(result, run)
 
 
-def peak_share(r: ImplResult, peak: ImplResult, flops: float) -> float | None:
-    """Median over the rounds of r's flop rate over the peak kernel's in the same round."""
+def peak_share(r: ImplResult, peak: ImplResult, amount: float) -> float | None:
+    """Median over the rounds of r's rate (`amount` per launch: flops, or bytes against a
+    stream kernel) over the ceiling kernel's in the same round."""
     r = r.same_as or r
     theirs = dict(zip(peak.rounds, peak.times))
-    shares = [(flops / t) / (peak.work / theirs[k]) for k, t in zip(r.rounds, r.times)
+    shares = [(amount / t) / (peak.work / theirs[k]) for k, t in zip(r.rounds, r.times)
               if k in theirs and peak.work]
     return float(np.median(shares)) if shares else None
 
 
+def bandwidth_share(r: ImplResult, streams: list[ImplResult], nbytes: float) -> float | None:
+    """Median over the rounds of r's bytes/s over the fastest stream kernel's in that round."""
+    r = r.same_as or r
+    best: dict[int, float] = {}
+    for s in streams:
+        for k, t in zip(s.rounds, s.times):
+            best[k] = max(best.get(k, 0.0), s.work / t)
+    shares = [(nbytes / t) / best[k] for k, t in zip(r.rounds, r.times) if best.get(k)]
+    return float(np.median(shares)) if shares else None
+
+
 def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] = print,
-             peaks: dict[str, Any] | None = None) -> CaseResult:
+             peaks: dict[str, Any] | None = None, streams: list[Any] = ()) -> CaseResult:
     """Check and time every implementation of a case on `queue`.
 
     `peaks` (element type -> roofline.PeakLaunch) adds the FMA-peak kernel of
-    the case's precision to every round.
+    the case's precision to every round; `streams` (roofline.StreamLaunch) the
+    streaming kernels, for the share of the memory bandwidth (`bandwidth_share`).
     """
     rng = np.random.default_rng(config.seed)
     init = case.inputs(rng)
@@ -390,7 +407,9 @@ def run_case(case: Case, queue: Any, config: Config, log: Callable[[str], None] 
             runners.append(_Runner(ImplResult(family, "-", f"failed ({_short(exc)})"), lambda: None))
     element = "f64" if np.dtype(case.dtype) == np.float64 else "f32"
     if peaks and peaks.get(element) is not None:
-        runners.append(_peak_runner(queue, peaks[element]))
+        runners.append(_ceiling_runner(queue, PEAK, peaks[element], peaks[element].flops))
+    for stream in streams:
+        runners.append(_ceiling_runner(queue, STREAM, stream, stream.bytes))
     for runner in runners:
         if runner.result.status != "ok":
             log(f"  {case.name}: {runner.result.family} [{runner.result.variant}]: {runner.result.status}")

@@ -103,3 +103,72 @@ kernel void gemm_local(global const T *restrict A, global const T *restrict B,
 #pragma unroll
     for (int j = 0; j < NC; ++j) C[i + N * (j0 + j)] = acc[j];
 }
+
+// Variant "tiled": what a CPU performance engineer writes for small batched
+// GEMMs (and what tinyc's lowering does): one sub-group per work-group computes
+// C tile by tile, each work-item holding a register block of MR rows (i + SG·r,
+// r < MR) by NR columns, so every A load feeds NR FMAs and every (broadcast) B
+// load MR FMAs. A transposed A is first copied to local memory (As = Aᵀ,
+// column-major): COPY 0 reads it row by row across lanes (a strided gather,
+// contiguous stores), COPY 1 column by column (contiguous loads, strided stores).
+// Needs N % (SG·MR) == 0 and N % NR == 0. Launched as (SG, 1) work-groups.
+#ifndef MR
+#define MR 1
+#endif
+#ifndef NR
+#define NR 1
+#endif
+#ifndef COPY
+#define COPY 0
+#endif
+__attribute__((intel_reqd_sub_group_size(SG)))
+__attribute__((reqd_work_group_size(SG, 1, 1)))
+kernel void gemm_tiled(global const T *restrict A, global const T *restrict B,
+                       global T *restrict C) {
+    const size_t g = get_global_id(2);
+    A += g * (N * N);
+    B += g * (N * N);
+    C += g * (N * N);
+    const int i = get_local_id(0);
+#if TRANS_A
+    local T As[N * N];
+    for (int c = 0; c < N; ++c) {
+        for (int m0 = 0; m0 < N; m0 += SG) {
+#if COPY
+            As[c + N * (m0 + i)] = A[m0 + i + N * c];   // As(c, m0 + i) = A(m0 + i, c)ᵀ
+#else
+            As[m0 + i + N * c] = A[c + N * (m0 + i)];   // As(m0 + i, c) = A(c, m0 + i)
+#endif
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#define OPA(m, k) As[(m) + N * (k)]
+#else
+#define OPA(m, k) A[(m) + N * (k)]
+#endif
+    for (int m0 = 0; m0 < N; m0 += SG * MR) {
+        for (int j0 = 0; j0 < N; j0 += NR) {
+            T acc[MR][NR];
+#pragma unroll
+            for (int r = 0; r < MR; ++r)
+#pragma unroll
+                for (int j = 0; j < NR; ++j) acc[r][j] = 0;
+            UNROLL(KU)
+            for (int k = 0; k < N; ++k) {
+                T a[MR];
+#pragma unroll
+                for (int r = 0; r < MR; ++r) a[r] = OPA(m0 + i + SG * r, k);
+#pragma unroll
+                for (int j = 0; j < NR; ++j) {
+                    const T b = OPB(k, j0 + j);
+#pragma unroll
+                    for (int r = 0; r < MR; ++r) acc[r][j] = fma(a[r], b, acc[r][j]);
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < MR; ++r)
+#pragma unroll
+                for (int j = 0; j < NR; ++j) C[m0 + i + SG * r + N * (j0 + j)] = acc[r][j];
+        }
+    }
+}

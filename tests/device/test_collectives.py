@@ -657,12 +657,18 @@ def test_static_leading_dimension(strided_program) -> None:
     np.testing.assert_allclose(C, want, rtol=1e-5, atol=1e-5)
 
 
-def test_staged_transpose_of_a_strided_view(strided_program) -> None:
+@pytest.mark.parametrize("transpose, instruction", [("loads", "vloadn"),
+                                                     ("shuffles", "OpGroupNonUniformShuffleXor")])
+def test_staged_transpose_of_a_strided_view(device, transpose: str, instruction: str) -> None:
     """gemm.t.n with a leading dimension of 40: op(A) is staged in local memory, each lane
-    reading its contiguous column of A with vector loads."""
+    reading its contiguous column of A with vector loads, or the lanes reading along A's
+    columns and transposing 16x16 blocks with shuffles (the `transpose` knob)."""
+    import tinyc
     from tinyc.spirv.tools import disassemble
 
-    assert "vloadn" in disassemble(strided_program.spirv)
+    strided_program = tinyc.compile(STRIDED_SOURCE, name="strided.ir", device=device, schedule={
+        "gemm_tn_static_ld": {"subgroup_size": 16, "gemm": {"transpose": transpose}}})
+    assert instruction in disassemble(strided_program.spirv)
     assert "memref<f32x33x19,local>" in strided_program.ir("lowered")
     rng = np.random.default_rng(13)
     _, A = _view(rng, 19, 33)

@@ -48,9 +48,11 @@ def error_of(source: str, **kwargs) -> CompilationError:
 
 
 def test_every_collective_declares_the_four_knobs_with_a_search_space_in_range():
+    """(and the matmuls' extra ones: `transpose`, gemm's `swap`)"""
     for opname, knobs in COLLECTIVE_KNOBS.items():
         assert tuple(knobs)[:4] == KNOB_NAMES, opname
-        assert tuple(knobs)[4:] == (("swap",) if opname == "gemm" else ()), opname
+        extra = {"gemm": ("transpose", "swap"), "gemv": ("transpose",)}.get(opname, ())
+        assert tuple(knobs)[4:] == extra, opname
         for knob in knobs.values():
             assert knob.doc and knob.space, (opname, knob.name)
             assert all(knob.problem(v) is None for v in knob.space), (opname, knob.name)
@@ -178,8 +180,8 @@ def test_lowered_ir_shows_the_schedule_used_as_a_reusable_schedule():
     assert match, first
     shown = json.loads(match.group(1))
     assert shown == {"k": result.schedules["k"]}
-    assert shown["k"]["gemm#0"] == {"tile": [1, 8], "k_unroll": 8, "stage": True,
-                                    "vector_width": 2, "swap": False}
+    assert shown["k"]["gemm#0"] == {"tile": [1, 8], "k_unroll": 4, "stage": True,
+                                    "vector_width": 2, "transpose": "shuffles", "swap": False}
     again = compile_to_spirv(gemm(ta="t"), "k.ir", device_info=AVX512, schedule=shown)
     assert again.spirv == result.spirv, "the shown schedule reproduces the kernel"
 

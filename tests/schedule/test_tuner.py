@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def test_a_cached_schedule_is_used_by_the_next_compile(cache_dir, device):
     cache.store(key_of(device), Entry(PLANTED, 2.0, 1.0, 0.5, 100, 3))
     program = tinyc.compile(SOURCE, device=device)
     expected = {**PLANTED, "work_group_size": [8, 1]}
-    expected["gemm#0"] = {**PLANTED["gemm#0"], "swap": False}
+    expected["gemm#0"] = {**PLANTED["gemm#0"], "transpose": "loads", "swap": False}
     assert program.schedules["k"] == expected
     assert program.ir("lowered").startswith("; schedule (tuned: tinyc tune): ")
     untuned = compile_to_spirv(SOURCE, device_info=None)
@@ -143,6 +144,10 @@ def test_tinyc_tune_cli_tunes_reports_and_clears(cache_dir, device, tmp_path):
                                  "--device", device.filter_string])
     assert result.exit_code == 0, result.output
     assert "k: " in result.output and "(tuned)" in result.output and "at batch 64" in result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("k: "))
+    assert re.search(r"ms \(default\) -> [0-9.]+ ms \(tuned\), [0-9.]+x; \d+ of \d+ candidates timed "
+                     r"at batch 64 in [0-9.]+ s", line), line
+    assert "  schedule: " in result.output
     assert len(cache.entries()) == 1
     cleared = runner.invoke(cli, ["tune", "--clear"])
     assert cleared.exit_code == 0 and "removed 1 cached schedule(s) and" in cleared.output
@@ -151,3 +156,32 @@ def test_tinyc_tune_cli_tunes_reports_and_clears(cache_dir, device, tmp_path):
     assert usage.exit_code == 2
     missing = runner.invoke(cli, ["tune", str(source), "--kernel", "nope"])
     assert missing.exit_code == 2 and "no kernel 'nope'" in missing.output
+
+
+STATIC_BATCH = SOURCE.replace("x?>", "x700>")
+
+
+def test_a_program_that_fixes_its_batch_is_timed_at_it():
+    from tinyc.tune.measure import own_batch
+
+    assert own_batch(compile_to_spirv(STATIC_BATCH, validate=False).kernels["k"]) == 700
+    assert own_batch(compile_to_spirv(SOURCE, validate=False).kernels["k"]) is None
+
+
+def test_the_representative_batch_has_at_least_ten_thousand_work_groups(device):
+    from tinyc.tune.measure import MIN_WORK_GROUPS, Bench
+
+    info = _info(device)
+    assert Bench(SOURCE, "k", device, info).batch >= MIN_WORK_GROUPS == 10_000
+    assert Bench(STATIC_BATCH, "k", device, info).batch == 700, "the program's own batch"
+    assert Bench(SOURCE, "k", device, info, batch=64).batch == 64, "the caller's batch"
+
+
+def test_tune_true_times_at_the_batch_of_the_environment(cache_dir, device, monkeypatch):
+    monkeypatch.setenv("TINYC_TUNE_BATCH", "321")
+    monkeypatch.setenv("TINYC_TUNE_BUDGET", "1")
+    tinyc.compile(SOURCE, device=device, tune=True)
+    (path,) = cache.entries()
+    entry = json.loads(path.read_text())
+    assert entry["batch"] == 321
+    assert entry["space"] >= entry["candidates"] >= 1

@@ -27,11 +27,14 @@ import numpy as np
 
 MIN_BYTES = 8 << 20
 MAX_BYTES = 512 << 20
-GROUP_ITEMS = 256          # work-items per work-group of the streaming kernels
+GROUP_ITEMS = 16
+"""Work-items per work-group of the streaming kernels: one subgroup, so each work-group
+sweeps its chunk in order, 64 contiguous bytes per step. (With 256 work-items the CPU
+runtime runs the 16 subgroups one after another, each striding 1 KB through the chunk:
+1.5-2.8x less bandwidth measured at 8 and 256 MB footprints.)"""
 GROUP_ELEMENTS = 1 << 14   # elements per work-group (a contiguous chunk)
 
 STREAM_SOURCE = r"""
-#define LS 256
 kernel void copy(global const float *restrict a, global float *restrict b, long chunk) {
     const long base = get_group_id(0) * chunk + get_local_id(0);
     for (long t = 0; t < chunk / LS; ++t) b[base + t * LS] = a[base + t * LS];
@@ -61,7 +64,12 @@ STREAMS = {  # kernel: (arrays, bytes moved per element)
 
 PEAK_CHAINS = (4, 6, 8, 12)
 PEAK_SUBGROUPS = (8, 16)
-PEAK_ITERATIONS = 4096
+PEAK_ITERATIONS = 512
+PEAK_GROUPS_PER_UNIT = 128
+"""Work-groups (of 64 work-items) per compute unit of the FMA-peak kernel: many small ones,
+as the kernels it is compared with have, so that the runtime balances them over its threads
+when another job holds a core for a while (with 16 per unit, one delayed thread held up the
+whole launch, and a gemm timed beside it showed 160% of the "peak")."""
 
 
 def _peak_source(chains: int) -> str:
@@ -110,33 +118,56 @@ def _best_seconds(queue: Any, kernel: Any, args: list, gsize: list[int], lsize: 
 
 def measure_bandwidth(queue: Any, footprint: float, repeat: int = 5) -> tuple[float, dict, int]:
     """(best bytes/s, bytes/s per kernel, bytes touched by each kernel)."""
+    rates: dict[str, float] = {}
+    for name in STREAMS:
+        launch = stream_launch(queue, footprint, name)
+        seconds = _best_seconds(queue, launch.kernel, launch.args, [launch.groups * GROUP_ITEMS],
+                                [GROUP_ITEMS], repeat)
+        rates[name] = launch.bytes / seconds
+    return max(rates.values()), rates, int(min(max(footprint, MIN_BYTES), MAX_BYTES))
+
+
+@dataclass
+class StreamLaunch:
+    """One streaming kernel over `footprint` bytes, ready to launch (bytes moved per launch known),
+    so a benchmark can time it in every round beside a kernel (per-round share of bandwidth)."""
+
+    kernel: Any
+    args: list
+    groups: int
+    bytes: float
+    name: str
+    buffers: list = field(default_factory=list)
+
+    @property
+    def config(self) -> str:
+        return f"{self.name} over {self.bytes / 1e6:.0f} MB"
+
+    def submit(self, queue: Any) -> Any:
+        return queue.submit_async(self.kernel, self.args, [self.groups * GROUP_ITEMS], [GROUP_ITEMS])
+
+
+def stream_launch(queue: Any, footprint: float, name: str = "copy") -> StreamLaunch:
+    """The streaming kernel `name` of STREAM_SOURCE touching about `footprint` bytes."""
     import dpctl.memory
 
+    arrays, moved = STREAMS[name]
     total = int(min(max(footprint, MIN_BYTES), MAX_BYTES))
-    program = _program(queue, STREAM_SOURCE, "")
-    rates: dict[str, float] = {}
-    for name, (arrays, moved) in STREAMS.items():
-        elements = total // (4 * arrays)
-        groups = max(1, elements // GROUP_ELEMENTS)
-        elements = groups * GROUP_ELEMENTS
-        buffers = [dpctl.memory.MemoryUSMDevice(elements * 4, queue=queue) for _ in range(arrays)]
-        for buf in buffers:
-            buf.memset(0)
-        chunk = ctypes.c_int64(GROUP_ELEMENTS)
-        scale = ctypes.c_float(1.0)
-        if name == "copy":
-            args = [buffers[0], buffers[1], chunk]
-        elif name == "read":
-            out = dpctl.memory.MemoryUSMDevice(groups * GROUP_ITEMS * 4, queue=queue)
-            args = [buffers[0], out, chunk]
-        elif name == "triad":
-            args = [buffers[0], buffers[1], buffers[2], scale, chunk]
-        else:
-            args = [buffers[0], scale, chunk]
-        seconds = _best_seconds(queue, program.get_sycl_kernel(name), args,
-                                [groups * GROUP_ITEMS], [GROUP_ITEMS], repeat)
-        rates[name] = moved * elements / seconds
-    return max(rates.values()), rates, total
+    groups = max(1, total // (4 * arrays) // GROUP_ELEMENTS)
+    elements = groups * GROUP_ELEMENTS
+    buffers = [dpctl.memory.MemoryUSMDevice(elements * 4, queue=queue) for _ in range(arrays)]
+    for buf in buffers:
+        buf.memset(0)
+    chunk, scale = ctypes.c_int64(GROUP_ELEMENTS), ctypes.c_float(1.0)
+    if name == "read":  # one partial sum per work-item
+        buffers.append(dpctl.memory.MemoryUSMDevice(groups * GROUP_ITEMS * 4, queue=queue))
+    args = {"copy": lambda: [buffers[0], buffers[1], chunk],
+            "read": lambda: [buffers[0], buffers[1], chunk],
+            "triad": lambda: [buffers[0], buffers[1], buffers[2], scale, chunk],
+            "update": lambda: [buffers[0], scale, chunk]}[name]()
+    program = _program(queue, STREAM_SOURCE, f"-DLS={GROUP_ITEMS}")
+    return StreamLaunch(program.get_sycl_kernel(name), args, groups, float(moved * elements), name,
+                        buffers)
 
 
 @dataclass
@@ -167,7 +198,7 @@ def peak_launch(queue: Any, element: str, chains: int, subgroup: int) -> PeakLau
 
     ctype, cname = (ctypes.c_double, "double") if element == "f64" else (ctypes.c_float, "float")
     units = max(1, int(getattr(queue.sycl_device, "max_compute_units", 1)))
-    items = 64 * 16 * units
+    items = 64 * PEAK_GROUPS_PER_UNIT * units
     out = dpctl.memory.MemoryUSMDevice(items * 8, queue=queue)
     program = _program(queue, _peak_source(chains), f"-DT={cname} -DSG={subgroup}")
     args = [out, ctype(0.999), ctype(0.001), ctypes.c_int(PEAK_ITERATIONS)]

@@ -21,7 +21,8 @@ import click
 @click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--kernel", "kernels", multiple=True, help="Kernel to tune (repeatable; default: all).")
 @click.option("--batch", type=click.IntRange(min=1), default=None,
-              help="Work-groups per timed launch (default: about 2 ms of work, at most 8 MB).")
+              help="Work-groups per timed launch: the batch the kernel will run at (default: "
+                   "the program's own, else at least 10000 work-groups, at most 1 GB of data).")
 @click.option("--budget", type=click.FloatRange(min=0.1), default=None,
               help="Seconds of tuning per kernel (default: $TINYC_TUNE_BUDGET or 30).")
 @click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
@@ -68,8 +69,8 @@ def tune(file: str | None, kernels: tuple[str, ...], batch: int | None, budget: 
         speedup = entry.default_seconds / entry.tuned_seconds if entry.tuned_seconds else 1.0
         click.echo(f"{name}: {entry.default_seconds * 1e3:.3f} ms (default) -> "
                    f"{entry.tuned_seconds * 1e3:.3f} ms (tuned), {speedup:.2f}x; "
-                   f"{entry.candidates} candidates timed at batch {entry.batch} in "
-                   f"{entry.tuning_seconds:.1f} s")
+                   f"{entry.candidates} of {entry.space} candidates timed at batch {entry.batch} "
+                   f"in {entry.tuning_seconds:.1f} s")
         shown = json.dumps({name: entry.schedule}) if entry.schedule else "the default schedule"
         click.echo(f"  schedule: {shown}")
     click.echo(f"cached in {cache.schedules_dir()}", err=True)

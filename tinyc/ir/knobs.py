@@ -121,7 +121,8 @@ def knob_problems(opname: str, declared: dict[str, Knob], attrs: dict[str, Any])
 
 
 KNOB_NAMES = ("tile", "k_unroll", "stage", "vector_width")
-"""The knobs of every collective, first and in this order (gemm has one more: `swap`)."""
+"""The knobs of every collective, first and in this order (gemm and gemv have `transpose`
+too, gemm `swap`)."""
 
 
 # ---------------------------------------------------------------- pieces of the declarations
@@ -160,6 +161,16 @@ MATMUL_VECTOR = Knob(
     "elements per load where a lane reads consecutive elements: the rows of op(A) = Aᵀ "
     "(read directly or by the staging copy); 1 = one load per element",
     VECTOR_WIDTHS, (1, 2, 4, 8))
+TRANSPOSE_LOADS = "loads"
+TRANSPOSE_SHUFFLES = "shuffles"
+MATMUL_TRANSPOSE = Knob(
+    "transpose",
+    "how a tile whose lanes' rows are contiguous in memory (op(A) = Aᵀ read directly or "
+    "by the staging copy; C under `swap`) is read or written: \"loads\", per-lane vector "
+    "loads of `vector_width`; \"shuffles\", loads contiguous across lanes and a register "
+    "transpose by subgroup shuffles (S×S blocks of 4- and 8-byte real elements; the staging "
+    "copy then works in S×S tiles)",
+    Choice((TRANSPOSE_LOADS, TRANSPOSE_SHUFFLES)), (TRANSPOSE_LOADS, TRANSPOSE_SHUFFLES))
 MATMUL_STAGE = Knob(
     "stage",
     "copy op(A) = Aᵀ to local memory first, so the product reads it as a .n operand "

@@ -12,11 +12,12 @@ CompilationError at the function.
 
 Defaults when nothing is forced:
 
-- S = 16 for every element type: the width of an AVX-512 vector of f32 on
-  the CPU device and the native SIMD width of Intel's data-centre GPUs.
-  Measured on the CPU device (batched gemm, kernel time, best of 3): 8 lanes
-  for f64 were no faster than 16 (16x16x16: 1.18 vs 1.14 ms), and f16 at 32
-  lanes was 4x slower than at 16, so the element type does not change S.
+- S = 16: the width of an AVX-512 vector of f32 on the CPU device and the
+  native SIMD width of Intel's data-centre GPUs. Measured on the CPU device
+  (batched gemm, kernel time, best of 3): f16 at 32 lanes was 4x slower than
+  at 16. On a CPU, kernels whose matmuls all compute in f64 take 8 lanes (one
+  AVX-512 register per value): 8 lanes were no faster at 16³ (1.18 vs 1.14 ms), but
+  0.71-0.96x the time at 32³ and 64³ in every transpose.
   Coopmatrix types in the kernel narrow the choice to sizes that divide the
   rows of every matrix_a and matrix_acc (but for matrices with fewer rows
   than any size, such as a column reduction's 1×N, which pad at any size).
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
 from tinyc.ir.instructions import BlasInstruction
-from tinyc.ir.types import DYNAMIC, CoopMatrixType, MatrixUse, MemrefType
+from tinyc.ir.types import DYNAMIC, CoopMatrixType, MatrixUse, MemrefType, f64
 from tinyc.std import DEFAULT, Std, Version
 from tinyc.target.device_info import DeviceInfo, device_of
 
@@ -73,7 +74,7 @@ def choose_work_group_size(fn: Function, options: "PassOptions | None" = None) -
                                           or [s for s in device.subgroup_sizes if rows % s == 0])
     else:
         if sgs is None:
-            sgs = preferred_subgroup_size(fn, device, allowed, preferred=_rows_preference(fn))
+            sgs = preferred_subgroup_size(fn, device, allowed, preferred=_rows_preference(fn, device))
         rows, cols = default_work_group_size(fn, sgs, device)
     fn.attrs["subgroup_size"] = sgs
     fn.attrs["work_group_size"] = [rows, cols]
@@ -181,15 +182,20 @@ def preferred_subgroup_size(fn: Function, device: DeviceInfo, allowed: Sequence[
 SMALL_ROWS = 8
 
 
-def _rows_preference(fn: Function) -> int:
-    """8 when every matmul's output has at most 8 rows, known at compile time; else 16.
+def _rows_preference(fn: Function, device: DeviceInfo) -> int:
+    """8 when every matmul's output has at most 8 rows, known at compile time, or is f64
+    on a CPU; else 16.
 
     The matmul lowerings put C's rows across the lanes, so 16 lanes on an 8×8
     gemm leave half of each vector idle (the OpenCL C baselines ran 2-4x
-    faster with 8-lane sub-groups at n = 8, benchmarks/README.md).
+    faster with 8-lane sub-groups at n = 8, benchmarks/README.md). An f64 value
+    of 8 lanes fills one AVX-512 register: batched f64 gemms of 32³ and 64³ in
+    every transpose ran in 0.71-0.96x the time at 8 lanes as at 16 (AMD EPYC).
     """
-    rows = [shape.M for inst in fn.walk() if inst.knobs and (shape := inst.matmul()) is not None]
-    if rows and all(r is not None and r <= SMALL_ROWS for r in rows):
+    shapes = [shape for inst in fn.walk() if inst.knobs and (shape := inst.matmul()) is not None]
+    if shapes and all(s.M is not None and s.M <= SMALL_ROWS for s in shapes):
+        return SMALL_ROWS
+    if device.is_cpu and shapes and all(s.c_type is f64 for s in shapes):
         return SMALL_ROWS
     return DEFAULT_SUBGROUP_SIZE
 

@@ -33,12 +33,13 @@ def resolve_knobs(inst: BlasInstruction, S: int, device: DeviceInfo, stage_room:
     if inst.fixed_defaults is not None:
         defaults = dict(inst.fixed_defaults)
     else:
-        swap = bool(given.get("swap", default_swap(inst)))
+        swap = bool(given.get("swap", default_swap(inst, S, device, stage_room)))
         stage = bool(given["stage"]) if "stage" in given else (False if swap else None)
         defaults = matmul_defaults(inst.matmul(swap), S, device, stage_room, stage, swap)
         if "swap" in inst.knobs:
             defaults["swap"] = swap
-    return {**defaults, **{k: (list(v) if isinstance(v, tuple) else v) for k, v in given.items()}}
+    return {**{k: v for k, v in defaults.items() if k in inst.knobs},
+            **{k: (list(v) if isinstance(v, tuple) else v) for k, v in given.items()}}
 
 
 def accumulator_registers(inst: BlasInstruction, knobs: dict[str, Any], S: int,

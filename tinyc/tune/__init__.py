@@ -3,12 +3,16 @@
     tinyc.compile(src, tune=True)       # tune every kernel without a cached schedule
     tinyc tune k.ir [--kernel K] [--batch N] [--budget S] [--clear]
 
+`$TINYC_TUNE_BUDGET` (seconds per kernel) and `$TINYC_TUNE_BATCH` (the batch
+the kernels will run at) set what `tune=True` does, as `--budget` and
+`--batch` do for `tinyc tune`.
+
 For each kernel, `space.py` enumerates the free knobs' search spaces
 (declared beside the knobs, tinyc/schedule/knobs.py) and prunes them with
 the cost model (`cost.py`: registers, local memory, the bandwidth and compute
 bound of each candidate); `tuner.py` times the best-ranked on the device with
-synthetic data at a representative batch (`measure.py`) and keeps the
-fastest, never one slower than the default. Results go to the on-disk cache
+synthetic data at the batch the user runs, or a representative one
+(`measure.py`), and keeps the fastest, never one slower than the default. Results go to the on-disk cache
 (`cache.py`) keyed by the kernel's source, the device, its driver and tinyc's
 version; every later `tinyc.compile` of the kernel on that device uses them.
 """
@@ -23,10 +27,11 @@ from tinyc.tune import cache
 from tinyc.tune.cache import CacheKey, Entry, TuningWarning
 from tinyc.tune.progress import ProgressBar
 
-__all__ = ["cached_or_tuned", "TuningWarning", "default_budget", "Entry"]
+__all__ = ["cached_or_tuned", "TuningWarning", "default_budget", "default_batch", "Entry"]
 
 DEFAULT_BUDGET = 30.0
 BUDGET_ENV = "TINYC_TUNE_BUDGET"
+BATCH_ENV = "TINYC_TUNE_BATCH"
 
 
 def default_budget() -> float:
@@ -35,6 +40,16 @@ def default_budget() -> float:
         return float(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET))
     except ValueError:
         return DEFAULT_BUDGET
+
+
+def default_batch() -> int | None:
+    """The batch to tune at: $TINYC_TUNE_BATCH if it is a positive integer, else None (the
+    program's own batch or a representative one, tinyc/tune/measure.py)."""
+    try:
+        value = int(os.environ.get(BATCH_ENV, ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 def cache_key(fn: Function, device: Any, given: dict[str, Any],
@@ -78,7 +93,7 @@ def cached_or_tuned(device: Any, request: Any, given: Any, subgroup_size: int | 
                 bar = ProgressBar(f"tuning {fn.name}", enabled=progress)
                 entry = tune_kernel(fn, print_function(fn), request if request is not None else device,
                                     info, entry_given, subgroup_size, budget or default_budget(),
-                                    batch, sizes, bar)
+                                    batch or default_batch(), sizes, bar)
                 cache.store(key, entry)
                 if results is not None:
                     results[fn.name] = entry

@@ -76,7 +76,8 @@ class Entry:
     tuned_seconds: float            # measured time of the chosen one
     tuning_seconds: float           # wall time of the search
     batch: int
-    candidates: int                 # schedules timed
+    candidates: int                 # schedules timed (the default not counted)
+    space: int = 0                  # candidates the cost model ranked (the search space, pruned)
     ranking: list[dict[str, Any]] = field(default_factory=list)  # the fastest measured
     key: dict[str, Any] = field(default_factory=dict)
     created: str = ""

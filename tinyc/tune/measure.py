@@ -1,15 +1,18 @@
 """Timing candidate schedules of one kernel on the device, on synthetic data.
 
 The inputs are random arrays of the kernel's types (`tinyc run`'s generator;
-`?` sizes other than the batch mode are `DYNAMIC_SIZE`) at a representative
-batch: large enough that one launch takes about `TARGET_SECONDS`, small
-enough that its data (`MAX_BYTES`) stays in the last-level cache, so the
-schedules are compared on the kernel's own work rather than on the memory
-bandwidth, which no schedule changes (and which other jobs on a shared
-machine take away in bursts). They are copied to the device once, with the default schedule's
-kernel; every candidate is launched on the same packed arguments (the ABI
-does not depend on the schedule). Times are the device's own (event
-profiling), so Python overhead does not blur small differences.
+`?` sizes other than the batch mode are `DYNAMIC_SIZE`) at the batch the
+user runs when the caller knows it (`tinyc tune --batch`, `$TINYC_TUNE_BATCH`),
+else at the program's own batch (a static size of the mode indexed by the
+work-group id, or of a group), else at a representative batch: at least
+`MIN_WORK_GROUPS` work-groups and about `TARGET_SECONDS` of work, as long as
+the data stays within `MAX_BYTES`. A schedule is chosen for the launches it
+will run: a handful of work-groups (one per core, their data in the
+first-level caches) favours other tiles than ten thousand of them, whose
+operands stream from memory. The arrays are copied to the device once, with
+the default schedule's kernel; every candidate is launched on the same packed
+arguments (the ABI does not depend on the schedule). Times are the device's
+own (event profiling), so Python overhead does not blur small differences.
 
 Correctness is checked before a candidate is timed: on a small batch, its
 outputs must equal the default schedule's bit for bit where the schedule
@@ -19,6 +22,7 @@ to NumPy tolerances.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
@@ -30,16 +34,25 @@ from tinyc.ir.types import DYNAMIC, MemrefType
 from tinyc.reference.arguments import copy_argument
 from tinyc.schedule.knobs import ORDER_CHANGING
 
+MIN_WORK_GROUPS = 10_000
+"""Work-groups of a representative launch (issue 20: not a handful)."""
 TARGET_SECONDS = 0.002
-MAX_BYTES = 8 << 20
+"""A kernel so cheap that MIN_WORK_GROUPS take less than this gets more work-groups."""
+MAX_BYTES = 1 << 30
+"""Data of a representative launch at most (host arrays and their device copies)."""
 DYNAMIC_SIZE = "32"
 """A `?` size that the caller does not give (`tinyc tune --size`): a mid-sized problem."""
 MAX_BATCH = 1 << 20
 CHECK_BATCH = 16
+PROBE_BATCH = 64
 
 
 class CandidateError(RuntimeError):
     """A candidate schedule that does not compile, build or compute the right result."""
+
+
+class SameCode(CandidateError):
+    """A candidate that compiles to the SPIR-V of one built before (nothing new to time)."""
 
 
 def _nbytes(arg: Any) -> int:
@@ -59,6 +72,7 @@ class Bench:
         self.text, self.kernel_name, self.device, self.info = text, kernel, device, device_info
         self.given, self.subgroup_size = dict(given or {}), subgroup_size
         self.sizes, self.seed = dict(sizes or {}), seed
+        self._built: set[str] = set()   # digests of the SPIR-V of every schedule built
         self.default = self.build({})
         self.batch = self._fitting(batch)
         self._prepare()
@@ -76,9 +90,14 @@ class Bench:
             result = compile_to_spirv(self.text, f"<tuning {self.kernel_name}>",
                                       subgroup_size=self.subgroup_size, device_info=self.info,
                                       schedule={self.kernel_name: full} if full else None)
-            return Kernel(result.spirv, result.kernels[self.kernel_name], self.device)
         except CompilationError as exc:
             raise CandidateError(f"does not compile: {str(exc).splitlines()[0]}") from None
+        digest = hashlib.sha256(result.spirv).hexdigest()
+        if digest in self._built:
+            raise SameCode("the same SPIR-V as a schedule built before")
+        self._built.add(digest)
+        try:
+            return Kernel(result.spirv, result.kernels[self.kernel_name], self.device)
         except Exception as exc:  # a build failure on the device is the candidate's problem
             raise CandidateError(f"does not build: {type(exc).__name__}: {exc}") from None
 
@@ -106,15 +125,19 @@ class Bench:
         return fitting(self.default, self._arguments, None, wanted, lambda args: args)[1]
 
     def _representative_batch(self) -> int:
-        """A batch whose launch takes about TARGET_SECONDS, within MAX_BYTES of data."""
+        """The program's own batch, else MIN_WORK_GROUPS (more for a cheap kernel: about
+        TARGET_SECONDS of work), within MAX_BYTES of data."""
         from tinyc.cli.batches import fitting
 
-        args, probe = fitting(self.default, self._arguments, None, 64, lambda made: made)
+        own = own_batch(self.default.info)
+        if own is not None:
+            return max(1, min(own, MAX_BATCH))
+        args, probe = fitting(self.default, self._arguments, None, PROBE_BATCH, lambda made: made)
         seconds = float(np.min(self.default.time(*args, batch=probe, repeat=3, warmup=1)))
         per_item = max(_nbytes(args) / probe, 1.0)
         by_time = probe * TARGET_SECONDS / max(seconds, 1e-7)
         by_memory = MAX_BYTES / per_item
-        return int(max(1, min(by_time, by_memory, MAX_BATCH)))
+        return int(max(1, min(max(MIN_WORK_GROUPS, by_time), by_memory, MAX_BATCH)))
 
     def _prepare(self) -> None:
         from tinyc.runtime.device import profiling_queue
@@ -165,6 +188,22 @@ class Bench:
                 if not same:
                     how = "bit for bit" if exact else "to NumPy tolerances"
                     raise CandidateError(f"results differ from the default schedule's ({how})")
+
+
+def own_batch(info: Any) -> int | None:
+    """The batch a kernel fixes itself: the smallest static size of a memref mode indexed by
+    the work-group id, or of a group loaded with it (None when every such size is `?`)."""
+    from tinyc.ir.types import GroupType
+
+    sizes = []
+    for p in info.params:
+        if p.batch_mode is None:
+            continue
+        if isinstance(p.type, MemrefType) and p.type.shape[p.batch_mode] != DYNAMIC:
+            sizes.append(p.type.shape[p.batch_mode])
+        elif isinstance(p.type, GroupType) and p.type.size != DYNAMIC:
+            sizes.append(p.type.size)
+    return min(sizes) if sizes else None
 
 
 def _changes_order(schedule: dict[str, Any]) -> bool:

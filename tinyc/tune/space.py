@@ -10,7 +10,9 @@ device (resolve.fit_problems) are dropped, the rest ranked by the cost model.
 
 A kernel's candidates vary one collective at a time around the best-ranked
 choice of the others, for every free subgroup size: the joint space of a
-kernel with several collectives is too large to enumerate.
+kernel with several collectives is too large to enumerate. The best of each
+strategy (how a matmul moves its data: `stage`, `swap`, `transpose`) comes
+before the rest, as the tuner measures in order until its budget is spent.
 """
 
 from __future__ import annotations
@@ -22,14 +24,15 @@ from typing import Any
 from tinyc.ir.core import Function
 from tinyc.ir.instructions import BlasInstruction
 from tinyc.target.device_info import DeviceInfo
-from tinyc.ir.knobs import FUNCTION_KNOBS
-from tinyc.schedule.defaults import can_stage, matmul_defaults, staged_bytes
+from tinyc.ir.knobs import FUNCTION_KNOBS, TRANSPOSE_LOADS, MatmulShape
+from tinyc.schedule.defaults import can_stage, matmul_defaults, shuffled_columns, staged_bytes
 from tinyc.schedule.program import instruction_knobs, scheduled_instructions
 from tinyc.schedule.resolve import allocas_bytes, fit_problems, resolve_knobs
 from tinyc.tune.cost import instruction_cost
 
-PER_INSTRUCTION = 12
-"""Configurations of each collective kept per subgroup size (the cost model's best)."""
+PER_INSTRUCTION = 24
+"""Configurations of each collective kept per subgroup size (the cost model's best); the
+tuner measures the union in the order of the estimates until its budget is spent."""
 
 
 @dataclass
@@ -75,9 +78,26 @@ def _normalize(inst: BlasInstruction, knobs: dict[str, Any], S: int,
         out["k_unroll"] = max(1, min(out["k_unroll"], shape.K))
     if not can_stage(shape) or out.get("swap"):
         out["stage"] = False
-    if not shape.transpose_a and not out.get("swap"):
-        out["vector_width"] = matmul_defaults(shape, S, device, 0, False)["vector_width"]
+    plain = matmul_defaults(shape, S, device, 0, False)
+    if not shape.transpose_a and not out.get("swap"):  # no lane reads a contiguous row
+        out["vector_width"] = plain["vector_width"]
+        if "transpose" in out:
+            out["transpose"] = TRANSPOSE_LOADS
+    elif "transpose" in out:
+        shuffled = shuffled_columns(shape, out, S)
+        if shuffled is None:      # the shuffles would not apply: the same code as loads
+            out["transpose"] = TRANSPOSE_LOADS
+        elif _no_remainder(shape, out, S):   # every row is read by shuffles: no vloadn left
+            out["vector_width"] = plain["vector_width"]
     return out
+
+
+def _no_remainder(shape: MatmulShape, knobs: dict[str, Any], S: int) -> bool:
+    """Whether the shuffled columns cover every column a lane reads contiguously."""
+    if knobs.get("swap"):
+        return shape.N is not None and shape.N % S == 0 and knobs["tile"][1] % S == 0
+    return shape.K is not None and shape.K % S == 0 and (knobs.get("stage")
+                                                        or knobs["k_unroll"] % S == 0)
 
 
 def instruction_configs(inst: BlasInstruction, fixed: dict[str, Any], S: int,
@@ -96,7 +116,41 @@ def instruction_configs(inst: BlasInstruction, fixed: dict[str, Any], S: int,
         seen.add(text)
         out.append((instruction_cost(inst, full, S, device), full))
     out.sort(key=lambda pair: pair[0])
-    return out
+    return _strategies_first(out, lambda pair: strategy(pair[1]), lambda pair: pair[0])
+
+
+STRATEGY_KNOBS = ("stage", "swap", "transpose")
+"""Knobs that choose *how* a matmul moves its data rather than how much work a step does.
+The cost model ranks tiles within a strategy better than it compares strategies (where
+the CPU compiler's code decides), so every strategy's best candidates are measured."""
+
+STRATEGY_LEADERS = 4
+"""Candidates of each strategy kept first, before the rest in the cost model's order."""
+
+STRATEGY_SLACK = 1.5
+"""A strategy whose best estimate is this much worse than the overall best is not promoted."""
+
+
+def strategy(knobs: dict[str, Any]) -> tuple:
+    return tuple(knobs.get(name) for name in STRATEGY_KNOBS)
+
+
+def _strategies_first(ranked: list, key: Any, cost: Any, leaders: int = STRATEGY_LEADERS) -> list:
+    """`ranked` (cheapest first) with the `leaders` best of every strategy within
+    STRATEGY_SLACK of the best estimate moved to the front, in the cost model's order."""
+    if not ranked:
+        return ranked
+    limit = cost(ranked[0]) * STRATEGY_SLACK
+    counts: dict[Any, int] = {}
+    front, rest = [], []
+    for item in ranked:
+        k = key(item)
+        if counts.get(k, 0) < leaders and cost(item) <= limit:
+            counts[k] = counts.get(k, 0) + 1
+            front.append(item)
+        else:
+            rest.append(item)
+    return front + rest
 
 
 def candidates(fn: Function, given: dict[str, Any], device: DeviceInfo,
@@ -134,7 +188,14 @@ def candidates(fn: Function, given: dict[str, Any], device: DeviceInfo,
                     total = sum(v[0] for v in choice.values())
                     cand = Candidate(schedule, total, f"S={size}")
                     out.setdefault(cand.key(), cand)
-    return sorted(out.values(), key=lambda c: c.cost)
+    ranked = sorted(out.values(), key=lambda c: c.cost)
+    return _strategies_first(ranked, _kernel_strategy, lambda c: c.cost, leaders=1)
+
+
+def _kernel_strategy(cand: Candidate) -> tuple:
+    """The subgroup size and every collective's strategy of a kernel schedule."""
+    return (cand.schedule.get("subgroup_size"),) + tuple(
+        strategy(v) for k, v in sorted(cand.schedule.items()) if isinstance(v, dict))
 
 
 def _fixed_subgroup_size(fn: Function, given: dict[str, Any], caller: int | None) -> int:

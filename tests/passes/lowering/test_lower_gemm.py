@@ -126,13 +126,14 @@ def test_atomic_stores(beta: str, flag: StoreFlag) -> None:
 
 
 def test_odd_static_sizes_fit_one_tile_without_checks() -> None:
-    """13x7x19: the tile is 13x7 (padding rows are the codegen's), K runs 8+8+3."""
+    """13x7x19: the tile is 13x7 (padding rows are the codegen's), K runs in steps of 2
+    (7 columns of broadcasts per k: defaults.K_STEP_BROADCASTS) and a static step of 1."""
     program = lower(gemm_kernel("n", "n", "memref<f32x13x19>", "memref<f32x19x7>",
                                 "memref<f32x13x7>"))
     loads = instructions(program, CoopMatrixLoad)
     assert all(ld.checked is CheckedFlag.NONE for ld in loads)
     ks = sorted({ld.result.type.cols for ld in loads if ld.result.type.use is MatrixUse.A})
-    assert ks == [3, 8]
+    assert ks == [1, 2]
     acc = instructions(program, CoopMatrixMulAdd)[0].result.type
     assert (acc.rows, acc.cols) == (13, 7)
 
@@ -169,7 +170,7 @@ def test_multiple_subgroups_share_tiles_round_robin() -> None:
     text = lowered_text(gemm_kernel("n", "n", "memref<f32x64x64>", "memref<f32x64x64>",
                                     "memref<f32x64x64>", attrs="{work_group_size=[32, 2]}"))
     assert "builtin.subgroup_id : i32" in text
-    assert re.search(r"for %tile = %\w+, %c32, %c4 \{", text), text  # 32 tiles of 64x2
+    assert re.search(r"for %tile = %\w+, %c16, %c4 \{", text), text  # 16 tiles of 64x4
 
 
 def test_mixed_precision_keeps_input_types_in_tiles() -> None:
@@ -223,13 +224,13 @@ func @k(%a: memref<f32x?>, %b: memref<f32x?>, %C: memref<f32x?x?>) {
 
 @pytest.mark.parametrize("M, N, K, t, ta, want", [
     (16, 8, 8, f32, False, GemmTiles(16, 8, 8)),
-    (13, 7, 19, f32, False, GemmTiles(13, 7, 8)),
-    (64, 64, 64, f32, False, GemmTiles(64, 2, 8)),
+    (13, 7, 19, f32, False, GemmTiles(13, 7, 2)),
+    (64, 64, 64, f32, False, GemmTiles(64, 4, 4)),
     (64, 64, 64, f32, True, GemmTiles(16, 16, 8)),
-    (None, None, None, f32, False, GemmTiles(32, 4, 8)),
+    (None, None, None, f32, False, GemmTiles(32, 8, 2)),
     (64, 64, 64, f64, False, GemmTiles(64, 2, 4)),
-    (64, 64, 64, c64, False, GemmTiles(32, 2, 4)),
-    (48, 48, 48, f32, False, GemmTiles(48, 2, 8)),
+    (64, 64, 64, c64, False, GemmTiles(32, 2, 2)),
+    (48, 48, 48, f32, False, GemmTiles(48, 4, 4)),
     (192, 9, 4, f32, False, GemmTiles(96, 2, 4)),
 ])
 def test_tile_choice(M, N, K, t, ta, want) -> None:

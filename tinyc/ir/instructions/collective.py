@@ -407,8 +407,8 @@ class Gemm(BlasInstruction):
         k.tile("register tile of C per subgroup step: [row blocks of S rows, columns]",
                k.TILE_ROWS, k.IntRange(1, 32)),
         k.k_unroll("K step: columns of op(A) per multiply-add step (the K loop unrolled by it)",
-                   16, (1, 2, 4, 8)),
-        k.MATMUL_STAGE, k.MATMUL_VECTOR,
+                   16, (1, 2, 4, 8, 16)),
+        k.MATMUL_STAGE, k.MATMUL_VECTOR, k.MATMUL_TRANSPOSE,
         Knob("swap", "compute Cᵀ = op(B)ᵀ op(A)ᵀ and store it transposed (then `tile`, `stage` "
                      "and `vector_width` apply to that product, whose rows are C's columns); "
                      "stage must be false", k.Choice((False, True)), (False, True)))
@@ -486,7 +486,7 @@ class Gemv(BlasInstruction):
     knobs = k.knobs(
         k.tile("register tile of c per subgroup step: [row blocks of S rows, 1]", k.TILE_ROWS, k.ONE),
         k.k_unroll("K step: columns of op(A) per multiply-add step", 16, (1, 2, 4, 8, 16)),
-        k.MATMUL_STAGE, k.MATMUL_VECTOR)
+        k.MATMUL_STAGE, k.MATMUL_VECTOR, k.MATMUL_TRANSPOSE)
 
     def matmul(self, swap: bool = False) -> MatmulShape:
         """c (M×1) += op(A) (M×K) b (K×1)."""

@@ -109,7 +109,7 @@ def emit_matmul(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
         mm = replace(mm, A=mm.B, transpose_a=not mm.transpose_b, B=mm.A,
                      transpose_b=not mm.transpose_a, transpose_c=True)
     if mm.knobs["stage"]:
-        copy = stage_transposed(ctx, b, mm.A, mm.knobs["vector_width"])
+        copy = stage_transposed(ctx, b, mm.A, access_hints(mm.knobs))
         _emit_tiles(ctx, b, replace(mm, A=copy, transpose_a=False))
         end_staging(b, copy)
     else:
@@ -132,7 +132,7 @@ def _emit_tiles(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
     """A `parallel` region computing the matmul tile by tile over the subgroups."""
     k_mode = 0 if mm.transpose_a else 1
     tiles = _tiles(ctx, mm)
-    width = mm.knobs["vector_width"]
+    hints = access_hints(mm.knobs)
     with b.parallel():
         scaling = prepare_scaling(b, mm.alpha, mm.beta, mm.C.type.element,  # type: ignore[attr-defined]
                                   mm.atomic)
@@ -141,14 +141,14 @@ def _emit_tiles(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
         K = b.named(b.dim(mm.A, k_mode), "K")
         sg = b.subgroup_id(ctx.num_subgroups)
         if static(M) is not None and static(N) is not None:
-            _static_tiles(ctx, b, mm, tiles, static(M), static(N), K, scaling, sg, width)
+            _static_tiles(ctx, b, mm, tiles, static(M), static(N), K, scaling, sg, hints)
             return
         tiles_m = b.named(b.ceil_div(M, tiles.m), "tiles_m")
         tiles_n = b.ceil_div(N, tiles.n)
         total = b.named(b.imul(tiles_m, tiles_n), "tiles")
         check_m = static(M) is None or static(M) % tiles.m != 0
         check_n = static(N) is None or static(N) % tiles.n != 0
-        emitter = _TileEmitter(b, mm, tiles, K, scaling, width)
+        emitter = _TileEmitter(b, mm, tiles, K, scaling, hints)
 
         def tile(t: Value) -> None:
             m0 = b.named(b.imul(b.irem(t, tiles_m), tiles.m), "m0")
@@ -172,7 +172,8 @@ def _emit_tiles(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul) -> None:
 
 
 def _static_tiles(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul, tiles: GemmTiles,
-                  M: int, N: int, K: Value, scaling: Scaling, sg: Value, width: int) -> None:
+                  M: int, N: int, K: Value, scaling: Scaling, sg: Value,
+                  hints: dict[str, Any]) -> None:
     """Static M and N: full tiles, then the remainder strips as tiles of their own size.
 
     Up to four parts (full × full, the last rows, the last columns, the
@@ -186,7 +187,7 @@ def _static_tiles(ctx: LoweringContext, b: LoweringBuilder, mm: Matmul, tiles: G
         for n_t, count_n, base_n in cols:
             if not (m_t and count_m and n_t and count_n):
                 continue
-            emitter = _TileEmitter(b, mm, GemmTiles(m_t, n_t, tiles.k), K, scaling, width)
+            emitter = _TileEmitter(b, mm, GemmTiles(m_t, n_t, tiles.k), K, scaling, hints)
 
             def tile(t: Value, m_t: int = m_t, n_t: int = n_t, count_m: int = count_m,
                      base_m: int = base_m, base_n: int = base_n,
@@ -202,9 +203,9 @@ class _TileEmitter:
     """Emits the code of one C tile: K loop, then the alpha/beta epilogue."""
 
     def __init__(self, b: LoweringBuilder, mm: Matmul, tiles: GemmTiles, K: Value,
-                 scaling: Scaling, vector_width: int):
+                 scaling: Scaling, hints: dict[str, Any]):
         self.b, self.mm, self.tiles, self.K, self.scaling = b, mm, tiles, K, scaling
-        self.vector_width = vector_width
+        self.hints = hints
         self.c_type = mm.C.type.element  # type: ignore[attr-defined]
         self.acc_type = coopmatrix_type(self.c_type, tiles.m, tiles.n, MatrixUse.ACC)
 
@@ -265,9 +266,9 @@ class _TileEmitter:
         a_pos = (k0, m0) if mm.transpose_a else (m0, k0)
         b_pos = (n0, k0) if mm.transpose_b else (k0, n0)
         a = b.named(b.coop_load(mm.A, *a_pos, a_type, mm.transpose_a, a_flag), "a")
-        set_vector_width(a, self.vector_width)
+        set_access_hints(a, self.hints)
         bm = b.named(b.coop_load(mm.B, *b_pos, b_type, mm.transpose_b, b_flag), "b")
-        set_vector_width(bm, self.vector_width)
+        set_access_hints(bm, self.hints)
         return b.coop_mul_add(a, bm, acc)
 
     def _epilogue(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag) -> None:
@@ -291,7 +292,7 @@ class _TileEmitter:
         if not self.mm.transpose_c:
             return self.b.coop_load(self.mm.C, m0, n0, self.acc_type, checked=flag)
         loaded = self.b.coop_load(self.mm.C, n0, m0, self.acc_type, True, flag)
-        set_vector_width(loaded, self.vector_width)
+        set_access_hints(loaded, self.hints)
         return loaded
 
     def _store_c(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag,
@@ -300,7 +301,7 @@ class _TileEmitter:
             self.b.coop_store(acc, self.mm.C, m0, n0, flag, store_flag)
             return
         store = self.b.coop_store(acc, self.mm.C, n0, m0, flag, store_flag, transpose=True)
-        store.attrs["vector_width"] = self.vector_width
+        store.attrs.update(self.hints)
 
     def _plus_beta_c(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag) -> Value:
         b, s = self.b, self.scaling
@@ -311,11 +312,22 @@ class _TileEmitter:
 
 
 
-def set_vector_width(loaded: Value, width: int) -> None:
-    """Tell codegen the vloadn width for a load whose lanes read contiguous rows.
+ACCESS_KNOBS = ("vector_width", "transpose")
+"""Knobs that codegen reads off a coopmatrix load or store: how a lane's contiguous row is
+read or written (tinyc/spirv/codegen/coopmatrix.py, coopmatrix_transpose.py)."""
 
-    A codegen hint in the load's attributes, which the printer does not show
+
+def access_hints(knobs: dict[str, Any]) -> dict[str, Any]:
+    """The codegen hints of a matmul's schedule (those of ACCESS_KNOBS it has)."""
+    return {k: knobs[k] for k in ACCESS_KNOBS if k in knobs}
+
+
+def set_access_hints(loaded: Value, hints: dict[str, Any]) -> None:
+    """Tell codegen how to read a tile whose lanes' rows are contiguous (vloadn width,
+    or a register transpose).
+
+    Codegen hints in the load's attributes, which the printer does not show
     (the schedule comment of `--emit lowered` does).
     """
     assert isinstance(loaded.owner, Instruction)
-    loaded.owner.attrs["vector_width"] = width
+    loaded.owner.attrs.update(hints)

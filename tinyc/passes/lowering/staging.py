@@ -20,12 +20,15 @@ places the alloca and adds the barriers that reusing its bytes needs.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tinyc.ir.core import Instruction, Value
 from tinyc.ir.instructions import Alloca, CheckedFlag, LifetimeStop
 from tinyc.ir.types import AddressSpace, MatrixUse, MemrefType, coopmatrix_type, memref_type
 from tinyc.passes.lowering.builder import LoweringBuilder
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.tiling import distribute
+from tinyc.ir.knobs import TRANSPOSE_SHUFFLES
 
 COPY_COLUMNS = 8
 """Columns of op(A) per copy tile (one lane copies that many contiguous
@@ -33,7 +36,8 @@ elements of its column of A). Measured against 16 (f32 and f64, 16-64):
 4-12% faster, 16 f64 columns are 32 registers per tile; 2 and 4 were mixed."""
 
 
-def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value, vector_width: int) -> Value:
+def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value,
+                     hints: dict[str, Any]) -> Value:
     """The alloca holding Aᵀ, copied and made visible to the work-group.
 
     (Whether to stage is the `stage` knob: tinyc/schedule/defaults.py.)
@@ -44,7 +48,8 @@ def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value, vector_
     copy = b.named(b.insert(Alloca(memref_type(t.element, (M, K), None, AddressSpace.LOCAL))).result,
                    "a_t")
     S, nsg = ctx.subgroup_size, ctx.num_subgroups
-    rows, cols = min(M, S), min(K, COPY_COLUMNS)
+    columns = S if hints.get("transpose") == TRANSPOSE_SHUFFLES else COPY_COLUMNS
+    rows, cols = min(M, S), min(K, columns)
     tiles_m, tiles_k = -(-M // rows), -(-K // cols)
     with b.parallel():
         sg = b.subgroup_id(nsg)
@@ -54,7 +59,7 @@ def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value, vector_
             k0 = b.named(b.imul(b.idiv(i, tiles_m), cols), "k0")
             edge_m, edge_k = M % rows != 0, K % cols != 0
             if not (edge_m or edge_k):
-                _copy_tile(b, A, copy, m0, k0, rows, cols, CheckedFlag.NONE, vector_width)
+                _copy_tile(b, A, copy, m0, k0, rows, cols, CheckedFlag.NONE, hints)
                 return
             conditions = []
             if edge_m:
@@ -63,11 +68,11 @@ def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value, vector_
                 conditions.append(b.le(b.iadd(k0, cols), b.int_const(K)))
             with b.if_(b.named(b.all_of(conditions), "full_tile")) as branch:
                 with branch.then():
-                    _copy_tile(b, A, copy, m0, k0, rows, cols, CheckedFlag.NONE, vector_width)
+                    _copy_tile(b, A, copy, m0, k0, rows, cols, CheckedFlag.NONE, hints)
                 with branch.otherwise():
                     flag = {(True, False): CheckedFlag.ROWS, (False, True): CheckedFlag.COLS,
                             (True, True): CheckedFlag.BOTH}[(edge_m, edge_k)]
-                    _copy_tile(b, A, copy, m0, k0, rows, cols, flag, vector_width)
+                    _copy_tile(b, A, copy, m0, k0, rows, cols, flag, hints)
 
         distribute(b, b.int_const(tiles_m * tiles_k), sg, nsg, tile)
     b.barrier(local_fence=True)
@@ -75,12 +80,12 @@ def stage_transposed(ctx: LoweringContext, b: LoweringBuilder, A: Value, vector_
 
 
 def _copy_tile(b: LoweringBuilder, A: Value, copy: Value, m0: Value, k0: Value, rows: int,
-               cols: int, flag: CheckedFlag, vector_width: int) -> None:
+               cols: int, flag: CheckedFlag, hints: dict[str, Any]) -> None:
     """copy[m0:m0+rows, k0:k0+cols] := A[k0:, m0:]ᵀ (the checked parts only where in bounds)."""
     tile_type = coopmatrix_type(A.type.element, rows, cols, MatrixUse.A)  # type: ignore[attr-defined]
     x = b.named(b.coop_load(A, k0, m0, tile_type, True, flag), "a")
     assert isinstance(x.owner, Instruction)
-    x.owner.attrs["vector_width"] = vector_width
+    x.owner.attrs.update(hints)
     b.coop_store(x, copy, m0, k0, flag)
 
 

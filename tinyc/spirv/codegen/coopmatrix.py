@@ -28,6 +28,7 @@ from tinyc.ir.instructions import (
 )
 from tinyc.ir.types import CoopMatrixType, MatrixUse
 from tinyc.spirv.codegen import atomics, scalar, writes
+from tinyc.spirv.codegen import coopmatrix_transpose as transpose
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.memref import element_address, load_element, store_element
@@ -173,16 +174,26 @@ def _load(ctx: Ctx, inst: CoopMatrixLoad, order: "atomics.Ordering | None") -> N
     if checking:  # one record for the block; each component then goes through element_address
         contiguous = False
         at.check_block(desc, t, inst.checked)
+    shuffled = (contiguous and not inst.checked.rows
+                and transpose.applies(ctx, t, inst.attrs.get("transpose")))
     comps: list[Id] = []
-    for row, real in _rows(ctx, t):
+    for block, (row, real) in enumerate(_rows(ctx, t)):
         row_ok = real
         if inst.checked.rows:
             row_ok = _and(ctx, row_ok, at.row_inside(row, desc))
+        done: list[Id] = []  # full S-column blocks, read across lanes and transposed
+        if shuffled:
+            done = transpose.load_block_rows(ctx, desc, ty, zero, t, block, at.row_mode,
+                                             at.col_mode, at.row_base, at.col_base)
+        first = len(done)
+        comps += done
+        if first == t.cols:
+            continue
 
-        def load_row(row: IndexLike = row) -> list[Id]:
+        def load_row(row: IndexLike = row, first: int = first) -> list[Id]:
             if contiguous:
-                return _load_contiguous(ctx, desc, ty, t.cols, _vector_width(inst, desc),
-                                        lambda j: at.position(row, j))
+                return _load_contiguous(ctx, desc, ty, t.cols - first, _vector_width(inst, desc),
+                                        lambda j: at.position(row, first + j))
             out = []
             for j in range(t.cols):
                 col_ok: Cond = True
@@ -193,7 +204,8 @@ def _load(ctx: Ctx, inst: CoopMatrixLoad, order: "atomics.Ordering | None") -> N
             return out
 
         with ctx.bounds.quiet() if checking else nullcontext():
-            comps += _guarded(ctx, row_ok, load_row, [ty] * t.cols, [zero] * t.cols)
+            comps += _guarded(ctx, row_ok, load_row, [ty] * (t.cols - first),
+                              [zero] * (t.cols - first))
     ctx[inst.result] = comps
 
 
@@ -277,10 +289,15 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     if (inst.transpose and inst.flag is StoreFlag.NONE and not _checking(ctx)
             and at.contiguous(desc, t, inst.checked)):
         width = _vector_width(inst, desc)
+        first = 0
+        if not inst.checked.rows and transpose.applies(ctx, t, inst.attrs.get("transpose")):
+            first = _store_shuffled(ctx, desc, t, comps, at)
+            if first == t.cols:
+                return
 
-        def row_writer(b: int, row: IndexLike) -> None:
-            _store_contiguous(ctx, desc, comps[b * t.cols:(b + 1) * t.cols], width,
-                              lambda j: at.position(row, j))
+        def row_writer(b: int, row: IndexLike, first: int = first) -> None:
+            _store_contiguous(ctx, desc, comps[b * t.cols + first:(b + 1) * t.cols], width,
+                              lambda j: at.position(row, first + j))
     _write_components(ctx, t, desc, at, inst.checked, write_one, row_writer=row_writer)
 
 
@@ -293,6 +310,17 @@ def emit_atomic_store(ctx: Ctx, inst: CoopMatrixAtomicStore) -> None:
     at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
     _write_components(ctx, A.type, desc, at, inst.checked,
                       lambda ptr, k: write(ctx, desc.type, ptr, writes.Atomic(comps[k], order)))
+
+
+def _store_shuffled(ctx: Ctx, desc: MemrefDesc, t: CoopMatrixType, comps: list[Id],
+                    at: _Placement) -> int:
+    """Store the full S-column blocks of every row block transposed across lanes; returns
+    how many columns of each row that covered."""
+    ty = scalar_type(ctx.m, t.component)
+    for block in range(coop_blocks(t, ctx.subgroup_size)):
+        transpose.store_block_rows(ctx, desc, ty, t, block, comps[block * t.cols:(block + 1) * t.cols],
+                                   at.row_mode, at.col_mode, at.row_base, at.col_base)
+    return t.cols // ctx.subgroup_size * ctx.subgroup_size
 
 
 @emits(CoopMatrixAtomicUpdate)
