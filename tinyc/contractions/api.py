@@ -5,38 +5,45 @@
     c = tinyc.contract("bij,bjk->bik", (1000, 8, 8), (1000, 8, 8), dtype="f32")
     print(c.source); c(A, B)
 
-Compiled kernels are cached by subscripts, operand dtypes, shapes and
-strides, the output's, the device and the epilogue: a repeated call pays
-no compile and no JIT, only a dictionary lookup, writing the array
-addresses and one launch (launch.py).
+Two caches: kernels by what they depend on (`Analysis.key`: subscripts'
+layouts with the batch labels as `?` modes, dtypes, device, epilogue), so
+one compile serves every batch size; and calls by their exact signatures
+(shapes and strides too), so a repeated call pays a dictionary lookup,
+the new output and one launch (launch.py). A single-operand permutation or
+diagonal returns a view of the operand, as np.einsum does.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from tinyc.contractions import subscripts as subs
 from tinyc.contractions.compiled import (
-    Compiled, Signature, analyse, compile_contraction, compute_dtype, materialize, _dtype_alias,
+    REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
+    materialize, _dtype_alias,
 )
+from tinyc.contractions.layout import c_order_strides
 
 CACHE_SIZE = 512
-_cache: "OrderedDict[tuple, Compiled]" = OrderedDict()
+_kernels: "OrderedDict[tuple, Compiled]" = OrderedDict()
+_calls: "OrderedDict[tuple, Call]" = OrderedDict()
 _cache_lock = threading.Lock()
 
 
 def cache_info() -> dict[str, int]:
-    """How many contractions are compiled and cached in this process."""
-    return {"entries": len(_cache), "capacity": CACHE_SIZE}
+    """How many contraction kernels are compiled and cached in this process."""
+    return {"entries": len(_kernels), "calls": len(_calls), "capacity": CACHE_SIZE}
 
 
 def clear_cache() -> None:
     with _cache_lock:
-        _cache.clear()
+        _kernels.clear()
+        _calls.clear()
 
 
 # -- operands -------------------------------------------------------------------
@@ -88,25 +95,63 @@ def _device_key(device: Any) -> Any:
         return id(device)
 
 
-# -- the cache ------------------------------------------------------------------
-def _compiled(text: str, sigs: Sequence[Signature], out_sig: Signature | None, dtype: Any,
-              device: Any, epilogue: Any, plain: bool = False) -> Compiled:
-    """The cached contraction; `plain` (alpha = 1, beta = 0) compiles those as constants:
-    no scaling, and the output is never read — the kernel of a plain einsum call."""
-    key = (text, tuple(sigs), out_sig, str(dtype) if dtype is not None else None,
-           _device_key(device), epilogue, plain)
-    found = _cache.get(key)
+# -- the caches -------------------------------------------------------------------
+@dataclass
+class Call:
+    """A call's analysis, its kernel and launch data (cached by the exact signatures)."""
+
+    analysis: Analysis
+    compiled: Compiled | None          # None: the result has no elements, or is a view
+    groups: int = 0                    # work-groups to launch
+    dynamic: list[tuple[int, ...]] = field(default_factory=list)   # `?` values per array
+    view: tuple | None = None          # (shape, element strides, transpose) of a view result
+
+
+def _remember(cache: OrderedDict, key: tuple, value: Any) -> Any:
+    with _cache_lock:
+        cache[key] = value
+        while len(cache) > CACHE_SIZE:
+            cache.popitem(last=False)
+    return value
+
+
+def _kernel(a: Analysis, device: Any, epilogue: Any, plain: bool, tune: bool = False) -> Compiled:
+    """The compiled kernel of an analysis: one per key, whatever the batch size."""
+    key = (a.key(epilogue, plain), _device_key(device))
+    found = _kernels.get(key)
     if found is not None:
         return found
-    analysis = analyse(text, sigs, out_sig, dtype, epilogue)
-    if plain and analysis.scale != 1:
-        return _compiled(text, sigs, out_sig, dtype, device, epilogue, False)
-    compiled = compile_contraction(analysis, epilogue, device, plain)
-    with _cache_lock:
-        _cache[key] = compiled
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    return compiled
+    return _remember(_kernels, key, compile_contraction(a, epilogue, device, plain))
+
+
+def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogue: Any, plain: bool,
+          viewable: bool = False, tune: bool = False) -> Call:
+    """The cached call; `plain` (alpha = 1, beta = 0) compiles those as constants: no
+    scaling, and the output is never read — the kernel of a plain einsum call."""
+    key = (text, sigs, out_sig, str(dtype) if dtype is not None else None, _device_key(device), epilogue,
+           plain, viewable)
+    found = _calls.get(key)
+    if found is not None:
+        return found
+    a = analyse(text, sigs, out_sig, dtype, epilogue)
+    view = _view_of(a, sigs[0]) if viewable and len(sigs) == 1 else None
+    if view is not None or a.empty:
+        return _remember(_calls, key, Call(a, None, view=view))
+    compiled = _kernel(a, device, epilogue, plain and a.scale == 1, tune)
+    dynamic = [t.dynamic_values() for t in a.inputs] + [a.output.dynamic_values()]
+    return _remember(_calls, key, Call(a, compiled, compiled.groups(a), dynamic))
+
+
+def _view_of(a: Analysis, sig: Signature) -> tuple | None:
+    """(shape, byte strides, transpose axes or None) when the result is a view of the operand:
+    every label kept (a permutation, or a diagonal), no conversion."""
+    labels, output = a.subscripts.inputs[0], a.subscripts.output
+    if a.convert[0] or sig.kind != "numpy" or sig.dtype != a.compute or set(labels) != set(output):
+        return None
+    if len(set(labels)) == len(labels):
+        return None, None, tuple(labels.index(label) for label in output)
+    strides = tuple(sum(s for l2, s in zip(labels, sig.strides) if l2 == label) for label in output)
+    return tuple(a.sizes[label] for label in output), strides, None
 
 
 # -- running ----------------------------------------------------------------------
@@ -118,8 +163,17 @@ def _check_scalar(value: Any, name: str, complex_ok: bool) -> Any:
     return value.real if not complex_ok and isinstance(value, (complex, np.complexfloating)) else value
 
 
-def _run(c: Compiled, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
-    a = c.analysis
+def _make_view(x: np.ndarray, view: tuple) -> np.ndarray:
+    shape, strides, axes = view
+    if axes is not None:
+        return x.transpose(axes)
+    return np.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
+    a, c = call.analysis, call.compiled
+    if call.view is not None:
+        return _make_view(arrays[0], call.view)
     alpha = _check_scalar(alpha, "alpha", a.compute.kind == "c")
     beta = _check_scalar(beta, "beta", a.result.kind == "c")
     usm_queue = next((_queue_of(x) for x in arrays if _usm_interface(x) is not None), None)
@@ -145,8 +199,10 @@ def _run(c: Compiled, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
     if isinstance(target, np.ndarray) and not target.flags.writeable:
         raise ValueError("out is read-only")
     arrays_used = inputs if c.spec.inputs else []   # a zero-size sum reads no operand
-    scratch = np.empty(c.scratch_elements, a.compute) if c.scratch_elements else None
+    dynamic = (call.dynamic[:-1] if c.spec.inputs else []) + call.dynamic[-1:]
+    scratch = np.empty(c.scratch_per_group * call.groups, a.compute) if c.scratch_per_group else None
     everything = arrays_used + [target] + ([scratch] if scratch is not None else [])
+    dynamic = dynamic + ([(call.groups,)] if scratch is not None else [])
     if not launcher.host_pointers and any(isinstance(x, np.ndarray) for x in everything):
         from tinyc.contractions.launch import Staged
 
@@ -154,7 +210,8 @@ def _run(c: Compiled, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
         addresses = [_staged_address(staged, x, x is target or x is scratch) for x in everything]
     else:
         addresses = [_address(x) for x in everything]
-    launcher(alpha * a.scale if a.scale != 1 else alpha, beta, addresses, c.batch, staged)
+    launcher(alpha * a.scale if a.scale != 1 else alpha, beta, list(zip(addresses, dynamic)), call.groups,
+             staged)
     if temp is not None:
         out[...] = temp
     return _finish(result, out)
@@ -214,24 +271,28 @@ def _prepare(subscripts: Any, operands: Sequence[Any]) -> tuple[str, list]:
 
 
 def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0,
-           device: Any = None, epilogue: str | None = None, dtype: Any = None,
+           device: Any = None, tune: bool = False, epilogue: str | None = None, dtype: Any = None,
            optimize: Any = True) -> Any:
     """np.einsum on a tinyc kernel: `out = alpha·einsum(...) + beta·out` (with `out=`).
 
     `epilogue="relu"` applies max(·, 0) to the result inside the kernel; `dtype=`
     forces the computation type as in NumPy; `optimize` is accepted for NumPy
-    compatibility (tinyc always chooses the order by flop count)."""
+    compatibility (tinyc always chooses the order by flop count); `tune=True`
+    tunes the kernel on first use (cached per device, like `tinyc.compile`).
+    A permutation or diagonal of one NumPy operand is returned as a view, as
+    np.einsum returns it."""
     text, arrays = _prepare(subscripts, operands)
     if out is not None:
         out = _as_out(out)
     if device is None:
         device = next((_queue_of(x) for x in arrays + ([out] if out is not None else [])
                        if _usm_interface(x) is not None), None)
-    sigs = [_signature(x) for x in arrays]
+    sigs = tuple(_signature(x) for x in arrays)
     plain = _is_one(alpha) and (out is None or _is_zero(beta))
-    c = _compiled(text, sigs, _signature(out) if out is not None else None, dtype, device, epilogue,
-                  plain)
-    return _run(c, arrays, out, alpha, beta)
+    viewable = plain and out is None and epilogue is None and dtype is None
+    call = _call(text, sigs, _signature(out) if out is not None else None, dtype, device, epilogue, plain,
+                 viewable, tune)
+    return _run(call, arrays, out, alpha, beta)
 
 
 def _is_one(x: Any) -> bool:
@@ -253,30 +314,29 @@ class Contraction:
 
     `source` is the generated tensor-language program, `program` the compiled
     `tinyc.Program`, `path` the steps it takes; calling it runs the kernel like
-    `tinyc.einsum` (operands of another dtype or layout get their own cached
-    kernel, and so does a call with alpha = 1 and beta = 0, which has them as
-    constants)."""
+    `tinyc.einsum`. The batch labels are `?` modes of the kernel: operands of
+    another batch size run on the same kernel (a size given as None in the
+    shapes is such a batch mode). Operands of another dtype or layout get their
+    own cached kernel, and so does a call with alpha = 1 and beta = 0, which has
+    them as constants."""
 
     def __init__(self, subscripts: Any, shapes_or_arrays: Sequence[Any], dtype: Any = None,
-                 device: Any = None, epilogue: str | None = None):
+                 device: Any = None, epilogue: str | None = None, tune: bool = False):
         if not isinstance(subscripts, str):
             raise TypeError(f"subscripts must be a string, got {type(subscripts).__name__}")
         self.subscripts = subscripts
         self.device = device
         self.epilogue = epilogue
         self.dtype = dtype
+        self.tune = tune
         sigs = []
         for k, x in enumerate(shapes_or_arrays):
-            if isinstance(x, (tuple, list)) and all(isinstance(n, (int, np.integer)) for n in x):
+            if isinstance(x, (tuple, list)) and all(n is None or isinstance(n, (int, np.integer)) for n in x):
                 d = compute_dtype([], dtype if dtype is not None else np.float32)
-                shape = tuple(int(n) for n in x)
+                shape = tuple(REPRESENTATIVE_BATCH if n is None else int(n) for n in x)
                 if any(n < 0 for n in shape):
                     raise ValueError(f"operand {k}: negative size in shape {shape}")
-                c_strides, step = [], d.itemsize
-                for n in reversed(shape):
-                    c_strides.insert(0, step)
-                    step *= max(n, 1)
-                sigs.append(Signature("numpy", d, shape, tuple(c_strides)))
+                sigs.append(Signature("numpy", d, shape, tuple(d.itemsize * s for s in c_order_strides(shape))))
             elif isinstance(x, (int, np.integer)) and not isinstance(x, bool):
                 d = compute_dtype([], dtype if dtype is not None else np.float32)
                 sigs.append(Signature("numpy", d, (int(x),), (d.itemsize,)))
@@ -286,64 +346,102 @@ class Contraction:
                 if device is None and _usm_interface(x) is not None:
                     self.device = device = _queue_of(x)
         self.shapes = [s.shape for s in sigs]
-        self._main = _compiled(subscripts, sigs, None, dtype, device, epilogue)
+        self._main = _call(subscripts, tuple(sigs), None, dtype, device, epilogue, False, False, tune)
+        self._batch = self._main.analysis.dynamic
 
     @property
     def source(self) -> str:
         """The generated tensor-language program (`tinyc check` accepts it)."""
-        return self._main.source
+        c = self._main.compiled
+        return c.source if c is not None else "; the result has no elements: no kernel\n"
 
     @property
     def program(self) -> Any:
         """The compiled `tinyc.Program` (its kernel is `program["einsum"]`)."""
-        return self._main.program
+        c = self._main.compiled
+        return c.program if c is not None else None
 
     @property
     def path(self) -> list[str]:
-        """The steps of the kernel, as subscripts of each pairwise contraction."""
-        return describe_path(self._main)
+        """The steps of the kernel, as subscripts in the user's labels (batch labels included)."""
+        c = self._main.compiled
+        return describe_plan(c.spec.plan, self._main.analysis) if c is not None else []
+
+    @property
+    def batch_labels(self) -> str:
+        """The labels whose size is a `?` of the kernel (any batch size runs on it)."""
+        return "".join(label for label in self._main.analysis.subscripts.output if label in self._batch)
 
     @property
     def flops(self) -> int:
-        """Floating-point operations of one call (2 per multiply-add)."""
-        return 2 * self._main.spec.plan.flops
+        """Floating-point operations of one call at the shapes it was made for (2 per multiply-add)."""
+        c = self._main.compiled
+        return 2 * c.spec.plan.flops_for(self._main.analysis.sizes) if c is not None else 0
 
     def __call__(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0) -> Any:
         arrays = [_as_operand(x, k) for k, x in enumerate(operands)]
         if len(arrays) != len(self.shapes):
             raise ValueError(f"the contraction '{self.subscripts}' takes {len(self.shapes)} operands, "
                              f"got {len(arrays)}")
-        for k, (x, shape) in enumerate(zip(arrays, self.shapes)):
+        terms = self._main.analysis.subscripts.inputs
+        for k, (x, shape, labels) in enumerate(zip(arrays, self.shapes, terms)):
             got = _signature(x).shape
-            if got != shape:
-                raise ValueError(f"operand {k} has shape {got} but the contraction was made for {shape}")
+            if len(got) != len(shape) or any(g != n and label not in self._batch
+                                             for g, n, label in zip(got, shape, labels)):
+                batch = f" (any size along the batch label{'s' if len(self._batch) > 1 else ''} " \
+                        f"{', '.join(sorted(self._batch))})" if self._batch else ""
+                raise ValueError(f"operand {k} has shape {got} but the contraction was made for {shape}{batch}")
         return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
-                      epilogue=self.epilogue, dtype=self.dtype)
+                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune)
 
     def __repr__(self) -> str:
         return f"<tinyc.Contraction '{self.subscripts}' {' '.join(map(str, self.shapes))}>"
 
 
 def contract(subscripts: Any, *shapes_or_arrays: Any, dtype: Any = None, device: Any = None,
-             epilogue: str | None = None) -> Contraction:
-    """Compile a contraction for operands of these shapes (C order; dtype default f32) or
-    like these arrays; see `Contraction`."""
+             tune: bool = False, epilogue: str | None = None) -> Contraction:
+    """Compile a contraction for operands of these shapes (C order; dtype default f32; None
+    for the batch mode) or like these arrays; see `Contraction`."""
     return Contraction(subscripts, shapes_or_arrays, dtype=_dtype_alias(dtype) if dtype is not None
-                       else None, device=device, epilogue=epilogue)
+                       else None, device=device, epilogue=epilogue, tune=tune)
 
 
-def describe_path(c: Compiled) -> list[str]:
-    """Each step as `labels,labels->labels` in the kernel's per-work-group view."""
-    return describe_plan(c.spec.plan) if c.spec is not None else []
+def describe_plan(plan: Any, a: Analysis | None = None) -> list[str]:
+    """The steps of a plan as subscripts in the user's labels and order (`...` dimensions as
+    the user wrote them); batch labels included; `(shared)` marks products of operands the
+    batch shares, made once per work-group."""
+    order: list[str] = []
+    if a is not None:
+        for term in (*a.subscripts.inputs, a.subscripts.output):
+            order += [label for label in term if label not in order]
+    batch = [g for g in plan.groups if not plan.tile or g != plan.groups[0]]
+    names = {label: label for label in order}
+    spare = (c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in order)
+    for label in order:
+        if not subs.is_letter(label):
+            names[label] = next(spare, label)
 
+    terms = {}
+    if a is not None:   # operands and the output as the user wrote them (diagonals once)
+        terms = {k: tuple(dict.fromkeys(t)) for k, t in enumerate(a.subscripts.inputs)}
+        terms[plan.output_id] = a.subscripts.output
 
-def describe_plan(plan: Any) -> list[str]:
-    """The steps of a plan as subscripts; `(shared)` marks steps done once per work-group."""
-    def show(labels: Any) -> str:
-        return "".join(sorted(labels, key=lambda s: (not subs.is_letter(s), s)))
+    def show(tensor: int, labels: Any, with_batch: bool) -> str:
+        shown = set(labels) | (set(batch) if with_batch else set())
+        ordered = [label for label in terms.get(tensor, order) if label in shown]
+        ordered += [label for label in order if label in shown and label not in ordered]
+        ordered += sorted(label for label in shown if label not in ordered)
+        return "".join(names.get(label, label) for label in ordered)
 
     steps = []
     for step in plan.steps:
-        ins = ",".join(show(plan.tensors[t]) for t in step.inputs)
-        steps.append(f"{ins}->{show(step.labels)}" + (" (shared)" if step.invariant else ""))
+        variant = not step.invariant
+        ins = ",".join(show(t, plan.tensors[t], variant and not _shared(plan, t)) for t in step.inputs)
+        steps.append(f"{ins}->{show(step.output, step.labels, variant)}" + (" (shared)" if step.invariant else ""))
     return steps
+
+
+def _shared(plan: Any, tensor: int) -> bool:
+    """A tensor the batch does not index: an operand without the batch labels, or a shared product."""
+    made = next((s for s in plan.steps if s.output == tensor), None)
+    return made.invariant if made is not None else tensor in plan.shared

@@ -1,19 +1,24 @@
-"""One contraction for fixed subscripts, shapes, strides, dtypes and device, compiled.
+"""One contraction kernel for given subscripts, layouts, dtypes and device, compiled.
 
 `analyse` turns operand signatures (kind, dtype, shape, strides) into the
-kernel spec (layouts, plan, element types), checking the input with
-ValueError/TypeError that name the subscript or operand. `Compiled` owns
-the built program, its kernel and launcher, and runs calls: it knows which
-operands need a conversion (an integer array, an unsupported layout), how
-to allocate the output, and the corner cases that need no kernel (an
-empty output).
+layouts of a call, checking the input with ValueError/TypeError that name
+the subscript or operand. It also picks the dynamic (batch) labels: their
+sizes are `?` modes of the kernel, so `Analysis.key()` — what the kernel
+depends on — is the same for every batch size, and one compile serves them
+all. `Compiled` owns the built program, its kernel and launcher.
+
+The dynamic labels: output labels (of size > 1, no diagonal) held by every
+operand — the largest, and any other of at least SECOND_BATCH; when no
+label is held by every operand (a shared matrix, a single operand), the
+largest output label an operand holds, if it has at least SECOND_BATCH
+entries and no summed label is larger (else the call has no batch).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -22,6 +27,7 @@ from tinyc.contractions.emit import KernelSpec, build_kernel, scratch_layout
 from tinyc.contractions.layout import (
     Layout, byte_strides_to_elements, c_order_strides, f_order_strides, layout,
 )
+from tinyc.contractions.lanes import lane_plan
 from tinyc.contractions.plan import Plan, Step, make_plan
 from tinyc.ir.types import SCALAR_TYPES, ScalarType, promotable
 
@@ -30,11 +36,14 @@ DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
 """NumPy dtypes of the language's floating and complex types."""
 SUPPORTED = "float32, float64, complex64 or complex128"
 EPILOGUES = (None, "relu")
+REPRESENTATIVE_BATCH = 1 << 14
+"""The size the planner assumes for a dynamic label (plans depend on the key alone)."""
+SECOND_BATCH = 64
+"""A second label held by every operand is dynamic too from this size on (two batch modes)."""
 
 
-@dataclass(frozen=True)
-class Signature:
-    """What a kernel depends on about one array: where it lives, dtype, shape, byte strides."""
+class Signature(NamedTuple):
+    """What a call depends on about one array: where it lives, dtype, shape, byte strides."""
 
     kind: str  # "numpy" or "usm"
     dtype: np.dtype
@@ -94,6 +103,16 @@ class Analysis:
     scale: int                   # product of summed labels no operand holds
     empty: bool                  # the output has no elements
     zero: bool                   # a summed label has size 0: the sum is 0
+    dynamic: frozenset[str] = frozenset()   # the batch labels: `?` modes of the kernel
+
+    def key(self, epilogue: Any, plain: bool) -> tuple:
+        """What the kernel depends on: the same for every size of the dynamic labels."""
+        return (str(self.compute), str(self.result), tuple(t.key() for t in self.inputs),
+                self.output.key(), self.scale, self.zero, epilogue, plain)
+
+    def dynamic_sizes(self) -> dict[str, int]:
+        """This call's sizes of the dynamic labels."""
+        return {label: self.sizes[label] for label in self.dynamic}
 
 
 def analyse(text: str, operands: Sequence[Signature], out: Signature | None, forced: Any,
@@ -152,8 +171,30 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     scale = math.prod(sizes[label] for label in summed if label not in held and sizes[label] > 1)
     empty = math.prod(out_shape) == 0
     zero = not empty and any(sizes[label] == 0 for label in summed)
-    return Analysis(sub, compute, result, inputs, convert, output_layout, out_shape, out_order,
-                    direct, sizes, scale, empty, zero)
+    dynamic = frozenset() if empty or zero else dynamic_labels(sub, inputs, output_layout)
+    inputs = [t.with_dynamic(dynamic) for t in inputs]
+    return Analysis(sub, compute, result, inputs, convert, output_layout.with_dynamic(dynamic), out_shape,
+                    out_order, direct, sizes, scale, empty, zero, dynamic)
+
+
+def dynamic_labels(sub: subs.Subscripts, inputs: Sequence[Layout], output: Layout) -> frozenset[str]:
+    """The batch labels of a call (module docstring): `?` modes of its kernel."""
+    repeated = {label for t in sub.inputs for label in t if t.count(label) > 1}
+    held = [frozenset(t.labels) for t in inputs]
+    candidates = [label for label in sub.output
+                  if sub.sizes[label] > 1 and label not in repeated and label in output.labels
+                  and any(label in h for h in held)]
+    if not candidates:
+        return frozenset()
+    everywhere = [label for label in candidates if all(label in h for h in held)]
+    if len(inputs) > 1 and everywhere:
+        first = max(everywhere, key=lambda label: sub.sizes[label])
+        return frozenset([first] + [label for label in everywhere if sub.sizes[label] >= SECOND_BATCH])
+    largest = max(candidates, key=lambda label: sub.sizes[label])
+    summed = [sub.sizes[label] for t in sub.inputs for label in t if label not in sub.output]
+    if sub.sizes[largest] < max([SECOND_BATCH, *summed]):
+        return frozenset()
+    return frozenset([largest])
 
 
 def materialize(x: np.ndarray, labels: Sequence[str], dtype: np.dtype) -> np.ndarray:
@@ -179,33 +220,38 @@ def _same_live(a: Sequence[int], b: Sequence[int], shape: Sequence[int]) -> bool
     return all(x == y for x, y, n in zip(a, b, shape) if n > 1)
 
 
-def kernel_spec(a: Analysis, epilogue: Any, plain: bool = False) -> KernelSpec:
-    """The kernel to build for an analysed contraction."""
+def kernel_spec(a: Analysis, epilogue: Any, plain: bool = False,
+                names: list[str] | None = None) -> KernelSpec:
+    """The kernel to build for an analysed contraction: planned on the representative
+    layouts (the dynamic labels at REPRESENTATIVE_BATCH), so it depends on the key alone."""
     compute, result = scalar_type(a.compute), scalar_type(a.result)
-    sizes = {label: n for label, n in a.sizes.items() if n > 1}
+    rep = {label: REPRESENTATIVE_BATCH for label in a.dynamic}
+    sizes = {label: rep.get(label, n) for label, n in a.sizes.items() if n > 1}
+    output = a.output.representative(rep)
     if a.zero:  # nothing to sum: out := beta out, one output element per work-group
-        groups = sorted(a.output.labels, key=a.output.stride_of)
+        groups = sorted(output.labels, key=output.stride_of)
         plan = Plan(groups, [Step((), 0, frozenset())], [frozenset()], 0, sizes)
-        return KernelSpec([], a.output, plan, compute, result, epilogue == "relu", plain=plain)
-    plan = make_plan(a.inputs, a.output, sizes, a.scale)
-    return KernelSpec(a.inputs, a.output, plan, compute, result, epilogue == "relu", plain=plain)
+        return KernelSpec([], output, plan, compute, result, epilogue == "relu", plain=plain, names=names)
+    inputs = [t.representative(rep) for t in a.inputs]
+    plan = lane_plan(inputs, output, sizes, a.scale, a.dynamic, a.compute.itemsize) if a.dynamic else None
+    if plan is None:
+        plan = make_plan(inputs, output, sizes, a.scale, a.dynamic)
+    return KernelSpec(inputs, output, plan, compute, result, epilogue == "relu", plain=plain, names=names)
 
 
 @dataclass
 class Compiled:
-    """A built and loaded contraction kernel and what a call needs around it."""
+    """A built and loaded contraction kernel: one per key (every batch size)."""
 
-    analysis: Analysis
     spec: KernelSpec
     source: str
     program: Any
     launcher: Any
-    scratch_elements: int = 0  # global scratch of the whole batch, allocated per call
+    scratch_per_group: int = 0  # elements of global scratch per work-group (0: none)
 
-    @property
-    def batch(self) -> int:
-        """Work-groups per launch."""
-        return self.spec.plan.n_groups
+    def groups(self, a: Analysis) -> int:
+        """Work-groups a call of this analysis launches."""
+        return self.spec.plan.groups_for(a.sizes)
 
 
 def compile_contraction(a: Analysis, epilogue: Any, device: Any, plain: bool = False) -> Compiled:
@@ -213,13 +259,10 @@ def compile_contraction(a: Analysis, epilogue: Any, device: Any, plain: bool = F
     import tinyc
     from tinyc.contractions.launch import Launcher
 
-    if a.empty:  # nothing to compute: no kernel
-        return Compiled(a, None, "; the result has no elements: no kernel\n", None, None)  # type: ignore[arg-type]
     spec = kernel_spec(a, epilogue, plain)
     prog = build_kernel(spec)
     source = prog.checked_source()
     program = tinyc.compile(source, name="<einsum>", device=device)
     kernel = program[spec.name]
-    scratch = scratch_layout(spec)[0]
-    launcher = Launcher(kernel, spec.compute, spec.result, len(spec.inputs) + 1 + bool(scratch))
-    return Compiled(a, spec, source, program, launcher, scratch * spec.plan.n_groups)
+    launcher = Launcher(kernel, spec.compute, spec.result)
+    return Compiled(spec, source, program, launcher, scratch_layout(spec)[0])

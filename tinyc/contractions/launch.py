@@ -1,61 +1,125 @@
-"""Launching a contraction kernel: arguments passed by address, nothing copied.
+"""Launching a contraction kernel: arrays passed by address, nothing copied.
 
-Every array argument of an einsum kernel is a `group<memref<...>x1>`: a
-pointer to a table holding the array's address. The table lives in USM
-shared memory (allocated once per kernel) and the address in it may be
-any memory the device can read:
-
-  * USM arrays (dpnp, dpctl) — their own address;
-  * NumPy arrays, when the device supports system allocations
-    (`aspect::usm_system_allocations`, true for the CPU OpenCL runtime) —
-    the NumPy buffer itself: no copy in, no copy back.
+A contraction kernel's arrays are plain memref arguments: a pointer, then
+one 64-bit integer per `?` size and stride (the dynamic batch). dpctl's
+Python `submit` accepts a pointer only as USM memory of the queue's
+context, but the device reads any host memory when it supports system
+allocations (`aspect::usm_system_allocations`, true for the CPU OpenCL
+runtime), so calls go through `DPCTLQueue_SubmitNDRange` (dpctl's C
+interface, which its `submit` calls too): argument values and kinds as
+arrays, a pointer as its value. NumPy arrays go in and come out without
+a copy; USM arrays (dpnp, dpctl) by their address.
 
 A device without system allocations gets NumPy data copied to USM device
-memory and the output copied back (`Staged`). The static memref types
-(shapes and strides are part of the cache key) mean no size or stride
-arguments: a call writes the addresses into the table and submits.
+memory and the output copied back (`Staged`).
+
+This is the contractions' own launcher until `Kernel.__call__` passes NumPy
+arrays by address (issue 19); then contractions move onto it.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import threading
 from typing import Any, Sequence
 
 import numpy as np
 
-from tinyc.runtime.device import import_dpctl
-from tinyc.runtime.scalars import scalar_packer
-from tinyc.runtime.staging import USMPointer, host_bytes
 from tinyc.ir.types import ScalarType
+from tinyc.runtime.device import import_dpctl
+from tinyc.runtime.staging import host_bytes
+
+_VOID_PTR, _RAW, _INT64, _FLOAT, _DOUBLE = 10, 13, 6, 8, 9   # DPCTLKernelArgType
+_lib: list[Any] = []
+
+
+def _library() -> Any:
+    if not _lib:
+        dpctl = import_dpctl()
+        lib = ctypes.CDLL(os.path.join(os.path.dirname(dpctl.__file__), "libDPCTLSyclInterface.so"))
+        vp, size = ctypes.c_void_p, ctypes.c_size_t
+        lib.DPCTLQueue_SubmitNDRange.restype = vp
+        lib.DPCTLQueue_SubmitNDRange.argtypes = [vp, vp, vp, vp, size, vp, vp, size, vp, size]
+        lib.DPCTLEvent_Wait.argtypes = [vp]
+        lib.DPCTLEvent_Delete.argtypes = [vp]
+        _lib.append(lib)
+    return _lib[0]
+
+
+class LaunchRefused(RuntimeError):
+    """The SYCL runtime refused the submission."""
 
 
 class Launcher:
-    """Submits one kernel with alpha, beta and the array addresses of a call."""
+    """Submits one kernel with alpha, beta, and per array its address and `?` values."""
 
-    def __init__(self, kernel: Any, compute: ScalarType, result: ScalarType, n_arrays: int):
+    def __init__(self, kernel: Any, compute: ScalarType, result: ScalarType):
         dpctl = import_dpctl()
         self.kernel = kernel
         self.queue = kernel.queue
-        self._alpha = scalar_packer(compute, "alpha", dpctl.RawKernelArg)
-        self._beta = scalar_packer(result, "beta", dpctl.RawKernelArg)
-        self._table = dpctl.memory.MemoryUSMShared(8 * max(n_arrays, 1), queue=self.queue)
-        self._slots = np.frombuffer(self._table, dtype=np.uint64, count=max(n_arrays, 1))
-        base = self._table._pointer
-        self._arguments = [dpctl.memory.MemoryUSMShared(USMPointer(base + 8 * k, 8, self.queue))
-                           for k in range(n_arrays)]
+        self._lib = _library()
+        self._kref = kernel.sycl_kernel.addressof_ref()
+        self._qref = self.queue.addressof_ref()
+        x, y = kernel.info.work_group_size
+        self._x, self._y = x, y
+        self._local = (ctypes.c_size_t * 3)(1, y, x)
+        self._alpha = _scalar_packer(compute, dpctl)
+        self._beta = _scalar_packer(result, dpctl)
         self._lock = threading.Lock()
         device = self.queue.sycl_device
         self.host_pointers = bool(getattr(device, "has_aspect_usm_system_allocations", False))
         self._memory = dpctl.memory
 
-    def __call__(self, alpha: Any, beta: Any, addresses: Sequence[int], batch: int,
+    def __call__(self, alpha: Any, beta: Any, arrays: Sequence[tuple[int, Sequence[int]]], batch: int,
                  staged: "Staged | None" = None) -> None:
-        args = [self._alpha(alpha), self._beta(beta), *self._arguments]
+        """Run over `batch` work-groups: `arrays` are (address, `?` values) per memref argument."""
+        if batch <= 0:
+            return
+        keep = [self._alpha(alpha), self._beta(beta)]
+        n = 2 + sum(1 + len(dyn) for _, dyn in arrays)
+        values = (ctypes.c_void_p * n)()
+        codes = (ctypes.c_int * n)()
+        for i in range(2):
+            values[i], codes[i] = keep[i][0], keep[i][1]
+        i = 2
+        for address, dyn in arrays:
+            values[i], codes[i] = address, _VOID_PTR
+            i += 1
+            for v in dyn:
+                box = ctypes.c_int64(v)
+                keep.append(box)
+                values[i], codes[i] = ctypes.addressof(box), _INT64
+                i += 1
+        grange = (ctypes.c_size_t * 3)(batch, self._y, self._x)
         with self._lock:
-            self._slots[: len(addresses)] = addresses
-            self.kernel.submit(args, batch).wait()
+            event = self._lib.DPCTLQueue_SubmitNDRange(self._kref, self._qref, values, codes, n, grange,
+                                                        self._local, 3, None, 0)
+            if not event:
+                raise LaunchRefused(f"the SYCL runtime refused to submit {self.kernel.name!r}")
+            try:
+                self._lib.DPCTLEvent_Wait(event)
+            finally:
+                self._lib.DPCTLEvent_Delete(event)
         if staged is not None:
             staged.copy_back()
+
+
+def _scalar_packer(t: ScalarType, dpctl: Any):
+    """value -> (address of its bytes, argument kind, keep-alive) for a scalar argument."""
+    if t.name in ("c32", "c64"):
+        real = np.float32 if t.name == "c32" else np.float64
+
+        def raw(value: Any):
+            arg = dpctl.RawKernelArg(np.array([value.real, value.imag], real))
+            return arg._ref, _RAW, arg
+        return raw
+    box, code = (ctypes.c_float, _FLOAT) if t.name == "f32" else (ctypes.c_double, _DOUBLE)
+
+    def real_scalar(value: Any):
+        b = box(float(value.real) if isinstance(value, complex) else float(value))
+        return ctypes.addressof(b), code, b
+    return real_scalar
 
 
 class Staged:

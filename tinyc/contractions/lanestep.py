@@ -1,0 +1,236 @@
+"""One step of a contraction on the lanes: each lane computes its batch entries' values.
+
+A step Z := X·Y (or Z := X summed/permuted) inside the `parallel` region of a
+lane kernel (lanes.py). Every lane holds batch entries `base + e·SG + lane`
+of a chunk, so a tensor that holds the batch label is read as SG consecutive
+elements per instruction (the batch mode has stride 1); a tensor the batch
+shares is read at one address by every lane (a broadcast). The step is:
+
+    for each register block (ib x jb outputs of two labels r, c; `for` loops):
+      for e in 0 .. CHUNK/SG:                         ; the entries of the chunk
+        entry = base + e·SG + lane                    ; uniform base + lane id
+        if entry < n:                                 ; the short last chunk
+          acc[ib x jb] = for k... (carried) { acc + X[..] * Y[..] }
+          Z[..] = alpha·acc (+ beta·Z[..])            ; cast, relu
+
+Register blocks are small (at most `BLOCK` accumulators), so a k loop keeps
+a few dozen sequential streams live; the block loop is outside the entry
+loop ("block-outer"), so each stream advances by one vector per iteration.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from tinyc.builder import FunctionBuilder, Value
+from tinyc.ir.types import ScalarType
+
+LANE = "\u2022"
+"""The label of a tensor's batch mode in a lane kernel (the entry, or its slot in the chunk)."""
+BLOCK = 6
+"""Accumulators per register block (complex: half)."""
+
+
+@dataclass(frozen=True)
+class LaneTensor:
+    """A memref and the label of each mode; LANE marks the batch mode, indexed by the entry
+    (global tensors) or by the entry's slot in the chunk (`slot`: local intermediates)."""
+
+    value: Value
+    labels: tuple[str, ...]
+    slot: bool = False
+
+    def has(self, label: str) -> bool:
+        return label in self.labels
+
+    @property
+    def batched(self) -> bool:
+        return LANE in self.labels
+
+    def index(self, env: dict, entry: Value, slot: Value) -> list:
+        return [(slot if self.slot else entry) if label == LANE else env[label] for label in self.labels]
+
+
+@dataclass
+class Chunk:
+    """The entries of this work-group: `base + e·sg + lane` for e < chunk/sg, below `n`."""
+
+    base: Value
+    lane: Value
+    n: Value
+    sg: int
+    chunk: int
+
+
+@dataclass
+class Scaling:
+    """How the last step writes the output: alpha·acc (+ beta·out), cast, relu."""
+
+    alpha: Value | None       # None: 1
+    beta: Value | None        # None: 0, the output is never read
+    beta_is_zero: Value | None
+    relu: bool
+
+
+def emit_lane_step(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, sizes: dict[str, int],
+                   chunk: Chunk, compute: ScalarType, scaling: Scaling | None = None) -> None:
+    """out := the product of `inputs` summed over the labels `out` lacks, per batch entry."""
+    z = [label for label in out.labels if label != LANE]
+    r, c = _block_labels(inputs, z, sizes)
+    budget = BLOCK // 2 if compute.name in ("c32", "c64") else BLOCK
+    ib, jb = block_shape(sizes.get(r, 1) if r else 1, sizes.get(c, 1) if c else 1, budget)
+    outer = [label for label in z if label not in (r, c)]
+    summed: list[str] = []
+    for t in inputs:
+        summed += [label for label in t.labels if label != LANE and not out.has(label) and label not in summed]
+
+    def blocks(env: dict) -> None:
+        for r0, rb in _parts(fn, r, sizes, ib):
+            for c0, cb in _parts(fn, c, sizes, jb):
+                _block(fn, inputs, out, sizes, chunk, compute, scaling, env, (r, r0, rb), (c, c0, cb),
+                       summed)
+
+    _nest(fn, outer, sizes, {}, blocks)
+
+
+def block_shape(rows: int, cols: int, budget: int) -> tuple[int, int]:
+    """ib x jb accumulators: at most `budget`, fewest loads per multiply-add ((ib + jb) / ib·jb),
+    then blocks that divide the sizes (no remainder code), then square."""
+    best, best_key = (1, 1), None
+    for ib in range(1, min(rows, budget) + 1):
+        for jb in range(1, min(cols, budget // ib) + 1):
+            key = ((ib + jb) / (ib * jb), (rows % ib != 0) + (cols % jb != 0), abs(ib - jb))
+            if best_key is None or key < best_key:
+                best, best_key = (ib, jb), key
+    return best
+
+
+def _block_labels(inputs: Sequence[LaneTensor], z: Sequence[str], sizes: dict[str, int]) -> tuple[str | None, str | None]:
+    """Two output labels to block: r, then c held by a different set of inputs (so that a
+    load of one serves a row or a column of the block)."""
+    if not z:
+        return None, None
+
+    def holders(label: str) -> tuple[bool, ...]:
+        return tuple(t.has(label) for t in inputs)
+
+    by_size = sorted(z, key=lambda label: -sizes[label])
+    r = by_size[0]
+    for label in by_size:           # prefer a row label of the first input (a gemm's M)
+        if holders(label)[0] and not all(holders(label)):
+            r = label
+            break
+    c = next((label for label in by_size if label != r and holders(label) != holders(r)), None)
+    return r, c
+
+
+def _parts(fn: FunctionBuilder, label: str | None, sizes: dict[str, int], step: int):
+    """(offset, size) of the blocks along a label: full blocks by a `for` loop, then the rest."""
+    if label is None:
+        yield None, 1
+        return
+    n = sizes[label]
+    full = n - n % step
+    if full == step:
+        yield 0, step
+    elif full:
+        with fn.for_(0, full, step) as loop:
+            yield loop.var, step
+    if n % step:
+        yield full, n % step
+
+
+def _nest(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int], env: dict,
+          body: Callable[[dict], None]) -> None:
+    if not labels:
+        body(env)
+        return
+    with fn.for_(0, sizes[labels[0]]) as loop:
+        _nest(fn, labels[1:], sizes, {**env, labels[0]: loop.var}, body)
+
+
+def _block(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, sizes: dict[str, int],
+           chunk: Chunk, compute: ScalarType, scaling: Scaling | None, env: dict, rows: tuple,
+           cols: tuple, summed: list[str]) -> None:
+    (r, r0, rb), (c, c0, cb) = rows, cols
+    points = [(ii, jj) for ii in range(rb) for jj in range(cb)]
+    row_at = [_offset(fn, r0, ii) for ii in range(rb)] if r is not None else []
+    col_at = [_offset(fn, c0, jj) for jj in range(cb)] if c is not None else []
+    offsets = {}
+    for ii, jj in points:
+        offsets[ii, jj] = {**env, **({r: row_at[ii]} if r is not None else {}),
+                           **({c: col_at[jj]} if c is not None else {})}
+    with fn.for_(0, chunk.chunk // chunk.sg) as vectors:
+        slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
+        entry = fn.add(chunk.base, slot)
+        with fn.if_(fn.lt(entry, chunk.n)) as inside:
+            with inside.then():
+                def products(k_env: dict) -> list[Value]:
+                    loaded: dict[tuple, Value] = {}
+                    values = []
+                    for point in points:
+                        full = {**offsets[point], **k_env}
+                        value = None
+                        for t in inputs:
+                            index = t.index(full, entry, slot)
+                            key = (id(t), tuple(id(i) if isinstance(i, Value) else i for i in index))
+                            if key not in loaded:
+                                loaded[key] = fn.load(t.value, index)
+                            value = loaded[key] if value is None else fn.mul(value, loaded[key])
+                        values.append(value)
+                    return values
+
+                if summed:
+                    zero = fn.constant(0, compute)
+                    values = _sum(fn, summed, sizes, {}, [zero] * len(points), products)
+                else:
+                    values = products({})
+                for point, value in zip(points, values):
+                    _store(fn, out, offsets[point], entry, slot, value, compute, scaling)
+
+
+def _sum(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int], env: dict, acc: list[Value],
+         products: Callable[[dict], list[Value]]) -> list[Value]:
+    """acc + Σ over `labels` of the products: nested loops carrying the accumulators."""
+    with fn.for_(0, sizes[labels[0]], init=acc) as loop:
+        inner = {**env, labels[0]: loop.var}
+        if labels[1:]:
+            total = _sum(fn, labels[1:], sizes, inner, list(loop.carried), products)
+        else:
+            total = [fn.add(a, p) for a, p in zip(loop.carried, products(inner))]
+        fn.yield_(total)
+    return list(loop.results)
+
+
+def _store(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: Value, value: Value,
+           compute: ScalarType, scaling: Scaling | None) -> None:
+    index = out.index(env, entry, slot)
+    element = out.value.type.element  # type: ignore[attr-defined]
+    if scaling is not None:
+        if scaling.alpha is not None:
+            value = fn.mul(scaling.alpha, value)
+        if element is not compute:
+            value = fn.cast(value, element)
+        if scaling.beta is not None:
+            with fn.if_(scaling.beta_is_zero, [element]) as branch:
+                with branch.then():
+                    fn.yield_([value])
+                with branch.otherwise():
+                    fn.yield_([fn.add(value, fn.mul(scaling.beta, fn.load(out.value, index)))])
+            value = branch.results[0]
+        if scaling.relu:
+            value = fn.max(value, 0)
+    fn.store(value, out.value, index)
+
+
+def _offset(fn: FunctionBuilder, base: Any, k: int) -> Any:
+    if isinstance(base, int):
+        return base + k
+    return base if k == 0 else fn.add(base, k)
+
+
+def per_entry(labels: Sequence[str], sizes: dict[str, int]) -> int:
+    """Elements of one batch entry of a tensor (its labels other than the batch's)."""
+    return math.prod(sizes[label] for label in labels if label != LANE)
