@@ -116,12 +116,16 @@ def _remember(cache: OrderedDict, key: tuple, value: Any) -> Any:
 
 
 def _kernel(a: Analysis, device: Any, epilogue: Any, plain: bool, tune: bool = False) -> Compiled:
-    """The compiled kernel of an analysis: one per key, whatever the batch size."""
+    """The compiled kernel of an analysis: one per key, whatever the batch size, with the
+    knobs tuned for it on this device (tuning.py; `tune` tunes on a miss)."""
+    from tinyc.contractions.tuning import knobs_for
+
     key = (a.key(epilogue, plain), _device_key(device))
     found = _kernels.get(key)
-    if found is not None:
+    if found is not None and (not tune or found.knobs is not None):
         return found
-    return _remember(_kernels, key, compile_contraction(a, epilogue, device, plain))
+    knobs = knobs_for(a, epilogue, device, tune)
+    return _remember(_kernels, key, compile_contraction(a, epilogue, device, plain, knobs))
 
 
 def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogue: Any, plain: bool,
@@ -131,7 +135,7 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
     key = (text, sigs, out_sig, str(dtype) if dtype is not None else None, _device_key(device), epilogue,
            plain, viewable)
     found = _calls.get(key)
-    if found is not None:
+    if found is not None and (not tune or found.compiled is None or found.compiled.knobs is not None):
         return found
     a = analyse(text, sigs, out_sig, dtype, epilogue)
     view = _view_of(a, sigs[0]) if viewable and len(sigs) == 1 else None
@@ -146,7 +150,7 @@ def _view_of(a: Analysis, sig: Signature) -> tuple | None:
     """(shape, byte strides, transpose axes or None) when the result is a view of the operand:
     every label kept (a permutation, or a diagonal), no conversion."""
     labels, output = a.subscripts.inputs[0], a.subscripts.output
-    if a.convert[0] or sig.kind != "numpy" or sig.dtype != a.compute or set(labels) != set(output):
+    if sig.kind != "numpy" or sig.dtype != a.compute or set(labels) != set(output):
         return None
     if len(set(labels)) == len(labels):
         return None, None, tuple(labels.index(label) for label in output)

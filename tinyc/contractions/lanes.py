@@ -34,7 +34,7 @@ from typing import Sequence
 
 from tinyc.builder import Program, index
 from tinyc.contractions.layout import Layout
-from tinyc.contractions.lanestep import LANE, Chunk, LaneTensor, Scaling, emit_lane_step, per_entry
+from tinyc.contractions.lanestep import BLOCK, LANE, Chunk, LaneTensor, Scaling, emit_lane_step, per_entry
 from tinyc.contractions.plan import Plan, make_steps
 from tinyc.contractions.tensors import Tensor, view
 
@@ -54,10 +54,12 @@ class Lanes:
     label: str
     sg: int
     chunk: int
+    budget: int = BLOCK   # accumulators per register block
 
 
 def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], scale: int,
-              dynamic: frozenset[str], itemsize: int, chunk: int | None = None) -> Plan | None:
+              dynamic: frozenset[str], itemsize: int, chunk: int | None = None,
+              budget: int | None = None) -> Plan | None:
     """A plan with the batch on the lanes, or None when the layout does not suit it: no
     dynamic label of stride 1 in the output and in every operand holding it.
 
@@ -79,7 +81,7 @@ def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], s
                  for s in plan.steps if s.invariant)
     if shared * itemsize > SHARED_BYTES or slots * itemsize > 2 * SLOT_BYTES:
         return None
-    plan.lanes = Lanes(lane, sg, chunk)
+    plan.lanes = Lanes(lane, sg, chunk, budget or BLOCK)
     plan.dynamic = frozenset(dynamic)
     return plan
 
@@ -151,7 +153,7 @@ def build_lane_kernel(spec, prog: Program) -> None:
     final = Scaling(fn["alpha"] if scaled else None, fn["beta"] if scaled else None, beta_is_zero, spec.relu)
     with fn.parallel():
         lane_id = fn.cast(fn.subgroup_local_id(), index, name=once("lane"))
-        chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk)
+        chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk, lanes.budget)
         for step in variant:
             emit_lane_step(fn, [lane_tensors[t] for t in step.inputs], lane_tensors[step.output], plan.sizes,
                            chunk, spec.compute, final if step.output == plan.output_id else None)

@@ -62,6 +62,7 @@ class Chunk:
     n: Value
     sg: int
     chunk: int
+    budget: int = 6       # accumulators per register block (complex: half)
 
 
 @dataclass
@@ -79,7 +80,7 @@ def emit_lane_step(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneT
     """out := the product of `inputs` summed over the labels `out` lacks, per batch entry."""
     z = [label for label in out.labels if label != LANE]
     r, c = _block_labels(inputs, z, sizes)
-    budget = BLOCK // 2 if compute.name in ("c32", "c64") else BLOCK
+    budget = max(1, chunk.budget // 2) if compute.name in ("c32", "c64") else chunk.budget
     ib, jb = block_shape(sizes.get(r, 1) if r else 1, sizes.get(c, 1) if c else 1, budget)
     outer = [label for label in z if label not in (r, c)]
     summed: list[str] = []

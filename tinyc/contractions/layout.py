@@ -105,17 +105,18 @@ def is_column_major(shape: Sequence[int], strides: Sequence[int]) -> bool:
 
 
 def layout(labels: Sequence[str], shape: Sequence[int], strides: Sequence[int] | None,
-           write: bool = False) -> Layout | None:
+           write: bool = False, keep: frozenset[str] = frozenset()) -> Layout | None:
     """The memref view of an array whose dimension d holds `labels[d]`.
 
-    Dimensions of size 1 and (for inputs) of stride 0 are dropped; repeated
-    labels are merged into their diagonal. None if no valid memref fits.
+    Dimensions of size 1 (unless their label is in `keep`: a batch of one) and
+    (for inputs) of stride 0 are dropped; repeated labels are merged into their
+    diagonal. None if no valid memref fits.
     """
     if strides is None:
         return None
     dims: dict[str, list[int]] = {}
     for label, n, s in zip(labels, shape, strides):
-        if n == 1:
+        if n == 1 and label not in keep:
             continue
         if s == 0 and not write:
             continue

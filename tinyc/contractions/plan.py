@@ -187,17 +187,22 @@ def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int
 
 
 def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
-              summed_elsewhere: int = 1, dynamic: frozenset[str] = frozenset()) -> Plan:
-    """The plan for operands `inputs` (memref layouts) into `output`."""
+              summed_elsewhere: int = 1, dynamic: frozenset[str] = frozenset(),
+              block: int | None = None, tile: int | None = None) -> Plan:
+    """The plan for operands `inputs` (memref layouts) into `output`; `block` and `tile`
+    override the choice of entries per work-group (the tuner's knobs; tile 0: no tiling)."""
     groups = choose_groups(inputs, output, sizes, dynamic)
-    tile = _tile(groups, inputs, sizes)
+    chosen = _tile(groups, inputs, sizes) if tile is None else (tile if _tile(groups, inputs, sizes) else 0)
     plan = None
-    if tile:
-        plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, tile)
-        if not _tiling_pays(plan, inputs, output):
+    if chosen:
+        plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, chosen)
+        if tile is None and not _tiling_pays(plan, inputs, output):
             plan = None
     if plan is None:
         plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, 0)
+        if block is not None:
+            plan.block = block
+            plan.flops = plan.flops_for(sizes)
     plan.dynamic = frozenset(dynamic)
     return plan
 
