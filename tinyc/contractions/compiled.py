@@ -10,8 +10,8 @@ all. `Compiled` owns the built program, its kernel and launcher.
 The dynamic labels: output labels (no diagonal) held by every operand —
 the largest, and any other of at least SECOND_BATCH; when no label is held
 by every operand (a shared matrix, a single operand), the largest output
-label an operand holds, if it is larger than every other label (else the
-call has no batch).
+label an operand holds, if it is larger than every other label and has at
+least FALLBACK_BATCH entries (else the call has no batch).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ REPRESENTATIVE_BATCH = 1 << 14
 """The size the planner assumes for a dynamic label (plans depend on the key alone)."""
 SECOND_BATCH = 64
 """A second label held by every operand is dynamic too from this size on (two batch modes)."""
+FALLBACK_BATCH = 16
+"""Without a label held by every operand, the largest label is the batch from this size on."""
 
 
 class Signature(NamedTuple):
@@ -142,11 +144,12 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     zero_sum = any(sizes[label] == 0 for labels in sub.inputs for label in labels if label not in sub.output)
     empty_out = math.prod(out_shape) == 0
     dynamic = frozenset() if empty_out or zero_sum else dynamic_labels(sub, operands)
+    keep = frozenset(label for label in dynamic if sizes[label] == 1)   # a batch of one, not broadcasting
     inputs, convert = [], []
     for k, (labels, o) in enumerate(zip(sub.inputs, operands)):
         needs_copy = o.dtype != compute or not o.aligned
         strides = byte_strides_to_elements(o.strides, o.dtype.itemsize) if not needs_copy else None
-        found = layout(labels, o.shape, strides, keep=dynamic) if strides is not None else None
+        found = layout(labels, o.shape, strides, keep=keep) if strides is not None else None
         if found is None:
             if o.kind != "numpy":
                 raise ValueError(
@@ -155,7 +158,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
             needs_copy = True  # copied as a C-order array of its distinct labels (the diagonal)
             distinct = list(dict.fromkeys(labels))
             shape = [o.shape[labels.index(label)] for label in distinct]
-            found = layout(distinct, shape, c_order_strides(shape), keep=dynamic)
+            found = layout(distinct, shape, c_order_strides(shape), keep=keep)
             assert found is not None
         inputs.append(found)
         convert.append(needs_copy)
@@ -164,12 +167,12 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     output_layout, direct = None, False
     if out is not None:
         strides = byte_strides_to_elements(out.strides, out.dtype.itemsize) if out.aligned else None
-        output_layout = layout(sub.output, out.shape, strides, write=True, keep=dynamic) \
+        output_layout = layout(sub.output, out.shape, strides, write=True, keep=keep) \
             if strides is not None else None
         direct = output_layout is not None
     if output_layout is None:
         new_strides = (f_order_strides if out_order == "F" else c_order_strides)(out_shape)
-        output_layout = layout(sub.output, out_shape, new_strides, write=True, keep=dynamic)
+        output_layout = layout(sub.output, out_shape, new_strides, write=True, keep=keep)
         assert output_layout is not None
     held = set().union(*[set(t.labels) for t in inputs]) if inputs else set()
     summed = {label for labels in sub.inputs for label in labels} - set(sub.output)
@@ -197,7 +200,8 @@ def dynamic_labels(sub: subs.Subscripts, operands: Sequence[Signature]) -> froze
     if not sized:
         return frozenset()
     largest = max(sized, key=lambda label: sub.sizes[label])
-    if any(n >= sub.sizes[largest] for label, n in sub.sizes.items() if label != largest):
+    if sub.sizes[largest] < FALLBACK_BATCH or any(n >= sub.sizes[largest] for label, n in sub.sizes.items()
+                                                  if label != largest):
         return frozenset()   # no label stands out as the batch
     return frozenset([largest])
 
