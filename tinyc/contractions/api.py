@@ -32,7 +32,10 @@ from tinyc.contractions.layout import c_order_strides
 CACHE_SIZE = 512
 _kernels: "OrderedDict[tuple, Compiled]" = OrderedDict()
 _calls: "OrderedDict[tuple, Call]" = OrderedDict()
+_transposes: dict[tuple, tuple[int, ...]] = {}   # (subscripts, ndim, dtype) -> axes of a view result
+_plain: "OrderedDict[tuple, Call]" = OrderedDict()   # plain NumPy calls by (subscripts, dtype, shape, strides...)
 _cache_lock = threading.Lock()
+_ONE = 1
 
 
 def cache_info() -> dict[str, int]:
@@ -44,6 +47,8 @@ def clear_cache() -> None:
     with _cache_lock:
         _kernels.clear()
         _calls.clear()
+        _transposes.clear()
+        _plain.clear()
 
 
 # -- operands -------------------------------------------------------------------
@@ -103,7 +108,7 @@ class Call:
     analysis: Analysis
     compiled: Compiled | None          # None: the result has no elements, or is a view
     groups: int = 0                    # work-groups to launch
-    dynamic: list[tuple[int, ...]] = field(default_factory=list)   # `?` values per array
+    packed: Any = None                 # the kernel arguments but alpha, beta, addresses (launch.py)
     view: tuple | None = None          # (shape, element strides, transpose) of a view result
 
 
@@ -142,8 +147,15 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
     if view is not None or a.empty:
         return _remember(_calls, key, Call(a, None, view=view))
     compiled = _kernel(a, device, epilogue, plain and a.scale == 1, tune)
-    dynamic = [t.dynamic_values() for t in a.inputs] + [a.output.dynamic_values()]
-    return _remember(_calls, key, Call(a, compiled, compiled.groups(a), dynamic))
+    groups = compiled.groups(a)
+    dynamic = [t.dynamic_values() for t in a.inputs] if compiled.spec.inputs else []
+    dynamic += [a.output.dynamic_values()] + ([(groups,)] if compiled.scratch_per_group else [])
+    call = _remember(_calls, key, Call(a, compiled, groups, compiled.launcher.pack(dynamic, groups)))
+    if (viewable and device is None and not tune and compiled.spec.inputs and a.scale == 1
+            and not compiled.scratch_per_group and compiled.launcher.host_pointers and not any(a.convert)
+            and all(sig.kind == "numpy" for sig in sigs)):
+        _remember(_plain, (text, *[(sig.dtype, sig.shape, sig.strides) for sig in sigs]), call)
+    return call
 
 
 def _view_of(a: Analysis, sig: Signature) -> tuple | None:
@@ -167,9 +179,11 @@ def _check_scalar(value: Any, name: str, complex_ok: bool) -> Any:
     return value.real if not complex_ok and isinstance(value, (complex, np.complexfloating)) else value
 
 
-def _make_view(x: np.ndarray, view: tuple) -> np.ndarray:
+def _make_view(x: np.ndarray, view: tuple, text: str) -> np.ndarray:
     shape, strides, axes = view
     if axes is not None:
+        if len(_transposes) < CACHE_SIZE:
+            _transposes[(text, x.ndim, x.dtype)] = axes
         return x.transpose(axes)
     return np.lib.stride_tricks.as_strided(x, shape, strides)
 
@@ -177,7 +191,7 @@ def _make_view(x: np.ndarray, view: tuple) -> np.ndarray:
 def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
     a, c = call.analysis, call.compiled
     if call.view is not None:
-        return _make_view(arrays[0], call.view)
+        return _make_view(arrays[0], call.view, a.subscripts.text)
     alpha = _check_scalar(alpha, "alpha", a.compute.kind == "c")
     beta = _check_scalar(beta, "beta", a.result.kind == "c")
     usm_queue = next((_queue_of(x) for x in arrays if _usm_interface(x) is not None), None)
@@ -203,10 +217,8 @@ def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
     if isinstance(target, np.ndarray) and not target.flags.writeable:
         raise ValueError("out is read-only")
     arrays_used = inputs if c.spec.inputs else []   # a zero-size sum reads no operand
-    dynamic = (call.dynamic[:-1] if c.spec.inputs else []) + call.dynamic[-1:]
     scratch = np.empty(c.scratch_per_group * call.groups, a.compute) if c.scratch_per_group else None
     everything = arrays_used + [target] + ([scratch] if scratch is not None else [])
-    dynamic = dynamic + ([(call.groups,)] if scratch is not None else [])
     if not launcher.host_pointers and any(isinstance(x, np.ndarray) for x in everything):
         from tinyc.contractions.launch import Staged
 
@@ -214,8 +226,7 @@ def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
         addresses = [_staged_address(staged, x, x is target or x is scratch) for x in everything]
     else:
         addresses = [_address(x) for x in everything]
-    launcher(alpha * a.scale if a.scale != 1 else alpha, beta, list(zip(addresses, dynamic)), call.groups,
-             staged)
+    launcher.launch(call.packed, alpha * a.scale if a.scale != 1 else alpha, beta, addresses, staged)
     if temp is not None:
         out[...] = temp
     return _finish(result, out)
@@ -285,6 +296,16 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
     tunes the kernel on first use (cached per device, like `tinyc.compile`).
     A permutation or diagonal of one NumPy operand is returned as a view, as
     np.einsum returns it."""
+    if out is None and alpha is _ONE and epilogue is None and dtype is None and device is None and not tune:
+        if len(operands) == 1:
+            x = operands[0]   # a permutation seen before: the view straight away (np.einsum's speed)
+            if type(x) is np.ndarray:
+                axes = _transposes.get((subscripts, x.ndim, x.dtype))
+                if axes is not None:
+                    return x.transpose(axes)
+        found = _plain_call(subscripts, operands)
+        if found is not None:
+            return found
     text, arrays = _prepare(subscripts, operands)
     if out is not None:
         out = _as_out(out)
@@ -297,6 +318,29 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
     call = _call(text, sigs, _signature(out) if out is not None else None, dtype, device, epilogue, plain,
                  viewable, tune)
     return _run(call, arrays, out, alpha, beta)
+
+
+def _plain_call(subscripts: Any, operands: tuple) -> Any:
+    """A plain call (NumPy arrays in, a new array out) seen before, by its exact signature:
+    the output, the addresses and the launch, nothing else; None if not seen (or not plain)."""
+    try:
+        key = (subscripts, *[(x.dtype, x.shape, x.strides) for x in operands if type(x) is np.ndarray])
+    except TypeError:
+        return None
+    call = _plain.get(key)
+    if call is None or len(key) != len(operands) + 1:
+        return None
+    addresses = []
+    for x in operands:
+        address = x.ctypes.data
+        if address % x.itemsize:       # misaligned: the general path copies it
+            return None
+        addresses.append(address)
+    a = call.analysis
+    result = np.empty(a.out_shape, a.result, order=a.out_order)
+    addresses.append(result.ctypes.data)
+    call.compiled.launcher.launch(call.packed, 1, 0, addresses)
+    return result[()] if result.ndim == 0 else result
 
 
 def _is_one(x: Any) -> bool:

@@ -51,6 +51,31 @@ class LaunchRefused(RuntimeError):
     """The SYCL runtime refused the submission."""
 
 
+class Packed:
+    """The kernel arguments of one call signature: value and kind arrays, the `?` values
+    boxed once; a call writes alpha, beta and the addresses, then submits."""
+
+    def __init__(self, launcher: "Launcher", dynamic: Sequence[Sequence[int]], batch: int):
+        n = 2 + sum(1 + len(dyn) for dyn in dynamic)
+        self.values = (ctypes.c_void_p * n)()
+        self.codes = (ctypes.c_int * n)()
+        self.batch = batch
+        self.grange = (ctypes.c_size_t * 3)(batch, launcher._y, launcher._x)
+        self.alpha, self.beta = launcher._alpha(), launcher._beta()
+        self.keep: list[Any] = []
+        self.slots: list[int] = []          # positions of the array addresses
+        i = 2
+        for dyn in dynamic:
+            self.slots.append(i)
+            self.codes[i] = _VOID_PTR
+            i += 1
+            for v in dyn:
+                box = ctypes.c_int64(v)
+                self.keep.append(box)
+                self.values[i], self.codes[i] = ctypes.addressof(box), _INT64
+                i += 1
+
+
 class Launcher:
     """Submits one kernel with alpha, beta, and per array its address and `?` values."""
 
@@ -64,37 +89,35 @@ class Launcher:
         x, y = kernel.info.work_group_size
         self._x, self._y = x, y
         self._local = (ctypes.c_size_t * 3)(1, y, x)
-        self._alpha = _scalar_packer(compute, dpctl)
-        self._beta = _scalar_packer(result, dpctl)
+        self._alpha = _scalar_box(compute, dpctl)
+        self._beta = _scalar_box(result, dpctl)
         self._lock = threading.Lock()
         device = self.queue.sycl_device
         self.host_pointers = bool(getattr(device, "has_aspect_usm_system_allocations", False))
         self._memory = dpctl.memory
 
+    def pack(self, dynamic: Sequence[Sequence[int]], batch: int) -> Packed:
+        """The argument arrays of calls whose arrays have these `?` values."""
+        return Packed(self, dynamic, batch)
+
     def __call__(self, alpha: Any, beta: Any, arrays: Sequence[tuple[int, Sequence[int]]], batch: int,
                  staged: "Staged | None" = None) -> None:
         """Run over `batch` work-groups: `arrays` are (address, `?` values) per memref argument."""
-        if batch <= 0:
+        self.launch(self.pack([dyn for _, dyn in arrays], batch), alpha, beta, [a for a, _ in arrays], staged)
+
+    def launch(self, packed: Packed, alpha: Any, beta: Any, addresses: Sequence[int],
+               staged: "Staged | None" = None) -> None:
+        """Run a packed call with these alpha, beta and array addresses; waits."""
+        if packed.batch <= 0:
             return
-        keep = [self._alpha(alpha), self._beta(beta)]
-        n = 2 + sum(1 + len(dyn) for _, dyn in arrays)
-        values = (ctypes.c_void_p * n)()
-        codes = (ctypes.c_int * n)()
-        for i in range(2):
-            values[i], codes[i] = keep[i][0], keep[i][1]
-        i = 2
-        for address, dyn in arrays:
-            values[i], codes[i] = address, _VOID_PTR
-            i += 1
-            for v in dyn:
-                box = ctypes.c_int64(v)
-                keep.append(box)
-                values[i], codes[i] = ctypes.addressof(box), _INT64
-                i += 1
-        grange = (ctypes.c_size_t * 3)(batch, self._y, self._x)
+        values, codes = packed.values, packed.codes
         with self._lock:
-            event = self._lib.DPCTLQueue_SubmitNDRange(self._kref, self._qref, values, codes, n, grange,
-                                                        self._local, 3, None, 0)
+            values[0], codes[0] = packed.alpha(alpha)
+            values[1], codes[1] = packed.beta(beta)
+            for slot, address in zip(packed.slots, addresses):
+                values[slot] = address
+            event = self._lib.DPCTLQueue_SubmitNDRange(self._kref, self._qref, values, codes, len(codes),
+                                                        packed.grange, self._local, 3, None, 0)
             if not event:
                 raise LaunchRefused(f"the SYCL runtime refused to submit {self.kernel.name!r}")
             try:
@@ -105,21 +128,31 @@ class Launcher:
             staged.copy_back()
 
 
-def _scalar_packer(t: ScalarType, dpctl: Any):
-    """value -> (address of its bytes, argument kind, keep-alive) for a scalar argument."""
+def _scalar_box(t: ScalarType, dpctl: Any):
+    """A factory of setters: setter(value) -> (address of the value's bytes, argument kind)."""
     if t.name in ("c32", "c64"):
         real = np.float32 if t.name == "c32" else np.float64
 
-        def raw(value: Any):
-            arg = dpctl.RawKernelArg(np.array([value.real, value.imag], real))
-            return arg._ref, _RAW, arg
-        return raw
-    box, code = (ctypes.c_float, _FLOAT) if t.name == "f32" else (ctypes.c_double, _DOUBLE)
+        def complex_box():
+            held: list[Any] = [None]
 
-    def real_scalar(value: Any):
-        b = box(float(value.real) if isinstance(value, complex) else float(value))
-        return ctypes.addressof(b), code, b
-    return real_scalar
+            def put(value: Any) -> tuple[int, int]:
+                held[0] = dpctl.RawKernelArg(np.array([value.real, value.imag], real))
+                return held[0]._ref, _RAW
+            return put
+        return complex_box
+    kind, code = (ctypes.c_float, _FLOAT) if t.name == "f32" else (ctypes.c_double, _DOUBLE)
+
+    def real_box():
+        box = kind(0)
+        address = ctypes.addressof(box)
+
+        def put(value: Any) -> tuple[int, int]:
+            box.value = value.real if isinstance(value, complex) else value
+            return address, code
+        put.box = box  # type: ignore[attr-defined]
+        return put
+    return real_box
 
 
 class Staged:
