@@ -296,7 +296,8 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
     tunes the kernel on first use (cached per device, like `tinyc.compile`).
     A permutation or diagonal of one NumPy operand is returned as a view, as
     np.einsum returns it."""
-    if out is None and alpha is _ONE and epilogue is None and dtype is None and device is None and not tune:
+    if (out is None and alpha is _ONE and epilogue is None and dtype is None and device is None and not tune
+            and type(subscripts) is str):
         if len(operands) == 1:
             x = operands[0]   # a permutation seen before: the view straight away (np.einsum's speed)
             if type(x) is np.ndarray:
