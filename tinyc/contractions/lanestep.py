@@ -78,6 +78,9 @@ class Scaling:
 def emit_lane_step(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, sizes: dict[str, int],
                    chunk: Chunk, compute: ScalarType, scaling: Scaling | None = None) -> None:
     """out := the product of `inputs` summed over the labels `out` lacks, per batch entry."""
+    if len(inputs) == 1:
+        _stream(fn, inputs[0], out, sizes, chunk, compute, scaling)
+        return
     z = [label for label in out.labels if label != LANE]
     r, c = _block_labels(inputs, z, sizes)
     budget = max(1, chunk.budget // 2) if compute.name in ("c32", "c64") else chunk.budget
@@ -94,6 +97,67 @@ def emit_lane_step(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneT
                        summed)
 
     _nest(fn, outer, sizes, {}, blocks)
+
+
+def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str, int], chunk: Chunk,
+            compute: ScalarType, scaling: Scaling | None) -> None:
+    """out := x summed over the labels out lacks (a reduction, a permutation), streamed: one
+    pass per output point and summed index, each a row of the chunk (vectors of SG entries)
+    added into the output's row, in x's memory order, so a pass reads one sequential run and
+    the chunk's output stays in the cache (copy bandwidth, whatever the number of rows)."""
+    stride = dict(zip(x.labels, x.value.type.stride))  # type: ignore[attr-defined]
+    by_memory = sorted((label for label in x.labels if label != LANE), key=lambda label: -stride[label])
+    points = [label for label in by_memory if out.has(label)]
+    summed = [label for label in reversed(by_memory) if not out.has(label)]   # fastest first
+    total = math.prod(sizes[label] for label in summed)
+    relu_pass = scaling is not None and scaling.relu and total > 1   # after the last addition
+    if relu_pass:
+        scaling = Scaling(scaling.alpha, scaling.beta, scaling.beta_is_zero, False)
+
+    def rows(env: dict, first: bool) -> None:
+        with fn.for_(0, chunk.chunk // chunk.sg) as vectors:
+            slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
+            entry = fn.add(chunk.base, slot)
+            with fn.if_(fn.lt(entry, chunk.n)) as inside:
+                with inside.then():
+                    value = fn.load(x.value, x.index(env, entry, slot))
+                    if first:
+                        _store(fn, out, env, entry, slot, value, compute, scaling)
+                    else:
+                        _add(fn, out, env, entry, slot, value, compute, scaling)
+
+    def point(env: dict) -> None:
+        rows({**env, **{label: 0 for label in summed}}, True)
+        if total > 1:
+            with fn.for_(1, total) as loop:
+                inner, rest = dict(env), loop.var
+                for label in summed[:-1]:
+                    inner[label] = fn.rem(rest, sizes[label])
+                    rest = fn.div(rest, sizes[label])
+                inner[summed[-1]] = rest
+                rows(inner, False)
+        if relu_pass:
+            with fn.for_(0, chunk.chunk // chunk.sg) as vectors:
+                slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
+                entry = fn.add(chunk.base, slot)
+                with fn.if_(fn.lt(entry, chunk.n)) as inside:
+                    with inside.then():
+                        index = out.index(env, entry, slot)
+                        fn.store(fn.max(fn.load(out.value, index), 0), out.value, index)
+
+    _nest(fn, points, sizes, {}, point)
+
+
+def _add(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: Value, value: Value,
+         compute: ScalarType, scaling: Scaling | None) -> None:
+    """out[...] += alpha·value (cast to out's element type)."""
+    index = out.index(env, entry, slot)
+    element = out.value.type.element  # type: ignore[attr-defined]
+    if scaling is not None and scaling.alpha is not None:
+        value = fn.mul(scaling.alpha, value)
+    if element is not compute:
+        value = fn.cast(value, element)
+    fn.store(fn.add(fn.load(out.value, index), value), out.value, index)
 
 
 def block_shape(rows: int, cols: int, budget: int) -> tuple[int, int]:
