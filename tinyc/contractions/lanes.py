@@ -95,6 +95,8 @@ def _chunk(entry: Plan, inputs: Sequence[Layout], lane: str, sg: int, itemsize: 
     streamed = sum(per_entry(entry.tensors[k], sizes) for k, t in enumerate(inputs) if lane in t.labels)
     streamed = (streamed + per_entry(entry.tensors[entry.output_id], sizes)) * itemsize
     chunk = min(MAX_CHUNK, _floor_pow2(CHUNK_BYTES // max(streamed, 1)))
+    if all(len(s.inputs) == 1 for s in entry.steps):   # streamed row by row: long rows
+        chunk = MAX_CHUNK
     if slots:
         chunk = min(chunk, _floor_pow2(SLOT_BYTES // slots))
     return max(sg, chunk - chunk % sg)

@@ -99,43 +99,65 @@ def emit_lane_step(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneT
     _nest(fn, outer, sizes, {}, blocks)
 
 
+ROWS = 4
+"""Rows a streamed pass adds before it updates the output (fewer passes over the output)."""
+
+
 def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str, int], chunk: Chunk,
             compute: ScalarType, scaling: Scaling | None) -> None:
-    """out := x summed over the labels out lacks (a reduction, a permutation), streamed: one
-    pass per output point and summed index, each a row of the chunk (vectors of SG entries)
-    added into the output's row, in x's memory order, so a pass reads one sequential run and
-    the chunk's output stays in the cache (copy bandwidth, whatever the number of rows)."""
+    """out := x summed over the labels out lacks (a reduction, a permutation), streamed: a
+    pass per output point and ROWS summed indices reads ROWS rows of the chunk (vectors of
+    SG entries, one sequential run each, in x's memory order) and adds them into the
+    output's row, which stays in the cache: copy bandwidth, whatever the number of rows."""
     stride = dict(zip(x.labels, x.value.type.stride))  # type: ignore[attr-defined]
     by_memory = sorted((label for label in x.labels if label != LANE), key=lambda label: -stride[label])
     points = [label for label in by_memory if out.has(label)]
     summed = [label for label in reversed(by_memory) if not out.has(label)]   # fastest first
     total = math.prod(sizes[label] for label in summed)
-    relu_pass = scaling is not None and scaling.relu and total > 1   # after the last addition
+    relu_pass = scaling is not None and scaling.relu and total > ROWS   # after the last addition
     if relu_pass:
         scaling = Scaling(scaling.alpha, scaling.beta, scaling.beta_is_zero, False)
 
-    def rows(env: dict, first: bool) -> None:
+    def split(env: dict, flat: Any) -> dict:
+        inner = dict(env)
+        if not summed:
+            return inner
+        if isinstance(flat, int):
+            for label in summed:
+                inner[label] = flat % sizes[label]
+                flat //= sizes[label]
+            return inner
+        for label in summed[:-1]:
+            inner[label] = fn.rem(flat, sizes[label])
+            flat = fn.div(flat, sizes[label])
+        inner[summed[-1]] = flat
+        return inner
+
+    def rows(env: dict, start: Any, count: int, first: bool) -> None:
+        where = [split(env, start if k == 0 else (start + k if isinstance(start, int) else fn.add(start, k)))
+                 for k in range(count)]
         with fn.for_(0, chunk.chunk // chunk.sg) as vectors:
             slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
             entry = fn.add(chunk.base, slot)
             with fn.if_(fn.lt(entry, chunk.n)) as inside:
                 with inside.then():
-                    value = fn.load(x.value, x.index(env, entry, slot))
+                    value = None
+                    for at in where:
+                        row = fn.load(x.value, x.index(at, entry, slot))
+                        value = row if value is None else fn.add(value, row)
                     if first:
                         _store(fn, out, env, entry, slot, value, compute, scaling)
                     else:
                         _add(fn, out, env, entry, slot, value, compute, scaling)
 
     def point(env: dict) -> None:
-        rows({**env, **{label: 0 for label in summed}}, True)
-        if total > 1:
-            with fn.for_(1, total) as loop:
-                inner, rest = dict(env), loop.var
-                for label in summed[:-1]:
-                    inner[label] = fn.rem(rest, sizes[label])
-                    rest = fn.div(rest, sizes[label])
-                inner[summed[-1]] = rest
-                rows(inner, False)
+        rows(env, 0, min(ROWS, total), True)
+        full = (total - ROWS) // ROWS * ROWS if total > ROWS else 0
+        if full:
+            with fn.for_(ROWS, ROWS + full, ROWS) as loop:
+                rows(env, loop.var, ROWS, False)
+        if total > ROWS and (total - ROWS) % ROWS:
+            rows(env, ROWS + full, (total - ROWS) % ROWS, False)
         if relu_pass:
             with fn.for_(0, chunk.chunk // chunk.sg) as vectors:
                 slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
