@@ -304,11 +304,29 @@ def _make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], 
     def volume(step: Step) -> int:
         return math.prod(step_sizes[label] for label in set().union(*(tensors[t] for t in step.inputs)))
 
-    if not tile:
+    if not tile and not _transposed_a(plan, inputs, output, gset, step_sizes):
         plan.block = choose_block(sum(volume(s) for s in steps if s.inputs), plan.n_entries)
     plan.volumes = [(volume(s), s.invariant) for s in steps if s.inputs]
     plan.flops = plan.flops_for(sizes)
     return plan
+
+
+def _transposed_a(plan: Plan, inputs: Sequence[Layout], output: Layout, fixed: frozenset[str],
+                  sizes: dict[str, int]) -> bool:
+    """Does a step on operands write the output with a gemm whose A is transposed (both
+    operands summed-label-fastest)? Its lowering works per entry: a loop of entries in one
+    work-group was measured slower there (2x on 16x8x12 f32), so such plans keep one entry."""
+    from tinyc.contractions.orders import gemm_transposes
+
+    def labels(t: Layout) -> tuple[str, ...]:
+        return tuple(label for label in t.labels if label not in fixed)
+
+    for step in plan.steps:
+        if len(step.inputs) == 2 and all(t < len(inputs) for t in step.inputs) and step.output == plan.output_id:
+            x, y = (labels(inputs[t]) for t in step.inputs)
+            if gemm_transposes(x, y, labels(output), sizes) >= 2:
+                return True
+    return False
 
 
 def _tile(groups: Sequence[str], inputs: Sequence[Layout], sizes: dict[str, int]) -> int:
