@@ -139,9 +139,6 @@ def build_lane_kernel(spec, prog: Program) -> None:
     labels_of = {k: t.labels for k, t in tensors.items()}
     memory = Memory(fn, spec, labels_of, None, {}, once)
     invariant = [s for s in plan.steps if s.invariant]
-    shared = memory.make(invariant, plan.step_sizes)
-    tensors.update(shared)
-    emit_steps(fn, spec, tensors, invariant, plan.step_sizes)
     variant = [s for s in plan.steps if not s.invariant]
     lane_tensors = {k: _lane_tensor(t, lanes.label) for k, t in tensors.items()}
     for step in variant:
@@ -153,16 +150,25 @@ def build_lane_kernel(spec, prog: Program) -> None:
     scaled = not spec.plain
     beta_is_zero = fn.eq(fn["beta"], 0, name=once("beta0")) if scaled else None
     final = Scaling(fn["alpha"] if scaled else None, fn["beta"] if scaled else None, beta_is_zero, spec.relu)
-    with fn.parallel():
-        lane_id = fn.cast(fn.subgroup_local_id(), index, name=once("lane"))
-        chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk, lanes.budget)
-        for step in variant:
-            emit_lane_step(fn, [lane_tensors[t] for t in step.inputs], lane_tensors[step.output], plan.sizes,
-                           chunk, spec.compute, final if step.output == plan.output_id else None)
+    with fn.if_(fn.lt(base, n)) as live:   # past the last entry a work-group does nothing at all
+        with live.then():
+            shared = memory.make(invariant, plan.step_sizes)
+            tensors.update(shared)
+            lane_tensors.update({k: _lane_tensor(t, lanes.label) for k, t in shared.items()})
+            emit_steps(fn, spec, tensors, invariant, plan.step_sizes)
+            vectors = fn.min(fn.div(fn.add(fn.sub(n, base), lanes.sg - 1), lanes.sg), lanes.chunk // lanes.sg,
+                             name=once("vectors"))
+            with fn.parallel():
+                lane_id = fn.cast(fn.subgroup_local_id(), index, name=once("lane"))
+                chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk, lanes.budget, vectors)
+                for step in variant:
+                    emit_lane_step(fn, [lane_tensors[t] for t in step.inputs], lane_tensors[step.output],
+                                   plan.sizes, chunk, spec.compute,
+                                   final if step.output == plan.output_id else None)
+            memory.release(shared)
     for step in variant:
         if step.output != plan.output_id:
             fn.lifetime_stop(lane_tensors[step.output].value)
-    memory.release(shared)
 
 
 def _lane_tensor(t: Tensor, lane: str) -> LaneTensor:

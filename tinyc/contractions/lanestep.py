@@ -7,7 +7,7 @@ elements per instruction (the batch mode has stride 1); a tensor the batch
 shares is read at one address by every lane (a broadcast). The step is:
 
     for each register block (ib x jb outputs of two labels r, c; `for` loops):
-      for e in 0 .. CHUNK/SG:                         ; the entries of the chunk
+      for e in 0 .. vectors:                          ; the chunk's vectors of entries
         entry = base + e·SG + lane                    ; uniform base + lane id
         if entry < n:                                 ; the short last chunk
           acc[ib x jb] = for k... (carried) { acc + X[..] * Y[..] }
@@ -55,7 +55,7 @@ class LaneTensor:
 
 @dataclass
 class Chunk:
-    """The entries of this work-group: `base + e·sg + lane` for e < chunk/sg, below `n`."""
+    """The entries of this work-group: `base + e·sg + lane` for e < vectors, below `n`."""
 
     base: Value
     lane: Value
@@ -63,6 +63,7 @@ class Chunk:
     sg: int
     chunk: int
     budget: int = 6       # accumulators per register block (complex: half)
+    vectors: Any = None   # vectors of entries this work-group has (uniform: the short last chunk)
 
 
 @dataclass
@@ -136,7 +137,7 @@ def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str
     def rows(env: dict, start: Any, count: int, first: bool) -> None:
         where = [split(env, start if k == 0 else (start + k if isinstance(start, int) else fn.add(start, k)))
                  for k in range(count)]
-        with fn.for_(0, chunk.chunk // chunk.sg) as vectors:
+        with fn.for_(0, chunk.vectors) as vectors:
             slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
             entry = fn.add(chunk.base, slot)
             with fn.if_(fn.lt(entry, chunk.n)) as inside:
@@ -159,7 +160,7 @@ def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str
         if total > ROWS and (total - ROWS) % ROWS:
             rows(env, ROWS + full, (total - ROWS) % ROWS, False)
         if relu_pass:
-            with fn.for_(0, chunk.chunk // chunk.sg) as vectors:
+            with fn.for_(0, chunk.vectors) as vectors:
                 slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
                 entry = fn.add(chunk.base, slot)
                 with fn.if_(fn.lt(entry, chunk.n)) as inside:
@@ -249,7 +250,7 @@ def _block(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, s
     for ii, jj in points:
         offsets[ii, jj] = {**env, **({r: row_at[ii]} if r is not None else {}),
                            **({c: col_at[jj]} if c is not None else {})}
-    with fn.for_(0, chunk.chunk // chunk.sg) as vectors:
+    with fn.for_(0, chunk.vectors) as vectors:
         slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
         entry = fn.add(chunk.base, slot)
         with fn.if_(fn.lt(entry, chunk.n)) as inside:
