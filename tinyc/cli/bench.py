@@ -68,8 +68,8 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
              f"{ceilings.peak_config}): the kernel reaches {100 * result['peak_share']:.0f}% of it")
     if not work.flops and not work.bytes:
         echo("  the kernel does no arithmetic and moves no data: nothing to place on the roofline")
-    elif ceilings.bandwidth and ceilings.peak_flops:
-        roof = ceilings.attainable(intensity)
+    elif ceilings.bandwidth and ceilings.peak_flops and ceilings.attainable(intensity) > 0:
+        roof = ceilings.attainable(intensity)   # (no roof without counted flops: a kernel of loads and stores)
         bound = "compute" if roof >= ceilings.peak_flops else "memory"
         result["roofline_share"] = work.flops / seconds / roof
         echo(f"  roofline at {intensity:.2f} flop/byte: {roof / 1e9:.1f} GFLOP/s ({bound} bound); "
