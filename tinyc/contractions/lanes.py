@@ -40,9 +40,9 @@ from tinyc.contractions.tensors import Tensor, view
 
 SUBGROUP_BYTES = 64
 """A subgroup's vector of one element per lane: 16 f32, 8 f64 or c32, 4 c64 (512 bits)."""
-CHUNK_BYTES = 128 * 1024
+CHUNK_BYTES = 512 * 1024
 MAX_CHUNK = 512
-SLOT_BYTES = 128 * 1024
+SLOT_BYTES = 160 * 1024
 SHARED_BYTES = 64 * 1024
 """Local memory for products of shared operands (made once per work-group)."""
 
@@ -79,7 +79,7 @@ def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], s
                 for s in plan.steps if not s.invariant and s.output != plan.output_id)
     shared = sum(math.prod(step_sizes[label] for label in plan.tensors[s.output])
                  for s in plan.steps if s.invariant)
-    if shared * itemsize > SHARED_BYTES or slots * itemsize > 2 * SLOT_BYTES:
+    if shared * itemsize > SHARED_BYTES or slots * itemsize > SLOT_BYTES:
         return None
     plan.lanes = Lanes(lane, sg, chunk, budget or BLOCK)
     plan.dynamic = frozenset(dynamic)
