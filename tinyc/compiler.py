@@ -45,6 +45,7 @@ class CompileResult:
     schedules: dict[str, dict] = field(default_factory=dict)  # kernel -> complete schedule used
     tuned: dict[str, dict] = field(default_factory=dict)      # kernel -> tuned knobs applied
     given: Any = None  # the caller's schedule (tinyc.schedule.Schedule), for the variants
+    fp_contract: bool = False  # real adds of single-use products emitted as fma
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -97,7 +98,7 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
                      schedule: Any = None, tuned: Tuned = None,
                      std: "Std | str | None" = None,
                      defines: dict[str, str] | None = None,
-                     check_bounds: bool = False) -> CompileResult:
+                     check_bounds: bool = False, fp_contract: bool = False) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
     `print_after(pass_name, program)` is called after each pass (`--print-after`).
@@ -106,7 +107,10 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     `std` overrides the language version (tinyc.std); `defines` are
     preprocessor definitions from outside. `check_bounds`: the bounds-checked
     variant of every kernel (check-shapes pass, codegen/bounds.py), which
-    takes a report buffer as its last argument.
+    takes a report buffer as its last argument. `fp_contract`: a real (f32,
+    f64) `arith.add` of a single-use `arith.mul` is emitted as one fused
+    multiply-add, rounded once (C compilers' -ffp-contract; off by default, so
+    scalar arithmetic stays exact as NumPy's; docs/decisions.md).
     """
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
@@ -127,13 +131,13 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
         check_bounds=check_bounds, schedule=given, tuned=tuned_entries, used=used))
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_with_schedules(program, used, tuned_entries)
-    spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
+    spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds, fp_contract))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
     return CompileResult(program, stages, spirv, kernels, timings, source, name, std=program.std,
                          defines=dict(defines or {}), warnings=warnings,
                          subgroup_size=subgroup_size, device_info=device_info, schedules=used,
-                         tuned=tuned_entries, given=given)
+                         tuned=tuned_entries, given=given, fp_contract=fp_contract)
 
 
 def _schedule(schedule: Any) -> Any:
@@ -299,7 +303,8 @@ class Program:
             r = self._result
             self._checked = compile_to_spirv(r.source, r.name, subgroup_size=r.subgroup_size,
                                              device_info=r.device_info, std=r.std, defines=r.defines,
-                                             schedule=r.given, tuned=r.tuned, check_bounds=True)
+                                             schedule=r.given, tuned=r.tuned, check_bounds=True,
+                                             fp_contract=r.fp_contract)
         return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):
@@ -332,7 +337,7 @@ class CompilationWarning(UserWarning):
 def compile(source: Any, *, name: str = "<string>", device: Any = None,
             subgroup_size: int | None = None, std: str | None = None,
             defines: dict[str, str] | None = None, schedule: Any = None,
-            tune: bool = False) -> Program:
+            tune: bool = False, fp_contract: bool = False) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
     `source` is text, bytes in UTF-8, or a `tinyc.builder.Program`; a built
@@ -346,6 +351,8 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
     kernel on this device is used automatically; `tune=True` first tunes
     every kernel that has none (measuring on the device, up to
     TINYC_TUNE_BUDGET seconds per kernel, default 30) and caches the result.
+    `fp_contract=True` fuses a real add of a single-use product into one fma
+    (rounded once, as OpenCL C does by default; off: exact as NumPy).
     Raises CompilationError for errors in the program, TypeError/ValueError
     for bad arguments.
     """
@@ -367,7 +374,8 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
         warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
                       TuningWarning, stacklevel=2)
     result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
-                              schedule=given, tuned=tuned, std=std, defines=defines)
+                              schedule=given, tuned=tuned, std=std, defines=defines,
+                              fp_contract=fp_contract)
     for diagnostic in result.warnings:
         warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
     return Program(result, device)

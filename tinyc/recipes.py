@@ -67,7 +67,7 @@ class Recipe:
 
         self.source = prog.checked_source()
         schedule = _tuned_schedule(self.source, device, tune)
-        self.program = tinyc.compile(self.source, name="<recipe>", device=device,
+        self.program = tinyc.compile(self.source, name="<recipe>", device=device, fp_contract=True,
                                      schedule={name: schedule for name in KERNELS} if schedule else None)
 
     def kernel(self, beta: Any) -> Any:

@@ -20,13 +20,13 @@ from tinyc.cli.errors import UsageError
 def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
                  sizes: Sequence[str], repeat: int, warmup: int, seed: int, device: str | None,
                  echo: Callable[[str], None] = print, std: str | None = None,
-                 defines: dict[str, str] | None = None) -> dict[str, float]:
+                 defines: dict[str, str] | None = None, fp_contract: bool = False) -> dict[str, float]:
     """Time a kernel on random inputs and report its rates; returns the numbers."""
     import tinyc
     from tinyc.reference import ReferenceUnsupported
     from tinyc.cli.run import describe_arguments, device_array_limit, make_arguments, parse_sizes
 
-    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
+    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines, fp_contract=fp_contract)
     name = kernel_name or program.kernel_names[0]
     if name not in program.kernel_names:
         raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")

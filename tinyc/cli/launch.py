@@ -11,7 +11,8 @@ import sys
 import click
 
 from tinyc.cli.common import (
-    EXIT_INPUT, color_option, display_name, language_options, print_diagnostics, read_one,
+    EXIT_INPUT, color_option, display_name, fp_contract_option, language_options, print_diagnostics,
+    read_one,
 )
 from tinyc.diagnostics import CompilationError, LaunchError
 
@@ -34,6 +35,7 @@ def _launch_options(default_batch: int, default_repeat: int):
             click.option("--seed", type=int, default=0, show_default=True,
                          help="Seed of the random inputs."),
             click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0."),
+            fp_contract_option,
             color_option,
             language_options,
         ]
@@ -70,14 +72,15 @@ def _launching(action) -> None:
                    "(also TINYC_CHECK_BOUNDS=1).")
 def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], do_check: bool,
         repeat: int, seed: int, device: str | None, std: str | None,
-        defines: dict[str, str], check_bounds: bool | None) -> None:
+        defines: dict[str, str], check_bounds: bool | None, fp_contract: bool) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
     from tinyc.cli.run import run_kernel
 
     text = read_one(file)
     _launching(lambda: run_kernel(text, display_name(file), kernel_name, batch, sizes, do_check,
                                   repeat, seed, device, echo=click.echo, std=std,
-                                  defines=defines, check_bounds=check_bounds or None))
+                                  defines=defines, check_bounds=check_bounds or None,
+                                  fp_contract=fp_contract))
 
 
 @click.command()
@@ -86,14 +89,14 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
               help="Untimed launches first.")
 def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], repeat: int,
           warmup: int, seed: int, device: str | None, std: str | None,
-          defines: dict[str, str]) -> None:
+          defines: dict[str, str], fp_contract: bool) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, and both roofline ceilings."""
     from tinyc.cli.bench import bench_kernel
 
     text = read_one(file)
     _launching(lambda: bench_kernel(text, display_name(file), kernel_name, batch, sizes, repeat,
                                     warmup, seed, device, echo=click.echo, std=std,
-                                    defines=defines))
+                                    defines=defines, fp_contract=fp_contract))
 
 
 @click.command()

@@ -338,7 +338,8 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
 def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
                check: bool, repeat: int, seed: int, device: str | None,
                echo: Callable[[str], None] = print, std: str | None = None,
-               defines: dict[str, str] | None = None, check_bounds: bool | None = None) -> None:
+               defines: dict[str, str] | None = None, check_bounds: bool | None = None,
+               fp_contract: bool = False) -> None:
     """Compile, launch on random inputs, time, and optionally check."""
     import tinyc
     from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
@@ -347,7 +348,7 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, size
         return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device,
                               echo, std=std, defines=defines)
 
-    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
+    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines, fp_contract=fp_contract)
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:

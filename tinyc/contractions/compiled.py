@@ -278,7 +278,7 @@ def compile_contraction(a: Analysis, epilogue: Any, device: Any, plain: bool = F
     prog = build_kernel(spec)
     source = prog.checked_source()
     schedule = {spec.name: knobs.schedule} if knobs is not None and knobs.schedule else None
-    program = tinyc.compile(source, name="<einsum>", device=device, schedule=schedule)
+    program = tinyc.compile(source, name="<einsum>", device=device, schedule=schedule, fp_contract=True)
     kernel = program[spec.name]
     launcher = Launcher(kernel, spec.compute, spec.result)
     return Compiled(spec, source, program, launcher, scratch_layout(spec)[0], knobs)
