@@ -9,7 +9,7 @@ Two caches: kernels by what they depend on (`Analysis.key`: subscripts'
 layouts with the batch labels as `?` modes, dtypes, device, epilogue), so
 one compile serves every batch size; and calls by their exact signatures
 (shapes and strides too), so a repeated call pays a dictionary lookup,
-the new output and one launch (launch.py). A single-operand permutation or
+the new output and one launch (running.py). A single-operand permutation or
 diagonal returns a view of the operand, as np.einsum does.
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -28,6 +27,9 @@ from tinyc.contractions.compiled import (
     materialize, _dtype_alias,
 )
 from tinyc.contractions.layout import c_order_strides
+from tinyc.contractions.running import (
+    Call, queue_of as _queue_of, run, run_plain, signature as _signature, usm_interface as _usm_interface,
+)
 
 CACHE_SIZE = 512
 _kernels: "OrderedDict[tuple, Compiled]" = OrderedDict()
@@ -52,10 +54,6 @@ def clear_cache() -> None:
 
 
 # -- operands -------------------------------------------------------------------
-def _usm_interface(x: Any) -> dict | None:
-    return getattr(x, "__sycl_usm_array_interface__", None) if not isinstance(x, np.ndarray) else None
-
-
 def _as_operand(x: Any, k: int) -> Any:
     """NumPy and USM arrays as they are; anything else through np.asarray."""
     if isinstance(x, np.ndarray) or _usm_interface(x) is not None:
@@ -64,32 +62,6 @@ def _as_operand(x: Any, k: int) -> Any:
         return np.asarray(x)
     except Exception as exc:
         raise TypeError(f"operand {k}: cannot use {type(x).__name__} as an array ({exc})") from None
-
-
-def _signature(x: Any) -> Signature:
-    if isinstance(x, np.ndarray):
-        return Signature("numpy", x.dtype, x.shape, x.strides, x.flags.aligned)
-    iface = x.__sycl_usm_array_interface__
-    dtype = np.dtype(iface["typestr"])
-    shape = tuple(int(n) for n in iface["shape"])
-    strides = iface.get("strides")
-    if strides is None:
-        strides = [1] * len(shape)
-        for d in range(len(shape) - 2, -1, -1):
-            strides[d] = strides[d + 1] * max(shape[d + 1], 1)
-    return Signature("usm", dtype, shape, tuple(int(s) * dtype.itemsize for s in strides))
-
-
-def _address(x: Any) -> int:
-    if isinstance(x, np.ndarray):
-        return x.__array_interface__["data"][0]
-    iface = x.__sycl_usm_array_interface__
-    return int(iface["data"][0]) + int(iface.get("offset") or 0) * np.dtype(iface["typestr"]).itemsize
-
-
-def _queue_of(x: Any) -> Any:
-    owner = x.__sycl_usm_array_interface__.get("syclobj")
-    return getattr(owner, "sycl_queue", owner)
 
 
 def _device_key(device: Any) -> Any:
@@ -101,17 +73,6 @@ def _device_key(device: Any) -> Any:
 
 
 # -- the caches -------------------------------------------------------------------
-@dataclass
-class Call:
-    """A call's analysis, its kernel and launch data (cached by the exact signatures)."""
-
-    analysis: Analysis
-    compiled: Compiled | None          # None: the result has no elements, or is a view
-    groups: int = 0                    # work-groups to launch
-    packed: Any = None                 # the kernel arguments but alpha, beta, addresses (launch.py)
-    view: tuple | None = None          # (shape, element strides, transpose) of a view result
-
-
 def _remember(cache: OrderedDict, key: tuple, value: Any) -> Any:
     with _cache_lock:
         cache[key] = value
@@ -147,12 +108,9 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
     if view is not None or a.empty:
         return _remember(_calls, key, Call(a, None, view=view))
     compiled = _kernel(a, device, epilogue, plain and a.scale == 1, tune)
-    groups = compiled.groups(a)
-    dynamic = [t.dynamic_values() for t in a.inputs] if compiled.spec.inputs else []
-    dynamic += [a.output.dynamic_values()] + ([(groups,)] if compiled.scratch_per_group else [])
-    call = _remember(_calls, key, Call(a, compiled, groups, compiled.launcher.pack(dynamic, groups)))
+    call = _remember(_calls, key, Call(a, compiled, compiled.groups(a)))
     if (viewable and device is None and not tune and compiled.spec.inputs and a.scale == 1
-            and not compiled.scratch_per_group and compiled.launcher.host_pointers and not any(a.convert)
+            and not compiled.scratch_per_group and not any(a.convert)
             and all(sig.kind == "numpy" for sig in sigs)):
         _remember(_plain, (text, *[(sig.dtype, sig.shape, sig.strides) for sig in sigs]), call)
     return call
@@ -171,14 +129,6 @@ def _view_of(a: Analysis, sig: Signature) -> tuple | None:
 
 
 # -- running ----------------------------------------------------------------------
-def _check_scalar(value: Any, name: str, complex_ok: bool) -> Any:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if not complex_ok and isinstance(value, (complex, np.complexfloating)) and value.imag != 0:
-        raise TypeError(f"{name} is complex ({value}) but the contraction computes in real numbers")
-    return value.real if not complex_ok and isinstance(value, (complex, np.complexfloating)) else value
-
-
 def _make_view(x: np.ndarray, view: tuple, text: str) -> np.ndarray:
     shape, strides, axes = view
     if axes is not None:
@@ -189,93 +139,9 @@ def _make_view(x: np.ndarray, view: tuple, text: str) -> np.ndarray:
 
 
 def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
-    a, c = call.analysis, call.compiled
     if call.view is not None:
-        return _make_view(arrays[0], call.view, a.subscripts.text)
-    alpha = _check_scalar(alpha, "alpha", a.compute.kind == "c")
-    beta = _check_scalar(beta, "beta", a.result.kind == "c")
-    usm_queue = next((_queue_of(x) for x in arrays if _usm_interface(x) is not None), None)
-    target, result = out, out
-    if out is None:
-        result = _new_output(a.out_shape, a.result, a.out_order, usm_queue)
-        target, beta = result, 0
-    if a.empty:
-        return _finish(result, out)
-    staged = None
-    launcher = c.launcher
-    inputs = [materialize(x, labels, a.compute) if conv else x
-              for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
-    temp = None
-    if out is not None and (not a.out_direct or _overlaps(out, inputs)):
-        if _usm_interface(out) is not None:
-            raise ValueError("out overlaps an operand (or has a layout the kernel cannot write); "
-                             "pass a separate output array")
-        temp = np.empty(a.out_shape, a.result, order=a.out_order)
-        if beta != 0:
-            temp[...] = out
-        target = temp
-    if isinstance(target, np.ndarray) and not target.flags.writeable:
-        raise ValueError("out is read-only")
-    arrays_used = inputs if c.spec.inputs else []   # a zero-size sum reads no operand
-    scratch = np.empty(c.scratch_per_group * call.groups, a.compute) if c.scratch_per_group else None
-    everything = arrays_used + [target] + ([scratch] if scratch is not None else [])
-    if not launcher.host_pointers and any(isinstance(x, np.ndarray) for x in everything):
-        from tinyc.contractions.launch import Staged
-
-        staged = Staged(launcher.queue, launcher._memory)
-        addresses = [_staged_address(staged, x, x is target or x is scratch) for x in everything]
-    else:
-        addresses = [_address(x) for x in everything]
-    launcher.launch(call.packed, alpha * a.scale if a.scale != 1 else alpha, beta, addresses, staged)
-    if temp is not None:
-        out[...] = temp
-    return _finish(result, out)
-
-
-def _staged_address(staged: Any, x: Any, written: bool) -> int:
-    if not isinstance(x, np.ndarray):
-        return _address(x)
-    span = _span_bytes(x)
-    return staged.address(x, _address(x), span, written)
-
-
-def _span_bytes(x: np.ndarray) -> int:
-    """Bytes from the first to one past the last element (strides are non-negative here)."""
-    if x.size == 0:
-        return 0
-    return sum((n - 1) * s for n, s in zip(x.shape, x.strides)) + x.itemsize
-
-
-def _overlaps(out: Any, inputs: Sequence[Any]) -> bool:
-    if not isinstance(out, np.ndarray):
-        lo = _address(out)
-        hi = lo + _span_usm(out)
-        return any(_usm_interface(x) is not None and _address(x) < hi and lo < _address(x) + _span_usm(x)
-                   for x in inputs)
-    return any(isinstance(x, np.ndarray) and np.may_share_memory(out, x) for x in inputs)
-
-
-def _span_usm(x: Any) -> int:
-    s = _signature(x)
-    if 0 in s.shape:
-        return 0
-    return sum((n - 1) * st for n, st in zip(s.shape, s.strides)) + s.dtype.itemsize
-
-
-def _new_output(shape: tuple[int, ...], dtype: np.dtype, order: str, queue: Any) -> Any:
-    if queue is None:
-        return np.empty(shape, dtype, order=order)
-    try:
-        import dpnp
-    except ImportError:  # pragma: no cover - dpnp is how tinyc returns USM results
-        raise TypeError("USM operands need out= (a USM array) when dpnp is not installed") from None
-    return dpnp.empty(shape, dtype=dtype, order=order, sycl_queue=queue)
-
-
-def _finish(result: Any, out: Any) -> Any:
-    if out is None and isinstance(result, np.ndarray) and result.ndim == 0:
-        return result[()]
-    return result
+        return _make_view(arrays[0], call.view, call.analysis.subscripts.text)
+    return run(call, arrays, out, alpha, beta)
 
 
 def _prepare(subscripts: Any, operands: Sequence[Any]) -> tuple[str, list]:
@@ -323,7 +189,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
 
 def _plain_call(subscripts: Any, operands: tuple) -> Any:
     """A plain call (NumPy arrays in, a new array out) seen before, by its exact signature:
-    the output, the addresses and the launch, nothing else; None if not seen (or not plain)."""
+    the output, the addresses and the launch (running.run_plain); None if not seen."""
     try:
         key = (subscripts, *[(x.dtype, x.shape, x.strides) for x in operands if type(x) is np.ndarray])
     except TypeError:
@@ -331,17 +197,7 @@ def _plain_call(subscripts: Any, operands: tuple) -> Any:
     call = _plain.get(key)
     if call is None or len(key) != len(operands) + 1:
         return None
-    addresses = []
-    for x in operands:
-        address = x.ctypes.data
-        if address % x.itemsize:       # misaligned: the general path copies it
-            return None
-        addresses.append(address)
-    a = call.analysis
-    result = np.empty(a.out_shape, a.result, order=a.out_order)
-    addresses.append(result.ctypes.data)
-    call.compiled.launcher.launch(call.packed, 1, 0, addresses)
-    return result[()] if result.ndim == 0 else result
+    return run_plain(call, operands)
 
 
 def _is_one(x: Any) -> bool:

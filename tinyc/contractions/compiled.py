@@ -5,7 +5,7 @@ layouts of a call, checking the input with ValueError/TypeError that name
 the subscript or operand. It also picks the dynamic (batch) labels: their
 sizes are `?` modes of the kernel, so `Analysis.key()` — what the kernel
 depends on — is the same for every batch size, and one compile serves them
-all. `Compiled` owns the built program, its kernel and launcher.
+all. `Compiled` owns the built program and its kernel (launched by running.py).
 
 The dynamic labels: output labels (no diagonal) held by every operand —
 the largest, and any other of at least SECOND_BATCH; when no label is held
@@ -259,7 +259,7 @@ class Compiled:
     spec: KernelSpec
     source: str
     program: Any
-    launcher: Any
+    kernel: Any                 # the program's kernel (tinyc.runtime.Kernel)
     scratch_per_group: int = 0  # elements of global scratch per work-group (0: none)
     knobs: Knobs | None = None  # the tuner's, if any (tuning.py)
 
@@ -272,13 +272,10 @@ def compile_contraction(a: Analysis, epilogue: Any, device: Any, plain: bool = F
                         knobs: Knobs | None = None) -> Compiled:
     """Build the kernel of an analysis with tinyc.builder and load it on the device."""
     import tinyc
-    from tinyc.contractions.launch import Launcher
 
     spec = kernel_spec(a, epilogue, plain, knobs=knobs)
     prog = build_kernel(spec)
     source = prog.checked_source()
     schedule = {spec.name: knobs.schedule} if knobs is not None and knobs.schedule else None
     program = tinyc.compile(source, name="<einsum>", device=device, schedule=schedule, fp_contract=True)
-    kernel = program[spec.name]
-    launcher = Launcher(kernel, spec.compute, spec.result)
-    return Compiled(spec, source, program, launcher, scratch_layout(spec)[0], knobs)
+    return Compiled(spec, source, program, program[spec.name], scratch_layout(spec)[0], knobs)
