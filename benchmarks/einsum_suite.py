@@ -44,6 +44,8 @@ if __package__ in (None, ""):
 
 import numpy as np  # noqa: E402
 
+from benchmarks.contractions import time_interleaved  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 Way = Callable[..., np.ndarray]
 
@@ -189,23 +191,6 @@ def make_operands(case: Case, n: int, rng: np.random.Generator) -> list[np.ndarr
     return out
 
 
-def time_interleaved(sides: dict[str, Callable[[], Any]], repeat: int, warmup: int) -> dict[str, float]:
-    """Median seconds per side, round-robin with a rotating order; slow sides get fewer rounds."""
-    for _ in range(warmup):
-        for run in sides.values():
-            run()
-    times: dict[str, list[float]] = {name: [] for name in sides}
-    names = list(sides)
-    for r in range(repeat):
-        for name in names[r % len(names):] + names[: r % len(names)]:
-            if times[name] and sum(times[name]) > 3.0:   # a pathological side: enough rounds
-                continue
-            start = time.perf_counter()
-            sides[name]()
-            times[name].append(time.perf_counter() - start)
-    return {name: float(np.median(t)) for name, t in times.items()}
-
-
 def _error(got: Any, want: np.ndarray) -> float:
     got = np.asarray(got)
     return float(np.abs(got - want).max(initial=0)) / max(1.0, float(np.abs(want).max(initial=0)))
@@ -245,7 +230,7 @@ def run_case(case: Case, batches: list[int], repeat: int, warmup: int) -> list[d
         if case.matmul is not None:
             assert _error(case.matmul(*ops), want) <= tol, f"{case.name}: the matmul formulation is wrong"
             sides["matmul"] = lambda: case.matmul(*ops)
-        medians = time_interleaved(sides, repeat, warmup)
+        medians = time_interleaved(sides, repeat, warmup, budget=3.0)
         numpy_sides = {k: v for k, v in medians.items() if k != "tinyc"}
         best_name = min(numpy_sides, key=numpy_sides.get)
         row.update(median_s=medians, best_numpy=best_name,
