@@ -158,3 +158,27 @@ def test_path_in_the_users_labels():
     assert chain.path[-1] == "lmb,il->imb" and all("(shared)" in p for p in chain.path[:-1])
     dots = tinyc.contract("...ij,...jk->...ik", (5, 4, 3), (5, 3, 2))
     assert dots.path == ["aij,ajk->aik"]
+
+
+@pytest.mark.parametrize("knobs", [
+    "Knobs('lanes', 16, 4)", "Knobs('lanes', 64, 8)", "Knobs('lanes', 32, 6, ksplit=2)",
+    "Knobs('lanes', 32, 4, ksplit=3)", "Knobs('groups', block=1)", "Knobs('groups', block=4)",
+])
+def test_every_knob_computes_the_contraction(device, knobs):
+    """The tuner's knobs change the schedule, never the result (alpha, beta, relu, a chain)."""
+    from tinyc.contractions.compiled import compile_contraction
+    from tinyc.contractions.knobs import Knobs
+    from tinyc.contractions.running import Call, run
+
+    chosen = eval(knobs, {"Knobs": Knobs})
+    for subscripts, shapes, epilogue in [("ikb,kjb->ijb", [(5, 7, 333), (7, 4, 333)], "relu"),
+                                         ("kl,lmb,mn->knb", [(6, 5), (5, 9, 77), (9, 3)], None),
+                                         ("ijb->jb", [(4, 9, 50)], None)]:
+        ops = [rand(*s, dtype="float64") for s in shapes]
+        a = analyse(subscripts, [Signature("numpy", o.dtype, o.shape, o.strides) for o in ops], None, None,
+                    epilogue)
+        compiled = compile_contraction(a, epilogue, None, False, chosen)
+        out = rand(*a.out_shape, dtype="float64")
+        want = 0.5 * np.einsum(subscripts, *ops) + 2.0 * out
+        run(Call(a, compiled, compiled.groups(a)), ops, out, 0.5, 2.0)
+        close(out, np.maximum(want, 0) if epilogue else want, "float64")

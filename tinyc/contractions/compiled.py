@@ -246,7 +246,8 @@ def kernel_spec(a: Analysis, epilogue: Any, plain: bool = False, names: list[str
     inputs = [t.representative(rep) for t in a.inputs]
     plan = None
     if a.dynamic and knobs.mapping != "groups":
-        plan = lane_plan(inputs, output, sizes, a.scale, a.dynamic, a.compute.itemsize, knobs.chunk, knobs.budget)
+        plan = lane_plan(inputs, output, sizes, a.scale, a.dynamic, a.compute.itemsize, knobs.chunk, knobs.budget,
+                         knobs.ksplit)
     if plan is None:
         plan = make_plan(inputs, output, sizes, a.scale, a.dynamic, knobs.block, knobs.tile)
     return KernelSpec(inputs, output, plan, compute, result, epilogue == "relu", plain=plain, names=names)

@@ -4,6 +4,7 @@
               "groups" (entries on the group id, plan.py)
     chunk     lanes: entries per work-group
     budget    lanes: accumulators per register block
+    ksplit    lanes: rows of the summed label per pass over the chunk (0: all at once)
     block     groups: entries per work-group (a loop over them)
     tile      groups: the tile of the batch label when an operand is shared (0: none)
     schedule  the lowering's knobs of the collectives (tinyc.schedule), the same
@@ -22,6 +23,7 @@ CHUNKS = (32, 64, 128, 256, 512)
 BUDGETS = (4, 6, 8)
 BLOCKS = (1, 2, 4, 8, 16)
 TILES = (16, 32, 64, 128)
+KSPLITS = (2, 4)
 
 
 @dataclass(frozen=True)
@@ -34,13 +36,15 @@ class Knobs:
     block: int | None = None
     tile: int | None = None
     schedule: dict = field(default_factory=dict, compare=False, hash=False)
+    ksplit: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v not in (None, {})}
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "Knobs":
-        known = {k: data[k] for k in ("mapping", "chunk", "budget", "block", "tile", "schedule") if k in data}
+        known = {k: data[k] for k in ("mapping", "chunk", "budget", "block", "tile", "schedule", "ksplit")
+                 if k in data}
         return Knobs(**known)
 
     def describe(self) -> str:
@@ -56,7 +60,8 @@ def candidates(default: Any) -> list[Knobs]:
         points = [(chunk, budget) for chunk in CHUNKS if chunk % lanes.sg == 0 for budget in BUDGETS]
         points.sort(key=lambda p: (abs(p[0].bit_length() - lanes.chunk.bit_length()) + abs(p[1] - lanes.budget) / 2))
         found = [Knobs("lanes", chunk, budget) for chunk, budget in points]
-        found.insert(min(3, len(found)), Knobs("groups"))
+        found[2:2] = [Knobs("lanes", lanes.chunk, lanes.budget, ksplit=k) for k in KSPLITS]
+        found.insert(min(4, len(found)), Knobs("groups"))
     elif default.tile:
         found = [Knobs("groups", tile=t) for t in sorted(TILES, key=lambda t: abs(t - default.tile))]
         found.append(Knobs("groups", tile=0))

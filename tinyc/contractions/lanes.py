@@ -44,6 +44,8 @@ CHUNK_BYTES = 512 * 1024
 MAX_CHUNK = 512
 SLOT_BYTES = 160 * 1024
 SHARED_BYTES = 64 * 1024
+KSPLIT = 0
+"""Default rows of a summed label per pass over the chunk (0: the whole sum in one pass)."""
 """Local memory for products of shared operands (made once per work-group)."""
 
 
@@ -55,11 +57,12 @@ class Lanes:
     sg: int
     chunk: int
     budget: int = BLOCK   # accumulators per register block
+    ksplit: int = 0       # summed rows per pass over the chunk (0: the whole sum at once)
 
 
 def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], scale: int,
               dynamic: frozenset[str], itemsize: int, chunk: int | None = None,
-              budget: int | None = None) -> Plan | None:
+              budget: int | None = None, ksplit: int | None = None) -> Plan | None:
     """A plan with the batch on the lanes, or None when the layout does not suit it: no
     dynamic label of stride 1 in the output and in every operand holding it.
 
@@ -81,7 +84,7 @@ def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], s
                  for s in plan.steps if s.invariant)
     if shared * itemsize > SHARED_BYTES or slots * itemsize > SLOT_BYTES:
         return None
-    plan.lanes = Lanes(lane, sg, chunk, budget or BLOCK)
+    plan.lanes = Lanes(lane, sg, chunk, budget or BLOCK, KSPLIT if ksplit is None else ksplit)
     plan.dynamic = frozenset(dynamic)
     return plan
 
@@ -160,7 +163,7 @@ def build_lane_kernel(spec, prog: Program) -> None:
                              name=once("vectors"))
             with fn.parallel():
                 lane_id = fn.cast(fn.subgroup_local_id(), index, name=once("lane"))
-                chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk, lanes.budget, vectors)
+                chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk, lanes.budget, vectors, lanes.ksplit)
                 for step in variant:
                     emit_lane_step(fn, [lane_tensors[t] for t in step.inputs], lane_tensors[step.output],
                                    plan.sizes, chunk, spec.compute,

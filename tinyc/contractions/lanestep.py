@@ -64,6 +64,7 @@ class Chunk:
     chunk: int
     budget: int = 6       # accumulators per register block (complex: half)
     vectors: Any = None   # vectors of entries this work-group has (uniform: the short last chunk)
+    ksplit: int = 0       # rows of the summed label per pass over the chunk (0: all in one)
 
 
 @dataclass
@@ -242,6 +243,9 @@ def _nest(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int], env
 def _block(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, sizes: dict[str, int],
            chunk: Chunk, compute: ScalarType, scaling: Scaling | None, env: dict, rows: tuple,
            cols: tuple, summed: list[str]) -> None:
+    """One register block over the chunk's entries. With `chunk.ksplit` and one summed label
+    longer than it, the sum runs in passes of ksplit rows (each a pass over the chunk, the
+    block's partial sums kept in `out`): fewer streams live at a time."""
     (r, r0, rb), (c, c0, cb) = rows, cols
     points = [(ii, jj) for ii in range(rb) for jj in range(cb)]
     row_at = [_offset(fn, r0, ii) for ii in range(rb)] if r is not None else []
@@ -250,6 +254,32 @@ def _block(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, s
     for ii, jj in points:
         offsets[ii, jj] = {**env, **({r: row_at[ii]} if r is not None else {}),
                            **({c: col_at[jj]} if c is not None else {})}
+    split = chunk.ksplit if len(summed) == 1 and chunk.ksplit and sizes[summed[0]] > chunk.ksplit else 0
+    if not split:
+        _pass(fn, inputs, out, sizes, chunk, compute, scaling, offsets, summed, None, True)
+        return
+    label, total = summed[0], sizes[summed[0]]
+    relu_pass = scaling is not None and scaling.relu
+    if relu_pass:
+        scaling = Scaling(scaling.alpha, scaling.beta, scaling.beta_is_zero, False)
+    _pass(fn, inputs, out, sizes, chunk, compute, scaling, offsets, summed, (0, split), True)
+    full = (total - split) // split * split
+    if full:
+        with fn.for_(split, split + full, split) as passes:
+            _pass(fn, inputs, out, sizes, chunk, compute, scaling, offsets, summed, (passes.var, split), False)
+    if (total - split) % split:
+        _pass(fn, inputs, out, sizes, chunk, compute, scaling, offsets, summed,
+              (split + full, (total - split) % split), False)
+    if relu_pass:
+        _relu(fn, out, offsets.values(), chunk)
+
+
+def _pass(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, sizes: dict[str, int],
+          chunk: Chunk, compute: ScalarType, scaling: Scaling | None, offsets: dict, summed: list[str],
+          part: tuple | None, first: bool) -> None:
+    """A pass over the chunk's entries: the block's sums over `summed` (or over the rows
+    `part` = (start, count) of the one summed label), stored (first) or added to `out`."""
+    points = list(offsets)
     with fn.for_(0, chunk.vectors) as vectors:
         slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
         entry = fn.add(chunk.base, slot)
@@ -270,19 +300,40 @@ def _block(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, s
                         values.append(value)
                     return values
 
-                if summed:
-                    zero = fn.constant(0, compute)
+                zero = fn.constant(0, compute) if summed else None
+                if part is not None:
+                    start, count = part
+                    end = start + count if isinstance(start, int) else fn.add(start, count)
+                    values = _sum(fn, summed, {**sizes}, {}, [zero] * len(points), products, (start, end))
+                elif summed:
                     values = _sum(fn, summed, sizes, {}, [zero] * len(points), products)
                 else:
                     values = products({})
                 for point, value in zip(points, values):
-                    _store(fn, out, offsets[point], entry, slot, value, compute, scaling)
+                    if first:
+                        _store(fn, out, offsets[point], entry, slot, value, compute, scaling)
+                    else:
+                        _add(fn, out, offsets[point], entry, slot, value, compute, scaling)
+
+
+def _relu(fn: FunctionBuilder, out: LaneTensor, envs: Any, chunk: Chunk) -> None:
+    """out := max(out, 0) at the given points, over the chunk's entries."""
+    with fn.for_(0, chunk.vectors) as vectors:
+        slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
+        entry = fn.add(chunk.base, slot)
+        with fn.if_(fn.lt(entry, chunk.n)) as inside:
+            with inside.then():
+                for env in envs:
+                    index = out.index(env, entry, slot)
+                    fn.store(fn.max(fn.load(out.value, index), 0), out.value, index)
 
 
 def _sum(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int], env: dict, acc: list[Value],
-         products: Callable[[dict], list[Value]]) -> list[Value]:
-    """acc + Σ over `labels` of the products: nested loops carrying the accumulators."""
-    with fn.for_(0, sizes[labels[0]], init=acc) as loop:
+         products: Callable[[dict], list[Value]], bounds: tuple | None = None) -> list[Value]:
+    """acc + Σ over `labels` of the products: nested loops carrying the accumulators (the
+    first label over `bounds` = (start, end) if given)."""
+    start, end = bounds if bounds is not None else (0, sizes[labels[0]])
+    with fn.for_(start, end, init=acc) as loop:
         inner = {**env, labels[0]: loop.var}
         if labels[1:]:
             total = _sum(fn, labels[1:], sizes, inner, list(loop.carried), products)

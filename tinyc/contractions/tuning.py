@@ -25,6 +25,7 @@ and every batch size.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 import json
 import os
 import tempfile
@@ -187,4 +188,4 @@ def _with_schedule(a: Analysis, epilogue: Any, device: Any, knobs: Knobs, budget
     hook = cached_or_tuned(_device_of(device), device, None, None, True, budget / 2,
                            spec.plan.groups_for(bench.sizes), sizes, progress=False)
     schedule = hook(check_source(source, "<einsum>")).get(spec.name, {})
-    return Knobs(knobs.mapping, knobs.chunk, knobs.budget, knobs.block, knobs.tile, dict(schedule))
+    return replace(knobs, schedule=dict(schedule))
