@@ -40,12 +40,11 @@ from tinyc.contractions.tensors import Tensor, view
 
 SUBGROUP_BYTES = 64
 """A subgroup's vector of one element per lane: 16 f32, 8 f64 or c32, 4 c64 (512 bits)."""
-CHUNK_BYTES = 512 * 1024
+CHUNK_BYTES = 4 << 20
 MAX_CHUNK = 512
 SLOT_BYTES = 160 * 1024
 SHARED_BYTES = 64 * 1024
-KSPLIT = 0
-"""Default rows of a summed label per pass over the chunk (0: the whole sum in one pass)."""
+
 """Local memory for products of shared operands (made once per work-group)."""
 
 
@@ -57,7 +56,7 @@ class Lanes:
     sg: int
     chunk: int
     budget: int = BLOCK   # accumulators per register block
-    ksplit: int = 0       # summed rows per pass over the chunk (0: the whole sum at once)
+    ksplit: int | None = None   # summed rows per pass over the chunk (0: all at once; None: automatic)
 
 
 def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], scale: int,
@@ -84,7 +83,7 @@ def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], s
                  for s in plan.steps if s.invariant)
     if shared * itemsize > SHARED_BYTES or slots * itemsize > SLOT_BYTES:
         return None
-    plan.lanes = Lanes(lane, sg, chunk, budget or BLOCK, KSPLIT if ksplit is None else ksplit)
+    plan.lanes = Lanes(lane, sg, chunk, budget or BLOCK, ksplit)
     plan.dynamic = frozenset(dynamic)
     return plan
 
