@@ -69,7 +69,7 @@ def test_the_users_names_fmt_clean_and_the_launch_in_the_header():
     assert head[3] == "; path: dkl,elm->dkem; edmn,dkem->ekn"
     lanes = run("ikb,kjb->ijb", "--shape", "X=16x8x1000", "--shape", "Y=8x12x1000").output
     assert "%X: memref<f32x?x8x16>" in lanes and "subgroup of 16 lanes" in lanes
-    assert "batch = ceil(nb/256) work-groups (4 at nb = 1000)" in lanes
+    assert "batch = ceil(nb/512) work-groups (2 at nb = 1000)" in lanes
     clash = run("ij,jk->ik", "--shape", "out=4x5", "--shape", "out=5x6").output
     assert "%A: memref" in clash and "%B: memref" in clash      # taken names fall back to A, B
 
