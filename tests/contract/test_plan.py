@@ -100,7 +100,7 @@ def test_shared_operands_are_multiplied_once_per_work_group():
     assert source.count("func @") == 1 and "alloca : memref<f32x16x8,local>" in source
     before, tile = source.split("%first =", 1)
     assert "gemm.t.n %0, %C, %B, %1, %t0" in before
-    full, short = tile.split("} else {")
+    full, short = tile.split("} else {", 1)
     assert "gemm.n.n %alpha, %t0, " in full and "cmp.le" in full
     assert "for %" in short and "gemm" in short
     # C-order: the tile of the batch joins the gemm's columns: one gemm, no loop.

@@ -26,7 +26,7 @@ from tinyc.contractions.direct import emit_direct, emit_relu
 from tinyc.contractions.layout import Layout
 from tinyc.contractions.orders import choose_order
 from tinyc.contractions.plan import Plan
-from tinyc.contractions.tensors import Tensor, view
+from tinyc.contractions.tensors import Tensor, least, view
 from tinyc.ir.types import ScalarType
 
 LOCAL_BUDGET = 96 * 1024
@@ -138,7 +138,7 @@ def build_kernel(spec: KernelSpec) -> Program:
         if isinstance(total, int) and total % plan.block == 0:
             count = plan.block
         else:  # the last block is short; work-groups past the end run nothing
-            count = fn.min(fn.sub(total, fn.min(first, total)), plan.block, name=once("count"))
+            count = least(fn, fn.sub(total, least(fn, first, total)), plan.block, name=once("count"))
         with fn.for_(0, count) as loop:
             body(_split(fn, plan, fn.add(first, loop.var), size_of), plan.sizes)
     memory.release(shared)
@@ -217,7 +217,7 @@ def _tiled(fn: FunctionBuilder, plan: Plan, gid, body, once, size_of: dict) -> N
         with branch.then():
             body({**env, label: (first, plan.tile)}, plan.step_sizes)
         with branch.otherwise():  # the short last tile (or past the end: nothing)
-            rest = fn.sub(extent, fn.min(first, extent))
+            rest = fn.sub(extent, least(fn, first, extent))
             with fn.for_(0, rest) as loop:
                 body({**env, label: (fn.add(first, loop.var), 1)}, {**plan.step_sizes, label: 1})
 

@@ -36,7 +36,7 @@ from tinyc.builder import Program, index
 from tinyc.contractions.layout import Layout
 from tinyc.contractions.lanestep import BLOCK, LANE, Chunk, LaneTensor, Scaling, emit_lane_step, per_entry
 from tinyc.contractions.plan import Plan, make_steps
-from tinyc.contractions.tensors import Tensor, view
+from tinyc.contractions.tensors import Tensor, least, view
 
 SUBGROUP_BYTES = 64
 """A subgroup's vector of one element per lane: 16 f32, 8 f64 or c32, 4 c64 (512 bits)."""
@@ -158,8 +158,9 @@ def build_lane_kernel(spec, prog: Program) -> None:
             tensors.update(shared)
             lane_tensors.update({k: _lane_tensor(t, lanes.label) for k, t in shared.items()})
             emit_steps(fn, spec, tensors, invariant, plan.step_sizes)
-            vectors = fn.min(fn.div(fn.add(fn.sub(n, base), lanes.sg - 1), lanes.sg), lanes.chunk // lanes.sg,
-                             name=once("vectors"))
+            left = fn.sub(n, base, name=once("left"))
+            vectors = least(fn, fn.div(fn.add(left, lanes.sg - 1), lanes.sg), lanes.chunk // lanes.sg,
+                            name=once("vectors"))
             with fn.parallel():
                 lane_id = fn.cast(fn.subgroup_local_id(), index, name=once("lane"))
                 chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk, lanes.budget, vectors, lanes.ksplit)

@@ -9,7 +9,7 @@ shares is read at one address by every lane (a broadcast). The step is:
     for each register block (ib x jb outputs of two labels r, c; `for` loops):
       for e in 0 .. vectors:                          ; the chunk's vectors of entries
         entry = base + e·SG + lane                    ; uniform base + lane id
-        if entry < n:                                 ; the short last chunk
+        if entry < n:                                 ; the short last vector
           acc[ib x jb] = for k... (carried) { acc + X[..] * Y[..] }
           Z[..] = alpha·acc (+ beta·Z[..])            ; cast, relu
 
@@ -138,19 +138,17 @@ def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str
     def rows(env: dict, start: Any, count: int, first: bool) -> None:
         where = [split(env, start if k == 0 else (start + k if isinstance(start, int) else fn.add(start, k)))
                  for k in range(count)]
-        with fn.for_(0, chunk.vectors) as vectors:
-            slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
-            entry = fn.add(chunk.base, slot)
-            with fn.if_(fn.lt(entry, chunk.n)) as inside:
-                with inside.then():
-                    value = None
-                    for at in where:
-                        row = fn.load(x.value, x.index(at, entry, slot))
-                        value = row if value is None else fn.add(value, row)
-                    if first:
-                        _store(fn, out, env, entry, slot, value, compute, scaling)
-                    else:
-                        _add(fn, out, env, entry, slot, value, compute, scaling)
+        def body(entry: Value, slot: Value) -> None:
+            value = None
+            for at in where:
+                row = fn.load(x.value, x.index(at, entry, slot))
+                value = row if value is None else fn.add(value, row)
+            if first:
+                _store(fn, out, env, entry, slot, value, compute, scaling)
+            else:
+                _add(fn, out, env, entry, slot, value, compute, scaling)
+
+        for_entries(fn, chunk, body)
 
     def point(env: dict) -> None:
         rows(env, 0, min(ROWS, total), True)
@@ -161,13 +159,7 @@ def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str
         if total > ROWS and (total - ROWS) % ROWS:
             rows(env, ROWS + full, (total - ROWS) % ROWS, False)
         if relu_pass:
-            with fn.for_(0, chunk.vectors) as vectors:
-                slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
-                entry = fn.add(chunk.base, slot)
-                with fn.if_(fn.lt(entry, chunk.n)) as inside:
-                    with inside.then():
-                        index = out.index(env, entry, slot)
-                        fn.store(fn.max(fn.load(out.value, index), 0), out.value, index)
+            _relu(fn, out, [env], chunk)
 
     _nest(fn, points, sizes, {}, point)
 
@@ -301,52 +293,60 @@ def _pass(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, si
     """A pass over the chunk's entries: the block's sums over `summed` (or over the rows
     `part` = (start, count) of the one summed label), stored (first) or added to `out`."""
     points = list(offsets)
-    with fn.for_(0, chunk.vectors) as vectors:
-        slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
-        entry = fn.add(chunk.base, slot)
-        with fn.if_(fn.lt(entry, chunk.n)) as inside:
-            with inside.then():
-                def products(k_env: dict) -> list[Value]:
-                    loaded: dict[tuple, Value] = {}
-                    values = []
-                    for point in points:
-                        full = {**offsets[point], **k_env}
-                        value = None
-                        for t in inputs:
-                            index = t.index(full, entry, slot)
-                            key = (id(t), tuple(id(i) if isinstance(i, Value) else i for i in index))
-                            if key not in loaded:
-                                loaded[key] = fn.load(t.value, index)
-                            value = loaded[key] if value is None else fn.mul(value, loaded[key])
-                        values.append(value)
-                    return values
 
-                zero = fn.constant(0, compute) if summed else None
-                if part is not None:
-                    start, count = part
-                    end = start + count if isinstance(start, int) else fn.add(start, count)
-                    values = _sum(fn, summed, {**sizes}, {}, [zero] * len(points), products, (start, end))
-                elif summed:
-                    values = _sum(fn, summed, sizes, {}, [zero] * len(points), products)
-                else:
-                    values = products({})
-                for point, value in zip(points, values):
-                    if first:
-                        _store(fn, out, offsets[point], entry, slot, value, compute, scaling)
-                    else:
-                        _add(fn, out, offsets[point], entry, slot, value, compute, scaling)
+    def body(entry: Value, slot: Value) -> None:
+        def products(k_env: dict) -> list[Value]:
+            loaded: dict[tuple, Value] = {}
+            values = []
+            for point in points:
+                full = {**offsets[point], **k_env}
+                value = None
+                for t in inputs:
+                    index = t.index(full, entry, slot)
+                    key = (id(t), tuple(id(i) if isinstance(i, Value) else i for i in index))
+                    if key not in loaded:
+                        loaded[key] = fn.load(t.value, index)
+                    value = loaded[key] if value is None else fn.mul(value, loaded[key])
+                values.append(value)
+            return values
+
+        zero = fn.constant(0, compute) if summed else None
+        if part is not None:
+            start, count = part
+            end = start + count if isinstance(start, int) else fn.add(start, count)
+            values = _sum(fn, summed, sizes, {}, [zero] * len(points), products, (start, end))
+        elif summed:
+            values = _sum(fn, summed, sizes, {}, [zero] * len(points), products)
+        else:
+            values = products({})
+        for point, value in zip(points, values):
+            if first:
+                _store(fn, out, offsets[point], entry, slot, value, compute, scaling)
+            else:
+                _add(fn, out, offsets[point], entry, slot, value, compute, scaling)
+
+    for_entries(fn, chunk, body)
 
 
 def _relu(fn: FunctionBuilder, out: LaneTensor, envs: Any, chunk: Chunk) -> None:
     """out := max(out, 0) at the given points, over the chunk's entries."""
+    def body(entry: Value, slot: Value) -> None:
+        for env in envs:
+            index = out.index(env, entry, slot)
+            fn.store(fn.max(fn.load(out.value, index), 0), out.value, index)
+
+    for_entries(fn, chunk, body)
+
+
+def for_entries(fn: FunctionBuilder, chunk: Chunk, body: Callable[[Value, Value], None]) -> None:
+    """body(entry, slot) for the chunk's entries, a vector of SG at a time, under `entry < n`
+    (the short last vector: masked lanes; one copy of the body)."""
     with fn.for_(0, chunk.vectors) as vectors:
         slot = fn.add(fn.mul(vectors.var, chunk.sg), chunk.lane)
         entry = fn.add(chunk.base, slot)
         with fn.if_(fn.lt(entry, chunk.n)) as inside:
             with inside.then():
-                for env in envs:
-                    index = out.index(env, entry, slot)
-                    fn.store(fn.max(fn.load(out.value, index), 0), out.value, index)
+                body(entry, slot)
 
 
 def _sum(fn: FunctionBuilder, labels: Sequence[str], sizes: dict[str, int], env: dict, acc: list[Value],
