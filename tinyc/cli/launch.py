@@ -12,7 +12,7 @@ import click
 
 from tinyc.cli.common import (
     EXIT_INPUT, color_option, display_name, fp_contract_option, language_options, print_diagnostics,
-    read_one,
+    read_one, warning_options, warning_policy,
 )
 from tinyc.diagnostics import CompilationError, LaunchError
 
@@ -38,6 +38,7 @@ def _launch_options(default_batch: int, default_repeat: int):
             fp_contract_option,
             color_option,
             language_options,
+            warning_options,
         ]
         for option in reversed(options):
             command = option(command)
@@ -77,10 +78,11 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
     from tinyc.cli.run import run_kernel
 
     text = read_one(file)
+    policy = warning_policy()
     _launching(lambda: run_kernel(text, display_name(file), kernel_name, batch, sizes, do_check,
                                   repeat, seed, device, echo=click.echo, std=std,
                                   defines=defines, check_bounds=check_bounds or None,
-                                  fp_contract=fp_contract))
+                                  policy=policy, fp_contract=fp_contract))
 
 
 @click.command()
@@ -94,9 +96,10 @@ def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...]
     from tinyc.cli.bench import bench_kernel
 
     text = read_one(file)
+    policy = warning_policy()
     _launching(lambda: bench_kernel(text, display_name(file), kernel_name, batch, sizes, repeat,
                                     warmup, seed, device, echo=click.echo, std=std,
-                                    defines=defines, fp_contract=fp_contract))
+                                    policy=policy, fp_contract=fp_contract))
 
 
 @click.command()
