@@ -178,6 +178,7 @@ def test_every_knob_computes_the_contraction(device, knobs):
         a = analyse(subscripts, [Signature("numpy", o.dtype, o.shape, o.strides) for o in ops], None, None,
                     epilogue)
         compiled = compile_contraction(a, epilogue, None, False, chosen)
+        assert compiled.program.warnings == []          # generated code is warning-free
         out = rand(*a.out_shape, dtype="float64")
         want = 0.5 * np.einsum(subscripts, *ops) + 2.0 * out
         run(Call(a, compiled, compiled.groups(a)), ops, out, 0.5, 2.0)

@@ -101,7 +101,11 @@ def build_kernel(spec: KernelSpec) -> Program:
     once = unique_names(params)
     whole = {name: Tensor(fn[name], t.labels) for name, t in zip(names + ["out"], spec.inputs + [spec.output])}
     gid = fn.group_id(name=once("g")) if plan.groups or scratch_elements else None
-    extents = dynamic_sizes(fn, whole["out"], plan.dynamic, once)
+    if plan.tile:
+        used = {plan.groups[0], *plan.groups[1:-1]}
+    else:
+        used = set(plan.groups) if plan.block > 1 else set(plan.groups[:-1])
+    extents = dynamic_sizes(fn, whole["out"], plan.dynamic & used, once)
     scratch = None
     if scratch_elements:
         scratch = fn.subview(fn["scratch"], (slice(None), gid), name=once("s"))

@@ -121,7 +121,7 @@ def build_lane_kernel(spec, prog: Program) -> None:
     once = unique_names(params)
     whole = {name: Tensor(fn[name], t.labels) for name, t in zip(names + ["out"], spec.inputs + [spec.output])}
     gid = fn.group_id(name=once("g"))
-    extents = dynamic_sizes(fn, whole["out"], plan.dynamic, once)
+    extents = dynamic_sizes(fn, whole["out"], {lanes.label, *plan.groups[1:-1]}, once)
     n = extents[lanes.label]
     others = plan.groups[1:]
     env: dict = {}
