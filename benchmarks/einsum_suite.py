@@ -330,14 +330,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true")
     p.add_argument("--out", type=Path, default=HERE)
     args = p.parse_args(argv)
-    chosen = cases() + random_cases(args.random)
+    everything = cases() + random_cases(args.random)
     if args.list:
-        for c in chosen:
-            print(f"{c.name:18s} {c.family:16s} {c.subscripts:24s} {c.dtype:10s} {c.order}")
+        print("\n".join(f"{c.name:18s} {c.family:16s} {c.subscripts:24s} {c.dtype:10s} {c.order}"
+                        for c in everything))
         return 0
-    if args.cases != "all":
-        names = args.cases.split(",")
-        chosen = [c for c in chosen if c.name in names]
+    wanted = set(args.cases.split(",")) if args.cases != "all" else None
+    chosen = [c for c in everything if wanted is None or c.name in wanted]
     batches = [int(b) for b in args.batch.split(",")]
     import opt_einsum
 
