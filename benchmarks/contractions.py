@@ -121,8 +121,10 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.abs(got - want).max()) / max(1.0, float(np.abs(want).max()))
 
 
-def time_interleaved(sides: dict[str, Callable[[], Any]], repeat: int, warmup: int) -> dict[str, float]:
-    """Median seconds per side, measured round-robin with a rotating order."""
+def time_interleaved(sides: dict[str, Callable[[], Any]], repeat: int, warmup: int,
+                     budget: float = float("inf")) -> dict[str, float]:
+    """Median seconds per side, measured round-robin with a rotating order; a side that has
+    spent `budget` seconds gets no more rounds (a pathologically slow one)."""
     for _ in range(warmup):
         for run in sides.values():
             run()
@@ -130,6 +132,8 @@ def time_interleaved(sides: dict[str, Callable[[], Any]], repeat: int, warmup: i
     names = list(sides)
     for r in range(repeat):
         for name in names[r % len(names):] + names[: r % len(names)]:
+            if times[name] and sum(times[name]) > budget:
+                continue
             start = time.perf_counter()
             sides[name]()
             times[name].append(time.perf_counter() - start)

@@ -44,11 +44,16 @@ def __getattr__(name: str):
     from importlib import import_module
 
     if name in _RUNTIME:
-        return getattr(import_module(_RUNTIME[name]), name)
-    if name in _LAZY:
+        value = getattr(import_module(_RUNTIME[name]), name)
+    elif name in _LAZY:
         module_name, attribute = _LAZY[name]
         module = import_module(module_name)
-        return module if attribute is None else getattr(module, attribute)
+        value = module if attribute is None else getattr(module, attribute)
+    else:
+        value = None
+    if value is not None:
+        globals()[name] = value   # loaded once: later lookups are plain attributes (einsum per call)
+        return value
     if name == "distributed":
         return import_module("tinyc.distributed")
     raise AttributeError(f"module 'tinyc' has no attribute '{name}'")

@@ -65,10 +65,10 @@ def _schedules_state() -> list[tuple[str, int, int]]:
 
 
 def cache_key(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
-              defines: Any, warnings: Any) -> dict[str, Any]:
+              defines: Any, warnings: Any, fp_contract: bool = False) -> dict[str, Any]:
     """Everything a compilation without a given schedule depends on (`warnings`: the
     tinyc.lint.WarningOptions)."""
-    return {"source": text, "name": name, "subgroup_size": subgroup_size,
+    return {"source": text, "name": name, "subgroup_size": subgroup_size, "fp_contract": fp_contract,
             "std": getattr(std, "value", std), "defines": defines,
             "warnings": [sorted(warnings.disabled), warnings.as_errors, warnings.silenced],
             "device": None if device is None else [str(device.name), str(device.driver_version)],
@@ -101,13 +101,14 @@ class Entry:
 
 
 def lookup(text: str, name: str, device: Any, info: Any, subgroup_size: Any, std: Any,
-           defines: Any, warnings: Any) -> tuple[Any, Entry | None]:
+           defines: Any, warnings: Any, fp_contract: bool = False) -> tuple[Any, Entry | None]:
     """(the stored CompileResult or None, the entry to `store` a fresh one in; None when
     the cache is off)."""
     if not enabled():
         return None, None
     start = time.perf_counter()
-    entry = Entry(cache_key(text, name, device, info, subgroup_size, std, defines, warnings))
+    entry = Entry(cache_key(text, name, device, info, subgroup_size, std, defines, warnings,
+                            fp_contract))
     found = _load(entry.path, entry.key)
     if found is not None:
         found = replace(found, timings={"cache": time.perf_counter() - start})
@@ -123,6 +124,7 @@ def checked_variant(result: Any, compile_now: Any) -> Any:
     entry = Entry({"source": result.source, "name": result.name, "subgroup_size": result.subgroup_size,
                    "std": getattr(result.std, "value", result.std), "defines": result.defines,
                    "limits": repr(result.device_info), "tuned": result.tuned, "check_bounds": True,
+                   "fp_contract": result.fp_contract,
                    "tinyc": disk_cache.tinyc_version(), "format": FORMAT})
     found = _load(entry.path, entry.key)
     if found is None:

@@ -43,6 +43,7 @@ class CompileResult:
     schedules: dict[str, dict] = field(default_factory=dict)  # kernel -> complete schedule used
     tuned: dict[str, dict] = field(default_factory=dict)      # kernel -> tuned knobs applied
     given: Any = None  # the caller's schedule (tinyc.schedule.Schedule), for the variants
+    fp_contract: bool = False  # real adds of single-use products emitted as fma
 
 
 def _timed(timings: dict[str, float], stage: str, step: Callable[[], Any]) -> Any:
@@ -100,7 +101,8 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
                      schedule: Any = None, tuned: Tuned = None,
                      std: "Std | str | None" = None,
                      defines: dict[str, str] | None = None,
-                     check_bounds: bool = False, warnings: Any = None) -> CompileResult:
+                     check_bounds: bool = False, fp_contract: bool = False,
+                     warnings: Any = None) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
     `print_after(pass_name, program)` is called after each pass (`--print-after`).
@@ -110,7 +112,10 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     preprocessor definitions from outside. `check_bounds`: the bounds-checked
     variant of every kernel (check-shapes pass, codegen/bounds.py), which
     takes a report buffer as its last argument. `warnings`: as check_source;
-    the result's `warnings` are the checker's and the passes'.
+    the result's `warnings` are the checker's and the passes'. `fp_contract`: a
+    real (f32, f64) `arith.add` of a single-use `arith.mul` is emitted as one
+    fused multiply-add, rounded once (C compilers' -ffp-contract; off by default,
+    so scalar arithmetic stays exact as NumPy's; docs/decisions.md).
     """
     from tinyc.diagnostics import CompilationError
     from tinyc.lint import WarningOptions, split
@@ -138,13 +143,13 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     found = [*program.warnings, *from_passes]
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_with_schedules(program, used, tuned_entries)
-    spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
+    spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds, fp_contract))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
     return CompileResult(program, stages, spirv, kernels, timings, source, name, std=program.std,
                          defines=dict(defines or {}), warnings=found,
                          subgroup_size=subgroup_size, device_info=device_info, schedules=used,
-                         tuned=tuned_entries, given=given)
+                         tuned=tuned_entries, given=given, fp_contract=fp_contract)
 
 
 def _schedule(schedule: Any) -> Any:
@@ -312,7 +317,8 @@ class Program:
             r = self._result
             self._checked = checked_variant(r, lambda: compile_to_spirv(
                 r.source, r.name, subgroup_size=r.subgroup_size, device_info=r.device_info, std=r.std,
-                defines=r.defines, schedule=r.given, tuned=r.tuned, check_bounds=True))
+                defines=r.defines, schedule=r.given, tuned=r.tuned, check_bounds=True,
+                fp_contract=r.fp_contract))
         return Kernel(self._checked.spirv, self._checked.kernels[name], self._device)
 
     def __iter__(self):
@@ -354,7 +360,7 @@ class CompilationWarning(UserWarning):
 def compile(source: Any, *, name: str = "<string>", device: Any = None,
             subgroup_size: int | None = None, std: str | None = None,
             defines: dict[str, str] | None = None, schedule: Any = None,
-            tune: bool = False, warnings: Any = None) -> Program:
+            tune: bool = False, warnings: Any = None, fp_contract: bool = False) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
     `source` is text, bytes in UTF-8, or a `tinyc.builder.Program`; a built
@@ -371,7 +377,9 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
     `warnings` are the command line's `-W` values (docs/warnings.md):
     `"error"` makes warnings errors, `"no-NAME"` turns one off, `"none"`
     (`-w`) all. Each warning kept is issued as a CompilationWarning and
-    listed in `Program.warnings`. Raises CompilationError for errors in the
+    listed in `Program.warnings`. `fp_contract=True` fuses a real add of a
+    single-use product into one fma (rounded once, as OpenCL C does by
+    default; off: exact as NumPy). Raises CompilationError for errors in the
     program, TypeError/ValueError for bad arguments.
     """
     import warnings as python_warnings
@@ -390,7 +398,7 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
         from tinyc import compile_cache
 
         stored, entry = compile_cache.lookup(text, name, found, info, subgroup_size, std, defines,
-                                             options)
+                                             options, fp_contract)
         if stored is not None:
             return _loaded(stored, device, found)
     from tinyc.tune import cached_or_tuned
@@ -404,7 +412,7 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
                              TuningWarning, stacklevel=2)
     result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
                               schedule=given, tuned=tuned, std=std, defines=defines,
-                              warnings=options)
+                              warnings=options, fp_contract=fp_contract)
     for diagnostic in result.warnings:
         python_warnings.warn(CompilationWarning(diagnostic), stacklevel=2)
     if entry is not None:

@@ -56,13 +56,19 @@ def _check_ld(name: str, ld: int, rows: int) -> None:
 
 
 class Recipe:
-    """A compiled recipe: `program` (tinyc.Program with `gemm` and `gemm_beta0`), `source`."""
+    """A compiled recipe: `program` (tinyc.Program with `gemm` and `gemm_beta0`), `source`.
 
-    def __init__(self, prog: Program, device: Any):
+    Its schedule is the one tuned for `gemm` on this device (cached like `tinyc.compile`'s;
+    `tune=True` tunes on a miss), applied to both kernels: the beta = 0 variant has the
+    same instructions, so one tuning serves every call."""
+
+    def __init__(self, prog: Program, device: Any, tune: bool = False):
         import tinyc
 
         self.source = prog.checked_source()
-        self.program = tinyc.compile(self.source, name="<recipe>", device=device)
+        schedule = _tuned_schedule(self.source, device, tune)
+        self.program = tinyc.compile(self.source, name="<recipe>", device=device, fp_contract=True,
+                                     schedule={name: schedule for name in KERNELS} if schedule else None)
 
     def kernel(self, beta: Any) -> Any:
         """The kernel a call with this beta runs: gemm_beta0 when beta is zero."""
@@ -73,7 +79,8 @@ class SmallGemmBatched(Recipe):
     """C_i := alpha op(A_i) op(B_i) + beta C_i for i < howmany (the reference's recipe)."""
 
     def __init__(self, dtype: Any, transA: Any, transB: Any, M: int, N: int, K: int, ldA: int,
-                 strideA: int, ldB: int, strideB: int, ldC: int, strideC: int, device: Any = None):
+                 strideA: int, ldB: int, strideB: int, ldC: int, strideC: int, device: Any = None,
+                 tune: bool = False):
         t = _element(dtype)
         ta, tb = _transpose(transA, "transA"), _transpose(transB, "transB")
         M, N, K = (_positive(n, v) for n, v in (("M", M), ("N", N), ("K", K)))
@@ -103,7 +110,7 @@ class SmallGemmBatched(Recipe):
             whole = (slice(None), slice(None), g)
             a, b, c = (fn.subview(X, whole, name=n) for X, n in ((A, "a"), (B, "b"), (C, "c")))
             fn.gemm(alpha, a, b, beta if name == "gemm" else 0, c, transpose_a=ta, transpose_b=tb)
-        super().__init__(prog, device)
+        super().__init__(prog, device, tune)
 
     def __call__(self, *args: Any, howmany: int | None = None, batch: int | None = None) -> None:
         """`r(howmany, alpha, A, B, beta, C)` as the reference orders it, or
@@ -129,7 +136,7 @@ class TallAndSkinny(Recipe):
 
     def __init__(self, dtype: Any, N: int, K: int, M_block: int | None = None, M: int | None = None,
                  ldA: int | None = None, ldB: int | None = None, ldC: int | None = None,
-                 device: Any = None):
+                 device: Any = None, tune: bool = False):
         t = _element(dtype)
         N, K = _positive("N", N), _positive("K", K)
         self.M_block = _positive("M_block", M_block if M_block is not None else suggest_block_size())
@@ -145,7 +152,7 @@ class TallAndSkinny(Recipe):
                                B=memref(t, K, N, stride=[1, ldB_]), beta=t,
                                C=memref(t, Ms, N, stride=[1, ldC_]))
             self._body(fn, name == "gemm", Ms, K, N)
-        super().__init__(prog, device)
+        super().__init__(prog, device, tune)
 
     def _body(self, fn: FunctionBuilder, reads_c: bool, M: int, K: int, N: int) -> None:
         alpha, A, B, beta, C = fn.params
@@ -191,6 +198,18 @@ class TallAndSkinny(Recipe):
         self.kernel(beta)(alpha, A, B, beta, C, batch=-(-M // self.M_block))
 
 
+def _tuned_schedule(source: str, device: Any, tune: bool) -> dict:
+    """The schedule cached (or, with `tune`, tuned) for the recipe's `gemm` kernel."""
+    from tinyc.compiler import check_source, target_device
+    from tinyc.tune import cached_or_tuned
+
+    found, _ = target_device(device)
+    if found is None:
+        return {}
+    hook = cached_or_tuned(found, device, None, None, tune, kernels=["gemm"])
+    return dict(hook(check_source(source, "<recipe>")).get("gemm", {}))
+
+
 def suggest_block_size(device: Any = None) -> int:
     """Rows per work-group for tall_and_skinny: 128, as the reference suggests for its devices."""
     return 128
@@ -198,17 +217,20 @@ def suggest_block_size(device: Any = None) -> int:
 
 def small_gemm_batched(dtype: Any, transA: Any, transB: Any, M: int, N: int, K: int, ldA: int,
                        strideA: int, ldB: int, strideB: int, ldC: int, strideC: int,
-                       device: Any = None) -> SmallGemmBatched:
-    """Batched small GEMM with static sizes, leading dimensions and batch strides."""
+                       device: Any = None, tune: bool = False) -> SmallGemmBatched:
+    """Batched small GEMM with static sizes, leading dimensions and batch strides; the batch
+    (howmany) is a `?` mode: one compile serves every batch size. `tune=True` tunes the
+    kernel on first use (cached per device)."""
     return SmallGemmBatched(dtype, transA, transB, M, N, K, ldA, strideA, ldB, strideB, ldC,
-                            strideC, device)
+                            strideC, device, tune)
 
 
 def tall_and_skinny(dtype: Any, N: int, K: int, M_block: int | None = None, M: int | None = None,
                     ldA: int | None = None, ldB: int | None = None, ldC: int | None = None,
-                    device: Any = None) -> TallAndSkinny:
-    """GEMM with a large M (dynamic unless given) and small N, K, in blocks of M_block rows."""
-    return TallAndSkinny(dtype, N, K, M_block, M, ldA, ldB, ldC, device)
+                    device: Any = None, tune: bool = False) -> TallAndSkinny:
+    """GEMM with a large M (dynamic unless given) and small N, K, in blocks of M_block rows;
+    `tune=True` tunes the kernel on first use (cached per device)."""
+    return TallAndSkinny(dtype, N, K, M_block, M, ldA, ldB, ldC, device, tune)
 
 
 # -- arrays as the recipes' memrefs -------------------------------------------------------------

@@ -31,6 +31,7 @@ def test_emit_ir_is_a_program_tinyc_checks(tmp_path):
 def test_emit_lowered_and_dtype():
     result = run("ij,jk->ik", "--shape", "4x5", "--shape", "5x6", "--dtype", "f64", "--emit", "lowered")
     assert result.exit_code == 0, result.output
+    assert "static shapes (no batch label)" in result.output
     assert "memref<f64x5x4>" in result.output and "cooperative_matrix_mul_add" in result.output
     assert "gemm" not in result.output.split("func", 1)[1]       # lowered: no collectives left
 
@@ -47,7 +48,46 @@ def test_errors_name_the_subscript():
 def test_bench_against_numpy(device):
     result = run("bij,bjk->bik", "--shape", "50x4x4", "--shape", "50x4x4", "--bench", "--repeat", "2")
     assert result.exit_code == 0, result.output
-    assert "path: ij,jk->ik" in result.output
+    assert "path: bij,bjk->bik" in result.output
     assert "np.einsum(optimize=True)" in result.output and "speedup over NumPy" in result.output
     error = float(result.output.split("max error vs NumPy: ")[1].split()[0])
     assert error < 1e-5
+
+
+def test_the_users_names_fmt_clean_and_the_launch_in_the_header():
+    from tinyc.editor.format import format_source
+
+    result = run("dkl,elm,edmn->ekn", "--shape", "K=3x20x20", "--shape", "Q=1000x20x9",
+                 "--shape", "A=1000x3x9x9", "--dtype", "f64")
+    assert result.exit_code == 0, result.output
+    assert "%K: memref<f64x20x20x3>" in result.output and "%Q: memref<f64x9x20x?>" in result.output
+    assert "%A: memref<f64x9x9x3x?>" in result.output
+    assert format_source(result.output, "k.ir") == result.output        # `tinyc fmt --check` clean
+    head = result.output.splitlines()[:4]
+    assert head[1] == "; batch label e: `?` modes, one kernel for every batch size"
+    assert head[2].startswith("; launch: batch = ne work-groups (1000 at ne = 1000)")
+    assert head[3] == "; path: dkl,elm->dkem; edmn,dkem->ekn"
+    lanes = run("ikb,kjb->ijb", "--shape", "X=16x8x1000", "--shape", "Y=8x12x1000").output
+    assert "%X: memref<f32x?x8x16>" in lanes and "subgroup of 16 lanes" in lanes
+    assert "batch = ceil(nb/512) work-groups (2 at nb = 1000)" in lanes
+    clash = run("ij,jk->ik", "--shape", "out=4x5", "--shape", "out=5x6").output
+    assert "%A: memref" in clash and "%B: memref" in clash      # taken names fall back to A, B
+
+
+def test_printed_programs_run_under_tinyc_run(device, tmp_path):
+    """The printed kernel runs at `tinyc run`'s defaults and at --batch N (N the entry count):
+    every work-group past the entries does nothing, so no batch reads or writes outside.
+    With --check of every work-group (--batch up to 256) its results match the reference."""
+    for args in (["ikb,kjb->ijb", "--shape", "A=16x8x1000", "--shape", "B=8x12x1000"],
+                 ["bij,bjk->bik", "--shape", "A=1000x4x4", "--shape", "B=1000x4x4"],
+                 ["ikb,kj->ijb", "--shape", "A=4x3x1000", "--shape", "B=3x3", "--dtype", "f64"]):
+        path = tmp_path / "k.ir"
+        path.write_text(run(*args).output)
+        for extra in ([], ["--batch", "7"], ["--batch", "100"]):
+            done = subprocess.run([sys.executable, "-m", "tinyc.cli", "run", str(path), "--check", *extra],
+                                  capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, (args, extra, done.stdout, done.stderr)
+            assert "results match" in done.stdout
+        done = subprocess.run([sys.executable, "-m", "tinyc.cli", "run", str(path), "--batch", "1000"],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)

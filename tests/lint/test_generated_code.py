@@ -56,6 +56,27 @@ def test_every_einsum_kernel_of_the_corpus_is_warning_free():
     assert checked > 400
 
 
+@pytest.mark.parametrize("subscripts, shapes, order", [
+    ("ikb,kjb->ijb", [(16, 8, 20000), (8, 12, 20000)], "C"),        # lanes, register blocks
+    ("ijb,jb->ib", [(16, 16, 20000), (16, 20000)], "C"),            # lanes, the sum in passes
+    ("kl,lmb,mn->knb", [(20, 20), (20, 9, 20000), (9, 9)], "C"),     # lanes, per-entry slots
+    ("ij,jk,kl,lmb->imb", [(32, 24), (24, 16), (16, 12), (12, 8, 20000)], "C"),   # shared first
+    ("ijb->b", [(16, 12, 20000)], "C"),                             # streamed reduction
+    ("ijab,jkab->ikab", [(8, 8, 100, 200), (8, 8, 100, 200)], "C"),  # two batch modes
+    ("bij,bkj->bik", [(20000, 16, 8), (20000, 12, 8)], "C"),        # entries on the group id
+    ("ikb,kj->ijb", [(16, 8, 20000), (8, 12)], "F"),                # tiles of the batch
+])
+def test_benchmark_sized_kernels_are_warning_free(subscripts, shapes, order):
+    for plain in (False, True):
+        sigs = []
+        for shape in shapes:
+            a = np.empty(shape, np.float32, order=order)
+            sigs.append(Signature("numpy", a.dtype, a.shape, a.strides))
+        analysis = analyse(subscripts, sigs, None, None, None)
+        source = build_kernel(kernel_spec(analysis, None, plain)).checked_source()
+        assert check_source(source, subscripts).warnings == [], source
+
+
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
 def test_samples_are_warning_free(sample: Path):
     assert check_source(sample.read_text(), sample.name).warnings == []

@@ -25,14 +25,16 @@ BENCH_BATCH = 10000
 def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int | None,
                  sizes: Sequence[str], repeat: int, warmup: int, seed: int, device: str | None,
                  echo: Callable[[str], None] = print, std: str | None = None,
-                 defines: dict[str, str] | None = None, policy: Any = None) -> dict[str, float]:
+                 defines: dict[str, str] | None = None, policy: Any = None,
+                 fp_contract: bool = False) -> dict[str, float]:
     """Time a kernel on random inputs and report its rates (`policy`: -W/-w); returns the
     numbers."""
     from tinyc.cli.common import compile_reporting
     from tinyc.reference import ReferenceFault, ReferenceUnsupported
     from tinyc.cli.run import describe_arguments, device_array_limit, make_arguments, parse_sizes
 
-    program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines)
+    program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines,
+                                fp_contract=fp_contract)
     name = kernel_name or program.kernel_names[0]
     if name not in program.kernel_names:
         raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")
@@ -75,8 +77,8 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int | N
              f"{ceilings.peak_config}): the kernel reaches {100 * result['peak_share']:.0f}% of it")
     if not work.flops and not work.bytes:
         echo("  the kernel does no arithmetic and moves no data: nothing to place on the roofline")
-    elif ceilings.bandwidth and ceilings.peak_flops:
-        roof = ceilings.attainable(intensity)
+    elif ceilings.bandwidth and ceilings.peak_flops and ceilings.attainable(intensity) > 0:
+        roof = ceilings.attainable(intensity)   # (no roof without counted flops: a kernel of loads and stores)
         bound = "compute" if roof >= ceilings.peak_flops else "memory"
         result["roofline_share"] = work.flops / seconds / roof
         echo(f"  roofline at {intensity:.2f} flop/byte: {roof / 1e9:.1f} GFLOP/s ({bound} bound); "

@@ -178,6 +178,13 @@ def print_diagnostics(err) -> None:
     click.echo(err.render(color), err=True, color=color)
 
 
+def fp_contract_option(command):
+    """--fp-contract: a real add of a single-use product as one fused multiply-add."""
+    return click.option("--fp-contract", "fp_contract", is_flag=True,
+                        help="Fuse a real (f32, f64) add of a single-use product into one fma, "
+                             "rounded once (as OpenCL C's default; off: exact as NumPy).")(command)
+
+
 def language_options(command):
     """--std and -D: the options of every command that reads a program (docs/newest.md)."""
     command = click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",

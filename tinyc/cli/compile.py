@@ -9,8 +9,8 @@ import click
 
 from tinyc.cli.common import (
     EXIT_INTERNAL, EXIT_USAGE, FileProblem, Inputs, color_option, display_name, error,
-    language_options, print_diagnostics, print_warnings, warning_options, warning_policy,
-    write_output,
+    fp_contract_option, language_options, print_diagnostics, print_warnings, warning_options,
+    warning_policy, write_output,
 )
 from tinyc.diagnostics import CompilationError
 
@@ -30,12 +30,14 @@ from tinyc.diagnostics import CompilationError
 @click.option("--time", "show_time", is_flag=True, help="Print the time of each stage.")
 @click.option("--print-after", "print_after", multiple=True, metavar="PASS|all",
               help="Print the IR to stderr after the pass (repeatable), or after every pass.")
+@fp_contract_option
 @language_options
 @warning_options
 @color_option
 def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, emit: str,
                     subgroup_size: int | None, schedule_file: str | None, show_time: bool,
-                    print_after: tuple[str, ...], std: str | None, defines: dict[str, str]) -> None:
+                    print_after: tuple[str, ...], std: str | None, defines: dict[str, str],
+                    fp_contract: bool) -> None:
     """Compile FILES ('-': standard input) to SPIR-V, or print their IR with --emit.
 
     `--emit ir --std newest` prints a seed program in the newest spelling
@@ -68,7 +70,7 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
             else:
                 result = compile_to_spirv(text, display_name(path), subgroup_size=subgroup_size,
                                           print_after=printer, schedule=schedule_file, std=std,
-                                          defines=defines, warnings=policy)
+                                          defines=defines, warnings=policy, fp_contract=fp_contract)
                 warnings = result.warnings
         except CompilationError as err:
             print_diagnostics(err)

@@ -77,32 +77,70 @@ def _program_text(subscripts: str, parsed: list, dtype: str, relu: str | None, e
     from tinyc.compiler import compile_to_spirv
     from tinyc.contractions.compiled import kernel_spec
     from tinyc.contractions.emit import build_kernel
+    from tinyc.editor.format import format_source
 
     a = _analysis(subscripts, [s for _, s in parsed], dtype, relu)
     if a.empty:
         return "; the result has no elements: no kernel\n"
-    spec = kernel_spec(a, relu)
+    names = _names(parsed)
+    spec = kernel_spec(a, relu, names=names)
     source = build_kernel(spec).checked_source()
-    names = [name or chr(ord("A") + k) for k, (name, _) in enumerate(parsed)]
     shapes = ", ".join(f"{n}={'x'.join(map(str, s)) or '()'}" for n, (_, s) in zip(names, parsed))
-    plan = spec.plan
-    if plan.tile:
-        per_group = f"tiles of {plan.tile} along {plan.groups[0]}"
-    else:
-        per_group = f"{plan.block} entr{'y' if plan.block == 1 else 'ies'} each"
     head = (f"; einsum '{subscripts}' with {shapes} ({dtype}, C order)\n"
-            f"; batch labels on the group id: {', '.join(plan.groups) or 'none'}; "
-            f"{plan.n_groups} work-groups, {per_group}; path: {'; '.join(_path(plan))}\n")
+            + "".join(f"; {line}\n" for line in launch_notes(spec, a))
+            + f"; path: {'; '.join(_path(spec.plan, a))}\n")
     if emit == "ir":
-        return head + source
+        return format_source(head + source, "<einsum>")
     result = compile_to_spirv(source, "<einsum>", validate=False)
     return head + result.stages["lowered"]
 
 
-def _path(plan) -> list[str]:
+def _names(parsed: list) -> list[str]:
+    """The operands' parameter names: the user's (`--shape K=...` gives %K), else A, B, ...;
+    a name that repeats, or is taken by alpha, beta or out, gets the default."""
+    from tinyc.contractions.emit import operand_names
+
+    defaults = operand_names(len(parsed))
+    names: list[str] = []
+    for k, (name, _) in enumerate(parsed):
+        taken = {"alpha", "beta", "out", "scratch", *names}
+        names.append(name if name and name not in taken else defaults[k])
+    return names
+
+
+def launch_notes(spec, a) -> list[str]:
+    """How the printed kernel is launched: its batch labels and the work-groups per size."""
+    plan = spec.plan
+    if not plan.dynamic:
+        return [f"static shapes (no batch label); launch {plan.n_groups} work-group"
+                f"{'s' if plan.n_groups != 1 else ''}"]
+    sizes = {label: a.sizes[label] for label in plan.dynamic}
+    labels = ", ".join(sorted(plan.dynamic))
+    lines = [f"batch label{'s' if len(plan.dynamic) > 1 else ''} {labels}: `?` modes, one kernel for every "
+             f"batch size"]
+    first = plan.groups[0]
+    if plan.lanes is not None:
+        per = (f"chunks of {plan.lanes.chunk} entries along {first}, one subgroup of "
+               f"{plan.lanes.sg} lanes per work-group")
+        count = f"ceil(n{first}/{plan.lanes.chunk})"
+    elif plan.tile:
+        per, count = f"tiles of {plan.tile} entries along {first}", f"ceil(n{first}/{plan.tile})"
+    elif plan.block > 1:
+        per, count = f"blocks of {plan.block} entries", f"ceil({'*'.join('n' + g for g in plan.groups)}/{plan.block})"
+    else:
+        per, count = "one entry each", "*".join("n" + g for g in plan.groups)
+    others = [g for g in plan.groups[1:] if plan.lanes is not None or plan.tile]
+    if others:
+        count += "*" + "*".join("n" + g for g in others)
+    at = ", ".join(f"n{label} = {n}" for label, n in sorted(sizes.items()))
+    lines.append(f"launch: batch = {count} work-groups ({plan.groups_for(a.sizes)} at {at}); {per}")
+    return lines
+
+
+def _path(plan, a) -> list[str]:
     from tinyc.contractions.api import describe_plan
 
-    return describe_plan(plan)
+    return describe_plan(plan, a)
 
 
 def _bench(subscripts: str, shapes: list[tuple[int, ...]], dtype: str, relu: str | None, repeat: int,

@@ -11,8 +11,8 @@ import sys
 import click
 
 from tinyc.cli.common import (
-    EXIT_INPUT, color_option, display_name, language_options, print_diagnostics, read_one,
-    warning_options, warning_policy,
+    EXIT_INPUT, color_option, display_name, fp_contract_option, language_options, print_diagnostics,
+    read_one, warning_options, warning_policy,
 )
 from tinyc.diagnostics import CompilationError, LaunchError
 
@@ -38,6 +38,7 @@ def _launch_options(default_batch: int, default_repeat: int):
             click.option("--seed", type=int, default=0, show_default=True,
                          help="Seed of the random inputs."),
             click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0."),
+            fp_contract_option,
             color_option,
             language_options,
             warning_options,
@@ -75,7 +76,7 @@ def _launching(action) -> None:
                    "(also TINYC_CHECK_BOUNDS=1).")
 def run(file: str, kernel_name: str | None, batch: int | None, sizes: tuple[str, ...], do_check: bool,
         repeat: int, seed: int, device: str | None, std: str | None,
-        defines: dict[str, str], check_bounds: bool | None) -> None:
+        defines: dict[str, str], check_bounds: bool | None, fp_contract: bool) -> None:
     """Run a kernel of FILE on random inputs and time it (wall clock, after one warm-up)."""
     from tinyc.cli.run import run_kernel
 
@@ -84,7 +85,7 @@ def run(file: str, kernel_name: str | None, batch: int | None, sizes: tuple[str,
     _launching(lambda: run_kernel(text, display_name(file), kernel_name, batch, sizes, do_check,
                                   repeat, seed, device, echo=click.echo, std=std,
                                   defines=defines, check_bounds=check_bounds or None,
-                                  policy=policy))
+                                  policy=policy, fp_contract=fp_contract))
 
 
 @click.command()
@@ -93,7 +94,7 @@ def run(file: str, kernel_name: str | None, batch: int | None, sizes: tuple[str,
               help="Untimed launches first.")
 def bench(file: str, kernel_name: str | None, batch: int | None, sizes: tuple[str, ...], repeat: int,
           warmup: int, seed: int, device: str | None, std: str | None,
-          defines: dict[str, str]) -> None:
+          defines: dict[str, str], fp_contract: bool) -> None:
     """Time a kernel of FILE: median device time, GFLOP/s, GB/s, and both roofline ceilings."""
     from tinyc.cli.bench import bench_kernel
 
@@ -101,7 +102,7 @@ def bench(file: str, kernel_name: str | None, batch: int | None, sizes: tuple[st
     policy = warning_policy()
     _launching(lambda: bench_kernel(text, display_name(file), kernel_name, batch, sizes, repeat,
                                     warmup, seed, device, echo=click.echo, std=std,
-                                    defines=defines, policy=policy))
+                                    policy=policy, fp_contract=fp_contract))
 
 
 @click.command()

@@ -354,7 +354,7 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int | Non
                check: bool, repeat: int, seed: int, device: str | None,
                echo: Callable[[str], None] = print, std: str | None = None,
                defines: dict[str, str] | None = None, check_bounds: bool | None = None,
-               policy: Any = None) -> None:
+               policy: Any = None, fp_contract: bool = False) -> None:
     """Compile, launch on random inputs, time, and optionally check (`policy`: -W/-w)."""
     from tinyc.cli.common import compile_reporting
     from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
@@ -363,7 +363,8 @@ def run_kernel(source: str, file: str, kernel_name: str | None, batch: int | Non
         return run_kernel_mpi(source, file, kernel_name, batch if batch is not None else RUN_BATCH, sizes,
                               check, repeat, seed, device, echo, std=std, defines=defines, policy=policy)
 
-    program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines)
+    program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines,
+                                fp_contract=fp_contract)
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:

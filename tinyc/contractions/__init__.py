@@ -1,10 +1,12 @@
 """Tensor contractions (einsum) as tinyc kernels: subscripts → plan → IR → one kernel.
 
-    subscripts.py  NumPy's subscript rules, checked          layout.py  arrays as memrefs
-    path.py        contraction order by flop count           plan.py    batch modes, steps
+    subscripts.py  NumPy's subscript rules, checked          layout.py  arrays as memrefs, `?` modes
+    path.py        contraction order by flop count           plan.py    batch on the group id, steps
     collectives.py steps as gemm/gemv/ger/hadamard/axpby/sum direct.py  the foreach fallback
-    emit.py        the kernel, with tinyc.builder            launch.py  zero-copy launch
-    compiled.py    analysis and compilation of one case      api.py     einsum, contract, cache
+    lanes.py       batch entries on a subgroup's lanes       lanestep.py  one step on the lanes
+    emit.py        the kernel, with tinyc.builder            compiled.py  analysis, the batch labels
+    knobs.py       what tuning may change                    tuning.py  tune=True, cached per device
+    running.py     calls through Kernel, by address          api.py     einsum, contract, caches
 """
 
 from tinyc.contractions.api import Contraction, cache_info, clear_cache, contract, einsum

@@ -5,10 +5,12 @@
     c = tinyc.contract("bij,bjk->bik", (1000, 8, 8), (1000, 8, 8), dtype="f32")
     print(c.source); c(A, B)
 
-Compiled kernels are cached by subscripts, operand dtypes, shapes and
-strides, the output's, the device and the epilogue: a repeated call pays
-no compile and no JIT, only a dictionary lookup, writing the array
-addresses and one launch (launch.py).
+Two caches: kernels by what they depend on (`Analysis.key`: subscripts'
+layouts with the batch labels as `?` modes, dtypes, device, epilogue), so
+one compile serves every batch size; and calls by their exact signatures
+(shapes and strides too), so a repeated call pays a dictionary lookup,
+the new output and one launch (running.py). A single-operand permutation or
+diagonal returns a view of the operand, as np.einsum does.
 """
 
 from __future__ import annotations
@@ -21,29 +23,37 @@ import numpy as np
 
 from tinyc.contractions import subscripts as subs
 from tinyc.contractions.compiled import (
-    Compiled, Signature, analyse, compile_contraction, compute_dtype, materialize, _dtype_alias,
+    REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
+    materialize, _dtype_alias,
+)
+from tinyc.contractions.layout import c_order_strides
+from tinyc.contractions.running import (
+    Call, queue_of as _queue_of, run, run_plain, signature as _signature, usm_interface as _usm_interface,
 )
 
 CACHE_SIZE = 512
-_cache: "OrderedDict[tuple, Compiled]" = OrderedDict()
+_kernels: "OrderedDict[tuple, Compiled]" = OrderedDict()
+_calls: "OrderedDict[tuple, Call]" = OrderedDict()
+_transposes: dict[tuple, tuple[int, ...]] = {}   # (subscripts, ndim, dtype) -> axes of a view result
+_plain: "OrderedDict[tuple, Call]" = OrderedDict()   # plain NumPy calls by (subscripts, dtype, shape, strides...)
 _cache_lock = threading.Lock()
+_ONE = 1
 
 
 def cache_info() -> dict[str, int]:
-    """How many contractions are compiled and cached in this process."""
-    return {"entries": len(_cache), "capacity": CACHE_SIZE}
+    """How many contraction kernels are compiled and cached in this process."""
+    return {"entries": len(_kernels), "calls": len(_calls), "capacity": CACHE_SIZE}
 
 
 def clear_cache() -> None:
     with _cache_lock:
-        _cache.clear()
+        _kernels.clear()
+        _calls.clear()
+        _transposes.clear()
+        _plain.clear()
 
 
 # -- operands -------------------------------------------------------------------
-def _usm_interface(x: Any) -> dict | None:
-    return getattr(x, "__sycl_usm_array_interface__", None) if not isinstance(x, np.ndarray) else None
-
-
 def _as_operand(x: Any, k: int) -> Any:
     """NumPy and USM arrays as they are; anything else through np.asarray."""
     if isinstance(x, np.ndarray) or _usm_interface(x) is not None:
@@ -54,32 +64,6 @@ def _as_operand(x: Any, k: int) -> Any:
         raise TypeError(f"operand {k}: cannot use {type(x).__name__} as an array ({exc})") from None
 
 
-def _signature(x: Any) -> Signature:
-    if isinstance(x, np.ndarray):
-        return Signature("numpy", x.dtype, x.shape, x.strides, x.flags.aligned)
-    iface = x.__sycl_usm_array_interface__
-    dtype = np.dtype(iface["typestr"])
-    shape = tuple(int(n) for n in iface["shape"])
-    strides = iface.get("strides")
-    if strides is None:
-        strides = [1] * len(shape)
-        for d in range(len(shape) - 2, -1, -1):
-            strides[d] = strides[d + 1] * max(shape[d + 1], 1)
-    return Signature("usm", dtype, shape, tuple(int(s) * dtype.itemsize for s in strides))
-
-
-def _address(x: Any) -> int:
-    if isinstance(x, np.ndarray):
-        return x.__array_interface__["data"][0]
-    iface = x.__sycl_usm_array_interface__
-    return int(iface["data"][0]) + int(iface.get("offset") or 0) * np.dtype(iface["typestr"]).itemsize
-
-
-def _queue_of(x: Any) -> Any:
-    owner = x.__sycl_usm_array_interface__.get("syclobj")
-    return getattr(owner, "sycl_queue", owner)
-
-
 def _device_key(device: Any) -> Any:
     try:
         hash(device)
@@ -88,122 +72,76 @@ def _device_key(device: Any) -> Any:
         return id(device)
 
 
-# -- the cache ------------------------------------------------------------------
-def _compiled(text: str, sigs: Sequence[Signature], out_sig: Signature | None, dtype: Any,
-              device: Any, epilogue: Any, plain: bool = False) -> Compiled:
-    """The cached contraction; `plain` (alpha = 1, beta = 0) compiles those as constants:
-    no scaling, and the output is never read — the kernel of a plain einsum call."""
-    key = (text, tuple(sigs), out_sig, str(dtype) if dtype is not None else None,
-           _device_key(device), epilogue, plain)
-    found = _cache.get(key)
-    if found is not None:
-        return found
-    analysis = analyse(text, sigs, out_sig, dtype, epilogue)
-    if plain and analysis.scale != 1:
-        return _compiled(text, sigs, out_sig, dtype, device, epilogue, False)
-    compiled = compile_contraction(analysis, epilogue, device, plain)
+# -- the caches -------------------------------------------------------------------
+def _remember(cache: OrderedDict, key: tuple, value: Any) -> Any:
     with _cache_lock:
-        _cache[key] = compiled
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    return compiled
+        cache[key] = value
+        while len(cache) > CACHE_SIZE:
+            cache.popitem(last=False)
+    return value
+
+
+def _kernel(a: Analysis, device: Any, epilogue: Any, plain: bool, tune: bool = False) -> Compiled:
+    """The compiled kernel of an analysis: one per key, whatever the batch size, with the
+    knobs tuned for it on this device (tuning.py; `tune` tunes on a miss)."""
+    from tinyc.contractions.tuning import knobs_for
+
+    key = (a.key(epilogue, plain), _device_key(device))
+    found = _kernels.get(key)
+    if found is not None and (not tune or found.knobs is not None):
+        return found
+    knobs = knobs_for(a, epilogue, device, tune)
+    return _remember(_kernels, key, compile_contraction(a, epilogue, device, plain, knobs))
+
+
+def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogue: Any, plain: bool,
+          viewable: bool = False, tune: bool = False) -> Call:
+    """The cached call; `plain` (alpha = 1, beta = 0) compiles those as constants: no
+    scaling, and the output is never read — the kernel of a plain einsum call."""
+    key = (text, sigs, out_sig, str(dtype) if dtype is not None else None, _device_key(device), epilogue,
+           plain, viewable)
+    found = _calls.get(key)
+    if found is not None and (not tune or found.compiled is None or found.compiled.knobs is not None):
+        return found
+    a = analyse(text, sigs, out_sig, dtype, epilogue)
+    view = _view_of(a, sigs[0]) if viewable and len(sigs) == 1 else None
+    if view is not None or a.empty:
+        return _remember(_calls, key, Call(a, None, view=view))
+    compiled = _kernel(a, device, epilogue, plain and a.scale == 1, tune)
+    call = _remember(_calls, key, Call(a, compiled, compiled.groups(a)))
+    if (viewable and device is None and not tune and compiled.spec.inputs and a.scale == 1
+            and not compiled.scratch_per_group and not any(a.convert)
+            and all(sig.kind == "numpy" for sig in sigs)):
+        _remember(_plain, (text, *[(sig.dtype, sig.shape, sig.strides) for sig in sigs]), call)
+    return call
+
+
+def _view_of(a: Analysis, sig: Signature) -> tuple | None:
+    """(shape, byte strides, transpose axes or None) when the result is a view of the operand:
+    every label kept (a permutation, or a diagonal), no conversion."""
+    labels, output = a.subscripts.inputs[0], a.subscripts.output
+    if sig.kind != "numpy" or sig.dtype != a.compute or set(labels) != set(output):
+        return None
+    if len(set(labels)) == len(labels):
+        return None, None, tuple(labels.index(label) for label in output)
+    strides = tuple(sum(s for l2, s in zip(labels, sig.strides) if l2 == label) for label in output)
+    return tuple(a.sizes[label] for label in output), strides, None
 
 
 # -- running ----------------------------------------------------------------------
-def _check_scalar(value: Any, name: str, complex_ok: bool) -> Any:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if not complex_ok and isinstance(value, (complex, np.complexfloating)) and value.imag != 0:
-        raise TypeError(f"{name} is complex ({value}) but the contraction computes in real numbers")
-    return value.real if not complex_ok and isinstance(value, (complex, np.complexfloating)) else value
+def _make_view(x: np.ndarray, view: tuple, text: str) -> np.ndarray:
+    shape, strides, axes = view
+    if axes is not None:
+        if len(_transposes) < CACHE_SIZE:
+            _transposes[(text, x.ndim, x.dtype)] = axes
+        return x.transpose(axes)
+    return np.lib.stride_tricks.as_strided(x, shape, strides)
 
 
-def _run(c: Compiled, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
-    a = c.analysis
-    alpha = _check_scalar(alpha, "alpha", a.compute.kind == "c")
-    beta = _check_scalar(beta, "beta", a.result.kind == "c")
-    usm_queue = next((_queue_of(x) for x in arrays if _usm_interface(x) is not None), None)
-    target, result = out, out
-    if out is None:
-        result = _new_output(a.out_shape, a.result, a.out_order, usm_queue)
-        target, beta = result, 0
-    if a.empty:
-        return _finish(result, out)
-    staged = None
-    launcher = c.launcher
-    inputs = [materialize(x, labels, a.compute) if conv else x
-              for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
-    temp = None
-    if out is not None and (not a.out_direct or _overlaps(out, inputs)):
-        if _usm_interface(out) is not None:
-            raise ValueError("out overlaps an operand (or has a layout the kernel cannot write); "
-                             "pass a separate output array")
-        temp = np.empty(a.out_shape, a.result, order=a.out_order)
-        if beta != 0:
-            temp[...] = out
-        target = temp
-    if isinstance(target, np.ndarray) and not target.flags.writeable:
-        raise ValueError("out is read-only")
-    arrays_used = inputs if c.spec.inputs else []   # a zero-size sum reads no operand
-    scratch = np.empty(c.scratch_elements, a.compute) if c.scratch_elements else None
-    everything = arrays_used + [target] + ([scratch] if scratch is not None else [])
-    if not launcher.host_pointers and any(isinstance(x, np.ndarray) for x in everything):
-        from tinyc.contractions.launch import Staged
-
-        staged = Staged(launcher.queue, launcher._memory)
-        addresses = [_staged_address(staged, x, x is target or x is scratch) for x in everything]
-    else:
-        addresses = [_address(x) for x in everything]
-    launcher(alpha * a.scale if a.scale != 1 else alpha, beta, addresses, c.batch, staged)
-    if temp is not None:
-        out[...] = temp
-    return _finish(result, out)
-
-
-def _staged_address(staged: Any, x: Any, written: bool) -> int:
-    if not isinstance(x, np.ndarray):
-        return _address(x)
-    span = _span_bytes(x)
-    return staged.address(x, _address(x), span, written)
-
-
-def _span_bytes(x: np.ndarray) -> int:
-    """Bytes from the first to one past the last element (strides are non-negative here)."""
-    if x.size == 0:
-        return 0
-    return sum((n - 1) * s for n, s in zip(x.shape, x.strides)) + x.itemsize
-
-
-def _overlaps(out: Any, inputs: Sequence[Any]) -> bool:
-    if not isinstance(out, np.ndarray):
-        lo = _address(out)
-        hi = lo + _span_usm(out)
-        return any(_usm_interface(x) is not None and _address(x) < hi and lo < _address(x) + _span_usm(x)
-                   for x in inputs)
-    return any(isinstance(x, np.ndarray) and np.may_share_memory(out, x) for x in inputs)
-
-
-def _span_usm(x: Any) -> int:
-    s = _signature(x)
-    if 0 in s.shape:
-        return 0
-    return sum((n - 1) * st for n, st in zip(s.shape, s.strides)) + s.dtype.itemsize
-
-
-def _new_output(shape: tuple[int, ...], dtype: np.dtype, order: str, queue: Any) -> Any:
-    if queue is None:
-        return np.empty(shape, dtype, order=order)
-    try:
-        import dpnp
-    except ImportError:  # pragma: no cover - dpnp is how tinyc returns USM results
-        raise TypeError("USM operands need out= (a USM array) when dpnp is not installed") from None
-    return dpnp.empty(shape, dtype=dtype, order=order, sycl_queue=queue)
-
-
-def _finish(result: Any, out: Any) -> Any:
-    if out is None and isinstance(result, np.ndarray) and result.ndim == 0:
-        return result[()]
-    return result
+def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
+    if call.view is not None:
+        return _make_view(arrays[0], call.view, call.analysis.subscripts.text)
+    return run(call, arrays, out, alpha, beta)
 
 
 def _prepare(subscripts: Any, operands: Sequence[Any]) -> tuple[str, list]:
@@ -214,24 +152,52 @@ def _prepare(subscripts: Any, operands: Sequence[Any]) -> tuple[str, list]:
 
 
 def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0,
-           device: Any = None, epilogue: str | None = None, dtype: Any = None,
+           device: Any = None, tune: bool = False, epilogue: str | None = None, dtype: Any = None,
            optimize: Any = True) -> Any:
     """np.einsum on a tinyc kernel: `out = alpha·einsum(...) + beta·out` (with `out=`).
 
     `epilogue="relu"` applies max(·, 0) to the result inside the kernel; `dtype=`
     forces the computation type as in NumPy; `optimize` is accepted for NumPy
-    compatibility (tinyc always chooses the order by flop count)."""
+    compatibility (tinyc always chooses the order by flop count); `tune=True`
+    tunes the kernel on first use (cached per device, like `tinyc.compile`).
+    A permutation or diagonal of one NumPy operand is returned as a view, as
+    np.einsum returns it."""
+    if (out is None and alpha is _ONE and epilogue is None and dtype is None and device is None and not tune
+            and type(subscripts) is str):
+        if len(operands) == 1:
+            x = operands[0]   # a permutation seen before: the view straight away (np.einsum's speed)
+            if type(x) is np.ndarray:
+                axes = _transposes.get((subscripts, x.ndim, x.dtype))
+                if axes is not None:
+                    return x.transpose(axes)
+        found = _plain_call(subscripts, operands)
+        if found is not None:
+            return found
     text, arrays = _prepare(subscripts, operands)
     if out is not None:
         out = _as_out(out)
     if device is None:
         device = next((_queue_of(x) for x in arrays + ([out] if out is not None else [])
                        if _usm_interface(x) is not None), None)
-    sigs = [_signature(x) for x in arrays]
+    sigs = tuple(_signature(x) for x in arrays)
     plain = _is_one(alpha) and (out is None or _is_zero(beta))
-    c = _compiled(text, sigs, _signature(out) if out is not None else None, dtype, device, epilogue,
-                  plain)
-    return _run(c, arrays, out, alpha, beta)
+    viewable = plain and out is None and epilogue is None and dtype is None
+    call = _call(text, sigs, _signature(out) if out is not None else None, dtype, device, epilogue, plain,
+                 viewable, tune)
+    return _run(call, arrays, out, alpha, beta)
+
+
+def _plain_call(subscripts: Any, operands: tuple) -> Any:
+    """A plain call (NumPy arrays in, a new array out) seen before, by its exact signature:
+    the output, the addresses and the launch (running.run_plain); None if not seen."""
+    try:
+        key = (subscripts, *[(x.dtype, x.shape, x.strides) for x in operands if type(x) is np.ndarray])
+    except TypeError:
+        return None
+    call = _plain.get(key)
+    if call is None or len(key) != len(operands) + 1:
+        return None
+    return run_plain(call, operands)
 
 
 def _is_one(x: Any) -> bool:
@@ -253,30 +219,29 @@ class Contraction:
 
     `source` is the generated tensor-language program, `program` the compiled
     `tinyc.Program`, `path` the steps it takes; calling it runs the kernel like
-    `tinyc.einsum` (operands of another dtype or layout get their own cached
-    kernel, and so does a call with alpha = 1 and beta = 0, which has them as
-    constants)."""
+    `tinyc.einsum`. The batch labels are `?` modes of the kernel: operands of
+    another batch size run on the same kernel (a size given as None in the
+    shapes is such a batch mode). Operands of another dtype or layout get their
+    own cached kernel, and so does a call with alpha = 1 and beta = 0, which has
+    them as constants."""
 
     def __init__(self, subscripts: Any, shapes_or_arrays: Sequence[Any], dtype: Any = None,
-                 device: Any = None, epilogue: str | None = None):
+                 device: Any = None, epilogue: str | None = None, tune: bool = False):
         if not isinstance(subscripts, str):
             raise TypeError(f"subscripts must be a string, got {type(subscripts).__name__}")
         self.subscripts = subscripts
         self.device = device
         self.epilogue = epilogue
         self.dtype = dtype
+        self.tune = tune
         sigs = []
         for k, x in enumerate(shapes_or_arrays):
-            if isinstance(x, (tuple, list)) and all(isinstance(n, (int, np.integer)) for n in x):
+            if isinstance(x, (tuple, list)) and all(n is None or isinstance(n, (int, np.integer)) for n in x):
                 d = compute_dtype([], dtype if dtype is not None else np.float32)
-                shape = tuple(int(n) for n in x)
+                shape = tuple(REPRESENTATIVE_BATCH if n is None else int(n) for n in x)
                 if any(n < 0 for n in shape):
                     raise ValueError(f"operand {k}: negative size in shape {shape}")
-                c_strides, step = [], d.itemsize
-                for n in reversed(shape):
-                    c_strides.insert(0, step)
-                    step *= max(n, 1)
-                sigs.append(Signature("numpy", d, shape, tuple(c_strides)))
+                sigs.append(Signature("numpy", d, shape, tuple(d.itemsize * s for s in c_order_strides(shape))))
             elif isinstance(x, (int, np.integer)) and not isinstance(x, bool):
                 d = compute_dtype([], dtype if dtype is not None else np.float32)
                 sigs.append(Signature("numpy", d, (int(x),), (d.itemsize,)))
@@ -286,64 +251,102 @@ class Contraction:
                 if device is None and _usm_interface(x) is not None:
                     self.device = device = _queue_of(x)
         self.shapes = [s.shape for s in sigs]
-        self._main = _compiled(subscripts, sigs, None, dtype, device, epilogue)
+        self._main = _call(subscripts, tuple(sigs), None, dtype, device, epilogue, False, False, tune)
+        self._batch = self._main.analysis.dynamic
 
     @property
     def source(self) -> str:
         """The generated tensor-language program (`tinyc check` accepts it)."""
-        return self._main.source
+        c = self._main.compiled
+        return c.source if c is not None else "; the result has no elements: no kernel\n"
 
     @property
     def program(self) -> Any:
         """The compiled `tinyc.Program` (its kernel is `program["einsum"]`)."""
-        return self._main.program
+        c = self._main.compiled
+        return c.program if c is not None else None
 
     @property
     def path(self) -> list[str]:
-        """The steps of the kernel, as subscripts of each pairwise contraction."""
-        return describe_path(self._main)
+        """The steps of the kernel, as subscripts in the user's labels (batch labels included)."""
+        c = self._main.compiled
+        return describe_plan(c.spec.plan, self._main.analysis) if c is not None else []
+
+    @property
+    def batch_labels(self) -> str:
+        """The labels whose size is a `?` of the kernel (any batch size runs on it)."""
+        return "".join(label for label in self._main.analysis.subscripts.output if label in self._batch)
 
     @property
     def flops(self) -> int:
-        """Floating-point operations of one call (2 per multiply-add)."""
-        return 2 * self._main.spec.plan.flops
+        """Floating-point operations of one call at the shapes it was made for (2 per multiply-add)."""
+        c = self._main.compiled
+        return 2 * c.spec.plan.flops_for(self._main.analysis.sizes) if c is not None else 0
 
     def __call__(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0) -> Any:
         arrays = [_as_operand(x, k) for k, x in enumerate(operands)]
         if len(arrays) != len(self.shapes):
             raise ValueError(f"the contraction '{self.subscripts}' takes {len(self.shapes)} operands, "
                              f"got {len(arrays)}")
-        for k, (x, shape) in enumerate(zip(arrays, self.shapes)):
+        terms = self._main.analysis.subscripts.inputs
+        for k, (x, shape, labels) in enumerate(zip(arrays, self.shapes, terms)):
             got = _signature(x).shape
-            if got != shape:
-                raise ValueError(f"operand {k} has shape {got} but the contraction was made for {shape}")
+            if len(got) != len(shape) or any(g != n and label not in self._batch
+                                             for g, n, label in zip(got, shape, labels)):
+                batch = f" (any size along the batch label{'s' if len(self._batch) > 1 else ''} " \
+                        f"{', '.join(sorted(self._batch))})" if self._batch else ""
+                raise ValueError(f"operand {k} has shape {got} but the contraction was made for {shape}{batch}")
         return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
-                      epilogue=self.epilogue, dtype=self.dtype)
+                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune)
 
     def __repr__(self) -> str:
         return f"<tinyc.Contraction '{self.subscripts}' {' '.join(map(str, self.shapes))}>"
 
 
 def contract(subscripts: Any, *shapes_or_arrays: Any, dtype: Any = None, device: Any = None,
-             epilogue: str | None = None) -> Contraction:
-    """Compile a contraction for operands of these shapes (C order; dtype default f32) or
-    like these arrays; see `Contraction`."""
+             tune: bool = False, epilogue: str | None = None) -> Contraction:
+    """Compile a contraction for operands of these shapes (C order; dtype default f32; None
+    for the batch mode) or like these arrays; see `Contraction`."""
     return Contraction(subscripts, shapes_or_arrays, dtype=_dtype_alias(dtype) if dtype is not None
-                       else None, device=device, epilogue=epilogue)
+                       else None, device=device, epilogue=epilogue, tune=tune)
 
 
-def describe_path(c: Compiled) -> list[str]:
-    """Each step as `labels,labels->labels` in the kernel's per-work-group view."""
-    return describe_plan(c.spec.plan) if c.spec is not None else []
+def describe_plan(plan: Any, a: Analysis | None = None) -> list[str]:
+    """The steps of a plan as subscripts in the user's labels and order (`...` dimensions as
+    the user wrote them); batch labels included; `(shared)` marks products of operands the
+    batch shares, made once per work-group."""
+    order: list[str] = []
+    if a is not None:
+        for term in (*a.subscripts.inputs, a.subscripts.output):
+            order += [label for label in term if label not in order]
+    batch = [g for g in plan.groups if not plan.tile or g != plan.groups[0]]
+    names = {label: label for label in order}
+    spare = (c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in order)
+    for label in order:
+        if not subs.is_letter(label):
+            names[label] = next(spare, label)
 
+    terms = {}
+    if a is not None:   # operands and the output as the user wrote them (diagonals once)
+        terms = {k: tuple(dict.fromkeys(t)) for k, t in enumerate(a.subscripts.inputs)}
+        terms[plan.output_id] = a.subscripts.output
 
-def describe_plan(plan: Any) -> list[str]:
-    """The steps of a plan as subscripts; `(shared)` marks steps done once per work-group."""
-    def show(labels: Any) -> str:
-        return "".join(sorted(labels, key=lambda s: (not subs.is_letter(s), s)))
+    def show(tensor: int, labels: Any, with_batch: bool) -> str:
+        shown = set(labels) | (set(batch) if with_batch else set())
+        ordered = [label for label in terms.get(tensor, order) if label in shown]
+        ordered += [label for label in order if label in shown and label not in ordered]
+        ordered += sorted(label for label in shown if label not in ordered)
+        return "".join(names.get(label, label) for label in ordered)
 
     steps = []
     for step in plan.steps:
-        ins = ",".join(show(plan.tensors[t]) for t in step.inputs)
-        steps.append(f"{ins}->{show(step.labels)}" + (" (shared)" if step.invariant else ""))
+        variant = not step.invariant
+        ins = ",".join(show(t, plan.tensors[t], variant and not _shared(plan, t)) for t in step.inputs)
+        steps.append(f"{ins}->{show(step.output, step.labels, variant)}" + (" (shared)" if step.invariant else ""))
     return steps
+
+
+def _shared(plan: Any, tensor: int) -> bool:
+    """A tensor the batch does not index: an operand without the batch labels, or a shared product."""
+    made = next((s for s in plan.steps if s.output == tensor), None)
+    return made.invariant if made is not None else tensor in plan.shared

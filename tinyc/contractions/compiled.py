@@ -1,19 +1,24 @@
-"""One contraction for fixed subscripts, shapes, strides, dtypes and device, compiled.
+"""One contraction kernel for given subscripts, layouts, dtypes and device, compiled.
 
 `analyse` turns operand signatures (kind, dtype, shape, strides) into the
-kernel spec (layouts, plan, element types), checking the input with
-ValueError/TypeError that name the subscript or operand. `Compiled` owns
-the built program, its kernel and launcher, and runs calls: it knows which
-operands need a conversion (an integer array, an unsupported layout), how
-to allocate the output, and the corner cases that need no kernel (an
-empty output).
+layouts of a call, checking the input with ValueError/TypeError that name
+the subscript or operand. It also picks the dynamic (batch) labels: their
+sizes are `?` modes of the kernel, so `Analysis.key()` — what the kernel
+depends on — is the same for every batch size, and one compile serves them
+all. `Compiled` owns the built program and its kernel (launched by running.py).
+
+The dynamic labels: output labels (no diagonal) held by every operand —
+the largest, and any other of at least SECOND_BATCH; when no label is held
+by every operand (a shared matrix, a single operand), the largest output
+label an operand holds, if it is larger than every other label and has at
+least FALLBACK_BATCH entries (else the call has no batch).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -22,6 +27,8 @@ from tinyc.contractions.emit import KernelSpec, build_kernel, scratch_layout
 from tinyc.contractions.layout import (
     Layout, byte_strides_to_elements, c_order_strides, f_order_strides, layout,
 )
+from tinyc.contractions.knobs import Knobs
+from tinyc.contractions.lanes import lane_plan
 from tinyc.contractions.plan import Plan, Step, make_plan
 from tinyc.ir.types import SCALAR_TYPES, ScalarType, promotable
 
@@ -30,11 +37,16 @@ DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
 """NumPy dtypes of the language's floating and complex types."""
 SUPPORTED = "float32, float64, complex64 or complex128"
 EPILOGUES = (None, "relu")
+REPRESENTATIVE_BATCH = 1 << 14
+"""The size the planner assumes for a dynamic label (plans depend on the key alone)."""
+SECOND_BATCH = 64
+"""A second label held by every operand is dynamic too from this size on (two batch modes)."""
+FALLBACK_BATCH = 16
+"""Without a label held by every operand, the largest label is the batch from this size on."""
 
 
-@dataclass(frozen=True)
-class Signature:
-    """What a kernel depends on about one array: where it lives, dtype, shape, byte strides."""
+class Signature(NamedTuple):
+    """What a call depends on about one array: where it lives, dtype, shape, byte strides."""
 
     kind: str  # "numpy" or "usm"
     dtype: np.dtype
@@ -94,6 +106,16 @@ class Analysis:
     scale: int                   # product of summed labels no operand holds
     empty: bool                  # the output has no elements
     zero: bool                   # a summed label has size 0: the sum is 0
+    dynamic: frozenset[str] = frozenset()   # the batch labels: `?` modes of the kernel
+
+    def key(self, epilogue: Any, plain: bool) -> tuple:
+        """What the kernel depends on: the same for every size of the dynamic labels."""
+        return (str(self.compute), str(self.result), tuple(t.key() for t in self.inputs),
+                self.output.key(), self.scale, self.zero, epilogue, plain)
+
+    def dynamic_sizes(self) -> dict[str, int]:
+        """This call's sizes of the dynamic labels."""
+        return {label: self.sizes[label] for label in self.dynamic}
 
 
 def analyse(text: str, operands: Sequence[Signature], out: Signature | None, forced: Any,
@@ -119,11 +141,15 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
             raise ValueError("epilogue 'relu' needs real numbers; out is complex")
         result = out.dtype
     sizes = dict(sub.sizes)
+    zero_sum = any(sizes[label] == 0 for labels in sub.inputs for label in labels if label not in sub.output)
+    empty_out = math.prod(out_shape) == 0
+    dynamic = frozenset() if empty_out or zero_sum else dynamic_labels(sub, operands)
+    keep = frozenset(label for label in dynamic if sizes[label] == 1)   # a batch of one, not broadcasting
     inputs, convert = [], []
     for k, (labels, o) in enumerate(zip(sub.inputs, operands)):
         needs_copy = o.dtype != compute or not o.aligned
         strides = byte_strides_to_elements(o.strides, o.dtype.itemsize) if not needs_copy else None
-        found = layout(labels, o.shape, strides) if strides is not None else None
+        found = layout(labels, o.shape, strides, keep=keep) if strides is not None else None
         if found is None:
             if o.kind != "numpy":
                 raise ValueError(
@@ -132,7 +158,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
             needs_copy = True  # copied as a C-order array of its distinct labels (the diagonal)
             distinct = list(dict.fromkeys(labels))
             shape = [o.shape[labels.index(label)] for label in distinct]
-            found = layout(distinct, shape, c_order_strides(shape))
+            found = layout(distinct, shape, c_order_strides(shape), keep=keep)
             assert found is not None
         inputs.append(found)
         convert.append(needs_copy)
@@ -141,19 +167,43 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     output_layout, direct = None, False
     if out is not None:
         strides = byte_strides_to_elements(out.strides, out.dtype.itemsize) if out.aligned else None
-        output_layout = layout(sub.output, out.shape, strides, write=True) if strides is not None else None
+        output_layout = layout(sub.output, out.shape, strides, write=True, keep=keep) \
+            if strides is not None else None
         direct = output_layout is not None
     if output_layout is None:
         new_strides = (f_order_strides if out_order == "F" else c_order_strides)(out_shape)
-        output_layout = layout(sub.output, out_shape, new_strides, write=True)
+        output_layout = layout(sub.output, out_shape, new_strides, write=True, keep=keep)
         assert output_layout is not None
     held = set().union(*[set(t.labels) for t in inputs]) if inputs else set()
     summed = {label for labels in sub.inputs for label in labels} - set(sub.output)
     scale = math.prod(sizes[label] for label in summed if label not in held and sizes[label] > 1)
-    empty = math.prod(out_shape) == 0
-    zero = not empty and any(sizes[label] == 0 for label in summed)
-    return Analysis(sub, compute, result, inputs, convert, output_layout, out_shape, out_order,
-                    direct, sizes, scale, empty, zero)
+    empty = empty_out
+    zero = not empty and zero_sum
+    inputs = [t.with_dynamic(dynamic) for t in inputs]
+    return Analysis(sub, compute, result, inputs, convert, output_layout.with_dynamic(dynamic), out_shape,
+                    out_order, direct, sizes, scale, empty, zero, dynamic)
+
+
+def dynamic_labels(sub: subs.Subscripts, operands: Sequence[Signature]) -> frozenset[str]:
+    """The batch labels of a call (module docstring): `?` modes of its kernel. An operand
+    holds a label when its dimension has the label's full size (no broadcasting); a label
+    of size 1 held by every operand stays a batch label (a batch of one)."""
+    repeated = {label for t in sub.inputs for label in t if t.count(label) > 1}
+    held = [{label for label, n, s in zip(labels, o.shape, o.strides)
+             if n == sub.sizes[label] and (s != 0 or n == 1)} for labels, o in zip(sub.inputs, operands)]
+    candidates = [label for label in sub.output if label not in repeated and any(label in h for h in held)]
+    everywhere = [label for label in candidates if all(label in h for h in held)]
+    if len(operands) > 1 and everywhere:
+        first = max(everywhere, key=lambda label: sub.sizes[label])
+        return frozenset([first] + [label for label in everywhere if sub.sizes[label] >= SECOND_BATCH])
+    sized = [label for label in candidates if sub.sizes[label] > 1]
+    if not sized:
+        return frozenset()
+    largest = max(sized, key=lambda label: sub.sizes[label])
+    if sub.sizes[largest] < FALLBACK_BATCH or any(n >= sub.sizes[largest] for label, n in sub.sizes.items()
+                                                  if label != largest):
+        return frozenset()   # no label stands out as the batch
+    return frozenset([largest])
 
 
 def materialize(x: np.ndarray, labels: Sequence[str], dtype: np.dtype) -> np.ndarray:
@@ -179,47 +229,54 @@ def _same_live(a: Sequence[int], b: Sequence[int], shape: Sequence[int]) -> bool
     return all(x == y for x, y, n in zip(a, b, shape) if n > 1)
 
 
-def kernel_spec(a: Analysis, epilogue: Any, plain: bool = False) -> KernelSpec:
-    """The kernel to build for an analysed contraction."""
+def kernel_spec(a: Analysis, epilogue: Any, plain: bool = False, names: list[str] | None = None,
+                knobs: Knobs | None = None) -> KernelSpec:
+    """The kernel to build for an analysed contraction: planned on the representative
+    layouts (the dynamic labels at REPRESENTATIVE_BATCH), so it depends on the key alone
+    (and on the tuner's `knobs`, knobs.py)."""
+    knobs = knobs or Knobs()
     compute, result = scalar_type(a.compute), scalar_type(a.result)
-    sizes = {label: n for label, n in a.sizes.items() if n > 1}
+    rep = {label: REPRESENTATIVE_BATCH for label in a.dynamic}
+    sizes = {label: rep.get(label, n) for label, n in a.sizes.items() if n > 1 or label in rep}
+    output = a.output.representative(rep)
     if a.zero:  # nothing to sum: out := beta out, one output element per work-group
-        groups = sorted(a.output.labels, key=a.output.stride_of)
+        groups = sorted(output.labels, key=output.stride_of)
         plan = Plan(groups, [Step((), 0, frozenset())], [frozenset()], 0, sizes)
-        return KernelSpec([], a.output, plan, compute, result, epilogue == "relu", plain=plain)
-    plan = make_plan(a.inputs, a.output, sizes, a.scale)
-    return KernelSpec(a.inputs, a.output, plan, compute, result, epilogue == "relu", plain=plain)
+        return KernelSpec([], output, plan, compute, result, epilogue == "relu", plain=plain, names=names)
+    inputs = [t.representative(rep) for t in a.inputs]
+    plan = None
+    if a.dynamic and knobs.mapping != "groups":
+        plan = lane_plan(inputs, output, sizes, a.scale, a.dynamic, a.compute.itemsize, knobs.chunk, knobs.budget,
+                         knobs.ksplit)
+    if plan is None:
+        plan = make_plan(inputs, output, sizes, a.scale, a.dynamic, knobs.block, knobs.tile)
+    return KernelSpec(inputs, output, plan, compute, result, epilogue == "relu", plain=plain, names=names)
 
 
 @dataclass
 class Compiled:
-    """A built and loaded contraction kernel and what a call needs around it."""
+    """A built and loaded contraction kernel: one per key (every batch size)."""
 
-    analysis: Analysis
     spec: KernelSpec
     source: str
     program: Any
-    launcher: Any
-    scratch_elements: int = 0  # global scratch of the whole batch, allocated per call
+    kernel: Any                 # the program's kernel (tinyc.runtime.Kernel)
+    scratch_per_group: int = 0  # elements of global scratch per work-group (0: none)
+    knobs: Knobs | None = None  # the tuner's, if any (tuning.py)
 
-    @property
-    def batch(self) -> int:
-        """Work-groups per launch."""
-        return self.spec.plan.n_groups
+    def groups(self, a: Analysis) -> int:
+        """Work-groups a call of this analysis launches."""
+        return self.spec.plan.groups_for(a.sizes)
 
 
-def compile_contraction(a: Analysis, epilogue: Any, device: Any, plain: bool = False) -> Compiled:
+def compile_contraction(a: Analysis, epilogue: Any, device: Any, plain: bool = False,
+                        knobs: Knobs | None = None) -> Compiled:
     """Build the kernel of an analysis with tinyc.builder and load it on the device."""
     import tinyc
-    from tinyc.contractions.launch import Launcher
 
-    if a.empty:  # nothing to compute: no kernel
-        return Compiled(a, None, "; the result has no elements: no kernel\n", None, None)  # type: ignore[arg-type]
-    spec = kernel_spec(a, epilogue, plain)
+    spec = kernel_spec(a, epilogue, plain, knobs=knobs)
     prog = build_kernel(spec)
     source = prog.checked_source()
-    program = tinyc.compile(source, name="<einsum>", device=device)
-    kernel = program[spec.name]
-    scratch = scratch_layout(spec)[0]
-    launcher = Launcher(kernel, spec.compute, spec.result, len(spec.inputs) + 1 + bool(scratch))
-    return Compiled(a, spec, source, program, launcher, scratch * spec.plan.n_groups)
+    schedule = {spec.name: knobs.schedule} if knobs is not None and knobs.schedule else None
+    program = tinyc.compile(source, name="<einsum>", device=device, schedule=schedule, fp_contract=True)
+    return Compiled(spec, source, program, program[spec.name], scratch_layout(spec)[0], knobs)

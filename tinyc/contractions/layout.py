@@ -13,6 +13,14 @@ On the way, dimensions the values do not depend on disappear:
 `layout(...)` returns None when the strides cannot form a valid memref
 (negative, overlapping, or not multiples of the element size); the caller
 then copies that operand once.
+
+**Dynamic modes.** The batch labels of a contraction are `?` modes of the
+kernel (`Layout.dynamic`), so one kernel serves every batch size: their
+sizes, and the strides of every mode after the first of them (which grow
+with the batch), are kernel arguments. The strides before stay static.
+`key()` is what a kernel depends on; `representative()` the layout the
+planner sees, with the dynamic sizes at a fixed value (so a plan is a
+function of the key alone).
 """
 
 from __future__ import annotations
@@ -28,12 +36,47 @@ class Layout:
     labels: tuple[str, ...]
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    dynamic: frozenset[str] = frozenset()  # labels whose size is a `?` of the kernel
 
     def size_of(self, label: str) -> int:
         return self.shape[self.labels.index(label)]
 
     def stride_of(self, label: str) -> int:
         return self.strides[self.labels.index(label)]
+
+    def dynamic_stride(self, pos: int) -> bool:
+        """Mode `pos` comes after a dynamic mode: its stride grows with the batch."""
+        return any(label in self.dynamic for label in self.labels[:pos])
+
+    def with_dynamic(self, labels: frozenset[str]) -> "Layout":
+        return Layout(self.labels, self.shape, self.strides, frozenset(labels) & frozenset(self.labels))
+
+    def type_shape(self) -> tuple[int | None, ...]:
+        """Sizes as the kernel's memref type has them (None: `?`)."""
+        return tuple(None if label in self.dynamic else n for label, n in zip(self.labels, self.shape))
+
+    def type_strides(self) -> tuple[int | None, ...]:
+        return tuple(None if self.dynamic_stride(p) else s for p, s in enumerate(self.strides))
+
+    def key(self) -> tuple:
+        """What a kernel depends on: labels, static sizes and strides (dynamic ones as None)."""
+        return (self.labels, self.type_shape(), self.type_strides())
+
+    def dynamic_values(self) -> tuple[int, ...]:
+        """The `?` sizes, then the `?` strides, in calling-convention order."""
+        return (tuple(n for label, n in zip(self.labels, self.shape) if label in self.dynamic)
+                + tuple(s for p, s in enumerate(self.strides) if self.dynamic_stride(p)))
+
+    def representative(self, sizes: dict[str, int]) -> "Layout":
+        """The layout with the dynamic labels at `sizes` and the dynamic strides packed after
+        the mode before them: what the planner sees, the same for every batch size."""
+        if not self.dynamic:
+            return self
+        shape = tuple(sizes[label] if label in self.dynamic else n for label, n in zip(self.labels, self.shape))
+        strides: list[int] = []
+        for p, s in enumerate(self.strides):
+            strides.append(strides[-1] * shape[p - 1] if self.dynamic_stride(p) else s)
+        return Layout(self.labels, shape, tuple(strides), self.dynamic)
 
     @property
     def extent(self) -> int:
@@ -62,17 +105,18 @@ def is_column_major(shape: Sequence[int], strides: Sequence[int]) -> bool:
 
 
 def layout(labels: Sequence[str], shape: Sequence[int], strides: Sequence[int] | None,
-           write: bool = False) -> Layout | None:
+           write: bool = False, keep: frozenset[str] = frozenset()) -> Layout | None:
     """The memref view of an array whose dimension d holds `labels[d]`.
 
-    Dimensions of size 1 and (for inputs) of stride 0 are dropped; repeated
-    labels are merged into their diagonal. None if no valid memref fits.
+    Dimensions of size 1 (unless their label is in `keep`: a batch of one) and
+    (for inputs) of stride 0 are dropped; repeated labels are merged into their
+    diagonal. None if no valid memref fits.
     """
     if strides is None:
         return None
     dims: dict[str, list[int]] = {}
     for label, n, s in zip(labels, shape, strides):
-        if n == 1:
+        if n == 1 and label not in keep:
             continue
         if s == 0 and not write:
             continue

@@ -22,14 +22,18 @@
    the kernel does them once per work-group, before its entries or tile.
 4. A single operand is permuted and/or reduced into the output (axpby/sum).
 
+Dynamic (batch) labels are always group labels: the plan is made on the
+representative sizes of the layouts (layout.py), and `groups_for(sizes)`
+counts the work-groups of a call from its real sizes.
+
 How a step becomes instructions is `emit.py`'s business.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 from tinyc.contractions.layout import Layout
 from tinyc.contractions.path import contraction_path, step_labels
@@ -73,6 +77,10 @@ class Plan:
     flops: int = 0  # multiply-adds of the whole batch
     block: int = 1  # batch entries per work-group, run by a loop
     tile: int = 0   # or: the first group label in tiles of this size, a mode of the steps
+    dynamic: frozenset[str] = frozenset()  # group labels whose size is a kernel argument
+    volumes: list[tuple[int, bool]] = field(default_factory=list)  # per step: multiply-adds, invariant
+    shared: frozenset[int] = frozenset()  # operands without the group labels (shared by the batch)
+    lanes: Any = None  # lanes.Lanes: the first group label on the lanes of a subgroup, in chunks
 
     @property
     def n_entries(self) -> int:
@@ -91,10 +99,26 @@ class Plan:
 
     @property
     def n_groups(self) -> int:
-        """Work-groups launched: entries in blocks of `block`, or tiles times the other labels."""
+        """Work-groups launched (at the plan's sizes): entries in blocks of `block`, or tiles
+        times the other labels."""
+        return self.groups_for(self.sizes)
+
+    def flops_for(self, sizes: dict[str, int]) -> int:
+        """Multiply-adds of a call with these label sizes."""
+        entries = math.prod(sizes[g] for g in self.groups)
+        per_entry = 1 / self.tile if self.tile else 1   # a variant step of a tile covers `tile` entries
+        groups = self.groups_for(sizes)
+        return round(sum(v * (groups if invariant else entries * per_entry) for v, invariant in self.volumes))
+
+    def groups_for(self, sizes: dict[str, int]) -> int:
+        """Work-groups a call with these label sizes launches."""
+        if self.lanes is not None:
+            chunks = -(-sizes[self.lanes.label] // self.lanes.chunk)
+            return chunks * math.prod(sizes[g] for g in self.groups[1:])
         if self.tile:
-            return self.tiles * math.prod(self.sizes[g] for g in self.groups[1:])
-        return -(-self.n_entries // self.block)
+            tiles = -(-sizes[self.groups[0]] // self.tile)
+            return tiles * math.prod(sizes[g] for g in self.groups[1:])
+        return -(-math.prod(sizes[g] for g in self.groups) // self.block)
 
     @property
     def step_sizes(self) -> dict[str, int]:
@@ -128,8 +152,10 @@ def _pre_reduced(tensors: list[frozenset[str]], keep: frozenset[str]) -> list[fr
     return out
 
 
-def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int]) -> list[str]:
-    """The labels on the group id, fastest (smallest output stride) first."""
+def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
+                  dynamic: frozenset[str] = frozenset()) -> list[str]:
+    """The labels on the group id, fastest (smallest output stride) first; the dynamic
+    labels always among them."""
     held = [frozenset(t.labels) for t in inputs]
     out = frozenset(output.labels)
 
@@ -142,6 +168,7 @@ def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int
         return math.prod(sizes[label] for label in out - gs)
 
     groups = {label for label in out if not any(label in h for h in held)}  # constant along it
+    groups |= dynamic
     batch = sorted((label for label in out if held and all(label in h for h in held)),
                    key=lambda g: -output.stride_of(g))
     for label in batch:  # outermost first, while an entry keeps a vector of results or real work
@@ -160,15 +187,24 @@ def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int
 
 
 def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
-              summed_elsewhere: int = 1) -> Plan:
-    """The plan for operands `inputs` (memref layouts) into `output`."""
-    groups = choose_groups(inputs, output, sizes)
-    tile = _tile(groups, inputs, sizes)
-    if tile:
-        plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, tile)
-        if _tiling_pays(plan, inputs, output):
-            return plan
-    return _make_plan(inputs, output, sizes, summed_elsewhere, groups, 0)
+              summed_elsewhere: int = 1, dynamic: frozenset[str] = frozenset(),
+              block: int | None = None, tile: int | None = None) -> Plan:
+    """The plan for operands `inputs` (memref layouts) into `output`; `block` and `tile`
+    override the choice of entries per work-group (the tuner's knobs; tile 0: no tiling)."""
+    groups = choose_groups(inputs, output, sizes, dynamic)
+    chosen = _tile(groups, inputs, sizes) if tile is None else (tile if _tile(groups, inputs, sizes) else 0)
+    plan = None
+    if chosen:
+        plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, chosen)
+        if tile is None and not _tiling_pays(plan, inputs, output):
+            plan = None
+    if plan is None:
+        plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, 0)
+        if block is not None:
+            plan.block = block
+            plan.flops = plan.flops_for(sizes)
+    plan.dynamic = frozenset(dynamic)
+    return plan
 
 
 def _tiling_pays(plan: Plan, inputs: Sequence[Layout], output: Layout) -> bool:
@@ -215,6 +251,13 @@ def _fusable_to_peer(plan: Plan, label: str, peers: set[str], held: Sequence[int
     return True
 
 
+def make_steps(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], summed_elsewhere: int,
+               groups: list[str], tile: int = 0) -> Plan:
+    """The steps of a work-group that fixes the `groups` labels (with `tile`: all but the
+    first, which the steps see as a mode of that size) for another mapping of them."""
+    return _make_plan(inputs, output, sizes, summed_elsewhere, groups, tile)
+
+
 def _make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], summed_elsewhere: int,
                groups: list[str], tile: int) -> Plan:
     gset = frozenset(groups[1:] if tile else groups)        # labels each work-group fixes
@@ -256,16 +299,34 @@ def _make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], 
     else:
         steps.append(Step((live[0],), output_id, keep))
     plan = Plan(groups, steps, tensors, output_id, dict(sizes), summed_elsewhere, tile=tile)
+    plan.shared = frozenset(k for k, fixed in enumerate(invariant[:len(inputs)]) if fixed)
 
     def volume(step: Step) -> int:
         return math.prod(step_sizes[label] for label in set().union(*(tensors[t] for t in step.inputs)))
 
-    if not tile:
+    if not tile and not _transposed_a(plan, inputs, output, gset, step_sizes):
         plan.block = choose_block(sum(volume(s) for s in steps if s.inputs), plan.n_entries)
-    per_entry = 1 / tile if tile else 1     # a variant step of a tile covers `tile` entries
-    plan.flops = round(sum(volume(s) * (plan.n_groups if s.invariant else plan.n_entries * per_entry)
-                           for s in steps if s.inputs))
+    plan.volumes = [(volume(s), s.invariant) for s in steps if s.inputs]
+    plan.flops = plan.flops_for(sizes)
     return plan
+
+
+def _transposed_a(plan: Plan, inputs: Sequence[Layout], output: Layout, fixed: frozenset[str],
+                  sizes: dict[str, int]) -> bool:
+    """Does a step on operands write the output with a gemm whose A is transposed (both
+    operands summed-label-fastest)? Its lowering works per entry: a loop of entries in one
+    work-group was measured slower there (2x on 16x8x12 f32), so such plans keep one entry."""
+    from tinyc.contractions.orders import gemm_transposes
+
+    def labels(t: Layout) -> tuple[str, ...]:
+        return tuple(label for label in t.labels if label not in fixed)
+
+    for step in plan.steps:
+        if len(step.inputs) == 2 and all(t < len(inputs) for t in step.inputs) and step.output == plan.output_id:
+            x, y = (labels(inputs[t]) for t in step.inputs)
+            if gemm_transposes(x, y, labels(output), sizes) >= 2:
+                return True
+    return False
 
 
 def _tile(groups: Sequence[str], inputs: Sequence[Layout], sizes: dict[str, int]) -> int:

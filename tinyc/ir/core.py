@@ -220,6 +220,11 @@ class Instruction:
         Every class says this in its own body or a base's; the default knows nothing."""
         return NO_INTEGER_FACTS
 
+    def float_arithmetic(self) -> "tuple[str, tuple[Value, ...]] | None":
+        """("mul", (a, b)) or ("add", (a, b)) when the result is that real f32/f64 product or
+        sum of two values (what codegen's fp_contract fuses into fma); None otherwise."""
+        return None
+
     def view_source(self) -> "Value | None":
         """The operand whose memory the result views (subview, expand, fuse, a group's member)."""
         view = self.addressing().view

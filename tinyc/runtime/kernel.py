@@ -223,8 +223,11 @@ class Kernel:
         return submitter.submit(queue or self.queue, packed, self._ranges(batch), after or ())
 
     def launch_raw(self, packed: list, batch: int) -> None:
-        """Launch already packed kernel arguments and wait (no checks)."""
-        self.submit(packed, batch).wait()
+        """Launch already packed kernel arguments and wait (no checks; no event object: the
+        fast path of a caller that re-launches one packed call, e.g. tinyc.einsum)."""
+        if batch:
+            submitter = self._submitter
+            submitter.finish(submitter.submit_raw(self.queue, packed, *self._ranges(batch)))
 
     def __call__(self, *args: Any, check_bounds: bool | None = None, **kwargs: Any) -> None:
         """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the

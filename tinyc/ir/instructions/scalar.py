@@ -253,6 +253,14 @@ class ArithBinary(Instruction):
         return IntegerFacts(IntOp(self.op.value, tuple(self.operands))) if is_integral(self.result.type) \
             else IntegerFacts()
 
+    def float_arithmetic(self) -> tuple[str, tuple[Value, ...]] | None:
+        """A real f32/f64 product or sum (the fp_contract option fuses them into fma)."""
+        t = self.result.type
+        if self.op in (ArithBinaryOp.MUL, ArithBinaryOp.ADD) and isinstance(t, ScalarType) \
+                and t.name in ("f32", "f64"):
+            return self.op.value, tuple(self.operands)
+        return None
+
     def __init__(self, op: ArithBinaryOp, a: Value, b: Value, type: Type,
                  span: Span | None = None, name: str | None = None):
         super().__init__([a, b], [type], span=span, result_names=[name])

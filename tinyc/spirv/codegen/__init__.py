@@ -30,11 +30,13 @@ from tinyc.std import BATCH_AXIS
 __all__ = ["CodegenError", "generate"]
 
 
-def generate(program: Program, check_bounds: bool = False) -> tuple[bytes, dict[str, KernelInfo]]:
+def generate(program: Program, check_bounds: bool = False,
+             fp_contract: bool = False) -> tuple[bytes, dict[str, KernelInfo]]:
     """The SPIR-V binary of every function, and per kernel what the runtime needs.
 
-    `check_bounds`: the variant that checks every access (codegen/bounds.py)."""
+    `check_bounds`: the variant that checks every access (codegen/bounds.py);
+    `fp_contract`: a real add of a single-use product as one fma (kernel.py)."""
     m = Module((1, 4))
     axis = BATCH_AXIS[program.std]
-    kernels = {fn.name: emit_kernel(m, fn, axis, check_bounds) for fn in program.functions}
+    kernels = {fn.name: emit_kernel(m, fn, axis, check_bounds, fp_contract) for fn in program.functions}
     return m.assemble(), kernels

@@ -20,7 +20,7 @@ from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.subgroup import broadcast
 from tinyc.spirv.codegen.types import coop_blocks, coop_components, scalar_type
 from tinyc.spirv.instruction import Id
-from tinyc.spirv.spv import BuiltIn, Op
+from tinyc.spirv.spv import BuiltIn, Op, OpenCLStd
 
 
 @emits(ArithBinary)
@@ -35,6 +35,10 @@ def emit_arith_binary(ctx: Ctx, inst: ArithBinary) -> None:
                             for x, y in zip(ctx[a], divisors)]
     elif (negated := _negated_operand(ctx, inst)) is not None:
         ctx[inst.result] = scalar.flip_signs(ctx, t, ctx.id(negated))
+    elif ctx.products and inst.op is ArithBinaryOp.ADD and (a in ctx.products or b in ctx.products):
+        product, other = (a, b) if a in ctx.products else (b, a)   # fp_contract: one rounding
+        x, y = ctx.products[product]
+        ctx[inst.result] = ctx.ext(OpenCLStd.fma, scalar_type(ctx.m, t), ctx.id(x), ctx.id(y), ctx.id(other))
     else:
         ctx[inst.result] = scalar.binary(ctx, inst.op, t, ctx.id(a), ctx.id(b))
 

@@ -90,6 +90,7 @@ class Ctx:
         self._local_pointers: dict[tuple[Id, int, Id], Id] = {}  # see local_pointer
         self.current = None                  # the IR instruction being emitted
         self.bounds = None                   # bounds.Bounds in a bounds-checked kernel
+        self.products: dict[Value, tuple[Value, Value]] = {}   # fp_contract: single-use a·b an add reads
 
     # -- values ------------------------------------------------------------------
     def __getitem__(self, v: Value) -> Lowered:

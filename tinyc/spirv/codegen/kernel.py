@@ -75,19 +75,23 @@ def _bind(m: Module, arg: Value, ids: list[Id]) -> Lowered:
 
 
 def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2,
-                check_bounds: bool = False) -> KernelInfo:
+                check_bounds: bool = False, fp_contract: bool = False) -> KernelInfo:
     """Emit `fn` as a Kernel entry point and describe it for the runtime.
 
     The batch of work-groups runs along OpenCL dimension `batch_axis`
     (z for seed programs, x for newest ones: tinyc.std.BATCH_AXIS).
     `check_bounds`: the bounds-checked variant, which takes a report buffer
     (int64 pointer) after the ABI's arguments (codegen/bounds.py).
+    `fp_contract`: a real f32/f64 add of a single-use product becomes one fma
+    (contracted_products).
     """
     per_arg = [_param_types(m, a.type) for a in fn.args]
     extra = [m.type_pointer(StorageClass.CrossWorkgroup, m.type_int(64))] if check_bounds else []
     spv_fn = m.function(m.type_void(), [t for ts in per_arg for t in ts] + extra, name=fn.name)
     m.entry_point(ExecutionModel.Kernel, spv_fn, fn.name)
     ctx = Ctx(m, spv_fn, fn, batch_axis)
+    if fp_contract:
+        ctx.products = contracted_products(fn)
     X, Y = ctx.work_group_size
     m.execution_mode(spv_fn, ExecutionMode.LocalSize, X, Y, 1)
     m.execution_mode(spv_fn, ExecutionMode.SubgroupSize, ctx.subgroup_size)
@@ -110,3 +114,22 @@ def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2,
     launch = getattr(fn, "launch_bounds", None)  # the pipeline's launch-bounds step
     problem = launch.batch_split_problem if launch is not None else "the kernel was not analysed"
     return KernelInfo(fn.name, params, (X, Y), ctx.subgroup_size, problem, sites, dry, batch_axis, launch)
+
+
+def contracted_products(fn: IRFunction) -> dict:
+    """Products a·b (real f32/f64) whose only use is a real add of the same type: the add
+    becomes fma(a, b, c), rounded once (OpenCL C's FP_CONTRACT ON; the option fp_contract)."""
+    users: dict = {}
+    for inst in fn.walk():
+        for v in inst.operands:
+            users.setdefault(v, []).append(inst)
+    found = {}
+    for v, used_by in users.items():
+        owner = v.owner
+        if len(used_by) != 1 or not hasattr(owner, "float_arithmetic"):
+            continue
+        made, user = owner.float_arithmetic(), used_by[0].float_arithmetic()
+        if made is not None and made[0] == "mul" and user is not None and user[0] == "add" \
+                and used_by[0].result.type is v.type:
+            found[v] = made[1]
+    return found

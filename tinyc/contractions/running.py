@@ -1,0 +1,210 @@
+"""Running a compiled contraction: operands as the kernel's memrefs, launched by `Kernel`.
+
+A call passes each operand, the output and any scratch as the memref view the
+kernel's parameter describes (the array's own memory, its dimensions ordered
+by stride: layout.py) to `Kernel.__call__`, which checks them against the
+signature and passes NumPy arrays by address where the device reads host
+memory (no copy in or out; elsewhere it copies them).
+
+A plain call (NumPy arrays in, a new array out, alpha 1, beta 0) with the
+signature of an earlier one skips even that: the first such call packs its
+arguments once (`Kernel.prepare`, all checks), later ones write the new
+addresses into that packing and relaunch it (`Kernel.launch_raw`) — a
+dictionary lookup, a new output array and one submit.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from tinyc.contractions.compiled import Analysis, Compiled, Signature, materialize
+from tinyc.contractions.layout import Layout
+
+
+@dataclass
+class Call:
+    """A call's analysis, its kernel and launch data (cached by the exact signatures)."""
+
+    analysis: Analysis
+    compiled: Compiled | None          # None: the result has no elements, or is a view
+    groups: int = 0                    # work-groups to launch
+    view: tuple | None = None          # (shape, element strides, transpose) of a view result
+    packed: list | None = None         # a plain call's packed arguments (after the first)
+    slots: list[int] = field(default_factory=list)   # where its array addresses are
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+# -- arrays ---------------------------------------------------------------------------
+def usm_interface(x: Any) -> dict | None:
+    return getattr(x, "__sycl_usm_array_interface__", None) if not isinstance(x, np.ndarray) else None
+
+
+def signature(x: Any) -> Signature:
+    if isinstance(x, np.ndarray):
+        return Signature("numpy", x.dtype, x.shape, x.strides, x.flags.aligned)
+    iface = x.__sycl_usm_array_interface__
+    dtype = np.dtype(iface["typestr"])
+    shape = tuple(int(n) for n in iface["shape"])
+    strides = iface.get("strides")
+    if strides is None:
+        strides = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            strides[d] = strides[d + 1] * max(shape[d + 1], 1)
+    return Signature("usm", dtype, shape, tuple(int(s) * dtype.itemsize for s in strides))
+
+
+def address(x: Any) -> int:
+    if isinstance(x, np.ndarray):
+        return x.__array_interface__["data"][0]
+    iface = x.__sycl_usm_array_interface__
+    return int(iface["data"][0]) + int(iface.get("offset") or 0) * np.dtype(iface["typestr"]).itemsize
+
+
+def queue_of(x: Any) -> Any:
+    owner = x.__sycl_usm_array_interface__.get("syclobj")
+    return getattr(owner, "sycl_queue", owner)
+
+
+def memref_view(x: Any, t: Layout) -> Any:
+    """The array as the kernel's memref of layout `t`: the same memory, modes ordered by stride
+    (size-1, broadcast and diagonal dimensions as the layout has them)."""
+    if isinstance(x, np.ndarray):
+        return np.lib.stride_tricks.as_strided(x, t.shape, tuple(s * x.itemsize for s in t.strides))
+    return UsmView(x, t.shape, t.strides)
+
+
+class UsmView:
+    """A strided view of a USM array, by its __sycl_usm_array_interface__ alone."""
+
+    def __init__(self, base: Any, shape: Sequence[int], strides: Sequence[int]):
+        iface = dict(base.__sycl_usm_array_interface__)
+        iface["shape"], iface["strides"] = tuple(shape), tuple(strides)
+        self._base = base
+        self.__sycl_usm_array_interface__ = iface
+
+
+def new_output(shape: tuple[int, ...], dtype: np.dtype, order: str, queue: Any) -> Any:
+    if queue is None:
+        return np.empty(shape, dtype, order=order)
+    try:
+        import dpnp
+    except ImportError:  # pragma: no cover - dpnp is how tinyc returns USM results
+        raise TypeError("USM operands need out= (a USM array) when dpnp is not installed") from None
+    return dpnp.empty(shape, dtype=dtype, order=order, sycl_queue=queue)
+
+
+def finish(result: Any, out: Any) -> Any:
+    if out is None and isinstance(result, np.ndarray) and result.ndim == 0:
+        return result[()]
+    return result
+
+
+def _check_scalar(value: Any, name: str, complex_ok: bool) -> Any:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number)):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if not complex_ok and isinstance(value, (complex, np.complexfloating)) and value.imag != 0:
+        raise TypeError(f"{name} is complex ({value}) but the contraction computes in real numbers")
+    return value.real if not complex_ok and isinstance(value, (complex, np.complexfloating)) else value
+
+
+# -- calls ------------------------------------------------------------------------------
+def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
+    """One call: `out := alpha·einsum + beta·out`, or a new output."""
+    a, c = call.analysis, call.compiled
+    alpha = _check_scalar(alpha, "alpha", a.compute.kind == "c")
+    beta = _check_scalar(beta, "beta", a.result.kind == "c")
+    usm_queue = next((queue_of(x) for x in arrays if usm_interface(x) is not None), None)
+    target, result = out, out
+    if out is None:
+        result = new_output(a.out_shape, a.result, a.out_order, usm_queue)
+        target, beta = result, 0
+    if a.empty:
+        return finish(result, out)
+    inputs = [materialize(x, labels, a.compute) if conv else x
+              for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
+    temp = None
+    if out is not None and (not a.out_direct or _overlaps(out, inputs)):
+        if usm_interface(out) is not None:
+            raise ValueError("out overlaps an operand (or has a layout the kernel cannot write); "
+                             "pass a separate output array")
+        temp = np.empty(a.out_shape, a.result, order=a.out_order)
+        if beta != 0:
+            temp[...] = out
+        target = temp
+    if isinstance(target, np.ndarray) and not target.flags.writeable:
+        raise ValueError("out is read-only")
+    views = [memref_view(x, t) for x, t in zip(inputs, a.inputs)] if c.spec.inputs else []
+    views.append(memref_view(target, a.output))
+    if c.scratch_per_group:
+        views.append(np.empty((c.scratch_per_group, call.groups), a.compute, order="F"))
+    c.kernel(alpha * a.scale if a.scale != 1 else alpha, beta, *views, batch=call.groups)
+    if temp is not None:
+        out[...] = temp
+    return finish(result, out)
+
+
+def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:
+    """A plain call (NumPy arrays in, a new array out) of a signature seen before; None when
+    an operand is misaligned (the general path copies it)."""
+    addresses = []
+    for x in operands:
+        found = x.ctypes.data
+        if found % x.itemsize:
+            return None
+        addresses.append(found)
+    a, kernel = call.analysis, call.compiled.kernel
+    result = np.empty(a.out_shape, a.result, order=a.out_order)
+    if call.packed is None:
+        _pack(call, operands, result)
+    else:
+        addresses.append(result.ctypes.data)
+        with call.lock:
+            packed = call.packed
+            for slot, where in zip(call.slots, addresses):
+                packed[slot].address = where
+            kernel.launch_raw(packed, call.groups)
+    return result[()] if result.ndim == 0 else result
+
+
+def _pack(call: Call, operands: Sequence[np.ndarray], result: np.ndarray) -> None:
+    """The first plain call of a signature: checked and packed by the kernel, then launched;
+    its packing kept for the next calls when every array went in by address."""
+    from tinyc.runtime.arguments import abi_arity
+    from tinyc.runtime.submit import Address
+
+    a, kernel = call.analysis, call.compiled.kernel
+    views = [memref_view(x, t) for x, t in zip(operands, a.inputs)] + [memref_view(result, a.output)]
+    if not kernel.host_pointers:   # the device cannot read NumPy memory: copies every call
+        kernel(1, 0, *views, batch=call.groups)
+        return
+    prepared = kernel.prepare(1, 0, *views, batch=call.groups)
+    kernel.launch_raw(prepared.args, call.groups)
+    positions, at = [], 0
+    for p in kernel.info.params:
+        positions.append(at)
+        at += abi_arity(p)
+    slots = positions[2:2 + len(views)]
+    if all(type(prepared.args[s]) is Address for s in slots) and not prepared.call.staged:
+        for s in slots:
+            prepared.args[s].keep = None     # the arrays of later calls are alive while they run
+        call.slots, call.packed = slots, prepared.args
+
+
+def _overlaps(out: Any, inputs: Sequence[Any]) -> bool:
+    if not isinstance(out, np.ndarray):
+        lo = address(out)
+        hi = lo + _span_usm(out)
+        return any(usm_interface(x) is not None and address(x) < hi and lo < address(x) + _span_usm(x)
+                   for x in inputs)
+    return any(isinstance(x, np.ndarray) and np.may_share_memory(out, x) for x in inputs)
+
+
+def _span_usm(x: Any) -> int:
+    s = signature(x)
+    if 0 in s.shape:
+        return 0
+    return sum((n - 1) * st for n, st in zip(s.shape, s.strides)) + s.dtype.itemsize
