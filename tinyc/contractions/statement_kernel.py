@@ -1,0 +1,365 @@
+"""`tinyc.contract([...statements...], shapes=...)`: several statements, one kernel.
+
+    c = tinyc.contract(["T[k,q,e] = K[d,l,k] * Q[l,a,e] * A[d,a,q,e]",
+                        "Q2[k,q,e] = Q[k,q,e] + dt * T[k,q,e]"],
+                       shapes={"K": (3, 56, 56), "Q": (56, 9, None),
+                               "A": (3, 9, 9, None), "Q2": (56, 9, None)}, dtype="f64")
+    c(K=K, Q=Q, A=A, Q2=Q2, dt=0.01)     # arrays and scalars by name; None: the batch
+
+The batch (the None modes) runs over work-groups, one entry each, and is a
+`?` in the kernel, so one compile serves every batch size. A kernel is
+compiled for one layout of the arrays (statement_layout.py); arrays of
+another layout or dtype (with `dtype=None`) compile a variant of their own
+on first use, kept with the object. Arrays are passed as they are (a
+transposed view where memory order differs from the declared one), NumPy
+or USM (dpnp); outputs not passed are allocated and returned.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from tinyc.contractions.statement_check import BATCH, Checked, check, check_shapes
+from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements
+from tinyc.contractions.statement_layout import ArgLayout, default_layout, derive, element_strides
+from tinyc.contractions.statements import parse
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128}
+
+
+def statement_dtype(dtype: Any) -> np.dtype | None:
+    """`dtype=` as a NumPy dtype of the language's floating types (None stays None)."""
+    if dtype is None:
+        return None
+    try:
+        found = np.dtype(DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
+    except TypeError:
+        found = None
+    if found not in [np.dtype(d) for d in DTYPES.values()]:
+        raise TypeError(f"dtype={dtype!r}: statements compute in f32, f64, c32 or c64 "
+                        f"(float32, float64, complex64, complex128)")
+    return found
+
+
+@dataclass
+class Variant:
+    """The kernel compiled for one dtype and one layout of every tensor argument."""
+
+    dtype: np.dtype
+    layouts: dict[str, ArgLayout]
+    source: str
+    program: Any
+    kernel: Any
+
+
+class Statements:
+    """Statements compiled into one kernel; call it with arrays and scalars by name."""
+
+    def __init__(self, statements: Sequence[str], shapes: Any, dtype: Any = None, device: Any = None,
+                 tune: bool = False, check_bounds: bool = False):
+        self.statements = parse(statements)
+        self.shapes = check_shapes(shapes)
+        self.checked: Checked = check(self.statements, self.shapes)
+        self.dtype = statement_dtype(dtype)
+        self.device, self.tune, self.check_bounds = device, tune, check_bounds
+        self._variants: dict[tuple, Variant] = {}
+        first = {name: default_layout(self.shapes[name]) for name in self.checked.arguments}
+        self._main = self._variant(self.dtype or np.dtype(np.float64), first)
+
+    # -- what was made ---------------------------------------------------------------------------
+    @property
+    def source(self) -> str:
+        """The generated tensor-language program (for the default layout and dtype)."""
+        return self._main.source
+
+    @property
+    def program(self) -> Any:
+        """The compiled `tinyc.Program`; its kernel is `program["contract"]`."""
+        return self._main.program
+
+    @property
+    def kernel(self) -> Any:
+        return self._main.kernel
+
+    @property
+    def arguments(self) -> list[str]:
+        """The kernel's parameters in order: tensors (as in shapes=), then scalars."""
+        return self.checked.arguments + self.checked.scalars
+
+    @property
+    def temporaries(self) -> list[str]:
+        return self.checked.temporaries
+
+    @property
+    def outputs(self) -> list[str]:
+        return self.checked.outputs
+
+    def __repr__(self) -> str:
+        return f"<tinyc.contractions.Statements {len(self.statements)} statements ({', '.join(self.arguments)})>"
+
+    # -- compiling -------------------------------------------------------------------------------
+    def _variant(self, dtype: np.dtype, layouts: dict[str, ArgLayout]) -> Variant:
+        key = (dtype.str, tuple(layouts[name] for name in self.checked.arguments))
+        found = self._variants.get(key)
+        if found is not None:
+            return found
+        import tinyc
+        from tinyc.builder import scalar
+
+        prog = build_statements(self.checked, layouts, scalar(dtype))
+        source = self._header(dtype) + prog.checked_source()
+        program = tinyc.compile(source, name="<contract>", device=_first_device(self.device), tune=self.tune)
+        found = Variant(dtype, dict(layouts), source, program, program[KERNEL_NAME])
+        self._variants[key] = found
+        return found
+
+    def _header(self, dtype: np.dtype) -> str:
+        lines = [f"; {s.text}" for s in self.statements]
+        shapes = ", ".join(f"{name}=({', '.join('None' if n is BATCH else str(n) for n in shape)})"
+                           for name, shape in self.shapes.items())
+        lines.append(f"; shapes: {shapes} ({dtype}); None: the batch, one entry per work-group")
+        if self.checked.temporaries:
+            lines.append(f"; temporaries in local memory: {', '.join(self.checked.temporaries)}")
+        return "\n".join(lines) + "\n"
+
+    # -- calling ---------------------------------------------------------------------------------
+    def __call__(self, **arguments: Any) -> dict[str, Any]:
+        """Run the kernel over the batch; returns the written tensor arguments by name
+        (those not passed are allocated: each assigned with `=` before it is read)."""
+        checked = self.checked
+        self._check_names(arguments)
+        tensors = {name: _as_array(arguments[name], name) for name in checked.arguments if name in arguments}
+        dtype = self._call_dtype(tensors)
+        batch = self._batch_size(tensors)
+        for name in checked.arguments:
+            if name not in tensors:
+                tensors[name] = self._new_output(name, dtype, batch)
+        scalars = [_scalar(arguments[name], name, dtype) for name in checked.scalars]
+        _check_overlaps(tensors, checked.outputs)
+        layouts, passed = {}, {}
+        for name in checked.arguments:
+            layouts[name], passed[name] = self._layout(name, tensors[name], dtype)
+        written = {name: tensors[name] for name in checked.outputs}
+        if batch == 0:
+            return written
+        variant = self._variant(dtype, layouts)
+        args = [_passed(passed[name]) for name in checked.arguments] + scalars
+        options = {"check_bounds": True} if self.check_bounds else {}
+        if isinstance(self.device, (list, tuple)) or type(self.device).__name__ == "Devices":
+            options["device"] = self.device
+        variant.kernel(*args, batch=batch, **options)
+        return written
+
+    def _check_names(self, arguments: dict[str, Any]) -> None:
+        checked = self.checked
+        for name in arguments:
+            if name in checked.tensors and not checked.tensors[name].argument:
+                raise TypeError(f"{name} is a temporary of the kernel (statement "
+                                f"{checked.tensors[name].assigned_in} assigns it and it is not in shapes=); "
+                                f"it is not an argument")
+            if name not in checked.tensors and name not in checked.scalars:
+                raise TypeError(f"unexpected argument {name}; the kernel takes {', '.join(self.arguments)}")
+        missing = [n for n in checked.scalars if n not in arguments]
+        missing += [n for n in checked.arguments if n not in arguments and checked.tensors[n].read]
+        missing += [n for n in checked.arguments if n not in arguments and not self._assigned_first(n)]
+        if missing:
+            raise TypeError(f"missing argument{'s' * (len(missing) > 1)} {', '.join(dict.fromkeys(missing))}")
+
+    def _assigned_first(self, name: str) -> bool:
+        """Is the first statement writing `name` an `=` (so it need not be passed)?"""
+        first = next(i.statement for i in self.checked.statements if i.statement.target.name == name)
+        return not first.accumulate and not any(a.name == name for t in first.terms for a in t.tensors)
+
+    def _call_dtype(self, tensors: dict[str, Any]) -> np.dtype:
+        dtypes = {name: _dtype_of(x) for name, x in tensors.items()}
+        wanted = self.dtype or (next(iter(dtypes.values())) if dtypes else np.dtype(np.float64))
+        for name, d in dtypes.items():
+            if d != wanted:
+                made = f"made for {self.dtype}" if self.dtype is not None else f"called with {wanted} arrays"
+                raise TypeError(f"{name} has dtype {d}, but the kernel is {made}; pass {wanted} arrays")
+        return statement_dtype(wanted)  # type: ignore[return-value]
+
+    def _batch_size(self, tensors: dict[str, Any]) -> int:
+        found: tuple[str, int] | None = None
+        for name, x in tensors.items():
+            declared = self.shapes[name]
+            shape = _shape_of(x)
+            if len(shape) != len(declared) or any(n is not BATCH and n != m for n, m in zip(declared, shape)):
+                text = ", ".join("None" if n is BATCH else str(n) for n in declared)
+                raise ValueError(f"{name} has shape {shape}, but shapes= gives ({text})"
+                                 + (" (None: any batch size)" if BATCH in declared else ""))
+            mode = self.checked.tensors[name].batch_mode
+            if mode is None:
+                continue
+            if found is not None and shape[mode] != found[1]:
+                raise ValueError(f"batch sizes differ: {found[0]} has {found[1]} entries along its None mode, "
+                                 f"{name} has {shape[mode]}")
+            found = found or (name, shape[mode])
+        if found is None:
+            return 1 if not self.checked.batched else _missing_batch(self.checked)
+        return found[1]
+
+    def _new_output(self, name: str, dtype: np.dtype, batch: int) -> np.ndarray:
+        declared = self.shapes[name]
+        shape = tuple(batch if n is BATCH else n for n in declared)
+        order = "F" if declared and declared[-1] is BATCH else "C"
+        return np.empty(shape, dtype, order=order)
+
+    def _layout(self, name: str, x: Any, dtype: np.dtype) -> tuple[ArgLayout, Any]:
+        """The layout an array is passed in (one already compiled if it fits) and the array
+        as the kernel takes it: its modes in memory order."""
+        declared = self.shapes[name]
+        shape, strides = _shape_of(x), _strides_of(x)
+        layout = None
+        if strides is not None:
+            known = [v.layouts[name] for v in self._variants.values() if v.dtype == dtype]
+            layout = next((k for k in known if k.fits(shape, strides)), None) or derive(declared, shape, strides)
+        if layout is None:  # negative or misaligned strides: a copy (never for an output)
+            if name in self.checked.outputs or not isinstance(x, np.ndarray):
+                raise ValueError(f"{name} has strides {_byte_strides(x)} (bytes) that no memref can take "
+                                 f"(negative, overlapping or misaligned); pass a contiguous array")
+            layout = default_layout(declared)
+            copy = np.array(x, order="F" if declared and declared[-1] is BATCH else "C")
+            return layout, _Copy(_permuted(copy, layout.order))
+        return layout, _permuted(x, layout.order)
+
+
+class _Copy:
+    """An input passed as a copy (its strides fit no memref)."""
+
+    def __init__(self, array: Any):
+        self.array = array
+
+
+def _passed(x: Any) -> Any:
+    return x.array if isinstance(x, _Copy) else x
+
+
+def _missing_batch(checked: Checked) -> int:
+    batched = [n for n in checked.arguments if checked.tensors[n].batch_mode is not None]
+    raise TypeError(f"missing argument {batched[0]} (it sets the batch size)")
+
+
+def _first_device(device: Any) -> Any:
+    if isinstance(device, (list, tuple)):
+        return device[0] if device else None
+    queues = getattr(device, "queues", None)
+    if queues is not None and type(device).__name__ == "Devices":
+        return queues[0]
+    return device
+
+
+# -- arrays, NumPy or USM --------------------------------------------------------------------------
+def _usm(x: Any) -> dict | None:
+    return None if isinstance(x, np.ndarray) else getattr(x, "__sycl_usm_array_interface__", None)
+
+
+def _as_array(x: Any, name: str) -> Any:
+    if isinstance(x, np.ndarray) or _usm(x) is not None:
+        return x
+    if isinstance(x, (numbers.Number, np.generic)):
+        raise TypeError(f"{name} is a tensor; pass an array, got {type(x).__name__}")
+    try:
+        return np.asarray(x)
+    except Exception as exc:
+        raise TypeError(f"{name}: cannot use {type(x).__name__} as an array ({exc})") from None
+
+
+def _dtype_of(x: Any) -> np.dtype:
+    iface = _usm(x)
+    return np.dtype(iface["typestr"]) if iface is not None else x.dtype
+
+
+def _shape_of(x: Any) -> tuple[int, ...]:
+    iface = _usm(x)
+    return tuple(int(n) for n in iface["shape"]) if iface is not None else x.shape
+
+
+def _byte_strides(x: Any) -> tuple[int, ...]:
+    iface = _usm(x)
+    if iface is None:
+        return x.strides
+    itemsize = np.dtype(iface["typestr"]).itemsize
+    strides = iface.get("strides")
+    if strides is None:
+        shape, step, out = _shape_of(x), 1, []
+        for n in reversed(shape):
+            out.insert(0, step)
+            step *= max(n, 1)
+        strides = out
+    return tuple(int(s) * itemsize for s in strides)
+
+
+def _strides_of(x: Any) -> tuple[int, ...] | None:
+    if isinstance(x, np.ndarray) and not x.flags.aligned:
+        return None
+    return element_strides(_byte_strides(x), _dtype_of(x).itemsize)
+
+
+class _PermutedUSM:
+    """A USM array with its modes reordered (the interface only; the memory is the array's)."""
+
+    def __init__(self, array: Any, order: Sequence[int]):
+        iface = dict(_usm(array))  # type: ignore[arg-type]
+        itemsize = np.dtype(iface["typestr"]).itemsize
+        shape, strides = _shape_of(array), [s // itemsize for s in _byte_strides(array)]
+        iface["shape"] = tuple(shape[m] for m in order)
+        iface["strides"] = tuple(strides[m] for m in order)
+        self.array = array  # keeps the memory alive
+        self.__sycl_usm_array_interface__ = iface
+
+
+def _permuted(x: Any, order: Sequence[int]) -> Any:
+    if list(order) == list(range(len(order))):
+        return x
+    if isinstance(x, np.ndarray):
+        return np.transpose(x, order)
+    return _PermutedUSM(x, order)
+
+
+def _scalar(value: Any, name: str, dtype: np.dtype) -> Any:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Number, np.generic)):
+        raise TypeError(f"{name} is a scalar; pass a number, got {type(value).__name__}")
+    if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c" and value.imag != 0:
+        raise TypeError(f"{name} is complex ({value}) but the kernel computes in {dtype}")
+    return dtype.type(value.real if dtype.kind != "c" and isinstance(value, (complex, np.complexfloating))
+                      else value)
+
+
+def _extent(x: Any) -> tuple[int, int]:
+    """[first, last] byte addresses of an array (its elements' span)."""
+    iface = _usm(x)
+    if iface is None:
+        start = x.__array_interface__["data"][0]
+        itemsize = x.itemsize
+    else:
+        itemsize = np.dtype(iface["typestr"]).itemsize
+        start = int(iface["data"][0]) + int(iface.get("offset") or 0) * itemsize
+    shape, strides = _shape_of(x), _byte_strides(x)
+    if 0 in shape:
+        return start, start - 1
+    low = start + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    high = start + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0) + itemsize - 1
+    return low, high
+
+
+def _check_overlaps(tensors: dict[str, Any], outputs: Sequence[str]) -> None:
+    """A written array may share memory with no other argument (the kernel would race)."""
+    for out in outputs:
+        lo, hi = _extent(tensors[out])
+        for name, x in tensors.items():
+            if name == out:
+                continue
+            if isinstance(x, np.ndarray) and isinstance(tensors[out], np.ndarray):
+                overlap = np.may_share_memory(x, tensors[out])
+            else:
+                a, b = _extent(x)
+                overlap = a <= hi and lo <= b
+            if overlap:
+                raise ValueError(f"{out} and {name} share memory, and the kernel writes {out}; pass separate "
+                                 f"arrays (a statement may read and write one tensor by name, e.g. "
+                                 f"'{out}[...] = {out}[...] + ...')")
