@@ -160,10 +160,7 @@ def _check_names(s: Statement, tensors: dict[str, TensorInfo], scalars: list[str
                               scalar.span, StatementTypeError)
             if scalar.name not in scalars:
                 scalars.append(scalar.name)
-    name = s.target.name
-    if name in scalars:
-        raise s.error(f"{name} is a scalar (used without brackets), it cannot be assigned", s.target.span,
-                      StatementTypeError)
+    name = s.target.name   # (a scalar of that name was refused above: every target is a tensor)
     if name not in tensors and s.accumulate:
         raise s.error(f"{name} is accumulated into before any statement assigns it (a temporary starts "
                       f"with '='; an argument needs a shape in shapes=)", s.target.span)

@@ -91,6 +91,11 @@ class Statements:
         return self.checked.arguments + self.checked.scalars
 
     @property
+    def compiled_variants(self) -> int:
+        """Kernels compiled so far (one per dtype and layout of the arrays seen)."""
+        return len(self._variants)
+
+    @property
     def temporaries(self) -> list[str]:
         return self.checked.temporaries
 
@@ -140,12 +145,12 @@ class Statements:
                 tensors[name] = self._new_output(name, dtype, batch)
         scalars = [_scalar(arguments[name], name, dtype) for name in checked.scalars]
         _check_overlaps(tensors, checked.outputs)
-        layouts, passed = {}, {}
-        for name in checked.arguments:
-            layouts[name], passed[name] = self._layout(name, tensors[name], dtype)
         written = {name: tensors[name] for name in checked.outputs}
         if batch == 0:
             return written
+        layouts, passed = {}, {}
+        for name in checked.arguments:
+            layouts[name], passed[name] = self._layout(name, tensors[name], dtype)
         variant = self._variant(dtype, layouts)
         args = [_passed(passed[name]) for name in checked.arguments] + scalars
         options = {"check_bounds": True} if self.check_bounds else {}
@@ -166,22 +171,32 @@ class Statements:
         missing = [n for n in checked.scalars if n not in arguments]
         missing += [n for n in checked.arguments if n not in arguments and checked.tensors[n].read]
         missing += [n for n in checked.arguments if n not in arguments and not self._assigned_first(n)]
+        missing = list(dict.fromkeys(missing))
         if missing:
-            raise TypeError(f"missing argument{'s' * (len(missing) > 1)} {', '.join(dict.fromkeys(missing))}")
+            raise TypeError(f"missing argument{'s' * (len(missing) > 1)} {', '.join(missing)}")
 
     def _assigned_first(self, name: str) -> bool:
         """Is the first statement writing `name` an `=` (so it need not be passed)?"""
-        first = next(i.statement for i in self.checked.statements if i.statement.target.name == name)
-        return not first.accumulate and not any(a.name == name for t in first.terms for a in t.tensors)
+        first = next((i.statement for i in self.checked.statements if i.statement.target.name == name), None)
+        return first is not None and not first.accumulate and not any(a.name == name for t in first.terms for a in t.tensors)
 
     def _call_dtype(self, tensors: dict[str, Any]) -> np.dtype:
         dtypes = {name: _dtype_of(x) for name, x in tensors.items()}
-        wanted = self.dtype or (next(iter(dtypes.values())) if dtypes else np.dtype(np.float64))
-        for name, d in dtypes.items():
-            if d != wanted:
-                made = f"made for {self.dtype}" if self.dtype is not None else f"called with {wanted} arrays"
-                raise TypeError(f"{name} has dtype {d}, but the kernel is {made}; pass {wanted} arrays")
-        return statement_dtype(wanted)  # type: ignore[return-value]
+        if self.dtype is not None:
+            for name, d in dtypes.items():
+                if d != self.dtype:
+                    raise TypeError(f"{name} has dtype {d}, but the kernel is made for {self.dtype}; "
+                                    f"pass {self.dtype} arrays")
+            return self.dtype
+        if len(set(dtypes.values())) > 1:
+            shown = ", ".join(f"{name} is {d}" for name, d in dtypes.items())
+            raise TypeError(f"the arrays' dtypes differ ({shown}); pass arrays of one dtype")
+        found = next(iter(dtypes.values()), np.dtype(np.float64))
+        try:
+            return statement_dtype(found)  # type: ignore[return-value]
+        except TypeError:
+            raise TypeError(f"the arrays have dtype {found}; statements compute in float32, float64, "
+                            f"complex64 or complex128") from None
 
     def _batch_size(self, tensors: dict[str, Any]) -> int:
         found: tuple[str, int] | None = None
