@@ -17,15 +17,15 @@ or USM (dpnp); outputs not passed are allocated and returned.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
+from tinyc.contractions.statement_arrays import ArrayInfo, check_overlaps, describe, scalar_value
 from tinyc.contractions.statement_check import BATCH, Checked, check, check_shapes
 from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements
-from tinyc.contractions.statement_layout import ArgLayout, default_layout, derive, element_strides
+from tinyc.contractions.statement_layout import ArgLayout, default_layout, derive
 from tinyc.contractions.statements import parse
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128}
@@ -137,22 +137,22 @@ class Statements:
         (those not passed are allocated: each assigned with `=` before it is read)."""
         checked = self.checked
         self._check_names(arguments)
-        tensors = {name: _as_array(arguments[name], name) for name in checked.arguments if name in arguments}
+        tensors = {name: describe(arguments[name], name) for name in checked.arguments if name in arguments}
         dtype = self._call_dtype(tensors)
         batch = self._batch_size(tensors)
         for name in checked.arguments:
             if name not in tensors:
-                tensors[name] = self._new_output(name, dtype, batch)
-        scalars = [_scalar(arguments[name], name, dtype) for name in checked.scalars]
-        _check_overlaps(tensors, checked.outputs)
-        written = {name: tensors[name] for name in checked.outputs}
+                tensors[name] = describe(self._new_output(name, dtype, batch), name)
+        scalars = [scalar_value(arguments[name], name, dtype) for name in checked.scalars]
+        check_overlaps(tensors, checked.outputs)
+        written = {name: tensors[name].array for name in checked.outputs}
         if batch == 0:
             return written
         layouts, passed = {}, {}
         for name in checked.arguments:
             layouts[name], passed[name] = self._layout(name, tensors[name], dtype)
         variant = self._variant(dtype, layouts)
-        args = [_passed(passed[name]) for name in checked.arguments] + scalars
+        args = [passed[name] for name in checked.arguments] + scalars
         options = {"check_bounds": True} if self.check_bounds else {}
         if isinstance(self.device, (list, tuple)) or type(self.device).__name__ == "Devices":
             options["device"] = self.device
@@ -180,8 +180,8 @@ class Statements:
         first = next((i.statement for i in self.checked.statements if i.statement.target.name == name), None)
         return first is not None and not first.accumulate and not any(a.name == name for t in first.terms for a in t.tensors)
 
-    def _call_dtype(self, tensors: dict[str, Any]) -> np.dtype:
-        dtypes = {name: _dtype_of(x) for name, x in tensors.items()}
+    def _call_dtype(self, tensors: dict[str, ArrayInfo]) -> np.dtype:
+        dtypes = {name: x.dtype for name, x in tensors.items()}
         if self.dtype is not None:
             for name, d in dtypes.items():
                 if d != self.dtype:
@@ -198,11 +198,11 @@ class Statements:
             raise TypeError(f"the arrays have dtype {found}; statements compute in float32, float64, "
                             f"complex64 or complex128") from None
 
-    def _batch_size(self, tensors: dict[str, Any]) -> int:
+    def _batch_size(self, tensors: dict[str, ArrayInfo]) -> int:
         found: tuple[str, int] | None = None
         for name, x in tensors.items():
             declared = self.shapes[name]
-            shape = _shape_of(x)
+            shape = x.shape
             if len(shape) != len(declared) or any(n is not BATCH and n != m for n, m in zip(declared, shape)):
                 text = ", ".join("None" if n is BATCH else str(n) for n in declared)
                 raise ValueError(f"{name} has shape {shape}, but shapes= gives ({text})"
@@ -224,34 +224,23 @@ class Statements:
         order = "F" if declared and declared[-1] is BATCH else "C"
         return np.empty(shape, dtype, order=order)
 
-    def _layout(self, name: str, x: Any, dtype: np.dtype) -> tuple[ArgLayout, Any]:
+    def _layout(self, name: str, x: ArrayInfo, dtype: np.dtype) -> tuple[ArgLayout, Any]:
         """The layout an array is passed in (one already compiled if it fits) and the array
         as the kernel takes it: its modes in memory order."""
         declared = self.shapes[name]
-        shape, strides = _shape_of(x), _strides_of(x)
+        strides = x.strides
         layout = None
         if strides is not None:
             known = [v.layouts[name] for v in self._variants.values() if v.dtype == dtype]
-            layout = next((k for k in known if k.fits(shape, strides)), None) or derive(declared, shape, strides)
+            layout = next((k for k in known if k.fits(x.shape, strides)), None) or derive(declared, x.shape, strides)
         if layout is None:  # negative or misaligned strides: a copy (never for an output)
-            if name in self.checked.outputs or not isinstance(x, np.ndarray):
-                raise ValueError(f"{name} has strides {_byte_strides(x)} (bytes) that no memref can take "
+            if name in self.checked.outputs or x.usm is not None:
+                raise ValueError(f"{name} has strides {x.byte_strides} (bytes) that no memref can take "
                                  f"(negative, overlapping or misaligned); pass a contiguous array")
             layout = default_layout(declared)
-            copy = np.array(x, order="F" if declared and declared[-1] is BATCH else "C")
-            return layout, _Copy(_permuted(copy, layout.order))
-        return layout, _permuted(x, layout.order)
-
-
-class _Copy:
-    """An input passed as a copy (its strides fit no memref)."""
-
-    def __init__(self, array: Any):
-        self.array = array
-
-
-def _passed(x: Any) -> Any:
-    return x.array if isinstance(x, _Copy) else x
+            copy = np.array(x.array, order="F" if declared and declared[-1] is BATCH else "C")
+            return layout, describe(copy, name).permuted(layout.order)
+        return layout, x.permuted(layout.order)
 
 
 def _missing_batch(checked: Checked) -> int:
@@ -266,115 +255,3 @@ def _first_device(device: Any) -> Any:
     if queues is not None and type(device).__name__ == "Devices":
         return queues[0]
     return device
-
-
-# -- arrays, NumPy or USM --------------------------------------------------------------------------
-def _usm(x: Any) -> dict | None:
-    return None if isinstance(x, np.ndarray) else getattr(x, "__sycl_usm_array_interface__", None)
-
-
-def _as_array(x: Any, name: str) -> Any:
-    if isinstance(x, np.ndarray) or _usm(x) is not None:
-        return x
-    if isinstance(x, (numbers.Number, np.generic)):
-        raise TypeError(f"{name} is a tensor; pass an array, got {type(x).__name__}")
-    try:
-        return np.asarray(x)
-    except Exception as exc:
-        raise TypeError(f"{name}: cannot use {type(x).__name__} as an array ({exc})") from None
-
-
-def _dtype_of(x: Any) -> np.dtype:
-    iface = _usm(x)
-    return np.dtype(iface["typestr"]) if iface is not None else x.dtype
-
-
-def _shape_of(x: Any) -> tuple[int, ...]:
-    iface = _usm(x)
-    return tuple(int(n) for n in iface["shape"]) if iface is not None else x.shape
-
-
-def _byte_strides(x: Any) -> tuple[int, ...]:
-    iface = _usm(x)
-    if iface is None:
-        return x.strides
-    itemsize = np.dtype(iface["typestr"]).itemsize
-    strides = iface.get("strides")
-    if strides is None:
-        shape, step, out = _shape_of(x), 1, []
-        for n in reversed(shape):
-            out.insert(0, step)
-            step *= max(n, 1)
-        strides = out
-    return tuple(int(s) * itemsize for s in strides)
-
-
-def _strides_of(x: Any) -> tuple[int, ...] | None:
-    if isinstance(x, np.ndarray) and not x.flags.aligned:
-        return None
-    return element_strides(_byte_strides(x), _dtype_of(x).itemsize)
-
-
-class _PermutedUSM:
-    """A USM array with its modes reordered (the interface only; the memory is the array's)."""
-
-    def __init__(self, array: Any, order: Sequence[int]):
-        iface = dict(_usm(array))  # type: ignore[arg-type]
-        itemsize = np.dtype(iface["typestr"]).itemsize
-        shape, strides = _shape_of(array), [s // itemsize for s in _byte_strides(array)]
-        iface["shape"] = tuple(shape[m] for m in order)
-        iface["strides"] = tuple(strides[m] for m in order)
-        self.array = array  # keeps the memory alive
-        self.__sycl_usm_array_interface__ = iface
-
-
-def _permuted(x: Any, order: Sequence[int]) -> Any:
-    if list(order) == list(range(len(order))):
-        return x
-    if isinstance(x, np.ndarray):
-        return np.transpose(x, order)
-    return _PermutedUSM(x, order)
-
-
-def _scalar(value: Any, name: str, dtype: np.dtype) -> Any:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Number, np.generic)):
-        raise TypeError(f"{name} is a scalar; pass a number, got {type(value).__name__}")
-    if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c" and value.imag != 0:
-        raise TypeError(f"{name} is complex ({value}) but the kernel computes in {dtype}")
-    return dtype.type(value.real if dtype.kind != "c" and isinstance(value, (complex, np.complexfloating))
-                      else value)
-
-
-def _extent(x: Any) -> tuple[int, int]:
-    """[first, last] byte addresses of an array (its elements' span)."""
-    iface = _usm(x)
-    if iface is None:
-        start = x.__array_interface__["data"][0]
-        itemsize = x.itemsize
-    else:
-        itemsize = np.dtype(iface["typestr"]).itemsize
-        start = int(iface["data"][0]) + int(iface.get("offset") or 0) * itemsize
-    shape, strides = _shape_of(x), _byte_strides(x)
-    if 0 in shape:
-        return start, start - 1
-    low = start + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
-    high = start + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0) + itemsize - 1
-    return low, high
-
-
-def _check_overlaps(tensors: dict[str, Any], outputs: Sequence[str]) -> None:
-    """A written array may share memory with no other argument (the kernel would race)."""
-    for out in outputs:
-        lo, hi = _extent(tensors[out])
-        for name, x in tensors.items():
-            if name == out:
-                continue
-            if isinstance(x, np.ndarray) and isinstance(tensors[out], np.ndarray):
-                overlap = np.may_share_memory(x, tensors[out])
-            else:
-                a, b = _extent(x)
-                overlap = a <= hi and lo <= b
-            if overlap:
-                raise ValueError(f"{out} and {name} share memory, and the kernel writes {out}; pass separate "
-                                 f"arrays (a statement may read and write one tensor by name, e.g. "
-                                 f"'{out}[...] = {out}[...] + ...')")
