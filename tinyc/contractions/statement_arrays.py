@@ -16,7 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tinyc.contractions.statement_layout import element_strides
+from tinyc.contractions.layout import byte_strides_to_elements
+from tinyc.runtime.arrays import array_view
 
 
 @dataclass
@@ -27,7 +28,7 @@ class ArrayInfo:
     dtype: np.dtype
     shape: tuple[int, ...]
     byte_strides: tuple[int, ...]
-    usm: dict | None          # the USM interface (None: a NumPy array)
+    usm: bool                 # a USM array (else NumPy)
     address: int              # of element (0, ..., 0)
 
     @property
@@ -36,7 +37,7 @@ class ArrayInfo:
         are misaligned)."""
         if self.address % self.dtype.itemsize:
             return None
-        return element_strides(self.byte_strides, self.dtype.itemsize)
+        return byte_strides_to_elements(self.byte_strides, self.dtype.itemsize)
 
     @property
     def extent(self) -> tuple[int, int]:
@@ -51,7 +52,7 @@ class ArrayInfo:
         """The array with its modes in `order` (a view: no data move)."""
         if list(order) == list(range(len(order))):
             return self.array
-        if self.usm is None:
+        if not self.usm:
             return np.transpose(self.array, order)
         return _PermutedUSM(self, order)
 
@@ -59,36 +60,25 @@ class ArrayInfo:
 def describe(x: Any, name: str) -> ArrayInfo:
     """An argument as an ArrayInfo; TypeError for what is not an array."""
     if not isinstance(x, np.ndarray):
-        iface = getattr(x, "__sycl_usm_array_interface__", None)
-        if iface is not None:
-            return _usm_info(x, iface)
+        if getattr(x, "__sycl_usm_array_interface__", None) is not None:
+            view = array_view(x, name, name)   # the runtime's reading of the interface
+            itemsize = view.dtype.itemsize
+            return ArrayInfo(x, view.dtype, view.shape, tuple(s * itemsize for s in view.strides), True,
+                             view.address)
         if isinstance(x, (numbers.Number, np.generic)):
             raise TypeError(f"{name} is a tensor; pass an array, got {type(x).__name__}")
         try:
             x = np.asarray(x)
         except Exception as exc:
             raise TypeError(f"{name}: cannot use {type(x).__name__} as an array ({exc})") from None
-    return ArrayInfo(x, x.dtype, x.shape, x.strides, None, x.__array_interface__["data"][0])
-
-
-def _usm_info(x: Any, iface: dict) -> ArrayInfo:
-    dtype = np.dtype(iface["typestr"])
-    shape = tuple(int(n) for n in iface["shape"])
-    strides = iface.get("strides")
-    if strides is None:  # C-contiguous
-        strides, step = [], 1
-        for n in reversed(shape):
-            strides.insert(0, step)
-            step *= max(n, 1)
-    address = int(iface["data"][0]) + int(iface.get("offset") or 0) * dtype.itemsize
-    return ArrayInfo(x, dtype, shape, tuple(int(s) * dtype.itemsize for s in strides), iface, address)
+    return ArrayInfo(x, x.dtype, x.shape, x.strides, False, x.__array_interface__["data"][0])
 
 
 class _PermutedUSM:
     """A USM array with its modes reordered: the interface only, over the array's memory."""
 
     def __init__(self, info: ArrayInfo, order: Sequence[int]):
-        iface = dict(info.usm)  # type: ignore[arg-type]
+        iface = dict(info.array.__sycl_usm_array_interface__)
         itemsize = info.dtype.itemsize
         iface["shape"] = tuple(info.shape[m] for m in order)
         iface["strides"] = tuple(info.byte_strides[m] // itemsize for m in order)
@@ -104,7 +94,7 @@ def check_overlaps(arrays: dict[str, ArrayInfo], outputs: Sequence[str]) -> None
         for name, other in arrays.items():
             if name == out:
                 continue
-            if written.usm is None and other.usm is None:
+            if not (written.usm or other.usm):
                 overlap = np.may_share_memory(other.array, written.array)
             else:
                 a, b = other.extent

@@ -234,7 +234,7 @@ class Statements:
             known = [v.layouts[name] for v in self._variants.values() if v.dtype == dtype]
             layout = next((k for k in known if k.fits(x.shape, strides)), None) or derive(declared, x.shape, strides)
         if layout is None:  # negative or misaligned strides: a copy (never for an output)
-            if name in self.checked.outputs or x.usm is not None:
+            if name in self.checked.outputs or x.usm:
                 raise ValueError(f"{name} has strides {x.byte_strides} (bytes) that no memref can take "
                                  f"(negative, overlapping or misaligned); pass a contiguous array")
             layout = default_layout(declared)

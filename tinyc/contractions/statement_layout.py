@@ -85,17 +85,6 @@ def derive(declared: Sequence[int | None], shape: Sequence[int], strides: Sequen
     return layout if layout.fits(shape, strides) else None
 
 
-def element_strides(byte_strides: Sequence[int], itemsize: int) -> tuple[int, ...] | None:
-    """Strides in elements, or None if one is not a multiple of the element size."""
-    out = []
-    for s in byte_strides:
-        q, r = divmod(int(s), itemsize)
-        if r:
-            return None
-        out.append(q)
-    return tuple(out)
-
-
 def memref_shape(declared: Sequence[int | None], layout: ArgLayout) -> tuple[int | None, ...]:
     """Sizes in memory order (None: the batch)."""
     return tuple(declared[m] for m in layout.order)
