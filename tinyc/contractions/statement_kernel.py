@@ -56,6 +56,28 @@ class Variant:
     kernel: Any
 
 
+def generate(statements: Sequence[str], shapes: Any, dtype: Any = "f64") -> str:
+    """The program `contract(statements, shapes=shapes, dtype=dtype).source` shows, made
+    without a device (for documentation and printing)."""
+    parsed, checked_shapes = parse(statements), check_shapes(shapes)
+    checked = check(parsed, checked_shapes)
+    layouts = {name: default_layout(checked_shapes[name]) for name in checked.arguments}
+    return _source(checked, checked_shapes, layouts, statement_dtype(dtype) or np.dtype(np.float64))
+
+
+def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype: np.dtype) -> str:
+    """The kernel's text after a header: the statements, the shapes, the temporaries."""
+    from tinyc.builder import scalar
+
+    lines = [f"; {info.statement.text}" for info in checked.statements]
+    shown = ", ".join(f"{name}=({', '.join('None' if n is BATCH else str(n) for n in shape)})"
+                      for name, shape in shapes.items())
+    lines.append(f"; shapes: {shown} ({dtype}); None: the batch, one entry per work-group")
+    if checked.temporaries:
+        lines.append(f"; temporaries in local memory: {', '.join(checked.temporaries)}")
+    return "\n".join(lines) + "\n" + build_statements(checked, layouts, scalar(dtype)).checked_source()
+
+
 class Statements:
     """Statements compiled into one kernel; call it with arrays and scalars by name."""
 
@@ -113,23 +135,12 @@ class Statements:
         if found is not None:
             return found
         import tinyc
-        from tinyc.builder import scalar
 
-        prog = build_statements(self.checked, layouts, scalar(dtype))
-        source = self._header(dtype) + prog.checked_source()
+        source = _source(self.checked, self.shapes, layouts, dtype)
         program = tinyc.compile(source, name="<contract>", device=_first_device(self.device), tune=self.tune)
         found = Variant(dtype, dict(layouts), source, program, program[KERNEL_NAME])
         self._variants[key] = found
         return found
-
-    def _header(self, dtype: np.dtype) -> str:
-        lines = [f"; {s.text}" for s in self.statements]
-        shapes = ", ".join(f"{name}=({', '.join('None' if n is BATCH else str(n) for n in shape)})"
-                           for name, shape in self.shapes.items())
-        lines.append(f"; shapes: {shapes} ({dtype}); None: the batch, one entry per work-group")
-        if self.checked.temporaries:
-            lines.append(f"; temporaries in local memory: {', '.join(self.checked.temporaries)}")
-        return "\n".join(lines) + "\n"
 
     # -- calling ---------------------------------------------------------------------------------
     def __call__(self, **arguments: Any) -> dict[str, Any]:
