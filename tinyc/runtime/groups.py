@@ -269,7 +269,18 @@ class GroupPacker:
             count = view.shape[-1] if view.shape else 0
         else:
             count = len(arrays)
-        self._check_count(count, call.batch)
+        try:
+            self._check_count(count, call.batch)
+            return self._checked_call(value, arrays, config, count, call, view if stacked else None)
+        except LaunchError as exc:
+            if stacked and _looks_batch_first(view.shape, self.memref, call.batch):
+                raise LaunchError(f"{exc.args[0].removeprefix(f'argument {name!r}: ')}{_batch_first_hint(view.shape)}",
+                                  argument=name) from None
+            raise
+
+    def _checked_call(self, value: Any, arrays: Any, config: tuple, count: int, call: Any,
+                      view: ArrayView | None) -> Emit:
+        name, what = self.name, self.what
         offset = _group_offset(self.group, config[0], name, what)
         shapes = _per_member(config[1], count, what, name, "shape")
         strides = _per_member(config[2], count, what, name, "stride")
@@ -278,7 +289,7 @@ class GroupPacker:
             [ctypes.c_int64(offset)] if self.group.offset == DYNAMIC else []
         )
         setup = (offset, shapes, strides, flat)
-        if stacked:
+        if view is not None:
             return self._stacked(view, count, setup, tail, call)
         return self._members(value, arrays, count, setup, tail, call)
 
@@ -490,3 +501,20 @@ class GroupPacker:
             return [call.staging.upload(addresses), *columns, *tail]
 
         return emit
+
+
+def _looks_batch_first(shape: tuple[int, ...], memref: MemrefType, batch: int) -> bool:
+    """A stacked array that does not fit with its members along the last mode, but would
+    with them along the first (the batch-first layout of NumPy code, `(N, rows, cols)`)."""
+    def fits(dims: tuple[int, ...]) -> bool:
+        return len(dims) == memref.order and all(m in (DYNAMIC, n) for m, n in zip(memref.shape, dims))
+
+    return len(shape) == memref.order + 1 and fits(shape[1:]) and (not fits(shape[:-1]) or shape[-1] < batch)
+
+
+def _batch_first_hint(shape: tuple[int, ...]) -> str:
+    moved = shape[1:] + shape[:1]
+    return (f" (a stacked array holds its members along its last mode: member g is array[..., g]; "
+            f"this {shape} array looks batch-first, with its {shape[0]} members along the first mode: "
+            f"pass np.asfortranarray(np.moveaxis(array, 0, -1)), a {moved} array with column-major "
+            f"members, or a list of its members)")
