@@ -366,8 +366,16 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
 
         warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
                       TuningWarning, stacklevel=2)
-    result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
-                              schedule=given, tuned=tuned, std=std, defines=defines)
+    from tinyc.diagnostics import CompilationError
+
+    try:
+        result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
+                                  schedule=given, tuned=tuned, std=std, defines=defines)
+    except CompilationError as error:
+        relocate = getattr(source, "relocate", None)  # a built program: at its Python lines
+        if relocate is None:
+            raise
+        raise relocate(error, text, name) from None
     for diagnostic in result.warnings:
         warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
     return Program(result, device)
