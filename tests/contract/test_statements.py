@@ -273,3 +273,15 @@ def test_random_programs_match_numpy(device, seed):
         pytest.skip(f"the generator made an invalid program: {exc}")
     for batch in (1, 6):
         check(c, statements, arrays(shapes | {}, batch, seed=seed), scalars)
+
+
+def test_small_entries_share_a_work_group_and_every_batch_size_works(device):
+    """Little work per entry: a loop over a block of entries per work-group; the last block is
+    short when the block does not divide the batch."""
+    statements = ["Y[i,j,e] = X[i,k,e] * M[k,j]"]
+    shapes = {"X": (4, 4, None), "M": (4, 4), "Y": (4, 4, None)}
+    c = tinyc.contract(statements, shapes=shapes, dtype="f64")
+    assert "16 entries per work-group" in c.source and c.block == 16
+    for batch in (1, 15, 16, 17, 100):
+        check(c, statements, arrays(shapes, batch, seed=batch), {})
+    assert c.compiled_variants == 1

@@ -21,6 +21,7 @@ barriers between statements that the data flow needs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +52,9 @@ class _Held:
 
 
 def build_statements(checked: Checked, layouts: dict[str, ArgLayout], element: ScalarType,
-                     name: str = KERNEL_NAME) -> Program:
-    """The kernel of the checked statements for arguments laid out as `layouts`."""
+                     name: str = KERNEL_NAME, block: int = 1) -> Program:
+    """The kernel of the checked statements for arguments laid out as `layouts`, `block`
+    batch entries per work-group."""
     prog = Program("<contract>")
     params: dict[str, Any] = {}
     for tensor in checked.arguments:
@@ -61,8 +63,37 @@ def build_statements(checked: Checked, layouts: dict[str, ArgLayout], element: S
     for scalar in checked.scalars:
         params[scalar] = element
     fn = prog.function(name, params)
-    _Emitter(fn, checked, layouts, element).run()
+    _Emitter(fn, checked, layouts, element).run(block)
     return prog
+
+
+BLOCK_WORK = 2048
+"""Batch entries with fewer multiply-adds than this share a work-group (a loop over a block of
+them, at most MAX_BLOCK), so the runtime's cost per work-group is spread over more work."""
+MAX_BLOCK = 16
+
+
+def entry_work(checked: Checked) -> int:
+    """Multiply-adds of one batch entry: every term along its cheapest pairwise path."""
+    work = 0
+    for info in checked.statements:
+        s, keep = info.statement, frozenset(info.statement.target.labels) - {info.batch}
+        for term in s.terms:
+            current = [frozenset(a.labels) - {info.batch} for a in term.tensors]
+            if len(current) == 1:
+                work += math.prod(info.sizes[x] for x in current[0] | keep if x in info.sizes)
+            for i, j in contraction_path(current, keep, info.sizes):
+                others = current[:i] + current[i + 1:j] + current[j + 1:]
+                work += math.prod(info.sizes[x] for x in current[i] | current[j])
+                current = others + [step_labels(current[i], current[j], others, keep)]
+    return work
+
+
+def choose_block(checked: Checked) -> int:
+    """Batch entries per work-group: enough for BLOCK_WORK multiply-adds (1 without a batch)."""
+    if not checked.batched:
+        return 1
+    return max(1, min(MAX_BLOCK, BLOCK_WORK // max(entry_work(checked), 1)))
 
 
 class _Emitter:
@@ -82,18 +113,35 @@ class _Emitter:
         self.named.add(name)
         return name
 
-    def run(self) -> None:
+    def run(self, block: int = 1) -> None:
+        """The statements for this work-group's batch entry, or (block > 1) for each of its
+        `block` entries in a loop (the last work-group's block may be short)."""
         fn, checked = self.fn, self.checked
-        batch_label = next((i.batch for i in checked.statements if i.batch is not None), "g")
-        gid = fn.group_id(name=self.once(batch_label)) if checked.batched else None
+        label = next((i.batch for i in checked.statements if i.batch is not None), "g")
+        if not checked.batched:
+            self.body(None, label)
+            return
+        if block == 1:
+            self.body(fn.group_id(name=self.once(label)), label)
+            return
+        first = fn.mul(fn.group_id(name=self.once("g")), block, name=self.once("first"))
+        batched = next(name for name in checked.arguments if checked.tensors[name].batch_mode is not None)
+        position = self.layouts[batched].order.index(checked.tensors[batched].batch_mode)
+        total = fn.size(fn[batched], position, name=self.once("entries"))
+        count = fn.min(fn.sub(total, first), block, name=self.once("count"))
+        with fn.for_(0, count) as loop:
+            self.body(fn.add(first, loop.var, name=self.once(label)), label)
+
+    def body(self, entry: Value | None, label: str) -> None:
+        fn, checked = self.fn, self.checked
         for tensor in checked.arguments:
             info, layout = checked.tensors[tensor], self.layouts[tensor]
             mode = info.batch_mode
             if mode is None:
                 self.held[tensor] = _Held(fn[tensor], layout.order)
                 continue
-            entries = [gid if m == mode else slice(None) for m in layout.order]
-            view = fn.subview(fn[tensor], entries, name=self.once(f"{tensor}_{batch_label}"))
+            entries = [entry if m == mode else slice(None) for m in layout.order]
+            view = fn.subview(fn[tensor], entries, name=self.once(f"{tensor}_{label}"))
             self.held[tensor] = _Held(view, tuple(m for m in layout.order if m != mode))
         for number, info in enumerate(checked.statements, 1):
             self.statement(info)

@@ -24,7 +24,7 @@ import numpy as np
 
 from tinyc.contractions.statement_arrays import ArrayInfo, check_overlaps, describe, scalar_value
 from tinyc.contractions.statement_check import BATCH, Checked, check, check_shapes
-from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements
+from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements, choose_block
 from tinyc.contractions.statement_layout import ArgLayout, default_layout, derive
 from tinyc.contractions.statements import parse
 
@@ -69,13 +69,15 @@ def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype
     """The kernel's text after a header: the statements, the shapes, the temporaries."""
     from tinyc.builder import scalar
 
+    block = choose_block(checked)
     lines = [f"; {info.statement.text}" for info in checked.statements]
     shown = ", ".join(f"{name}=({', '.join('None' if n is BATCH else str(n) for n in shape)})"
                       for name, shape in shapes.items())
-    lines.append(f"; shapes: {shown} ({dtype}); None: the batch, one entry per work-group")
+    each = "one entry" if block == 1 else f"{block} entries"
+    lines.append(f"; shapes: {shown} ({dtype}); None: the batch, {each} per work-group")
     if checked.temporaries:
         lines.append(f"; temporaries in local memory: {', '.join(checked.temporaries)}")
-    return "\n".join(lines) + "\n" + build_statements(checked, layouts, scalar(dtype)).checked_source()
+    return "\n".join(lines) + "\n" + build_statements(checked, layouts, scalar(dtype), block=block).checked_source()
 
 
 class Statements:
@@ -89,6 +91,7 @@ class Statements:
         self.dtype = statement_dtype(dtype)
         self.device, self.tune, self.check_bounds = device, tune, check_bounds
         self._variants: dict[tuple, Variant] = {}
+        self.block = choose_block(self.checked)   # batch entries per work-group
         first = {name: default_layout(self.shapes[name]) for name in self.checked.arguments}
         self._main = self._variant(self.dtype or np.dtype(np.float64), first)
 
@@ -167,7 +170,7 @@ class Statements:
         options = {"check_bounds": True} if self.check_bounds else {}
         if isinstance(self.device, (list, tuple)) or type(self.device).__name__ == "Devices":
             options["device"] = self.device
-        variant.kernel(*args, batch=batch, **options)
+        variant.kernel(*args, batch=-(-batch // self.block), **options)
         return written
 
     def _check_names(self, arguments: dict[str, Any]) -> None:
