@@ -285,3 +285,25 @@ def test_small_entries_share_a_work_group_and_every_batch_size_works(device):
     for batch in (1, 15, 16, 17, 100):
         check(c, statements, arrays(shapes, batch, seed=batch), {})
     assert c.compiled_variants == 1
+
+
+def test_the_batch_split_over_sub_devices(device, monkeypatch):
+    """device= a tinyc.Devices (sub-devices) or a list: each call splits the batch over them
+    (one entry per work-group, so a slice of work-groups is a slice of the batch)."""
+    from tinyc.runtime import sharding
+
+    devices = tinyc.devices(device.filter_string, split=True)
+    launches = []
+    real = sharding.launch
+    monkeypatch.setattr(sharding, "launch", lambda k, args, batch, where, weights:
+                        launches.append((batch, where)) or real(k, args, batch, where, weights))
+    for where in (devices, list(devices.queues)):
+        c = tinyc.contract(DG, shapes=DG_SHAPES, dtype="f64", device=where)
+        assert c.block == 1 and sharding.split_problem(c.kernel.info) is None
+        check(c, DG, arrays(DG_SHAPES, 101, seed=7), {"dt": 0.5})
+        assert launches[-1] == (101, where)
+    small = {"X": (4, 4, None), "M": (4, 4), "Y": (4, 4, None)}
+    c = tinyc.contract(["Y[i,j,e] = X[i,k,e] * M[k,j]"], shapes=small, dtype="f64", device=devices)
+    assert c.block == 1                     # not blocked: still split
+    check(c, ["Y[i,j,e] = X[i,k,e] * M[k,j]"], arrays(small, 50), {})
+    assert launches[-1] == (50, devices)

@@ -65,11 +65,12 @@ def generate(statements: Sequence[str], shapes: Any, dtype: Any = "f64") -> str:
     return _source(checked, checked_shapes, layouts, statement_dtype(dtype) or np.dtype(np.float64))
 
 
-def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype: np.dtype) -> str:
+def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype: np.dtype,
+            block: int | None = None) -> str:
     """The kernel's text after a header: the statements, the shapes, the temporaries."""
     from tinyc.builder import scalar
 
-    block = choose_block(checked)
+    block = choose_block(checked) if block is None else block
     lines = [f"; {info.statement.text}" for info in checked.statements]
     shown = ", ".join(f"{name}=({', '.join('None' if n is BATCH else str(n) for n in shape)})"
                       for name, shape in shapes.items())
@@ -91,7 +92,9 @@ class Statements:
         self.dtype = statement_dtype(dtype)
         self.device, self.tune, self.check_bounds = device, tune, check_bounds
         self._variants: dict[tuple, Variant] = {}
-        self.block = choose_block(self.checked)   # batch entries per work-group
+        # batch entries per work-group; one when the batch is split over devices (a slice of
+        # the batch is then a slice of the work-groups)
+        self.block = 1 if _sharded(device) else choose_block(self.checked)
         first = {name: default_layout(self.shapes[name]) for name in self.checked.arguments}
         self._main = self._variant(self.dtype or np.dtype(np.float64), first)
 
@@ -139,7 +142,7 @@ class Statements:
             return found
         import tinyc
 
-        source = _source(self.checked, self.shapes, layouts, dtype)
+        source = _source(self.checked, self.shapes, layouts, dtype, self.block)
         program = tinyc.compile(source, name="<contract>", device=_first_device(self.device), tune=self.tune)
         found = Variant(dtype, dict(layouts), source, program, program[KERNEL_NAME])
         self._variants[key] = found
@@ -168,7 +171,7 @@ class Statements:
         variant = self._variant(dtype, layouts)
         args = [passed[name] for name in checked.arguments] + scalars
         options = {"check_bounds": True} if self.check_bounds else {}
-        if isinstance(self.device, (list, tuple)) or type(self.device).__name__ == "Devices":
+        if _sharded(self.device):
             options["device"] = self.device
         variant.kernel(*args, batch=-(-batch // self.block), **options)
         return written
@@ -260,6 +263,11 @@ class Statements:
 def _missing_batch(checked: Checked) -> int:
     batched = [n for n in checked.arguments if checked.tensors[n].batch_mode is not None]
     raise TypeError(f"missing argument {batched[0]} (it sets the batch size)")
+
+
+def _sharded(device: Any) -> bool:
+    """A list of devices or a `tinyc.Devices`: the batch is split over them."""
+    return isinstance(device, (list, tuple)) or type(device).__name__ == "Devices"
 
 
 def _first_device(device: Any) -> Any:
