@@ -81,6 +81,17 @@ def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype
     return "\n".join(lines) + "\n" + build_statements(checked, layouts, scalar(dtype), block=block).checked_source()
 
 
+@dataclass
+class Bound:
+    """A checked call: the kernel, its positional arguments (tensors in memory order, then
+    scalars), the work-groups to launch, and the written arrays by name."""
+
+    kernel: Any
+    args: list
+    groups: int
+    written: dict[str, Any]
+
+
 class Statements:
     """Statements compiled into one kernel; call it with arrays and scalars by name."""
 
@@ -152,6 +163,19 @@ class Statements:
     def __call__(self, **arguments: Any) -> dict[str, Any]:
         """Run the kernel over the batch; returns the written tensor arguments by name
         (those not passed are allocated: each assigned with `=` before it is read)."""
+        bound = self.bind(**arguments)
+        if bound.groups:
+            options = {"check_bounds": True} if self.check_bounds else {}
+            if _sharded(self.device):
+                options["device"] = self.device
+            bound.kernel(*bound.args, batch=bound.groups, **options)
+        return bound.written
+
+    def bind(self, **arguments: Any) -> "Bound":
+        """Everything a call checks and prepares, without launching: the kernel for these
+        arrays' layouts and dtype, its positional arguments and the number of work-groups.
+        For launching it elsewhere, e.g. over MPI ranks (docs/contractions.md):
+        `b = c.bind(...); tinyc.distributed.run(b.kernel, *b.args, batch=b.groups, comm=comm)`."""
         checked = self.checked
         self._check_names(arguments)
         tensors = {name: describe(arguments[name], name) for name in checked.arguments if name in arguments}
@@ -164,17 +188,13 @@ class Statements:
         check_overlaps(tensors, checked.outputs)
         written = {name: tensors[name].array for name in checked.outputs}
         if batch == 0:
-            return written
+            return Bound(self._main.kernel, [], 0, written)
         layouts, passed = {}, {}
         for name in checked.arguments:
             layouts[name], passed[name] = self._layout(name, tensors[name], dtype)
         variant = self._variant(dtype, layouts)
         args = [passed[name] for name in checked.arguments] + scalars
-        options = {"check_bounds": True} if self.check_bounds else {}
-        if _sharded(self.device):
-            options["device"] = self.device
-        variant.kernel(*args, batch=-(-batch // self.block), **options)
-        return written
+        return Bound(variant.kernel, args, -(-batch // self.block), written)
 
     def _check_names(self, arguments: dict[str, Any]) -> None:
         checked = self.checked
