@@ -307,3 +307,12 @@ def test_the_batch_split_over_sub_devices(device, monkeypatch):
     assert c.block == 1                     # not blocked: still split
     check(c, ["Y[i,j,e] = X[i,k,e] * M[k,j]"], arrays(small, 50), {})
     assert launches[-1] == (50, devices)
+
+
+def test_temporaries_too_large_for_local_memory_go_to_global_scratch(device):
+    statements = ["S[k,m,d] = K[d,k,l] * K[d,l,m]", "Y[k,q,e] = S[k,m,d] * X[m,q,e] - S[m,k,d] * X[m,q,e]"]
+    shapes = {"K": (3, 64, 64), "X": (64, 5, None), "Y": (64, 5, None)}
+    c = tinyc.contract(statements, shapes=shapes, dtype="f64")
+    assert "temporaries in global scratch" in c.source and "alloca" not in c.source
+    for batch in (1, 5):
+        check(c, statements, arrays(shapes, batch, seed=batch), {})

@@ -52,9 +52,16 @@ class _Held:
 
 
 def build_statements(checked: Checked, layouts: dict[str, ArgLayout], element: ScalarType,
-                     name: str = KERNEL_NAME, block: int = 1) -> Program:
+                     name: str = KERNEL_NAME, block: int = 1, scratch: int = 0) -> Program:
     """The kernel of the checked statements for arguments laid out as `layouts`, `block`
-    batch entries per work-group."""
+    batch entries per work-group; `scratch`: temporaries in a global `%scratch` argument of
+    that many elements per work-group instead of local memory."""
+    return _build(checked, layouts, element, name, block, scratch)[0]
+
+
+def _build(checked: Checked, layouts: dict[str, ArgLayout], element: ScalarType, name: str, block: int,
+           scratch: int) -> tuple[Program, int]:
+    """The kernel and the elements of its temporaries and intermediates (their sum)."""
     prog = Program("<contract>")
     params: dict[str, Any] = {}
     for tensor in checked.arguments:
@@ -62,9 +69,11 @@ def build_statements(checked: Checked, layouts: dict[str, ArgLayout], element: S
         params[tensor] = memref(element, *memref_shape(shape, layout), stride=layout.strides)
     for scalar in checked.scalars:
         params[scalar] = element
-    fn = prog.function(name, params)
-    _Emitter(fn, checked, layouts, element).run(block)
-    return prog
+    if scratch:
+        params["scratch"] = memref(element, scratch, None)
+    emitter = _Emitter(prog.function(name, params), checked, layouts, element)
+    emitter.run(block, scratch)
+    return prog, emitter.used
 
 
 BLOCK_WORK = 2048
@@ -96,6 +105,18 @@ def choose_block(checked: Checked) -> int:
     return max(1, min(MAX_BLOCK, BLOCK_WORK // max(entry_work(checked), 1)))
 
 
+LOCAL_BUDGET = 96 * 1024
+"""Bytes of temporaries and intermediates per work-group kept in local memory (their sum, as
+if none were reused); beyond it they go to global scratch, a slice per work-group."""
+
+
+def scratch_elements(checked: Checked, layouts: dict[str, ArgLayout], element: ScalarType, block: int = 1) -> int:
+    """0 when the kernel's temporaries and intermediates fit LOCAL_BUDGET (their sum, as if
+    none were reused), else the elements of global scratch each work-group needs for them."""
+    used = _build(checked, layouts, element, KERNEL_NAME, block, 0)[1]
+    return 0 if used * element.size <= LOCAL_BUDGET else used
+
+
 class _Emitter:
     """One kernel being emitted: names, per-work-group views, temporaries."""
 
@@ -105,6 +126,8 @@ class _Emitter:
         self.named: set[str] = set(checked.arguments) | set(checked.scalars)
         self.held: dict[str, _Held] = {}
         self.last_use = _last_uses(checked)
+        self.scratch: Value | None = None   # this work-group's slice of %scratch (None: local memory)
+        self.used = 0                       # elements of temporaries and intermediates made
 
     def once(self, name: str | None) -> str | None:
         """`name` for the first value that asks for it; later ones stay unnamed."""
@@ -113,18 +136,21 @@ class _Emitter:
         self.named.add(name)
         return name
 
-    def run(self, block: int = 1) -> None:
+    def run(self, block: int = 1, scratch: int = 0) -> None:
         """The statements for this work-group's batch entry, or (block > 1) for each of its
         `block` entries in a loop (the last work-group's block may be short)."""
         fn, checked = self.fn, self.checked
         label = next((i.batch for i in checked.statements if i.batch is not None), "g")
+        gid = fn.group_id(name=self.once(label if block == 1 else "g")) if checked.batched or scratch else None
+        if scratch:
+            self.scratch = fn.subview(fn["scratch"], (slice(None), gid), name=self.once("s"))
         if not checked.batched:
             self.body(None, label)
             return
         if block == 1:
-            self.body(fn.group_id(name=self.once(label)), label)
+            self.body(gid, label)
             return
-        first = fn.mul(fn.group_id(name=self.once("g")), block, name=self.once("first"))
+        first = fn.mul(gid, block, name=self.once("first"))
         batched = next(name for name in checked.arguments if checked.tensors[name].batch_mode is not None)
         position = self.layouts[batched].order.index(checked.tensors[batched].batch_mode)
         total = fn.size(fn[batched], position, name=self.once("entries"))
@@ -147,11 +173,24 @@ class _Emitter:
             self.statement(info)
             for name, last in self.last_use.items():
                 if last == number and name in self.held and not checked.tensors[name].argument:
-                    fn.lifetime_stop(self.held.pop(name).value)
+                    self.release(self.held.pop(name).value)
 
     # -- temporaries ---------------------------------------------------------------------------
     def local(self, shape: list[int], name: str | None) -> Value:
-        return self.fn.alloca(memref(self.element, *shape, local=True), name=self.once(name))
+        """Memory for a temporary or intermediate: an alloca in local memory, or (when they do
+        not fit, `self.scratch`) the next piece of this work-group's slice of global scratch."""
+        count = math.prod(shape)
+        self.used += count
+        if self.scratch is None:
+            return self.fn.alloca(memref(self.element, *shape, local=True), name=self.once(name))
+        piece = self.fn.subview(self.scratch, [(self.used - count, count)],
+                                name=self.once(name) if len(shape) == 1 else None)
+        return piece if len(shape) == 1 else self.fn.expand(piece, 0, shape, name=self.once(name))
+
+    def release(self, value: Value) -> None:
+        """The end of a local temporary's life (its memory may be reused); scratch is not reused."""
+        if self.scratch is None:
+            self.fn.lifetime_stop(value)
 
     def temporary(self, name: str) -> _Held:
         """The local memory of a temporary, made where it is first assigned."""
@@ -182,7 +221,7 @@ class _Emitter:
             result = Tensor(self.local([sizes[label] for label in target.labels], None), target.labels)
             self.terms(terms, result, 0, sizes)
             self.fn.axpby(1.0, result.value, beta, target.value)
-            self.fn.lifetime_stop(result.value)
+            self.release(result.value)
             return
         self.terms(terms, target, beta, sizes)
 
@@ -230,7 +269,7 @@ class _Emitter:
         if live:
             self.step(live, out, alpha, beta, sizes)
         for t in made:
-            self.fn.lifetime_stop(t.value)
+            self.release(t.value)
 
     def pre_reduced(self, t: Tensor, inputs: list[Tensor], keep: frozenset[str],
                     sizes: dict[str, int]) -> Tensor:

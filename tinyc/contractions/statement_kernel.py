@@ -24,7 +24,7 @@ import numpy as np
 
 from tinyc.contractions.statement_arrays import ArrayInfo, check_overlaps, describe, scalar_value
 from tinyc.contractions.statement_check import BATCH, Checked, check, check_shapes
-from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements, choose_block
+from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements, choose_block, scratch_elements
 from tinyc.contractions.statement_layout import ArgLayout, default_layout, derive
 from tinyc.contractions.statements import parse
 
@@ -54,6 +54,7 @@ class Variant:
     source: str
     program: Any
     kernel: Any
+    scratch: int = 0   # elements of global scratch per work-group
 
 
 def generate(statements: Sequence[str], shapes: Any, dtype: Any = "f64") -> str:
@@ -62,23 +63,28 @@ def generate(statements: Sequence[str], shapes: Any, dtype: Any = "f64") -> str:
     parsed, checked_shapes = parse(statements), check_shapes(shapes)
     checked = check(parsed, checked_shapes)
     layouts = {name: default_layout(checked_shapes[name]) for name in checked.arguments}
-    return _source(checked, checked_shapes, layouts, statement_dtype(dtype) or np.dtype(np.float64))
+    return _source(checked, checked_shapes, layouts, statement_dtype(dtype) or np.dtype(np.float64))[0]
 
 
 def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype: np.dtype,
-            block: int | None = None) -> str:
-    """The kernel's text after a header: the statements, the shapes, the temporaries."""
+            block: int | None = None) -> tuple[str, int]:
+    """The kernel's text after a header (the statements, the shapes, where the temporaries
+    live) and its elements of global scratch per work-group (0: none)."""
     from tinyc.builder import scalar
 
     block = choose_block(checked) if block is None else block
+    element = scalar(dtype)
+    scratch = scratch_elements(checked, layouts, element, block)
     lines = [f"; {info.statement.text}" for info in checked.statements]
     shown = ", ".join(f"{name}=({', '.join('None' if n is BATCH else str(n) for n in shape)})"
                       for name, shape in shapes.items())
     each = "one entry" if block == 1 else f"{block} entries"
     lines.append(f"; shapes: {shown} ({dtype}); None: the batch, {each} per work-group")
     if checked.temporaries:
-        lines.append(f"; temporaries in local memory: {', '.join(checked.temporaries)}")
-    return "\n".join(lines) + "\n" + build_statements(checked, layouts, scalar(dtype), block=block).checked_source()
+        where = "local memory" if not scratch else f"global scratch ({scratch} elements per work-group)"
+        lines.append(f"; temporaries in {where}: {', '.join(checked.temporaries)}")
+    program = build_statements(checked, layouts, element, block=block, scratch=scratch)
+    return "\n".join(lines) + "\n" + program.checked_source(), scratch
 
 
 @dataclass
@@ -153,9 +159,9 @@ class Statements:
             return found
         import tinyc
 
-        source = _source(self.checked, self.shapes, layouts, dtype, self.block)
+        source, scratch = _source(self.checked, self.shapes, layouts, dtype, self.block)
         program = tinyc.compile(source, name="<contract>", device=_first_device(self.device), tune=self.tune)
-        found = Variant(dtype, dict(layouts), source, program, program[KERNEL_NAME])
+        found = Variant(dtype, dict(layouts), source, program, program[KERNEL_NAME], scratch)
         self._variants[key] = found
         return found
 
@@ -193,8 +199,11 @@ class Statements:
         for name in checked.arguments:
             layouts[name], passed[name] = self._layout(name, tensors[name], dtype)
         variant = self._variant(dtype, layouts)
+        groups = -(-batch // self.block)
         args = [passed[name] for name in checked.arguments] + scalars
-        return Bound(variant.kernel, args, -(-batch // self.block), written)
+        if variant.scratch:
+            args.append(np.empty((variant.scratch, groups), dtype, order="F"))
+        return Bound(variant.kernel, args, groups, written)
 
     def _check_names(self, arguments: dict[str, Any]) -> None:
         checked = self.checked
