@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import string
 import sys
@@ -271,7 +272,9 @@ def markdown(results: list[dict], meta: dict) -> str:
     lines = [
         "# Several statements in one kernel: `tinyc.contract([...])`",
         "",
-        f"Measured {meta['date']} on {meta['device']} ({meta['machine']}), NumPy {meta['numpy']}. "
+        f"Measured {meta['date']} on {meta['device']} ({meta['machine']}, {meta.get('cores', '?')} cores, "
+        f"load average {meta.get('load', ['?'])[0]} at the start and {meta.get('load', ['?', '?'])[-1]} at the end: "
+        f"a shared machine), NumPy {meta['numpy']}. "
         "Wall clock per complete call, NumPy arrays in (f64, the element batch last in Fortran order), "
         f"medians of {meta['rounds']} interleaved rounds (a side slower than {SLOW:.0f} s: one call). "
         "Every side was checked against a NumPy reference first. "
@@ -305,12 +308,14 @@ def main(argv: list[str] | None = None) -> None:
     from tinyc.runtime.device import select_device
 
     device = select_device()
+    load_before = os.getloadavg()[0]
     results = []
     for name in args.examples.split(","):
         for batch in (int(b) for b in args.batch.split(",")):
             results.append(measure(name, batch, args.rounds, lambda text: print(text, flush=True)))
     meta = {"date": datetime.date.today().isoformat(), "device": device.name, "machine": platform.machine(),
-            "numpy": np.__version__, "rounds": args.rounds}
+            "numpy": np.__version__, "rounds": args.rounds, "cores": os.cpu_count(),
+            "load": [round(load_before, 1), round(os.getloadavg()[0], 1)]}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "statements.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     (args.out / "statements.md").write_text(markdown(results, meta))
