@@ -60,11 +60,11 @@ EXAMPLES: dict[str, tuple[list[str], dict[str, tuple], dict[str, float]]] = {
     "ader": (
         ["I[k,q,e] = dt * Q[k,q,e]",
          "D1[k,q,e] = -Kt[d,k,l] * Q[l,a,e] * S[d,a,q,e]",
-         "I[k,q,e] += 0.5 * dt * dt * D1[k,q,e]",
+         "I[k,q,e] += dt**2 / 2 * D1[k,q,e]",
          "D2[k,q,e] = -Kt[d,k,l] * D1[l,a,e] * S[d,a,q,e]",
-         "I[k,q,e] += dt * dt * dt / 6 * D2[k,q,e]",
+         "I[k,q,e] += dt**3 / 6 * D2[k,q,e]",
          "D3[k,q,e] = -Kt[d,k,l] * D2[l,a,e] * S[d,a,q,e]",
-         "I[k,q,e] += dt * dt * dt * dt / 24 * D3[k,q,e]"],
+         "I[k,q,e] += dt**4 / 24 * D3[k,q,e]"],
         {"Kt": (3, B, B), "Q": (B, N, None), "S": (3, N, N, None), "I": (B, N, None)},
         {"dt": 0.01}),
     "volume+flux": (

@@ -42,6 +42,16 @@ def _terms(rhs: str) -> list[tuple[float, str]]:
     return out
 
 
+def _powers(term: str) -> str:
+    """`x**n` written out as n factors (`/ h**2` as `/ h / h`)."""
+    def expand(match):
+        op, base, n = match.group(1), match.group(2), int(match.group(3))
+        joint = f" {op or '*'} "
+        return (f"{op} " if op else "") + joint.join([base] * n)
+
+    return re.sub(r"([*/]?)\s*([\w.]+)\s*\*\*\s*(\d+)", expand, term)
+
+
 def run(statements, tensors, scalars, absolute=False):
     env = {name: (np.abs(a) if absolute else a).astype(np.complex128 if np.iscomplexobj(a) else np.float64)
            for name, a in tensors.items()}
@@ -54,7 +64,7 @@ def run(statements, tensors, scalars, absolute=False):
         values = []
         for sign, term in _terms(rhs):
             coefficient, operands = sign, []
-            factors = re.split(r"\s*([*/])\s*", term.strip())
+            factors = re.split(r"\s*([*/])\s*", _powers(term.strip()))
             divide = False
             for factor in factors:
                 if factor in "*/":

@@ -81,9 +81,9 @@ def test_batch_first_arrays(device):
 
 
 @pytest.mark.parametrize("statements, shapes, scalars", [
-    # += and -=, scalars multiplied and divided, numbers, several terms with products
+    # += and -=, scalars multiplied, divided and raised to powers, numbers, several terms
     (["Y[i,j,e] += a * X[i,j,e] - 0.5 * M[i,k] * X[k,j,e] / b",
-      "Y[i,j,e] -= 3 * M[k,i] * X[k,j,e]"],
+      "Y[i,j,e] -= 3 * M[k,i] * X[k,j,e] * a**2 / b**3 * 2**3"],
      {"X": (5, 4, None), "M": (5, 5), "Y": (5, 4, None)}, {"a": 1.5, "b": -4.0}),
     # a temporary without a batch mode (a product of shared matrices, made per work-group),
     # read by two statements, and a temporary with one

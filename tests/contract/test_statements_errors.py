@@ -36,6 +36,9 @@ def caret_under(err, text):
     ("Q2[k,q,e] = Q[k,q,e] / Q[k,q,e]", "cannot divide by the tensor Q", "Q"),
     ("Q2[k,q,e] = Q[k,q,e] / 0", "division by zero", "0"),
     ("[k] = Q[k]", "a statement starts with its target tensor", "["),
+    ("Q2[k,q,e] = dt**x * Q[k,q,e]", "expected a positive integer exponent after '**', found 'x'", "x"),
+    ("Q2[k,q,e] = dt**0 * Q[k,q,e]", "expected a positive integer exponent after '**', found '0'", "0"),
+    ("Q2[k,q,e] = Q[k,q,e]**2", "unexpected '**' after the last term", "**"),
 ])
 def test_syntax_errors_name_the_statement_and_point_at_the_token(statement, message, under):
     err = error_of([statement])
@@ -121,11 +124,11 @@ def test_statements_must_be_a_list_of_strings(bad):
 
 
 def test_signs_numbers_and_scalar_factors_are_parsed():
-    [s] = parse(["X[i] -= -2 * a / b * Y[i] + 0.5e1 * Z[i,j] / c - W[i]"])
+    [s] = parse(["X[i] -= -2 * a / b**2 * Y[i] + 0.5e1 * Z[i,j] / c - 3**2 * W[i]"])
     assert s.accumulate
     numbers = [t.number for t in s.terms]
-    assert numbers == [2.0, -5.0, 1.0]   # -= negates every term
+    assert numbers == [2.0, -5.0, 9.0]   # -= negates every term
     first = s.terms[0]
-    assert [(x.name, x.inverse) for x in first.scalars] == [("a", False), ("b", True)]
+    assert [(x.name, x.inverse) for x in first.scalars] == [("a", False), ("b", True), ("b", True)]
     assert [str(a) for a in s.terms[1].tensors] == ["Z[i,j]"]
     assert [(x.name, x.inverse) for x in s.terms[1].scalars] == [("c", True)]

@@ -2,11 +2,12 @@
 
     T[k,q,e] = K[d,l,k] * Q[l,a,e] * A[d,a,q,e]
     Q2[k,q,e] = Q[k,q,e] + dt * T[k,q,e]
-    Q[k,q,e] -= 0.5 * dt / h * T[k,q,e]
+    Q[k,q,e] -= 0.5 * dt**2 / h * T[k,q,e]
 
 A statement is a target tensor, `=`, `+=` or `-=`, and a sum of products:
 each term is a product of tensors (`NAME[labels]`) and scalar factors
-(numbers and scalar arguments by name, multiplied or divided), with a sign.
+(numbers and scalar arguments by name, multiplied or divided, raised to a
+positive integer power with `**`), with a sign.
 Labels are local to a statement; a label that a term holds and the target
 does not is summed within that term (as np.einsum does). Parentheses are
 not part of the notation: a sum of products is written out.
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 _TOKEN = re.compile(r"\s*(?:(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z][A-Za-z0-9_]*)"
-                    r"|(?P<op>\+=|-=|[-+*/=\[\],()]))")
+                    r"|(?P<op>\+=|-=|\*\*|[-+*/=\[\],()]))")
 Span = tuple[int, int]  # [start, end) character offsets in the statement's text
 
 
@@ -201,7 +202,7 @@ def _term(tokens: _Tokens, sign: float) -> Term:
     while True:
         kind, text, span = tokens.take()
         if kind == "number":
-            value = float(text)
+            value = float(text) ** _power(tokens)
             if divide and value == 0:
                 raise StatementError("division by zero", tokens.number, tokens.text, span)
             number = number / value if divide else number * value
@@ -211,7 +212,7 @@ def _term(tokens: _Tokens, sign: float) -> Term:
                                      tokens.number, tokens.text, span)
             tensors.append(_access(tokens, (kind, text, span)))
         elif kind == "name":
-            scalars.append(Scalar(text, span, divide))
+            scalars += [Scalar(text, span, divide)] * _power(tokens)
         elif text == "(":
             raise StatementError("parentheses are not part of the notation; write the sum of products out",
                                  tokens.number, tokens.text, span)
@@ -229,6 +230,18 @@ def _term(tokens: _Tokens, sign: float) -> Term:
         raise StatementError("each term needs a tensor (a term of scalars alone has no labels)",
                              tokens.number, tokens.text, (start, last))
     return Term(number, tuple(scalars), tuple(tensors), (start, last))
+
+
+def _power(tokens: _Tokens) -> int:
+    """`** n` after a number or scalar (n a positive integer), else 1."""
+    if tokens.peek()[1] != "**":
+        return 1
+    tokens.take()
+    kind, text, span = tokens.take()
+    if kind != "number" or not text.isdigit() or int(text) < 1:
+        raise StatementError(f"expected a positive integer exponent after '**', found {_shown(kind, text)}",
+                             tokens.number, tokens.text, span)
+    return int(text)
 
 
 def _access(tokens: _Tokens, head: tuple[str, str, Span]) -> Access:
