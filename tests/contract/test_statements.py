@@ -99,6 +99,8 @@ def test_batch_first_arrays(device):
     # a chain of four tensors with a label only one tensor holds (summed out of it first)
     (["Y[k,q,e] += R[f,k,m] * F[f,m,l,z] * X[l,a,e] * AP[f,a,q,e]"],
      {"R": (4, 8, 5), "F": (4, 5, 8, 2), "X": (8, 3, None), "AP": (4, 3, 3, None), "Y": (8, 3, None)}, {}),
+    # no batch at all: one work-group
+    (["C[i,j] = A[i,k] * B[k,j]", "C[i,j] += 2 * D[j,i]"], {"A": (5, 5), "B": (5, 3), "D": (3, 5), "C": (5, 3)}, {}),
     # an elementwise product and a dot product per entry
     (["Y[i,e] = X[i,e] * Z[i,e]", "d[e] = X[i,e] * Z[i,e]"],
      {"X": (9, None), "Z": (9, None), "Y": (9, None), "d": (None,)}, {}),
