@@ -6,8 +6,9 @@
                                "A": (3, 9, 9, None), "Q2": (56, 9, None)}, dtype="f64")
     c(K=K, Q=Q, A=A, Q2=Q2, dt=0.01)     # arrays and scalars by name; None: the batch
 
-The batch (the None modes) runs over work-groups, one entry each, and is a
-`?` in the kernel, so one compile serves every batch size. A kernel is
+The batch (the None modes) runs over work-groups, one entry each (or a
+block of small entries each), and is a `?` in the kernel, so one compile
+serves every batch size. A kernel is
 compiled for one layout of the arrays (statement_layout.py); arrays of
 another layout or dtype (with `dtype=None`) compile a variant of their own
 on first use, kept with the object. Arrays are passed as they are (a
@@ -128,6 +129,7 @@ class Statements:
 
     @property
     def kernel(self) -> Any:
+        """The compiled `tinyc.Kernel` (for the default layout and dtype)."""
         return self._main.kernel
 
     @property
