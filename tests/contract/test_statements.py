@@ -153,6 +153,11 @@ def test_dpnp_arrays(dg):
     want = run(DG, given, {"dt": 0.5})
     assert_close(dpnp.asnumpy(on_device["Q2"]), want["Q2"], run(DG, given, {"dt": 0.5}, absolute=True)["Q2"],
                  bound_terms(DG, given), np.float64)
+    del on_device["Q2"]                      # an output not passed: a dpnp array on the same queue
+    made = dg(**on_device, dt=0.5)["Q2"]
+    assert isinstance(made, dpnp.ndarray) and made.sycl_queue == on_device["Q"].sycl_queue
+    assert_close(dpnp.asnumpy(made), want["Q2"], run(DG, given, {"dt": 0.5}, absolute=True)["Q2"],
+                 bound_terms(DG, given), np.float64)
 
 
 def test_check_bounds(device):

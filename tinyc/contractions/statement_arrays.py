@@ -86,6 +86,12 @@ class _PermutedUSM:
         self.__sycl_usm_array_interface__ = iface
 
 
+def usm_queue(x: Any) -> Any:
+    """The SYCL queue a USM array belongs to (its interface's syclobj)."""
+    owner = x.__sycl_usm_array_interface__.get("syclobj")
+    return getattr(owner, "sycl_queue", owner)
+
+
 def check_overlaps(arrays: dict[str, ArrayInfo], outputs: Sequence[str]) -> None:
     """A written array may share memory with no other argument (the kernel would race)."""
     for out in outputs:

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tinyc.contractions.statement_arrays import ArrayInfo, check_overlaps, describe, scalar_value
+from tinyc.contractions.statement_arrays import ArrayInfo, check_overlaps, describe, scalar_value, usm_queue
 from tinyc.contractions.statement_check import BATCH, Checked, check, check_shapes
 from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements, choose_block, scratch_elements
 from tinyc.contractions.statement_layout import ArgLayout, default_layout, derive
@@ -189,9 +189,10 @@ class Statements:
         tensors = {name: describe(arguments[name], name) for name in checked.arguments if name in arguments}
         dtype = self._call_dtype(tensors)
         batch = self._batch_size(tensors)
+        queue = next((usm_queue(x.array) for x in tensors.values() if x.usm), None)
         for name in checked.arguments:
             if name not in tensors:
-                tensors[name] = describe(self._new_output(name, dtype, batch), name)
+                tensors[name] = describe(self._new_output(name, dtype, batch, queue), name)
         scalars = [scalar_value(arguments[name], name, dtype) for name in checked.scalars]
         check_overlaps(tensors, checked.outputs)
         written = {name: tensors[name].array for name in checked.outputs}
@@ -266,11 +267,16 @@ class Statements:
             return 1 if not self.checked.batched else _missing_batch(self.checked)
         return found[1]
 
-    def _new_output(self, name: str, dtype: np.dtype, batch: int) -> np.ndarray:
+    def _new_output(self, name: str, dtype: np.dtype, batch: int, queue: Any) -> Any:
+        """An output the call did not pass: NumPy, or dpnp on the queue of USM arguments."""
         declared = self.shapes[name]
         shape = tuple(batch if n is BATCH else n for n in declared)
         order = "F" if declared and declared[-1] is BATCH else "C"
-        return np.empty(shape, dtype, order=order)
+        if queue is None:
+            return np.empty(shape, dtype, order=order)
+        import dpnp
+
+        return dpnp.empty(shape, dtype=dtype, order=order, sycl_queue=queue)
 
     def _layout(self, name: str, x: ArrayInfo, dtype: np.dtype) -> tuple[ArgLayout, Any]:
         """The layout an array is passed in (one already compiled if it fits) and the array
