@@ -73,6 +73,19 @@ def test_the_oracle_catches_a_wrong_reference_collective(device, monkeypatch):
     assert outcome.status == "mismatch" and "reference vs NumPy: gemm" in outcome.detail
 
 
+def test_the_bounds_checked_run_must_match_the_plain_one(device, monkeypatch):
+    """Every program also runs with check_bounds=True. Make the dry run write (the bug of issue
+    21: it then accumulated the gemm's beta = 1 twice): the fuzzer must report it."""
+    from tinyc.spirv.codegen import writes
+
+    kernel = _gemm_kernel()
+    [outcome] = runner.run_module([kernel], 0)
+    assert outcome.status == "ok", outcome.detail
+    monkeypatch.setattr(writes, "left_out", lambda ctx, memref: False)
+    [outcome] = runner.run_module([kernel], 0)
+    assert outcome.status == "mismatch" and "bounds-checked vs plain device run: %C" in outcome.detail
+
+
 def test_device_and_reference_results_are_compared(device):
     kernel = _gemm_kernel()
     [outcome] = runner.run_module([kernel], 0)

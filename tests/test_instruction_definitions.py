@@ -3,7 +3,7 @@
 An instruction is defined once, on its class (tinyc/ir/instructions/); the
 layers that turn it into something else register per class. These tests
 fail for a class that lacks a keyword and syntax, a builder, a printer, a
-memory-effects rule, a lowering or SPIR-V emitter, a reference evaluator,
+memory-effects rule, an addressing and integer-facts answer, a lowering or SPIR-V emitter, a reference evaluator,
 or (collectives) a work model. `missing_pieces` is also run on a bare
 class, to show that each check can fail.
 """
@@ -45,6 +45,10 @@ def missing_pieces(cls: type[Instruction]) -> list[str]:
         missing.append("format (the printer)")
     if not _own(cls, "memory_accesses"):
         missing.append("memory_accesses (its memory effects)")
+    if not _own(cls, "addressing"):
+        missing.append("addressing (where it addresses memory: tinyc/ir/addressing.py)")
+    if not _own(cls, "integer_facts"):
+        missing.append("integer_facts (the integers it computes: tinyc/ir/addressing.py)")
     if cls not in LOWERED and not any(c in EMITTERS for c in cls.__mro__):
         missing.append("a lowering pass (tinyc/passes) or a SPIR-V emitter (tinyc/spirv/codegen)")
     if cls not in EVALUATORS:
@@ -73,7 +77,7 @@ def test_a_bare_class_lacks_every_piece():
     class Bare(Instruction):
         pass
 
-    assert len(missing_pieces(Bare)) == 8  # all but the work model, which only collectives need
+    assert len(missing_pieces(Bare)) == 10  # all but the work model, which only collectives need
 
     class BareCollective(BlasInstruction):
         """A collective without a work model."""

@@ -191,7 +191,8 @@ def test_failure_on_one_rank_changes_nothing(comm, local, programs, monkeypatch)
     before = D.copy()
     if comm.Get_rank() == last:
         mine = sharding.kernels_on(k, local.queues)[0]
-        monkeypatch.setattr(mine, "submit", lambda *a: (_ for _ in ()).throw(RuntimeError("device lost")))
+        # every launch of the kernel submits through its Submitter (tinyc/runtime/submit.py)
+        monkeypatch.setattr(mine._submitter, "submit_raw", lambda *a: (_ for _ in ()).throw(RuntimeError("device lost")))
     with pytest.raises(tinyc.LaunchError, match=rf"failed on rank {last}: .*device lost.*{local.labels[0] if comm.Get_rank() == last else ''}"):
         tinyc.distributed.run(k, 1.0, *on_root(comm, 0, A, B, C, D), batch=n, comm=comm)
     np.testing.assert_array_equal(D, before)

@@ -31,13 +31,17 @@ def spirv(tmp_path_factory) -> bytes:
     return assemble((HERE / "kernels.spvasm").read_text(), tmp_path_factory.mktemp("spv"))
 
 
-@pytest.fixture(scope="session")
-def kernels(queue, spirv):
-    """Every test kernel, plus `axpy_w` (axpy whose X is marked written)."""
+@pytest.fixture(scope="session", params=["by-address", "copied"])
+def kernels(request, queue, spirv):
+    """Every test kernel, plus `axpy_w` (axpy whose X is marked written); NumPy data passed
+    by address (the device reads host memory), and copied through device memory as on a
+    device that does not."""
     from tinyc.runtime.kernel import Kernel
 
     made = {name: Kernel(spirv, info(name), queue) for name in SIGNATURES}
     made["axpy_w"] = Kernel(spirv, info("axpy", X={"written": True}), queue)
+    for kernel in made.values():
+        kernel.host_pointers = kernel.host_pointers and request.param == "by-address"
     return made
 
 

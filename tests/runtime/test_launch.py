@@ -57,7 +57,9 @@ def test_scale_strided_views(kernels, rng, order, step):
 
 
 def test_not_written_is_not_copied_back(kernels, rng):
-    """axpy zeroes X on the device; X is marked read-only, so the host keeps it."""
+    """axpy zeroes X on the device; X is marked read-only, so the host keeps it (when copied)."""
+    if kernels["axpy"].host_pointers:
+        pytest.skip("by address the kernel writes the array itself: its KernelInfo must be true")
     x, y = rand(rng, (16, 5)), rand(rng, (16, 5))
     x0, expect = x.copy(), y + np.float32(2) * x
     kernels["axpy"](2.0, x, y, batch=5)

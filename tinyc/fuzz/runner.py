@@ -4,8 +4,10 @@ Kernels are compiled many to a module, so one JIT build (100-600 ms on the
 CPU runtime) serves them all; a module that does not compile is split to
 find the kernel at fault. Each kernel then runs on random inputs (the
 arrays laid out exactly as the generator declared them, strides included)
-on the device and, on copies, in the NumPy reference interpreter, whose
-collectives `CollectiveOracle` checks against NumPy on the way. Outputs are
+on the device, bounds-checked on the device (which must give the same
+results and find nothing: the programs are in bounds), and, on copies, in
+the NumPy reference interpreter, whose collectives `CollectiveOracle`
+checks against NumPy on the way. Outputs are
 compared bit for bit where the generator says both sides compute exactly
 (integers, loads and stores, correctly rounded operations), else within a
 tolerance scaled by the output's magnitude.
@@ -122,7 +124,8 @@ def _as_float(a: np.ndarray, element: Any) -> np.ndarray:
     return np.asarray(a)
 
 
-def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: float = 0.0) -> str | None:
+def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: float = 0.0,
+             sides: tuple[str, str] = ("device", "reference")) -> str | None:
     got, want = _as_float(got, element), _as_float(want, element)
     if element.is_int or exact:
         same = np.array_equal(got, want, equal_nan=not element.is_int)
@@ -131,7 +134,7 @@ def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: 
         where = np.argwhere(~((got == want) | (np.isnan(got) & np.isnan(want)) if not element.is_int
                               else got == want))
         first = tuple(int(i) for i in where[0]) if len(where) else ()
-        return f"differs at {first}: device {got[first]!r}, reference {want[first]!r}"
+        return f"differs at {first}: {sides[0]} {got[first]!r}, {sides[1]} {want[first]!r}"
     tol = max(TOLERANCE.get(element.name, 0.0), tol)
     finite = np.isfinite(want)
     scale = max(1.0, float(np.max(np.abs(want[finite]))) if finite.any() else 1.0)
@@ -143,11 +146,13 @@ def _differs(element: Any, got: np.ndarray, want: np.ndarray, exact: bool, tol: 
     if close.all():
         return None
     first = tuple(int(i) for i in np.argwhere(~close)[0])
-    return f"differs at {first}: device {got[first]!r}, reference {want[first]!r} (tolerance {tol} x {scale:.3g})"
+    return (f"differs at {first}: {sides[0]} {got[first]!r}, {sides[1]} {want[first]!r} "
+            f"(tolerance {tol} x {scale:.3g})")
 
 
-def compare(kernel: Kernel, device: Sequence[Any], reference: Sequence[Any]) -> str | None:
-    """The first difference between the outputs, or None."""
+def compare(kernel: Kernel, device: Sequence[Any], reference: Sequence[Any],
+            sides: tuple[str, str] = ("device", "reference")) -> str | None:
+    """The first difference between the outputs, or None (`sides` names the two runs)."""
     for arg, got, want in zip(kernel.args, device, reference):
         if isinstance(arg, ScalarArg) or not arg.output:
             continue
@@ -162,7 +167,7 @@ def compare(kernel: Kernel, device: Sequence[Any], reference: Sequence[Any]) -> 
             pairs = list(zip(members_got, members_want))
             element = arg.memref.element
         for k, (g, w) in enumerate(pairs):
-            problem = _differs(element, g, w, exact, tol)
+            problem = _differs(element, g, w, exact, tol, sides)
             if problem:
                 member = f" member {k}" if isinstance(arg, GroupArg) else ""
                 return f"%{arg.name}{member} {problem}"
@@ -219,13 +224,13 @@ def _exception_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}\n" + "".join(traceback.format_exception(err)[-6:])
 
 
-def _launch(kernel_object: Any, args: list[Any], batch: int) -> None:
+def _launch(kernel_object: Any, args: list[Any], batch: int, check_bounds: bool = False) -> None:
     """Launch and wait, with a time limit (a stuck device cannot be interrupted)."""
     failure: list[BaseException] = []
 
     def work() -> None:
         try:
-            kernel_object(*args, batch=batch)
+            kernel_object(*args, batch=batch, check_bounds=check_bounds)
         except BaseException as exc:  # handed to the caller
             failure.append(exc)
 
@@ -247,9 +252,13 @@ def run_kernel(program: Any, kernel: Kernel, seed: int, checked: Any = None) -> 
 
     args = build_arguments(kernel, seed)
     reference_args = copy_arguments(args)
+    bounds_args = copy_arguments(args)
     try:
         k = program[kernel.name]
         _launch(k, args, kernel.batch)
+        problem = _bounds_checked_difference(k, kernel, args, bounds_args)
+        if problem:
+            return Outcome(kernel, "mismatch", problem)
     except LaunchTimeout as err:
         return Outcome(kernel, "hang", str(err))
     except tinyc.LaunchError as err:
@@ -276,6 +285,19 @@ def run_kernel(program: Any, kernel: Kernel, seed: int, checked: Any = None) -> 
     if problem:
         return Outcome(kernel, "mismatch", "device vs reference: " + problem, oracle.checked)
     return Outcome(kernel, "ok", "", oracle.checked)
+
+
+def _bounds_checked_difference(k: Any, kernel: Kernel, plain: list[Any], args: list[Any]) -> str | None:
+    """Run the kernel bounds-checked on `args` (copies of the plain run's inputs): a generated
+    program is in bounds, so it must give the plain run's results and raise nothing."""
+    import tinyc
+
+    try:
+        _launch(k, args, kernel.batch, check_bounds=True)
+    except tinyc.BoundsError as err:
+        return f"the bounds-checked run of an in-bounds program raised: {err}"
+    problem = compare(kernel, args, plain, ("checked", "plain"))
+    return f"bounds-checked vs plain device run: {problem}" if problem else None
 
 
 def run_module(kernels: Sequence[Kernel], seed: int) -> list[Outcome]:

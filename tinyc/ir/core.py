@@ -11,7 +11,9 @@ instruction. Its class holds everything about the instruction itself:
     kind          where it may appear; `region_kind`: what its regions are
     verify        the spec's restrictions
     memory_accesses   which memref/group operands it reads or writes
-    view_source   the operand whose memory its result is a view of
+    addressing    where it addresses them: footprints, views, loaded results
+                  (tinyc/ir/addressing.py; `view_source` is derived from it)
+    integer_facts the integers it computes, loop ranges, guards (addressing.py)
     flops         (collectives) its work model, for `tinyc bench` and benchmarks/
 
 The parser's grammar, builders and hint lists, the verifier's region rules,
@@ -28,6 +30,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Sequence
 
 from tinyc.diagnostics import Span
+from tinyc.ir.addressing import NO_ADDRESSING, NO_INTEGER_FACTS, Addressing, Footprint, IntegerFacts
 from tinyc.ir.types import GroupType, MemrefType, Type
 from tinyc.std import DEFAULT, Std, Version
 
@@ -191,9 +194,28 @@ class Instruction:
         return [(v, kind) for v in self.operands if _has_memory(v)
                 for kind in (EffectKind.READ, EffectKind.WRITE)]
 
+    def addressing(self) -> Addressing:
+        """Where it addresses memory (tinyc/ir/addressing.py), not counting nested instructions.
+
+        Every class says this in its own body or a base's (a completeness test
+        checks it). This default only keeps an undescribed instruction safe:
+        it touches each memory operand somewhere (unbounded, so launches check
+        it), and every result of an instruction that touches memory is loaded.
+        """
+        accesses = self.memory_accesses()
+        footprints = tuple(Footprint(v, kind, None) for v, kind in dict.fromkeys(accesses))
+        return Addressing(footprints, loaded=tuple(self.results) if accesses else ())
+
+    def integer_facts(self) -> IntegerFacts:
+        """The integers it computes, its loop ranges and guards (tinyc/ir/addressing.py).
+
+        Every class says this in its own body or a base's; the default knows nothing."""
+        return NO_INTEGER_FACTS
+
     def view_source(self) -> "Value | None":
         """The operand whose memory the result views (subview, expand, fuse, a group's member)."""
-        return None
+        view = self.addressing().view
+        return view.source if view is not None else None
 
     def kind_in(self, std: Std) -> Kind:
         """Where the instruction may appear in version `std` (`kind` unless the versions differ)."""
@@ -215,6 +237,16 @@ class Instruction:
 def no_memory_access(self: Instruction) -> Accesses:
     """`memory_accesses` of instructions that touch no memory (`memory_accesses = no_memory_access`)."""
     return []
+
+
+def no_addressing(self: Instruction) -> Addressing:
+    """`addressing` of instructions that address no memory (`addressing = no_addressing`)."""
+    return NO_ADDRESSING
+
+
+def no_integer_facts(self: Instruction) -> IntegerFacts:
+    """`integer_facts` of instructions that compute no integer the analyses use."""
+    return NO_INTEGER_FACTS
 
 
 def _has_memory(value: Value) -> bool:

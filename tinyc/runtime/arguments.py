@@ -28,36 +28,55 @@ from tinyc.runtime.groups import Group, GroupPacker  # noqa: F401 (Group: re-exp
 from tinyc.runtime.scalars import bool_packer, scalar_packer
 from tinyc.signature import ParamInfo
 from tinyc.runtime.staging import Staging, USMPointer
+from tinyc.runtime.submit import Address
 
 Emit = Callable[[], list]  # produces the kernel arguments after placement
 Packer = Callable[[Any, "Call"], "list | Emit"]
 
 
-WRAPPER_CACHE_SIZE = 256
+CONTEXT_CACHE_SIZE = 64
 
 
 class Call:
     """State of one call between checking and launching.
 
-    `wrappers` (owned by the Kernel, kept across calls) maps (address,
-    nbytes) of USM arrays whose syclobj shares the kernel's context to the
-    dpctl memory object that passes them: wrapping costs ~8 us per argument.
-    The wrappers never own memory, so a stale entry is still a valid pointer
-    in that context.
+    `contexts` (owned by the Kernel, kept across calls) remembers whether a
+    USM array's syclobj shares the kernel's context (asking costs ~1 us),
+    holding the syclobj so that its id stays its own. `host_pointers`: the
+    device reads host memory (system allocations), so NumPy data goes in by
+    address; else it is copied through `staging`, made on first use.
     """
 
-    def __init__(self, queue: Any, memory: Any, batch: int, wrappers: dict | None = None, pools: Any = None,
-                 in_order: bool = False):
+    __slots__ = ("queue", "memory", "batch", "pools", "in_order", "host_pointers", "_staging", "lone",
+                 "gather_written", "gathered", "contexts", "usm_writes", "keep", "sizes")
+
+    def __init__(self, queue: Any, memory: Any, batch: int, contexts: dict | None = None, pools: Any = None,
+                 in_order: bool = False, host_pointers: bool = False):
         self.queue = queue
         self.memory = memory
         self.batch = batch
-        self.staging = Staging(queue, memory, pools, in_order)
+        self.pools, self.in_order = pools, in_order
+        self.host_pointers = host_pointers  # NumPy data goes in by address (the device reads host memory)
+        self._staging: Staging | None = None  # made when something is copied
         self.lone: set[int] = set()
         self.gather_written = True  # may written group members be gathered (groups.py)?
         self.gathered: list[tuple[bool, np.ndarray]] = []  # (written, member ids) of gathered groups
-        self.contexts: dict[int, bool] = {}  # id(syclobj) -> shares the queue's context
-        self.wrappers = wrappers if wrappers is not None else {}
+        self.contexts = contexts if contexts is not None else {}  # id(syclobj) -> (syclobj, same context)
         self.usm_writes: list[tuple[int, int]] | None = None  # bounds-checked calls: written USM spans
+        self.keep: list[Any] = []  # host tables passed by address: alive until the call ends
+        self.sizes: dict[int, Any] = {}  # parameter index -> what the launch bounds read (launch_check.py)
+
+    @property
+    def staging(self) -> Staging:
+        """The NumPy data of the call copied to the device (made on first use)."""
+        if self._staging is None:
+            self._staging = Staging(self.queue, self.memory, self.pools, self.in_order)
+        return self._staging
+
+    @property
+    def staged(self) -> bool:
+        """Whether anything of this call is copied (or was placed in pooled buffers)."""
+        return self._staging is not None
 
     def note_usm_write(self, address: int, nbytes: int) -> None:
         """A USM span the kernel may write (bounds-checked calls restore it on a violation)."""
@@ -69,34 +88,32 @@ class Call:
         if owner is self.queue:
             return True
         known = self.contexts.get(id(owner))
-        if known is None:
-            context = getattr(owner, "sycl_context", owner)
-            try:
-                known = bool(context == self.queue.sycl_context)
-            except Exception:  # an unknown kind of syclobj
-                known = False
-            self.contexts[id(owner)] = known
-        return known
+        if known is not None and known[0] is owner:
+            return known[1]
+        context = getattr(owner, "sycl_context", owner)
+        try:
+            same = bool(context == self.queue.sycl_context)
+        except Exception:  # an unknown kind of syclobj
+            same = False
+        if len(self.contexts) >= CONTEXT_CACHE_SIZE:
+            self.contexts.clear()
+        self.contexts[id(owner)] = (owner, same)  # the owner is held: its id stays its own
+        return same
 
     def usm_argument(self, view: ArrayView, name: str, what: str) -> Any:
-        """Wrap a USM array's element 0 as a kernel argument; checks its context."""
+        """A USM array's element 0 as a kernel argument; checks its context.
+
+        An array of the queue's context goes by address; another is wrapped by
+        dpctl, which checks that the pointer belongs to the queue's context."""
+        if self.same_context(view.owner):
+            return Address(view.address, view.usm)
         nbytes = extent(view.shape, view.strides) * view.dtype.itemsize
-        key = (view.address, nbytes)
-        trusted = self.same_context(view.owner)
-        if trusted:
-            found = self.wrappers.get(key)
-            if found is not None:
-                return found
         try:  # dpctl checks that the pointer belongs to the queue's context
             wrapped = self.memory.as_usm_memory(USMPointer(view.address, nbytes, self.queue))
         except (ValueError, TypeError) as exc:
             raise LaunchError(
                 f"{what}: USM array is not usable on the kernel's queue ({exc})", argument=name
             ) from None
-        if trusted:
-            if len(self.wrappers) >= WRAPPER_CACHE_SIZE:
-                self.wrappers.clear()
-            self.wrappers[key] = wrapped
         return wrapped
 
     def check_usm_context(self, view: ArrayView, name: str, what: str) -> None:
@@ -176,6 +193,8 @@ def memref_packer(param: ParamInfo) -> Packer:
                     memo.clear()
                 memo[key] = (view.shape, arguments, span)
             return arguments
+        if call.host_pointers:  # the device reads the array where it is
+            return [Address(view.address, view.host), *tail]
         handle = call.staging.add(view.host, extent(view.shape, view.strides), written, view.address)
         call.lone.add(handle)
         return lambda: [call.staging.argument(handle), *tail]

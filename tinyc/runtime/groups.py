@@ -68,18 +68,24 @@ from tinyc.runtime.arrays import (
     layout,
 )
 from tinyc.runtime.members import (
+    ALIGNED,
     OWNDATA,
     WRITEABLE,
     GatherPlan,
+    HostPlan,
     TableCache,
     addresses,
     gather,
+    host_tables,
     member_ids,
+    numpy_heads_again,
+    numpy_uniform,
     uniform_numpy,
     uniform_usm,
     upload_tables,
     writeable,
 )
+from tinyc.runtime.submit import Address
 from tinyc.signature import ParamInfo
 
 Emit = Callable[[], list]
@@ -320,10 +326,12 @@ class GroupPacker:
     def _tables(self, key: tuple, addresses: Callable[[], np.ndarray], row: tuple, count: int,
                 call: Any, pins: Any = None) -> list:
         """Device table and `?` columns for `key`, from the cache or uploaded now."""
+        key = (*key, call.host_pointers)
         found = self.tables.find(key)
         if found is None:
             columns = [np.full(count, v, dtype=np.int64) for v in row]
-            found = upload_tables(call.queue, call.memory, addresses(), columns)
+            found = host_tables(addresses(), columns) if call.host_pointers else \
+                upload_tables(call.queue, call.memory, addresses(), columns)
             self.tables.add(key, found, pins)
         return found
 
@@ -346,6 +354,9 @@ class GroupPacker:
             if self.written:
                 call.note_usm_write(view.address, extent(view.shape, view.strides) * itemsize)
             return lambda: [*table(view.address), *tail]
+        if call.host_pointers:  # the device reads the array where it is
+            call.keep.append(view.host)
+            return lambda: [*table(view.address), *tail]
         handle = call.staging.add(view.host, extent(view.shape, view.strides), self.written, view.address)
         call.lone.add(handle)  # an allocation of its own unless it overlaps another argument
         return lambda: [*table(call.staging.address(handle)), *tail]
@@ -354,6 +365,11 @@ class GroupPacker:
     def _members(self, value: Any, arrays: Sequence[Any], count: int, setup: tuple, tail: list,
                  call: Any) -> Emit:
         config = setup[:3]
+        if call.host_pointers and arrays and type(arrays[0]) is np.ndarray and _uniform(setup[1]) \
+                and _uniform(setup[2]):
+            emit = self._host_numpy(tuple(arrays), count, setup, tail, call)
+            if emit is not None:
+                return emit
         known = None
         # a bounds-checked call needs the spans of written USM members (runtime/bounds.py): one by one
         tracking = self.written and call.usm_writes is not None
@@ -396,6 +412,44 @@ class GroupPacker:
             else:
                 return self._staged(members, count, setup, tail, call)
         return self._each(members, count, setup, tail, call, keys, pins)
+
+    def _host_numpy(self, members: tuple, count: int, setup: tuple, tail: list, call: Any) -> Emit | None:
+        """NumPy members of one layout on a device that reads host memory: their addresses
+        (read in bulk on every call) in a host table, no copies. The layout is checked in
+        full the first time these members come (by id), then only the flags that may change
+        in place (writeable, aligned); None: check member by member."""
+        ids = member_ids(members)  # `members` holds them while they are read
+        config = setup[:3]
+        plan = self.tables.find_members(members, ("host", config))
+        found = numpy_heads_again(ids, plan) if isinstance(plan, HostPlan) else None
+        if found is None:
+            found = numpy_uniform(members, ids)
+            if found is None:
+                return None
+            first = members[0]
+            view = array_view(first, self.name, f"{self.what} member 0")
+            plan = HostPlan(tuple(self._fit(view, 0, setup).dynamic), first.dtype, first.ndim, ids)
+            self.tables.add(("ids", ids, ("host", config)), plan, members)
+        data, flags = found
+        if not flags & ALIGNED or (self.written and not flags & WRITEABLE):
+            return None  # one by one: the error names the member
+        call.keep.append(members)
+        columns = self._columns(plan.row, count)
+
+        def emit() -> list:
+            table = np.ascontiguousarray(data, dtype=np.uint64)
+            return [Address(table.ctypes.data, table), *columns, *tail]
+
+        return emit
+
+    def _columns(self, row: tuple, count: int) -> list:
+        """Host `?` columns (one value per member) for a row shared by every member."""
+        key = ("columns", row, count)
+        found = self.tables.find(key)
+        if found is None:
+            found = host_tables(np.zeros(0, dtype=np.uint64), [np.full(count, v, dtype=np.int64) for v in row])[1:]
+            self.tables.add(key, found)
+        return found
 
     def _staged(self, members: tuple, count: int, setup: tuple, tail: list, call: Any) -> Emit:
         """NumPy members of one layout, staged where they are (views of one buffer share a region)."""
@@ -457,6 +511,7 @@ class GroupPacker:
         staged: list[int] = []  # members copied from NumPy ...
         handles: list[int] = []  # ... and their staging handles
         seen: dict[tuple, tuple[Layout, int]] = {}  # NumPy (dtype, shape, strides) -> checked layout, extent
+        in_host = False  # NumPy members passed by address
         for i, member in enumerate(arrays):
             known = None
             if type(member) is np.ndarray and not explicit:
@@ -478,10 +533,17 @@ class GroupPacker:
                 elif type(member) is np.ndarray and not explicit:
                     seen[(member.dtype, member.shape, member.strides)] = known
             dynamic[i] = known[0].dynamic
-            if host is not None:
+            if host is not None and call.host_pointers:  # read where it is
+                addresses[i] = host.__array_interface__["data"][0]
+                call.keep.append(host)
+                in_host = True
+            elif host is not None:
                 staged.append(i)
                 handles.append(call.staging.add(host, known[1], written))
         slots = self.slots
+        if in_host and not staged:
+            columns = [dynamic[:, k] for k in range(slots)]
+            return lambda: [*host_tables(addresses, columns), *tail]
 
         if not staged:  # all USM: the tables can be kept for these members
             def emit_usm() -> list:

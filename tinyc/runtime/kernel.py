@@ -8,9 +8,13 @@ dimension 0 (tinyc.std.BATCH_AXIS), as its reference runtime does: global
 (X·N, Y, 1), `[1, Y, X·N]`.
 Everything that does not depend on the arguments (program, kernel handle,
 per-parameter packers) is prepared once in the constructor, so a call costs
-the argument checks, the copies and one submit. Across calls a kernel keeps
-its staging buffers (pool.py) and the device pointer tables of recent groups
-(members.py); `release_buffers()` frees them.
+the argument checks, the copies and one submit. On a device that reads host
+memory (`aspect::usm_system_allocations`, true for Intel's OpenCL CPU
+runtime) NumPy arrays are passed by address: no copy in, no copy back
+(`host_pointers`); elsewhere they are copied through a staging area. Across
+calls a kernel keeps its staging buffers (pool.py) and the pointer tables of
+recent groups (members.py); `release_buffers()` frees them. Submission goes
+through dpctl's C interface (submit.py), which takes host addresses.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from tinyc.runtime.device import device_label, import_dpctl, profiling_queue, se
 from tinyc.runtime.pool import Pools
 from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
+from tinyc.runtime.submit import Submitter
 from tinyc.signature import KernelInfo
 
 MAX_BATCH = 2**31 - 1
@@ -82,9 +87,13 @@ class Kernel:
         dpctl = import_dpctl()
         self._memory = dpctl.memory
         self._packers = [make_packer(p, dpctl.RawKernelArg) for p in info.params]
-        self._wrappers: dict = {}  # USM pointer wrappers reused across calls
+        self._contexts: dict = {}  # USM arrays' syclobjs: do they share the kernel's context?
         self._pools = Pools(self.queue, self._memory)  # staging buffers reused across calls
         self._in_order = bool(self.queue.is_in_order)
+        self._submitter = Submitter(self.sycl_kernel)
+        self.host_pointers = reads_host_memory(self.queue)
+        """NumPy arrays go in by address (True where the device reads host memory; set it
+        to False to copy them through device memory instead, as on other devices)."""
         x, y = info.work_group_size
         self._x, self._y = x, y
         self._names = ", ".join(p.name for p in info.params)
@@ -101,10 +110,10 @@ class Kernel:
                               f"only batch=, device=, weights= and check_bounds= are accepted")
         if type(batch) is not int:  # the common case without ABC checks
             if isinstance(batch, bool) or not isinstance(batch, numbers.Integral):
-                raise LaunchError(f"batch must be a positive integer, got {batch!r}", argument="batch")
+                raise LaunchError(f"batch must be a non-negative integer, got {batch!r}", argument="batch")
             batch = int(batch)
-        if not 1 <= batch <= MAX_BATCH:
-            raise LaunchError(f"batch must be between 1 and {MAX_BATCH}, got {batch}", argument="batch")
+        if not 0 <= batch <= MAX_BATCH:
+            raise LaunchError(f"batch must be between 0 and {MAX_BATCH}, got {batch}", argument="batch")
         return batch
 
     def _check_count(self, args: tuple) -> None:
@@ -121,24 +130,27 @@ class Kernel:
         """A checked call. Bound again without gathering written group members if
         one of them is aliased by another argument (so the device shares memory
         between them as the host does). Binding only fills host buffers."""
-        call = Call(self.queue, self._memory, batch, self._wrappers, pools, self._in_order)
+        call = Call(self.queue, self._memory, batch, self._contexts, pools, self._in_order, self.host_pointers)
         call.usm_writes = [] if track_usm_writes else None
         try:
             parts = self._bind(call, args)
-            if any(written for written, _ in call.gathered) and _aliased(call):
+            if call.gathered and any(written for written, _ in call.gathered) and _aliased(call):
                 call.staging.release()
-                call = Call(self.queue, self._memory, batch, self._wrappers, pools, self._in_order)
+                call = Call(self.queue, self._memory, batch, self._contexts, pools, self._in_order,
+                            self.host_pointers)
                 call.usm_writes = [] if track_usm_writes else None
                 call.gather_written = False
                 parts = self._bind(call, args)
         except BaseException:
-            call.staging.release()
+            if call.staged:
+                call.staging.release()
             raise
         return call, parts
 
     @staticmethod
     def _emit(call: Call, parts: list) -> list:
-        call.staging.place(call.lone)
+        if call.staged:
+            call.staging.place(call.lone)
         packed: list = []
         for part in parts:
             packed.extend(part if type(part) is list else part())
@@ -152,15 +164,19 @@ class Kernel:
         return PreparedCall(self, call, self._emit(call, parts))
 
     # -- launching -------------------------------------------------------------
-    def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None,
-               sycl_kernel: Any = None) -> Any:
-        """Submit packed arguments over `batch` work-groups; returns the event."""
-        queue = queue or self.queue
+    def _ranges(self, batch: int) -> tuple[list[int], list[int]]:
+        """Global and local range in dpctl's slowest-first order (module docs)."""
         x, y = self._x, self._y
-        kernel = sycl_kernel or self.sycl_kernel
         if self.info.batch_axis == 0:
-            return queue.submit_async(kernel, packed, [1, y, x * batch], [1, y, x], after or None)
-        return queue.submit_async(kernel, packed, [batch, y, x], [1, y, x], after or None)
+            return [1, y, x * batch], [1, y, x]
+        return [batch, y, x], [1, y, x]
+
+    def submit(self, packed: list, batch: int, queue: Any = None, after: list | None = None,
+               variant: "Kernel | None" = None) -> Any:
+        """Submit packed arguments over `batch` work-groups (of `variant`'s kernel, same ABI,
+        if given); returns the event (a dpctl.SyclEvent)."""
+        submitter = (variant or self)._submitter
+        return submitter.submit(queue or self.queue, packed, *self._ranges(batch), after or ())
 
     def launch_raw(self, packed: list, batch: int) -> None:
         """Launch already packed kernel arguments and wait (no checks)."""
@@ -182,12 +198,19 @@ class Kernel:
         if checking:  # (TINYC_CHECK_BOUNDS skips raw SPIR-V kernels: they have no variant)
             return self._call_checked(args, batch)
         call, parts = self._bound(args, batch, self._pools)
+        if not call.staged:  # nothing copied: submit and wait
+            packed = self._emit(call, parts)
+            if batch:
+                submitter = self._submitter
+                submitter.finish(submitter.submit_raw(self.queue, packed, *self._ranges(batch)))
+            return
         events = call.staging.events
         try:
             packed = self._emit(call, parts)
-            done = self.submit(packed, batch, None, events)
-            events.append(done)
-            call.staging.copy_back(done)
+            if batch:
+                done = self.submit(packed, batch, None, events)
+                events.append(done)
+                call.staging.copy_back(done)
         finally:
             wait_all(events, self._in_order)  # never free or reuse memory a copy or kernel still uses
             call.staging.release()
@@ -207,6 +230,11 @@ class Kernel:
         then the plain kernel runs if it found nothing. Else: it runs for real, after
         snapshots of the written USM arrays, which it restores on a violation. Either
         way a violation raises BoundsError with no output written back."""
+        if not batch:  # nothing runs: the arguments are only checked
+            call, _ = self._bound(args, batch, self._pools)
+            if call.staged:
+                call.staging.release()
+            return
         variant = self._checked_kernel()
         dry = variant.info.bounds_dry
         call, parts = self._bound(args, batch, self._pools, track_usm_writes=not dry)
@@ -219,7 +247,7 @@ class Kernel:
                                                           call.staging)
             if snapshots is not None:
                 events += snapshots.events
-            checked = self.submit(packed + [report], batch, None, events, variant.sycl_kernel)
+            checked = self.submit(packed + [report], batch, None, events, variant)
             events.append(checked)
             found = bounds.read_report(self.queue, report, checked)
             if found[0]:
@@ -268,6 +296,14 @@ class Kernel:
             else:
                 times.append((event.profiling_info_end - event.profiling_info_start) * 1e-9)
         return times
+
+
+def reads_host_memory(queue: Any) -> bool:
+    """Whether the queue's device reads any host memory (`aspect::usm_system_allocations`)."""
+    try:
+        return bool(queue.sycl_device.has_aspect_usm_system_allocations)
+    except Exception:  # an unknown device: copy
+        return False
 
 
 def _aliased(call: Call) -> bool:

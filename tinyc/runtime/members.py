@@ -46,6 +46,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from tinyc.runtime.submit import Address
+
 # -- identities ------------------------------------------------------------------
 # CPython object layouts (Include/cpython/{listobject,tupleobject}.h): a tuple's
 # item pointers follow its header; a list's header is followed by a pointer to
@@ -259,6 +261,85 @@ def gather(members: Sequence[np.ndarray], out: np.ndarray) -> bool:
     return True
 
 
+# -- NumPy members read in bulk ---------------------------------------------------------------
+# NumPy's array object (numpy/ndarraytypes.h, PyArrayObject_fields, unchanged from NumPy 1.x to
+# 2.x): after the object header (refcount, type), the data pointer, nd, the dimensions and
+# strides pointers, base, descr and flags. Read here for many members at once, by gathering
+# 8-byte words from the members' addresses (their ids), which the caller holds references
+# to; only objects whose type is exactly np.ndarray are read past their header. Checked
+# against NumPy's own answers once at import (`_HEAD_OK`).
+_TYPE, _DATA, _ND, _DIMS, _DESCR, _FLAGS = 8, 16, 24, 32, 56, 64
+
+
+def _words(addresses: np.ndarray, dtype: Any = np.uint64) -> np.ndarray:
+    """The values at these (aligned) addresses, in one gather."""
+    item = np.dtype(dtype).itemsize
+    lo, hi = int(addresses.min()), int(addresses.max()) + item
+    memory = np.frombuffer((ctypes.c_char * (hi - lo)).from_address(lo), dtype=dtype)
+    return memory[((addresses - np.uint64(lo)) // np.uint64(item)).astype(np.intp)]
+
+
+def numpy_heads(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """(data pointers, flags ANDed) of members known to be arrays (by id)."""
+    data = _words(ids + np.uint64(_DATA))
+    flags = int(np.bitwise_and.reduce(_words(ids + np.uint64(_FLAGS), np.int32)))
+    return data, flags
+
+
+def numpy_heads_again(ids: np.ndarray, plan: "HostPlan") -> tuple[np.ndarray, int] | None:
+    """numpy_heads of members checked before (`plan`), if their dtype and order are still
+    the plan's (both can be changed in place); None if not."""
+    if not bool((_words(ids + np.uint64(_DESCR)) == np.uint64(id(plan.dtype))).all()):
+        return None
+    if not bool((_words(ids + np.uint64(_ND), np.int32) == plan.ndim).all()):
+        return None
+    return numpy_heads(ids)
+
+
+def numpy_uniform(members: Sequence[Any], ids: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(data pointers, flags ANDed) if every member is an np.ndarray (exactly) with the first
+    member's dtype object, shape and strides; else None. Nothing is read past the header of
+    an object that is not an array."""
+    if not _HEAD_OK:
+        return None
+    return _uniform(members, ids)
+
+
+def _uniform(members: Sequence[Any], ids: np.ndarray) -> tuple[np.ndarray, int] | None:
+    if not len(ids):
+        return None
+    if not bool((_words(ids + np.uint64(_TYPE)) == np.uint64(id(np.ndarray))).all()):
+        return None
+    first = members[0]
+    if not bool((_words(ids + np.uint64(_DESCR)) == np.uint64(id(first.dtype))).all()):
+        return None
+    if not bool((_words(ids + np.uint64(_ND), np.int32) == first.ndim).all()):
+        return None
+    dims = _words(ids + np.uint64(_DIMS))
+    for k, expected in enumerate((*first.shape, *first.strides)):  # strides follow the dimensions
+        if not bool((_words(dims + np.uint64(8 * k), np.int64) == expected).all()):
+            return None
+    return numpy_heads(ids)
+
+
+def _heads_agree() -> bool:
+    """Whether the bulk reader gives NumPy's own answers (64-bit CPython, no opt-out)."""
+    if not _FAST:
+        return False
+    try:
+        probes = [np.zeros((3, 4), np.float32, order="F"), np.arange(10.0)[::2], np.ones(5, np.int8)]
+        probes[2].flags.writeable = False
+        ids = member_ids(probes)
+        data, _ = numpy_heads(ids)
+        each = [int(_words(np.array([i + _FLAGS], dtype=np.uint64), np.int32)[0]) for i in ids.tolist()]
+        return (data.tolist() == [p.__array_interface__["data"][0] for p in probes]
+                and each == [p.flags.num for p in probes]
+                and _uniform(probes[:1] * 3, member_ids(probes[:1] * 3)) is not None
+                and _uniform(probes, ids) is None)
+    except Exception:
+        return False
+
+
 # -- device pointer tables ----------------------------------------------------------------
 class TableCache:
     """What one group parameter learnt in recent calls, by key.
@@ -325,6 +406,16 @@ class GatherPlan:
         self.row, self.nbytes, self.ids = row, nbytes, ids
 
 
+class HostPlan:
+    """NumPy members checked for a host table: the `?` values of their memref, their dtype
+    object and order (what may change in place), their ids."""
+
+    __slots__ = ("row", "dtype", "ndim", "ids")
+
+    def __init__(self, row: tuple, dtype: np.dtype, ndim: int, ids: np.ndarray):
+        self.row, self.dtype, self.ndim, self.ids = row, dtype, ndim, ids
+
+
 def _same_objects(members: Sequence[Any], objects: Sequence[Any]) -> bool:
     """The same objects in the same order, by identity (~40 ns per member, no CPython internals)."""
     return len(members) == len(objects) and all(map(is_, members, objects))
@@ -342,6 +433,14 @@ def _same_key(a: Any, b: Any) -> bool:
     return True
 
 
+def host_tables(addresses: np.ndarray, columns: list[np.ndarray]) -> list:
+    """A pointer table and its `?` columns in host memory, passed by address (the device
+    reads host memory): each argument holds its array."""
+    arrays = [np.ascontiguousarray(addresses, dtype=np.uint64)] + [
+        np.ascontiguousarray(c, dtype=np.int64) for c in columns]
+    return [Address(a.ctypes.data, a) for a in arrays]
+
+
 def upload_tables(queue: Any, memory: Any, addresses: np.ndarray, columns: list[np.ndarray]) -> list:
     """Device copies of a pointer table and its `?` columns (owned by the caller), uploaded."""
     arguments, events, sources = [], [], []  # sources: alive until their copies finished
@@ -354,3 +453,6 @@ def upload_tables(queue: Any, memory: Any, addresses: np.ndarray, columns: list[
     for event in events:
         event.wait()
     return arguments
+
+
+_HEAD_OK = _heads_agree()

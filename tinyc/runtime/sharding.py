@@ -19,12 +19,16 @@ the padding. Kernels whose slices would not compute what one launch does
 mode, builtin.group_size, other uses of the group id) run whole on the
 device of the largest weight: correct, just not split (docs/scaling.md).
 
-Order of work, so that a failure leaves every output as it was:
+Order of work, so that a failure leaves every output as it was where it can:
   1. every slice is checked and its data staged on its device (nothing runs);
   2. every slice is submitted, to all queues at once, the first slice last;
   3. all kernels are waited for, the first slice first; any failure raises
      DeviceError naming the device, before anything is copied back;
   4. only then are results copied back into the caller's arrays.
+On devices that read host memory, NumPy arrays are passed by address (no
+copies, kernel.py): a kernel that fails after another device's slice ran
+leaves that slice's part of a NumPy output written (the error says so); a
+failure while checking and staging (step 1) still changes nothing.
 USM arrays the kernel writes, or that live in another SYCL context than a
 slice's device, go through a host copy made once per call (written ones are
 copied back at step 4), so they too stay untouched when a device fails.
@@ -49,7 +53,9 @@ from tinyc.signature import KernelInfo
 
 
 class DeviceError(LaunchError):
-    """One device of a split launch failed; no output was changed. `.device` is that device."""
+    """One device of a split launch failed. `.device` is that device. No output was changed,
+    except where the other devices wrote NumPy outputs in place (passed by address) before
+    the failure showed: the message says which."""
 
     def __init__(self, message: str, device: Any = None, argument: str | None = None):
         super().__init__(message)
@@ -165,12 +171,14 @@ def _attempt(action: Callable[[], Any], i: int,
         raise failure(exc, i) from exc
 
 
-def _failure(exc: BaseException, part: Slice) -> DeviceError:
-    """`exc` raised for one slice, as an error naming its device."""
+def _failure(exc: BaseException, part: Slice, changed: bool = False) -> DeviceError:
+    """`exc` raised for one slice, as an error naming its device; `changed`: other slices
+    may have written NumPy outputs in place (passed by address) before it failed."""
     argument = getattr(exc, "argument", None)
     text = str(exc) if isinstance(exc, LaunchError) else f"{type(exc).__name__}: {exc}"
-    message = (f"{text} (on {part.device_text}, work-groups {part.start}..{part.start + part.count - 1}; "
-               f"no output was changed)")
+    outcome = ("the other slices may have written their parts of NumPy outputs, which the devices "
+               "write in place" if changed else "no output was changed")
+    message = f"{text} (on {part.device_text}, work-groups {part.start}..{part.start + part.count - 1}; {outcome})"
     error = DeviceError(message, part.queue.sycl_device, argument)
     error.__cause__ = exc
     return error
@@ -196,7 +204,7 @@ class _Running:
 
     def settle(self) -> None:
         """Wait for everything submitted and give the buffers back (always runs)."""
-        if self.call is None:
+        if self.call is None or not self.call.staged:
             return
         try:
             wait_all(self.call.staging.events, self.kernel._in_order)
@@ -207,6 +215,9 @@ class _Running:
 def launch(kernel: Any, args: tuple, batch: int, device: Any, weights: Any = None) -> None:
     """Run `kernel(*args, batch=batch)` split over `device` (module docs)."""
     kernel._check_count(args)
+    if not batch:  # nothing runs: the arguments are only checked, on one device
+        kernel(*args, batch=0)
+        return
     targets = as_devices(device, weights)
     slices = plan(kernel.info, batch, targets)
     kernels = kernels_on(kernel, [s.queue for s in slices])
@@ -218,13 +229,20 @@ def launch(kernel: Any, args: tuple, batch: int, device: Any, weights: Any = Non
     host = HostCopies()
     running = [_Running(k, s, SliceArguments(params, args, s, len(slices) == 1, host))
                for k, s in zip(kernels, slices)]
+    in_place = any(p.written for p in params) and any(k.host_pointers for k in kernels)
+
     def failure(exc: BaseException, i: int) -> DeviceError:
         return _failure(exc, running[i].part)
+
+    def run_failure(exc: BaseException, i: int) -> DeviceError:
+        # slices are submitted last first: when slice i fails, the later ones were submitted
+        others_ran = i < len(running) - 1 or (running[i].done is not None and len(running) > 1)
+        return _failure(exc, running[i].part, in_place and others_ran)
 
     try:
         for i in reversed(range(len(running))):  # staged in the order they are submitted
             _attempt(running[i].stage, i, failure)
-        run_together([r.submit for r in running], failure)
+        run_together([r.submit for r in running], run_failure)
         _copy_back(running)  # every device succeeded: now change the outputs
         host.commit()
     finally:

@@ -21,7 +21,8 @@ from tinyc.diagnostics import Span
 from tinyc.ir.checks import (
     expect_index_count, expect_indices, expect_memref, expect_result, expect_type, operand_error,
 )
-from tinyc.ir.core import Accesses, EffectKind, Instruction, Value
+from tinyc.ir.addressing import Addressing, Footprint
+from tinyc.ir.core import Accesses, EffectKind, Instruction, Value, no_integer_facts
 from tinyc.ir.types import MemrefType, Type
 from tinyc.std import Std
 
@@ -102,6 +103,13 @@ class AtomicInstruction(Instruction):
     @property
     def indices(self) -> list[Value]:
         return self.operands[self._tensor_at + 1:]
+
+    def addressing(self) -> Addressing:
+        """One element, as `memory_accesses` says; a result holds the (loaded) value before."""
+        return Addressing(tuple(Footprint.element(v, kind, self.indices) for v, kind in self.memory_accesses()),
+                          loaded=tuple(self.results))
+
+    integer_facts = no_integer_facts
 
     @property
     def ordering(self) -> str:

@@ -6,7 +6,6 @@ tinyc/passes for the lowering of each).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -16,7 +15,13 @@ from tinyc.ir.checks import (
     blas_memrefs, check_shapes_equal, check_size_match, expect_order, expect_type, inst_error,
     is_int, op_shape, result_error,
 )
-from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Region, Value, no_memory_access
+from tinyc.ir.addressing import (  # noqa: F401 (SizeRule: re-exported)
+    Addressing, Footprint, IntegerFacts, LoopRange, SizeRule, TileRange,
+)
+from tinyc.ir.core import (
+    Accesses, EffectKind, Instruction, Kind, Region, Value, no_addressing, no_integer_facts,
+    no_memory_access,
+)
 from tinyc.ir.instructions.control import loop_type_of
 from tinyc.ir.instructions.scalar import Constant
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type, index
@@ -33,20 +38,6 @@ ShapeOf = Callable[[Value], Sequence[int]]
 
 def _transpose_suffix(transposed: bool) -> str:
     return ".t" if transposed else ".n"
-
-
-@dataclass(frozen=True)
-class SizeRule:
-    """Mode `left[1]` of operand `left[0]` must equal mode `right[1]` of operand `right[0]`.
-
-    A collective's shape rule as (operand index, mode) pairs: the verifier
-    checks the sizes known at compile time; bounds-checked launches check the
-    `?` ones at run time, and `tinyc run` makes related `?` sizes agree.
-    """
-
-    left: tuple[int, int]
-    right: tuple[int, int]
-    what: str  # e.g. "columns of op(A) = rows of op(B)"
 
 
 def _op_mode(transposed: bool, mode: int) -> int:
@@ -113,6 +104,8 @@ class Alloca(Instruction):
     keywords = ("alloca",)
     syntax = 'dictionary? ":" memref_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, type: Type, attrs: dict | None = None, span: Span | None = None,
                  name: str | None = None):
@@ -204,6 +197,14 @@ class BlasInstruction(Instruction):
                 found.append((self.output, EffectKind.READ))
             found.append((self.output, EffectKind.WRITE))
         return found
+
+    def addressing(self) -> Addressing:
+        """Every element of each memref operand it reads or writes, and its shape rule."""
+        footprints = tuple(Footprint.whole(v, kind) for v, kind in dict.fromkeys(self.memory_accesses()))
+        rules = self.size_rules()
+        return Addressing(footprints, rules=tuple(rules) if rules is not None else None)
+
+    integer_facts = no_integer_facts
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """Flops of the term X in alpha·X + beta·output (a multiply-add is 2)."""
@@ -571,6 +572,12 @@ class Foreach(RangeLoop):
     keywords = ("foreach",)
     syntax = '"(" new_values ")" (":" integer_type)? "=" "(" values ")" "," "(" values ")" region'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """Each loop variable runs from its lower bound up to (excluding) its upper bound."""
+        return IntegerFacts(ranges=tuple(LoopRange(var, lo, hi)
+                                         for var, lo, hi in zip(self.body.args, self.lower, self.upper)))
 
     def __init__(self, loop_vars: Sequence[Value], lower: Sequence[Value], upper: Sequence[Value],
                  body: Region | None = None, loop_type: Type = index, span: Span | None = None):
@@ -637,6 +644,15 @@ class ForeachTile(RangeLoop):
     syntax = ('"(" new_values ")" "=" "(" values ")" "," "(" values ")" '
               '"as" "(" new_values ")" "<=" "(" INTEGER ("," INTEGER)* ")" region')
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """Tile offsets step by the tile shape below the upper bounds; a tile's size is at
+        least 1 and at most the shape, clipped at the upper bound."""
+        dims = range(min(len(self.offsets), len(self.sizes), len(self.tile_shape), self.dims))
+        ranges = [LoopRange(self.offsets[k], self.lower[k], self.upper[k], self.tile_shape[k]) for k in dims]
+        ranges += [TileRange(self.sizes[k], self.offsets[k], self.upper[k], self.tile_shape[k]) for k in dims]
+        return IntegerFacts(ranges=tuple(ranges))
 
     def __init__(self, offsets: Sequence[Value], sizes: Sequence[Value], lower: Sequence[Value],
                  upper: Sequence[Value], tile_shape: Sequence[int], body: Region | None = None,
@@ -722,6 +738,8 @@ class Parallel(Instruction):
     keywords = ("parallel",)
     syntax = "region"
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, body: Region | None = None, span: Span | None = None):
         super().__init__(regions=[body if body is not None else Region()], span=span)

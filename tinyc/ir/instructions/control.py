@@ -11,7 +11,8 @@ from tinyc.ir.checks import (
     is_int, is_value_type, operand_error,
     result_error,
 )
-from tinyc.ir.core import Instruction, Region, Value, no_memory_access
+from tinyc.ir.addressing import Guard, IntegerFacts, LoopRange
+from tinyc.ir.core import Instruction, Region, Value, no_addressing, no_integer_facts, no_memory_access
 from tinyc.ir.types import Type, bool_, index
 from tinyc.std import Std
 
@@ -50,6 +51,12 @@ class For(Instruction):
     syntax = ('new_value (":" integer_type)? "=" LOCAL_ID "," LOCAL_ID ("," LOCAL_ID)? for_init? '
               'region (dictionary | fn_attributes)?')
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """The loop variable runs from `from` up to (excluding) `to` by the step; the
+        carried values are not described."""
+        return IntegerFacts(ranges=(LoopRange(self.loop_var, self.lower, self.upper, self.step),))
 
     def __init__(self, loop_var: Value, lower: Value, upper: Value, step: Value | None,
                  carried: Sequence[Value], init: Sequence[Value], body: Region | None = None,
@@ -203,6 +210,11 @@ class If(Instruction):
     region_yields = True
     syntax = 'LOCAL_ID ("->" (return_types | "(" ")"))? region ("else" region)?'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """The first region runs when the condition holds, the second when it does not."""
+        return IntegerFacts(guard=Guard(self.cond, 0, 1))
 
     def __init__(self, cond: Value, result_types: Sequence[Type], then: Region | None = None,
                  otherwise: Region | None = None, span: Span | None = None,
@@ -265,6 +277,8 @@ class Yield(Instruction):
     keywords = ("yield",)
     syntax = '"(" values? ")"'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, values: Sequence[Value] = (), span: Span | None = None):
         super().__init__(values, span=span)

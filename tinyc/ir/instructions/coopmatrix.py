@@ -26,11 +26,14 @@ from tinyc.ir.checks import (
     operand_error, result_error,
 )
 from tinyc.ir.coopmatrix_layout import known_subgroup_size, vector_length
-from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Region, Value, no_memory_access
+from tinyc.ir.addressing import Addressing
+from tinyc.ir.core import (
+    Accesses, EffectKind, Instruction, Kind, Region, Value, no_addressing, no_integer_facts, no_memory_access,
+)
 from tinyc.ir.instructions.atomics import (
     AtomicOp, MemoryScope, MemorySemantics, format_ordering, has_uses,
 )
-from tinyc.ir.instructions.spmd import CheckedFlag, CoopMatrixLoad, CoopMatrixStore
+from tinyc.ir.instructions.spmd import CheckedFlag, CoopMatrixLoad, CoopMatrixStore, matrix_block
 from tinyc.ir.instructions.views import StoreFlag
 from tinyc.ir.types import CoopMatrixType, Type, i32, index
 from tinyc.std import Std
@@ -51,6 +54,8 @@ class CoopMatrixApply(Instruction):
     syntax = ('"(" new_value "," new_value "," new_value ")" "=" LOCAL_ID "->" coopmatrix_type '
               'region')
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
     region_yields = True
 
     def __init__(self, matrix: Value, type: Type, body: Region | None = None,
@@ -133,6 +138,8 @@ class CoopMatrixExtract(_ComponentIndex, Instruction):
     versions = {"cooperative_matrix_extract": Std.NEWEST}
     syntax = 'LOCAL_ID "[" INTEGER "]" ":" scalar_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, matrix: Value, index: int, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -172,6 +179,8 @@ class CoopMatrixInsert(_ComponentIndex, Instruction):
     versions = {"cooperative_matrix_insert": Std.NEWEST}
     syntax = 'LOCAL_ID "," LOCAL_ID "[" INTEGER "]" ":" coopmatrix_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, value: Value, matrix: Value, index: int, type: Type,
                  span: Span | None = None, name: str | None = None):
@@ -217,6 +226,8 @@ class CoopMatrixPrefetch(Instruction):
     versions = {"cooperative_matrix_prefetch": Std.NEWEST}
     syntax = 'INTEGER "," LOCAL_ID "[" LOCAL_ID "," LOCAL_ID "]" "," INTEGER "," INTEGER'
     memory_accesses = no_memory_access  # a hint: nothing observable is read
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, cache_level: int, tensor: Value, x: Value, y: Value, rows: int, cols: int,
                  span: Span | None = None):
@@ -263,6 +274,8 @@ class CoopMatrixReduce(Instruction):
     versions = {keyword: Std.NEWEST for keyword in keywords}
     syntax = 'reduce_mode LOCAL_ID ":" coopmatrix_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, op: AtomicOp, mode: ReduceMode, matrix: Value, type: Type,
                  span: Span | None = None, name: str | None = None):
@@ -418,6 +431,14 @@ class CoopMatrixAtomicUpdate(Instruction):
     def memory_accesses(self) -> Accesses:
         """A read-modify-write whose result depends on the order: a write for barriers."""
         return [(self.operands[1], EffectKind.WRITE)]
+
+    def addressing(self) -> Addressing:
+        """A block updated in place; the result holds the (loaded) values before."""
+        A, M, x, y = self.operands
+        return Addressing((matrix_block(M, x, y, A.type, self.transpose, self.checked, EffectKind.WRITE),),
+                          loaded=(self.result,))
+
+    integer_facts = no_integer_facts
 
     def format(self, p: "Printer") -> str:
         """The seed spells a relaxed, untransposed add whose result is unused

@@ -11,14 +11,20 @@ from tinyc.ir.checks import (
     is_bool, is_complex, is_float, is_int, is_scalar, operand_error,
     result_error,
 )
-from tinyc.ir.core import Instruction, Value, no_memory_access
-from tinyc.ir.types import CoopMatrixType, Type, bool_, coopmatrix_type, i32, index
+from tinyc.ir.addressing import IntegerFacts, IntOp
+from tinyc.ir.core import Instruction, Value, no_addressing, no_integer_facts, no_memory_access
+from tinyc.ir.types import BoolType, CoopMatrixType, ScalarType, Type, bool_, coopmatrix_type, i32, index
 from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
     from tinyc.parser.instructions import Parsed
+
+
+def is_integral(t: Type) -> bool:
+    """An integer scalar or a bool: the types whose values `integer_facts` describe."""
+    return isinstance(t, BoolType) or (isinstance(t, ScalarType) and t.is_int)
 
 
 class ArithBinaryOp(Enum):
@@ -219,6 +225,12 @@ class ArithBinary(Instruction):
                 **{op.value: Std.NEWEST for op in ArithBinaryOp}}
     syntax = 'LOCAL_ID "," LOCAL_ID ":" value_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """Its integer (or bool) result, for index arithmetic and guards."""
+        return IntegerFacts(IntOp(self.op.value, tuple(self.operands))) if is_integral(self.result.type) \
+            else IntegerFacts()
 
     def __init__(self, op: ArithBinaryOp, a: Value, b: Value, type: Type,
                  span: Span | None = None, name: str | None = None):
@@ -285,6 +297,13 @@ class ArithUnary(Instruction):
                 **{op.value: Std.NEWEST for op in ArithUnaryOp}}
     syntax = 'LOCAL_ID ":" value_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """abs, neg and not of an integer (or bool)."""
+        if is_integral(self.result.type) and self.op in (ArithUnaryOp.ABS, ArithUnaryOp.NEG, ArithUnaryOp.NOT):
+            return IntegerFacts(IntOp(self.op.value, tuple(self.operands)))
+        return IntegerFacts()
 
     def __init__(self, op: ArithUnaryOp, a: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -330,6 +349,8 @@ class Barrier(Instruction):
     keywords = ("barrier",)
     syntax = "global_fence? local_fence?"
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, global_fence: bool = False, local_fence: bool = False,
                  span: Span | None = None):
@@ -357,6 +378,11 @@ class Builtin(Instruction):
                 **{name: Std.NEWEST for name in _INTERIM_BUILTINS}}
     syntax = '":" integer_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """The builtin by its name (BuiltinName values)."""
+        return IntegerFacts(IntOp(self.builtin.value))
 
     def __init__(self, builtin: BuiltinName, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -397,6 +423,12 @@ class Cast(Instruction):
     keywords = ("cast",)
     syntax = 'LOCAL_ID ":" value_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """A conversion to an integer type."""
+        return IntegerFacts(IntOp("cast", tuple(self.operands))) if is_integral(self.result.type) \
+            else IntegerFacts()
 
     def __init__(self, a: Value, type: Type, span: Span | None = None, name: str | None = None):
         super().__init__([a], [type], span=span, result_names=[name])
@@ -425,6 +457,11 @@ class Cmp(Instruction):
                 **{cond.newest: Std.NEWEST for cond in CmpCond}}
     syntax = 'LOCAL_ID "," LOCAL_ID ":" bool_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """A comparison, for guards."""
+        return IntegerFacts(IntOp(self.cond.value, tuple(self.operands)))
 
     def __init__(self, cond: CmpCond, a: Value, b: Value, span: Span | None = None,
                  name: str | None = None, type: Type = bool_):
@@ -467,6 +504,13 @@ class Constant(Instruction):
     keywords = ("constant",)
     syntax = 'literal ":" value_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """An integer or bool constant."""
+        if isinstance(self.value, (bool, int)) and is_integral(self.result.type):
+            return IntegerFacts(IntOp("constant", (self.value,)))
+        return IntegerFacts()
 
     def __init__(self, value: bool | int | float | complex, type: Type,
                  span: Span | None = None, name: str | None = None):
@@ -524,6 +568,8 @@ class MathUnary(Instruction):
                 **{op.value: Std.NEWEST for op in MathUnaryOp}}
     syntax = 'LOCAL_ID ":" scalar_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, op: MathUnaryOp, a: Value, type: Type, span: Span | None = None,
                  name: str | None = None):

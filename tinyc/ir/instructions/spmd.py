@@ -10,7 +10,10 @@ from tinyc.ir.checks import (
     cast_problem, check_size_match, expect_coop, expect_memref, expect_order, expect_result,
     expect_scalar, expect_type, inst_error, operand_error, result_error,
 )
-from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_memory_access
+from tinyc.ir.addressing import Addressing, Footprint, ModeSpan
+from tinyc.ir.core import (
+    Accesses, EffectKind, Instruction, Kind, Value, no_addressing, no_integer_facts, no_memory_access,
+)
 from tinyc.ir.instructions.scalar import Builtin
 from tinyc.ir.instructions.views import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
@@ -40,6 +43,18 @@ class CheckedFlag(Enum):
     def of(cls, s: "Parsed") -> "CheckedFlag":
         """The flag among an instruction's modifiers."""
         return next((flag for flag in cls if flag.value and flag.value in s.modifiers), cls.NONE)
+
+
+def matrix_block(tensor: Value, x: Value, y: Value, t: Type, transpose: bool, checked: CheckedFlag,
+                 kind: EffectKind) -> Footprint:
+    """The block a cooperative-matrix access touches: rows x cols at (x, y), or with
+    `.t` cols x rows (A_ij at M[x + j, y + i]); a checked mode skips entries outside it."""
+    if not isinstance(t, CoopMatrixType):
+        return Footprint(tensor, kind, None)
+    rows, cols = ModeSpan(x, t.rows, checked.rows), ModeSpan(y, t.cols, checked.cols)
+    if transpose:
+        rows, cols = ModeSpan(x, t.cols, checked.cols), ModeSpan(y, t.rows, checked.rows)
+    return Footprint(tensor, kind, (rows, cols))
 
 
 class SubgroupOp(Enum):
@@ -83,6 +98,14 @@ class CoopMatrixLoad(Instruction):
     def memory_accesses(self) -> Accesses:
         return [(self.operands[0], EffectKind.READ)]
 
+    def addressing(self) -> Addressing:
+        """A block read into the (loaded) matrix."""
+        M, x, y = self.operands
+        return Addressing((matrix_block(M, x, y, self.result.type, self.transpose, self.checked,
+                                        EffectKind.READ),), loaded=(self.result,))
+
+    integer_facts = no_integer_facts
+
     def format(self, p: "Printer") -> str:
         M, x, y = (p.v(v) for v in self.operands)
         t = ".t" if self.transpose else ".n"
@@ -112,6 +135,8 @@ class CoopMatrixConstruct(Instruction):
     versions = {"cooperative_matrix_construct": Std.NEWEST}
     syntax = 'LOCAL_ID ":" coopmatrix_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, number: Value, type: Type, span: Span | None = None, name: str | None = None):
         super().__init__([number], [type], span=span, result_names=[name])
@@ -143,6 +168,8 @@ class CoopMatrixMulAdd(Instruction):
     keywords = ("cooperative_matrix_mul_add",)
     syntax = 'LOCAL_ID "," LOCAL_ID "," LOCAL_ID ":" coopmatrix_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, a: Value, b: Value, c: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -214,6 +241,8 @@ class CoopMatrixScale(Instruction):
     keywords = ("cooperative_matrix_scale",)
     syntax = 'LOCAL_ID "," LOCAL_ID ":" coopmatrix_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, scalar: Value, matrix: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -273,6 +302,13 @@ class CoopMatrixStore(Instruction):
     def memory_accesses(self) -> Accesses:
         return [(self.operands[1], self.flag.effect)]
 
+    def addressing(self) -> Addressing:
+        """The matrix written as a block (or added to atomically)."""
+        A, M, x, y = self.operands
+        return Addressing((matrix_block(M, x, y, A.type, self.transpose, self.checked, self.flag.effect),))
+
+    integer_facts = no_integer_facts
+
     def format(self, p: "Printer") -> str:
         """The newest language has no store flags: `.atomic` / `.atomic_add` become its
         coopmatrix atomics (at their default scope, as `store`'s flags migrate)."""
@@ -308,6 +344,8 @@ class SubgroupBroadcast(Instruction):
     keywords = ("subgroup_broadcast",)
     syntax = 'LOCAL_ID "," LOCAL_ID ":" scalar_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, a: Value, lane: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -344,6 +382,8 @@ class SubgroupOperation(Instruction):
                    for op in SubgroupOp for mode in SubgroupMode}}
     syntax = 'LOCAL_ID ":" scalar_type'
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, op: SubgroupOp, mode: SubgroupMode, a: Value, type: Type,
                  span: Span | None = None, name: str | None = None):

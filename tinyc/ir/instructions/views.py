@@ -12,7 +12,13 @@ from tinyc.ir.checks import (
     operand_error,
     shape_text,
 )
-from tinyc.ir.core import Accesses, EffectKind, Instruction, Kind, Value, no_memory_access
+from tinyc.ir.addressing import (
+    WHOLE_SPAN, Addressing, Footprint, IntegerFacts, IntOp, MemberView, MergeView, ModeSpan, SliceView,
+    SplitView,
+)
+from tinyc.ir.core import (
+    Accesses, EffectKind, Instruction, Kind, Value, no_addressing, no_integer_facts, no_memory_access,
+)
 from tinyc.ir.instructions.collective import Alloca
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, Type, bool_, index
 from tinyc.std import Std
@@ -72,8 +78,13 @@ class Expand(Instruction):
     def tensor(self) -> Value:
         return self.operands[0]
 
-    def view_source(self) -> Value:
-        return self.tensor
+    def addressing(self) -> Addressing:
+        """A view: the mode split into the expand shape."""
+        dynamic = iter(self.operands[1:])
+        shape = tuple(next(dynamic) if s == DYNAMIC else s for s in self.static_shape)
+        return Addressing(view=SplitView(self.tensor, self.mode, shape))
+
+    integer_facts = no_integer_facts
 
     def format(self, p: "Printer") -> str:
         dynamic = iter(self.operands[1:])
@@ -143,8 +154,11 @@ class Fuse(Instruction):
         first, last = s.literals
         return cls(s.values[0], first, last, s.type)
 
-    def view_source(self) -> Value:
-        return self.operands[0]
+    def addressing(self) -> Addressing:
+        """A view: the modes merged."""
+        return Addressing(view=MergeView(self.operands[0], self.first, self.last))
+
+    integer_facts = no_integer_facts
 
     def format(self, p: "Printer") -> str:
         return f"fuse {p.v(self.operands[0])}[{self.first}, {self.last}] : {self.result.type}"
@@ -196,8 +210,15 @@ class Load(Instruction):
         """Loading a scalar reads memory; loading a member of a group only forms a pointer."""
         return [] if isinstance(self.tensor.type, GroupType) else [(self.tensor, EffectKind.READ)]
 
-    def view_source(self) -> Value | None:
-        return self.tensor if isinstance(self.tensor.type, GroupType) else None
+    def addressing(self) -> Addressing:
+        """An element read (its value is loaded), or a group's member (a view)."""
+        if isinstance(self.tensor.type, GroupType):
+            index = self.indices[0] if self.indices else 0
+            return Addressing(view=MemberView(self.tensor, index))
+        return Addressing((Footprint.element(self.tensor, EffectKind.READ, self.indices),),
+                          loaded=(self.result,))
+
+    integer_facts = no_integer_facts
 
     @property
     def tensor(self) -> Value:
@@ -243,6 +264,12 @@ class Size(Instruction):
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Size":
         return cls(s.values[0], s.literals[0], type=s.type)
+
+    addressing = no_addressing
+
+    def integer_facts(self) -> IntegerFacts:
+        """The mode's size (a group's member count)."""
+        return IntegerFacts(IntOp("size", (self.operands[0], self.mode)))
 
     def format(self, p: "Printer") -> str:
         return f"size {p.v(self.operands[0])}[{self.mode}] : {self.result.type}"
@@ -318,8 +345,15 @@ class Subview(Instruction):
     def tensor(self) -> Value:
         return self.operands[0]
 
-    def view_source(self) -> Value:
-        return self.tensor
+    def addressing(self) -> Addressing:
+        """A view: per mode the entries kept (a single index: one entry, the mode dropped)."""
+        modes = tuple(WHOLE_SPAN if isinstance(size, int) and size == WHOLE_MODE else ModeSpan(off, size)
+                      for off, size in self.mode_slices())
+        t = self.result.type
+        extra = t.order - self.kept_order if isinstance(t, MemrefType) else 0
+        return Addressing(view=SliceView(self.tensor, modes, max(extra, 0)))
+
+    integer_facts = no_integer_facts
 
     @property
     def offsets(self) -> list[Value]:
@@ -434,6 +468,12 @@ class Store(Instruction):
     def memory_accesses(self) -> Accesses:
         return [(self.tensor, self.flag.effect)]
 
+    def addressing(self) -> Addressing:
+        """One element written (or added to atomically)."""
+        return Addressing((Footprint.element(self.tensor, self.flag.effect, self.indices),))
+
+    integer_facts = no_integer_facts
+
     @property
     def value(self) -> Value:
         return self.operands[0]
@@ -475,6 +515,8 @@ class Associated(Instruction):
     versions = {"associated": Std.NEWEST}
     syntax = 'LOCAL_ID ":" bool_type'
     memory_accesses = no_memory_access   # it reads the address, not the memory
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, tensor: Value, span: Span | None = None, name: str | None = None,
                  type: Type = bool_):
@@ -504,6 +546,8 @@ class LifetimeStop(Instruction):
     keywords = ("lifetime_stop",)
     syntax = "LOCAL_ID"
     memory_accesses = no_memory_access
+    addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def __init__(self, value: Value, span: Span | None = None):
         super().__init__([value], span=span)

@@ -1,6 +1,10 @@
 """Atomic element access: the seed's store.atomic / .atomic_add and the newest language's
 atomic_load / atomic_store / atomic_add|max|min (and the coopmatrix forms, per component).
 
+The primitives of the emitters in memref.py and coopmatrix.py; the writing
+ones (atomic_store, atomic_update) are called only by writes.write, the one
+write point of codegen.
+
 Native where the runtime has it (RUNTIME-NOTES §7): OpAtomicLoad / Store and
 OpAtomicIAdd / SMax / SMin on 32/64-bit ints, OpAtomicFAddEXT / FMaxEXT /
 FMinEXT on f32/f64. f32/f64 loads and stores go through the same-width int.
@@ -22,13 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from tinyc.ir.instructions import (
-    ArithBinaryOp, AtomicLoad, AtomicOp, AtomicStore, AtomicUpdate, MemoryScope, MemorySemantics,
-)
+from tinyc.ir.instructions import ArithBinaryOp, AtomicOp, MemoryScope, MemorySemantics
 from tinyc.ir.types import AddressSpace, MemrefType, ScalarType, f16
 from tinyc.spirv.codegen import scalar
-from tinyc.spirv.codegen.context import Ctx, MemrefDesc
-from tinyc.spirv.codegen.dispatch import emits
+from tinyc.spirv.codegen.context import Ctx
 from tinyc.spirv.codegen.types import scalar_type, storage_class
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import LoopControl
@@ -141,11 +142,6 @@ _ARITH = {AtomicOp.ADD: ArithBinaryOp.ADD, AtomicOp.MAX: ArithBinaryOp.MAX,
           AtomicOp.MIN: ArithBinaryOp.MIN}
 
 
-def atomic_add(ctx: Ctx, memref: MemrefType, ptr: Id, value: Id) -> None:
-    """The seed's store.atomic_add (relaxed, the old value unused)."""
-    atomic_update(ctx, AtomicOp.ADD, memref, ptr, value, default_ordering(ctx, memref))
-
-
 def atomic_update(ctx: Ctx, op: AtomicOp, memref: MemrefType, ptr: Id, value: Id,
                   order: Ordering) -> Id:
     """element = op(element, value) atomically; returns the element's old value."""
@@ -221,32 +217,3 @@ def _cas_narrow(ctx: Ctx, memref: MemrefType, ptr: Id, update: Callable[[Id], Id
     old.operands += [got, cont_label]
     ctx.block = ctx.new_block(merge_label)
     return part  # defined in the body, which dominates the merge block
-
-
-# -- emitters -------------------------------------------------------------------------------------
-def _element(ctx: Ctx, inst: AtomicLoad | AtomicStore | AtomicUpdate) -> tuple[MemrefDesc, Id]:
-    from tinyc.spirv.codegen.memref import element_address
-
-    desc: MemrefDesc = ctx[inst.tensor]
-    return desc, element_address(ctx, desc, [ctx.index(v) for v in inst.indices])
-
-
-@emits(AtomicLoad)
-def emit_atomic_load(ctx: Ctx, inst: AtomicLoad) -> None:
-    desc, ptr = _element(ctx, inst)
-    order = ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
-    ctx[inst.result] = atomic_load(ctx, desc.type, ptr, order)
-
-
-@emits(AtomicStore)
-def emit_atomic_store(ctx: Ctx, inst: AtomicStore) -> None:
-    desc, ptr = _element(ctx, inst)
-    order = ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
-    atomic_store(ctx, desc.type, ptr, ctx.id(inst.value), order)
-
-
-@emits(AtomicUpdate)
-def emit_atomic_update(ctx: Ctx, inst: AtomicUpdate) -> None:
-    desc, ptr = _element(ctx, inst)
-    order = ordering(ctx, desc.type, inst.scope, inst.semantics)
-    ctx[inst.result] = atomic_update(ctx, inst.op, desc.type, ptr, ctx.id(inst.value), order)

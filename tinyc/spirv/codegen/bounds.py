@@ -18,8 +18,9 @@ a report buffer of REPORT_WORDS int64 values (zeroed by the runtime).
   here; the `if` around them records the failing shape rule.
 
 In a dry run (`dry`, when addressing cannot depend on what the kernel
-stores: passes/check_shapes.py) stores to global memory are left out, so
-the run only checks; the runtime launches the plain kernel after it.
+writes: tinyc/analysis/own_writes.py) writes to global memory are left out
+(by writes.write, codegen's one write point), so the run only checks; the
+runtime launches the plain kernel after it.
 
 The first violation wins a compare-exchange on report[0] and writes, through
 one small helper function per module: the site (an index into the kernel's
@@ -60,7 +61,7 @@ class Bounds:
     def __init__(self, ctx: Ctx, report: Id, dry: bool = False):
         self.ctx = ctx
         self.report = report
-        self.dry = dry  # a dry run: global stores are left out (passes/check_shapes.py)
+        self.dry = dry  # a dry run: global writes are left out (writes.py)
         self.sites: list[BoundsSite] = []
         self._site_ids: dict[tuple, int] = {}
         self._quiet = 0

@@ -11,7 +11,8 @@ Checked loads branch around the memory access (out-of-bounds components are
 0 and never touch memory); stores of matrix_b are split so that lane
 i mod S writes row i, so atomic adds happen once (an atomic update's old
 values are then broadcast from that lane). The atomic load / store / update
-forms access each component with tinyc/spirv/codegen/atomics.py. Where a lane's row is
+forms access each component with tinyc/spirv/codegen/atomics.py; every write goes
+through writes.write. Where a lane's row is
 contiguous in memory (a `.t` load from a column-major memref) it is read with
 OpenCL's vloadn instead of one scalar load per component.
 """
@@ -26,12 +27,13 @@ from tinyc.ir.instructions import (
     CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, StoreFlag,
 )
 from tinyc.ir.types import CoopMatrixType, MatrixUse
-from tinyc.spirv.codegen import atomics, scalar
+from tinyc.spirv.codegen import atomics, scalar, writes
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.memref import element_address, load_element, store_element
 from tinyc.spirv.codegen.subgroup import broadcast
 from tinyc.spirv.codegen.types import coop_blocks, coop_components, compute_type, scalar_type
+from tinyc.spirv.codegen.writes import write
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import Op, OpenCLStd
 
@@ -261,10 +263,10 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     if isinstance(inst, CoopMatrixAtomicStore):
         order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
 
-        def write(ptr: Id, k: int) -> None:
-            atomics.atomic_store(ctx, desc.type, ptr, comps[k], order)
+        def write_one(ptr: Id, k: int) -> None:
+            write(ctx, desc.type, ptr, writes.AtomicStore(comps[k], order))
     else:
-        def write(ptr: Id, k: int) -> None:
+        def write_one(ptr: Id, k: int) -> None:
             store_element(ctx, desc, ptr, comps[k], inst.flag)
 
         # a .t store of a column-major memref: each lane's row is contiguous, vstoren
@@ -275,7 +277,7 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
             def row_writer(b: int, row: IndexLike) -> None:
                 _store_contiguous(ctx, desc, comps[b * t.cols:(b + 1) * t.cols], width,
                                   lambda j: at.position(row, j))
-    _write_components(ctx, t, desc, at, inst.checked, write, row_writer=row_writer)
+    _write_components(ctx, t, desc, at, inst.checked, write_one, row_writer=row_writer)
 
 
 @emits(CoopMatrixAtomicUpdate)
@@ -289,7 +291,7 @@ def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
     at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
     old = _write_components(
         ctx, t, desc, at, inst.checked,
-        lambda ptr, k: atomics.atomic_update(ctx, inst.op, desc.type, ptr, comps[k], order),
+        lambda ptr, k: write(ctx, desc.type, ptr, writes.AtomicUpdate(inst.op, comps[k], order)),
         scalar_type(ctx.m, t.component), scalar.zero(ctx, t.component))
     if t.use is MatrixUse.B and ctx.subgroup_size > 1:  # row i was updated by lane i mod S
         S = ctx.subgroup_size
@@ -300,7 +302,6 @@ def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
 def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
                       position: Callable[[int], list[IndexLike]]) -> None:
     """Store `values` to consecutive elements from `position(0)` on, up to `width` per vstoren."""
-    ty = scalar_type(ctx.m, desc.type.element)
     j = 0
     while j < len(values):
         n = max((v for v in VLOADN_SIZES if v <= min(width, len(values) - j)), default=1)
@@ -308,8 +309,7 @@ def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
         if n == 1:
             store_element(ctx, desc, ptr, values[j], StoreFlag.NONE)
         else:
-            vec = ctx.op(Op.CompositeConstruct, ctx.m.type_vector(ty, n), *values[j:j + n])
-            ctx.ext(OpenCLStd.vstoren, ctx.m.type_void(), vec, ctx.const64(0), ptr)
+            write(ctx, desc.type, ptr, writes.VectorStore(tuple(values[j:j + n])))
         j += n
 
 

@@ -1,5 +1,8 @@
 """Memrefs as compile-time descriptors: views cost nothing, accesses are one GEP.
 
+Emits load, store (every write through writes.write), the atomic element
+accesses, the views and alloca.
+
 A memref value is a `MemrefDesc`: base pointer id plus per-mode shape and
 stride, each a Python int when static, else an i64 id. subview / expand /
 fuse / size only compute new descriptors; load and store address the element
@@ -18,16 +21,17 @@ from __future__ import annotations
 
 from tinyc.ir.core import Function, Value
 from tinyc.ir.instructions import (
-    WHOLE_MODE, Alloca, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag,
-    Subview,
+    WHOLE_MODE, Alloca, Associated, AtomicLoad, AtomicOp, AtomicStore, AtomicUpdate, Expand, Fuse,
+    LifetimeStop, Load, Size, Store, StoreFlag, Subview,
 )
-from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType
-from tinyc.spirv.codegen import atomics
+from tinyc.ir.types import DYNAMIC, MemrefType
+from tinyc.spirv.codegen import atomics, writes
 from tinyc.spirv.codegen.context import (
     CodegenError, Ctx, GroupDesc, IndexLike, LocalSlot, MemrefDesc, natural_alignment,
 )
 from tinyc.spirv.codegen.dispatch import emits
 from tinyc.spirv.codegen.types import element_pointer, scalar_type
+from tinyc.spirv.codegen.writes import write
 from tinyc.spirv.instruction import Id
 from tinyc.spirv.spv import Decoration, MemoryAccess, Op, StorageClass
 
@@ -81,16 +85,13 @@ def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
 
 
 def store_element(ctx: Ctx, desc: MemrefDesc, ptr: Id, value: Id, flag: StoreFlag) -> None:
-    """Plain, atomic or atomic-add store of one element (none to global memory in the dry
-    run of a bounds check)."""
-    if ctx.bounds is not None and ctx.bounds.dry and desc.type.space is not AddressSpace.LOCAL:
-        return
+    """Plain, atomic or atomic-add store of one element (the seed's store flags)."""
     if flag is StoreFlag.NONE:
-        ctx.do(Op.Store, ptr, value, MemoryAccess.Aligned, natural_alignment(desc.type))
+        write(ctx, desc.type, ptr, writes.Store(value))
     elif flag is StoreFlag.ATOMIC:
-        atomics.atomic_store(ctx, desc.type, ptr, value)
+        write(ctx, desc.type, ptr, writes.AtomicStore(value))
     else:
-        atomics.atomic_add(ctx, desc.type, ptr, value)
+        write(ctx, desc.type, ptr, writes.AtomicUpdate(AtomicOp.ADD, value))
 
 
 def _static_override(values: list[IndexLike], declared: tuple[int, ...]) -> list[IndexLike]:
@@ -116,6 +117,33 @@ def emit_store(ctx: Ctx, inst: Store) -> None:
     desc = ctx[inst.tensor]
     indices = [ctx.index(v) for v in inst.indices]
     store_element(ctx, desc, element_address(ctx, desc, indices), ctx.id(inst.value), inst.flag)
+
+
+def _atomic_element(ctx: Ctx, inst: AtomicLoad | AtomicStore | AtomicUpdate) -> tuple[MemrefDesc, Id]:
+    desc: MemrefDesc = ctx[inst.tensor]
+    return desc, element_address(ctx, desc, [ctx.index(v) for v in inst.indices])
+
+
+@emits(AtomicLoad)
+def emit_atomic_load(ctx: Ctx, inst: AtomicLoad) -> None:
+    desc, ptr = _atomic_element(ctx, inst)
+    order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
+    ctx[inst.result] = atomics.atomic_load(ctx, desc.type, ptr, order)
+
+
+@emits(AtomicStore)
+def emit_atomic_store(ctx: Ctx, inst: AtomicStore) -> None:
+    desc, ptr = _atomic_element(ctx, inst)
+    order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
+    write(ctx, desc.type, ptr, writes.AtomicStore(ctx.id(inst.value), order))
+
+
+@emits(AtomicUpdate)
+def emit_atomic_update(ctx: Ctx, inst: AtomicUpdate) -> None:
+    desc, ptr = _atomic_element(ctx, inst)
+    order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics)
+    ctx[inst.result] = write(ctx, desc.type, ptr,
+                             writes.AtomicUpdate(inst.op, ctx.id(inst.value), order))
 
 
 def load_group_member(ctx: Ctx, g: GroupDesc, i: IndexLike) -> MemrefDesc:
