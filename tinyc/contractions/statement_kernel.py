@@ -72,6 +72,7 @@ def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype
     """The kernel's text after a header (the statements, the shapes, where the temporaries
     live) and its elements of global scratch per work-group (0: none)."""
     from tinyc.builder import scalar
+    from tinyc.editor.format import format_source
 
     block = choose_block(checked) if block is None else block
     element = scalar(dtype)
@@ -85,7 +86,8 @@ def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype
         where = "local memory" if not scratch else f"global scratch ({scratch} elements per work-group)"
         lines.append(f"; temporaries in {where}: {', '.join(checked.temporaries)}")
     program = build_statements(checked, layouts, element, block=block, scratch=scratch)
-    return "\n".join(lines) + "\n" + program.checked_source(), scratch
+    text = "\n".join(lines) + "\n" + program.checked_source()
+    return format_source(text, "<contract>"), scratch   # as `tinyc fmt` writes it
 
 
 @dataclass
