@@ -326,3 +326,15 @@ def test_temporaries_too_large_for_local_memory_go_to_global_scratch(device):
     assert "temporaries in global scratch" in c.source and "alloca" not in c.source
     for batch in (1, 5):
         check(c, statements, arrays(shapes, batch, seed=batch), {})
+
+
+def test_repeated_call_signatures_take_the_fast_path_and_stay_checked(dg):
+    """A call with NumPy arrays of the dtypes, shapes and strides of an earlier call reuses its
+    checks: new arrays give their own results, and outputs overlapping inputs are still refused."""
+    for seed in (11, 12, 13):   # the same signature, new arrays each time
+        check(dg, DG, arrays(DG_SHAPES, 9, seed=seed), {"dt": 0.5 + seed})
+    given = arrays(DG_SHAPES, 9, seed=14)
+    with pytest.raises(ValueError, match="Q2 and Q share memory"):
+        dg(**{**given, "Q2": given["Q"]}, dt=1.0)
+    with pytest.raises(TypeError, match="dt is a scalar; pass a number"):
+        dg(**given, dt=np.ones(2))

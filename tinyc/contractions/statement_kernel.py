@@ -112,6 +112,7 @@ class Statements:
         self.dtype = statement_dtype(dtype)
         self.device, self.tune, self.check_bounds = device, tune, check_bounds
         self._variants: dict[tuple, Variant] = {}
+        self._seen: dict[tuple, _Seen] = {}   # call signatures checked before (NumPy arrays)
         # batch entries per work-group; one when the batch is split over devices (a slice of
         # the batch is then a slice of the work-groups)
         self.block = 1 if _sharded(device) else choose_block(self.checked)
@@ -186,6 +187,10 @@ class Statements:
         arrays' layouts and dtype, its positional arguments and the number of work-groups.
         For launching it elsewhere, e.g. over MPI ranks (docs/contractions.md):
         `b = c.bind(...); tinyc.distributed.run(b.kernel, *b.args, batch=b.groups, comm=comm)`."""
+        key = self._signature(arguments)
+        seen = self._seen.get(key) if key is not None else None
+        if seen is not None:    # NumPy arrays as in an earlier call: only the addresses are new
+            return seen.bind(arguments, self.checked)
         checked = self.checked
         self._check_names(arguments)
         tensors = {name: describe(arguments[name], name) for name in checked.arguments if name in arguments}
@@ -200,15 +205,30 @@ class Statements:
         written = {name: tensors[name].array for name in checked.outputs}
         if batch == 0:
             return Bound(self._main.kernel, [], 0, written)
-        layouts, passed = {}, {}
+        layouts, passed, copied = {}, {}, False
         for name in checked.arguments:
-            layouts[name], passed[name] = self._layout(name, tensors[name], dtype)
+            layouts[name], passed[name], copy = self._layout(name, tensors[name], dtype)
+            copied = copied or copy
         variant = self._variant(dtype, layouts)
         groups = -(-batch // self.block)
         args = [passed[name] for name in checked.arguments] + scalars
         if variant.scratch:
             args.append(np.empty((variant.scratch, groups), dtype, order="F"))
+        if key is not None and len(tensors) == len(arguments) - len(scalars) and not copied:
+            if len(self._seen) >= SEEN:
+                self._seen.pop(next(iter(self._seen)))
+            self._seen[key] = _Seen(variant, [layouts[n].order for n in checked.arguments], dtype, groups)
         return Bound(variant.kernel, args, groups, written)
+
+    def _signature(self, arguments: dict[str, Any]) -> tuple | None:
+        """The call's names, and dtype, shape and strides of each array when all are NumPy
+        arrays (None otherwise): what decides the kernel and the checks of shapes and layouts."""
+        try:
+            arrays = tuple((x.dtype, x.shape, x.strides) if type(x) is np.ndarray else None
+                           for x in (arguments[name] for name in self.checked.arguments))
+        except KeyError:
+            return None
+        return None if None in arrays else (arrays, tuple(arguments))
 
     def _check_names(self, arguments: dict[str, Any]) -> None:
         checked = self.checked
@@ -280,23 +300,51 @@ class Statements:
 
         return dpnp.empty(shape, dtype=dtype, order=order, sycl_queue=queue)
 
-    def _layout(self, name: str, x: ArrayInfo, dtype: np.dtype) -> tuple[ArgLayout, Any]:
-        """The layout an array is passed in (one already compiled if it fits) and the array
-        as the kernel takes it: its modes in memory order."""
+    def _layout(self, name: str, x: ArrayInfo, dtype: np.dtype) -> tuple[ArgLayout, Any, bool]:
+        """The layout an array is passed in (one already compiled if it fits), the array as
+        the kernel takes it (its modes in memory order), and whether that is a copy."""
         declared = self.shapes[name]
         strides = x.strides
         layout = None
         if strides is not None:
             known = [v.layouts[name] for v in self._variants.values() if v.dtype == dtype]
             layout = next((k for k in known if k.fits(x.shape, strides)), None) or derive(declared, x.shape, strides)
-        if layout is None:  # negative or misaligned strides: a copy (never for an output)
-            if name in self.checked.outputs or x.usm:
-                raise ValueError(f"{name} has strides {x.byte_strides} (bytes) that no memref can take "
-                                 f"(negative, overlapping or misaligned); pass a contiguous array")
-            layout = default_layout(declared)
-            copy = np.array(x.array, order="F" if declared and declared[-1] is BATCH else "C")
-            return layout, describe(copy, name).permuted(layout.order)
-        return layout, x.permuted(layout.order)
+        if layout is not None:
+            return layout, x.permuted(layout.order), False
+        if name in self.checked.outputs or x.usm:   # negative or misaligned strides: an input is copied
+            raise ValueError(f"{name} has strides {x.byte_strides} (bytes) that no memref can take "
+                             f"(negative, overlapping or misaligned); pass a contiguous array")
+        layout = default_layout(declared)
+        copy = np.array(x.array, order="F" if declared and declared[-1] is BATCH else "C")
+        return layout, describe(copy, name).permuted(layout.order), True
+
+
+SEEN = 64
+"""Call signatures remembered per Statements object (oldest dropped first)."""
+
+
+@dataclass
+class _Seen:
+    """A call signature checked before: its kernel, each array's mode order, dtype, work-groups."""
+
+    variant: Variant
+    orders: list[tuple[int, ...]]
+    dtype: np.dtype
+    groups: int
+
+    def bind(self, arguments: dict[str, Any], checked: Checked) -> Bound:
+        """The call's arrays as the kernel takes them; the shapes and layouts are as before,
+        the memory may not be: outputs may still overlap other arguments."""
+        arrays = [arguments[name] for name in checked.arguments]
+        for name in checked.outputs:
+            out = arguments[name]
+            if any(other != name and np.may_share_memory(out, x) for other, x in zip(checked.arguments, arrays)):
+                check_overlaps({n: describe(arguments[n], n) for n in checked.arguments}, checked.outputs)
+        args = [x if order == tuple(range(x.ndim)) else x.transpose(order) for x, order in zip(arrays, self.orders)]
+        args += [scalar_value(arguments[name], name, self.dtype) for name in checked.scalars]
+        if self.variant.scratch:
+            args.append(np.empty((self.variant.scratch, self.groups), self.dtype, order="F"))
+        return Bound(self.variant.kernel, args, self.groups, {name: arguments[name] for name in checked.outputs})
 
 
 def _missing_batch(checked: Checked) -> int:
