@@ -60,13 +60,22 @@ class Recipe:
 
     def __init__(self, prog: Program, device: Any):
         import tinyc
+        from tinyc.runtime.devices import compile_target
 
         self.source = prog.checked_source()
-        self.program = tinyc.compile(self.source, name="<recipe>", device=device)
+        self.device = device   # a device, or several (a list, a Devices): each call splits its batch
+        self.program = tinyc.compile(self.source, name="<recipe>", device=compile_target(device))
 
     def kernel(self, beta: Any) -> Any:
         """The kernel a call with this beta runs: gemm_beta0 when beta is zero."""
         return self.program["gemm_beta0" if beta == 0 else "gemm"]
+
+    def _launch(self, beta: Any, args: tuple, batch: int, check_bounds: bool | None) -> None:
+        """Kernel.__call__ with the recipe's devices (split over several) and bounds checks."""
+        from tinyc.runtime.devices import is_split
+
+        options = {"device": self.device} if is_split(self.device) else {}
+        self.kernel(beta)(*args, batch=batch, check_bounds=check_bounds, **options)
 
 
 class SmallGemmBatched(Recipe):
@@ -105,9 +114,10 @@ class SmallGemmBatched(Recipe):
             fn.gemm(alpha, a, b, beta if name == "gemm" else 0, c, transpose_a=ta, transpose_b=tb)
         super().__init__(prog, device)
 
-    def __call__(self, *args: Any, howmany: int | None = None, batch: int | None = None) -> None:
+    def __call__(self, *args: Any, howmany: int | None = None, batch: int | None = None,
+                 check_bounds: bool | None = None) -> None:
         """`r(howmany, alpha, A, B, beta, C)` as the reference orders it, or
-        `r(alpha, A, B, beta, C, howmany=N)`."""
+        `r(alpha, A, B, beta, C, howmany=N)`; `check_bounds=True` runs bounds-checked."""
         if len(args) == 6:
             howmany, alpha, A, B, beta, C = args
         elif len(args) == 5:
@@ -120,7 +130,7 @@ class SmallGemmBatched(Recipe):
         howmany = _positive("howmany", howmany)
         views = [_strided(X, name, self.shapes[name], howmany, self.dtype)
                  for X, name in ((A, "A"), (B, "B"), (C, "C"))]
-        self.kernel(beta)(alpha, views[0], views[1], beta, views[2], batch=howmany)
+        self._launch(beta, (alpha, views[0], views[1], beta, views[2]), howmany, check_bounds)
 
 
 class TallAndSkinny(Recipe):
@@ -169,9 +179,10 @@ class TallAndSkinny(Recipe):
             with branch.otherwise():
                 gemm(block)
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, check_bounds: bool | None = None) -> None:
         """`t(alpha, A, B, beta, C)` with (M, K), (K, N), (M, N) arrays, or the reference's
-        `t(M, alpha, A, ldA, B, ldB, beta, C, ldC)` with flat buffers."""
+        `t(M, alpha, A, ldA, B, ldB, beta, C, ldC)` with flat buffers; `check_bounds=True`
+        runs bounds-checked."""
         if len(args) == 5:
             alpha, A, B, beta, C = args
         elif len(args) == 9:
@@ -185,7 +196,7 @@ class TallAndSkinny(Recipe):
         M = _shape_of(C)[0]
         if M == 0:
             return
-        self.kernel(beta)(alpha, A, B, beta, C, batch=-(-M // self.M_block))
+        self._launch(beta, (alpha, A, B, beta, C), -(-M // self.M_block), check_bounds)
 
 
 def suggest_block_size(device: Any = None) -> int:

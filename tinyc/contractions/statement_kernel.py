@@ -28,6 +28,7 @@ from tinyc.contractions.statement_check import BATCH, Checked, check, check_shap
 from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements, choose_block, scratch_elements
 from tinyc.contractions.statement_layout import ArgLayout, default_layout, derive
 from tinyc.contractions.statements import parse
+from tinyc.runtime.devices import compile_target, is_split
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128}
 
@@ -115,7 +116,7 @@ class Statements:
         self._seen: dict[tuple, _Seen] = {}   # call signatures checked before (NumPy arrays)
         # batch entries per work-group; one when the batch is split over devices (a slice of
         # the batch is then a slice of the work-groups)
-        self.block = 1 if _sharded(device) else choose_block(self.checked)
+        self.block = 1 if is_split(device) else choose_block(self.checked)
         first = {name: default_layout(self.shapes[name]) for name in self.checked.arguments}
         self._main = self._variant(self.dtype or np.dtype(np.float64), first)
 
@@ -165,7 +166,7 @@ class Statements:
         import tinyc
 
         source, scratch = _source(self.checked, self.shapes, layouts, dtype, self.block)
-        program = tinyc.compile(source, name="<contract>", device=_first_device(self.device), tune=self.tune)
+        program = tinyc.compile(source, name="<contract>", device=compile_target(self.device), tune=self.tune)
         found = Variant(dtype, dict(layouts), source, program, program[KERNEL_NAME], scratch)
         self._variants[key] = found
         return found
@@ -177,7 +178,7 @@ class Statements:
         bound = self.bind(**arguments)
         if bound.groups:
             options = {"check_bounds": True} if self.check_bounds else {}
-            if _sharded(self.device):
+            if is_split(self.device):
                 options["device"] = self.device
             bound.kernel(*bound.args, batch=bound.groups, **options)
         return bound.written
@@ -350,17 +351,3 @@ class _Seen:
 def _missing_batch(checked: Checked) -> int:
     batched = [n for n in checked.arguments if checked.tensors[n].batch_mode is not None]
     raise TypeError(f"missing argument {batched[0]} (it sets the batch size)")
-
-
-def _sharded(device: Any) -> bool:
-    """A list of devices or a `tinyc.Devices`: the batch is split over them."""
-    return isinstance(device, (list, tuple)) or type(device).__name__ == "Devices"
-
-
-def _first_device(device: Any) -> Any:
-    if isinstance(device, (list, tuple)):
-        return device[0] if device else None
-    queues = getattr(device, "queues", None)
-    if queues is not None and type(device).__name__ == "Devices":
-        return queues[0]
-    return device
