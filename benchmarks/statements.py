@@ -26,7 +26,8 @@ float64 reference first):
 Wall clock around each complete call, the sides interleaved (rotating) in `--rounds`
 rounds, medians; a side slower than 2 s per call is timed in the first round only, and
 one that would take over a minute (np.einsum on the four-tensor flux term, whose
-optimizer keeps the product whole) is extrapolated from a batch of 64.
+optimizer keeps the product whole) is extrapolated from a batch of 64. Kernels run with
+their default schedules (a fresh TINYC_CACHE_DIR; `--keep-tuned` uses the cached ones).
 Writes statements.md and statements.json next to this file (or to --out).
 """
 
@@ -304,7 +305,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--examples", default=",".join(EXAMPLES))
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--keep-tuned", action="store_true",
+                        help="use the schedules cached in TINYC_CACHE_DIR (default: a fresh cache, untuned)")
     args = parser.parse_args(argv)
+    if not args.keep_tuned:   # every side with the default schedules, whatever was tuned before
+        import tempfile
+
+        os.environ["TINYC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tinyc-statements-bench-")
     from tinyc.runtime.device import select_device
 
     device = select_device()
