@@ -8,7 +8,7 @@ from tinyc.parser import parse
 
 # Instruction fields that are not part of its meaning, or compared separately.
 _SKIP_FIELDS = {"operands", "results", "regions", "span", "parent", "operand_spans", "type_span",
-                "spelling"}  # the keyword as written: seed and newest spellings mean the same
+                "spelling", "loop_type_written"}  # the keyword as written: seed and newest spellings mean the same
 
 
 class _Numbering:

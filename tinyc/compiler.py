@@ -60,22 +60,27 @@ Tuned = Callable[[IRProgram], dict] | dict | None
 
 def check_source(source: str, name: str = "<string>",
                  timings: dict[str, float] | None = None, std: "Std | str | None" = None,
-                 defines: dict[str, str] | None = None) -> IRProgram:
+                 defines: dict[str, str] | None = None, warnings: Any = None) -> IRProgram:
     """Parse and verify; raises CompilationError with every independent error.
 
     `std` ("seed" or "newest") overrides the version the source declares or
     implies (tinyc.std); ValueError for another name. `defines` are
     preprocessor definitions given from outside (`{"ty": "f64"}`).
+    `warnings` (a tinyc.lint.WarningOptions, `-W` values, or None for the
+    defaults) says which warnings to look for; the program's `warnings` holds
+    those found (a CompilationError carries them beside the errors).
     """
     from tinyc.ir.verifier import verify
+    from tinyc.lint import WarningOptions
     from tinyc.parser import gc_paused, parse
     from tinyc.std import parse_std
 
     given = parse_std(std)
+    options = WarningOptions.of(warnings)
     timings = {} if timings is None else timings
     with gc_paused():
         program = _timed(timings, "parse", lambda: parse(source, name, given, defines))
-        _timed(timings, "verify", lambda: verify(program))
+        program.warnings = _timed(timings, "verify", lambda: verify(program, warnings=options))
     return program
 
 
@@ -97,7 +102,7 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
                      schedule: Any = None, tuned: Tuned = None,
                      std: "Std | str | None" = None,
                      defines: dict[str, str] | None = None,
-                     check_bounds: bool = False) -> CompileResult:
+                     check_bounds: bool = False, warnings: Any = None) -> CompileResult:
     """Run every stage up to SPIR-V bytes; raises CompilationError for bad input.
 
     `print_after(pass_name, program)` is called after each pass (`--print-after`).
@@ -106,8 +111,11 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     `std` overrides the language version (tinyc.std); `defines` are
     preprocessor definitions from outside. `check_bounds`: the bounds-checked
     variant of every kernel (check-shapes pass, codegen/bounds.py), which
-    takes a report buffer as its last argument.
+    takes a report buffer as its last argument. `warnings`: as check_source;
+    the result's `warnings` are the checker's and the passes'.
     """
+    from tinyc.diagnostics import CompilationError
+    from tinyc.lint import WarningOptions, split
     from tinyc.passes import run_pipeline
     from tinyc.spirv.codegen import generate
     from tinyc.spirv.tools import validate as spirv_validate
@@ -116,22 +124,27 @@ def compile_to_spirv(source: str, name: str = "<string>", subgroup_size: int | N
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
     given = _schedule(schedule)
-    program = check_source(source, name, timings, std, defines)
+    options = WarningOptions.of(warnings)
+    program = check_source(source, name, timings, std, defines, options)
     stages["parsed"] = stages["checked"] = stage_text(program)
     if given is not None:
         given.check_kernels(program.functions)
     tuned_entries = tuned(program) if callable(tuned) else dict(tuned or {})
     used: dict[str, dict] = {}
-    warnings = _timed(timings, "passes", lambda: run_pipeline(
+    from_passes = _timed(timings, "passes", lambda: run_pipeline(
         program, subgroup_size=subgroup_size, device_info=device_info, print_after=print_after,
         check_bounds=check_bounds, schedule=given, tuned=tuned_entries, used=used))
+    made_errors, from_passes = split(options.apply(from_passes))
+    if made_errors:  # -W error
+        raise CompilationError(made_errors)
+    found = [*program.warnings, *from_passes]
     _timed(timings, "verify-lowered", lambda: _verify_lowered(program))
     stages["lowered"] = print_with_schedules(program, used, tuned_entries)
     spirv, kernels = _timed(timings, "codegen", lambda: generate(program, check_bounds))
     if validate:
         _timed(timings, "spirv-val", lambda: spirv_validate(spirv))
     return CompileResult(program, stages, spirv, kernels, timings, source, name, std=program.std,
-                         defines=dict(defines or {}), warnings=warnings,
+                         defines=dict(defines or {}), warnings=found,
                          subgroup_size=subgroup_size, device_info=device_info, schedules=used,
                          tuned=tuned_entries, given=given)
 
@@ -326,13 +339,22 @@ def source_text(source: Any, what: str = "tinyc.compile()") -> str:
 
 
 class CompilationWarning(UserWarning):
-    """Something in the program or the options that is probably not what was meant."""
+    """Something in the program or the options that is probably not what was meant.
+
+    `diagnostic` is the warning (tinyc.diagnostics.Diagnostic; its `warning`
+    is the name `-W no-NAME` and `warnings=["no-NAME"]` turn off); the text is
+    as `tinyc check` prints it, ending in `[-WNAME]`.
+    """
+
+    def __init__(self, diagnostic: Any):
+        self.diagnostic = diagnostic
+        super().__init__(str(diagnostic))
 
 
 def compile(source: Any, *, name: str = "<string>", device: Any = None,
             subgroup_size: int | None = None, std: str | None = None,
             defines: dict[str, str] | None = None, schedule: Any = None,
-            tune: bool = False) -> Program:
+            tune: bool = False, warnings: Any = None) -> Program:
     """Compile tensor-language source for `device` (default: the first SPIR-V device).
 
     `source` is text, bytes in UTF-8, or a `tinyc.builder.Program`; a built
@@ -346,10 +368,15 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
     kernel on this device is used automatically; `tune=True` first tunes
     every kernel that has none (measuring on the device, up to
     TINYC_TUNE_BUDGET seconds per kernel, default 30) and caches the result.
-    Raises CompilationError for errors in the program, TypeError/ValueError
-    for bad arguments.
+    `warnings` are the command line's `-W` values (docs/warnings.md):
+    `"error"` makes warnings errors, `"no-NAME"` turns one off, `"none"`
+    (`-w`) all. Each warning kept is issued as a CompilationWarning and
+    listed in `Program.warnings`. Raises CompilationError for errors in the
+    program, TypeError/ValueError for bad arguments.
     """
-    import warnings
+    import warnings as python_warnings
+
+    from tinyc.lint import WarningOptions
 
     from tinyc.tune import cached_or_tuned
 
@@ -357,6 +384,7 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
         raise TypeError(f"tinyc.compile() expects name= as a str, got {type(name).__name__}")
     if name == "<string>" and getattr(source, "checked_source", None) is not None:
         name = getattr(source, "name", name)
+    options = WarningOptions.of(warnings)  # UnknownWarning is a ValueError
     text = source_text(source)
     found, info = target_device(device)
     given = _schedule(schedule)
@@ -364,18 +392,22 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
     if tune and found is None:
         from tinyc.tune.cache import TuningWarning
 
-        warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
-                      TuningWarning, stacklevel=2)
+        python_warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
+                             TuningWarning, stacklevel=2)
     from tinyc.diagnostics import CompilationError
 
     try:
         result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
-                                  schedule=given, tuned=tuned, std=std, defines=defines)
+                                  schedule=given, tuned=tuned, std=std, defines=defines,
+                                  warnings=options)
     except CompilationError as error:
         relocate = getattr(source, "relocate", None)  # a built program: at its Python lines
         if relocate is None:
             raise
         raise relocate(error, text, name) from None
+    relocate_warnings = getattr(source, "relocate_diagnostics", None)
+    if relocate_warnings is not None and result.warnings:
+        result.warnings = relocate_warnings(result.warnings, text, name)
     for diagnostic in result.warnings:
-        warnings.warn(str(diagnostic), CompilationWarning, stacklevel=2)
+        python_warnings.warn(CompilationWarning(diagnostic), stacklevel=2)
     return Program(result, device)

@@ -71,6 +71,15 @@ class Diagnostic:
     notes: tuple[Note, ...] = ()
     severity: str = "error"
     hint: str | None = None  # a suggestion of its own line (`hint: write ...`)
+    warning: str | None = None  # a warning's name (`subview-bounds`): `-W no-subview-bounds`
+
+    @property
+    def option(self) -> str:
+        """What follows the message in brackets, as compilers print it: `[-Wsubview-bounds]`,
+        `[-Werror,-Wsubview-bounds]` for a warning made an error; '' for other diagnostics."""
+        if self.warning is None:
+            return ""
+        return f" [-Werror,-W{self.warning}]" if self.severity == "error" else f" [-W{self.warning}]"
 
     @property
     def line(self) -> int:
@@ -109,7 +118,7 @@ class Diagnostic:
 
     def render(self, color: bool = False) -> str:
         """The text form; `color` adds ANSI colours as clang does (bold location, red error)."""
-        parts = [_render(self.severity, self.message, self.span, color)]
+        parts = [_render(self.severity, self.message + self.option, self.span, color)]
         parts += [_render("note", n.message, n.span, color) for n in self.notes]
         if self.hint:
             parts.append(_render("hint", self.hint, None, color))
@@ -125,6 +134,7 @@ class Diagnostic:
         return {
             "file": _file_of(self.span),
             "severity": self.severity,
+            "warning": self.warning,
             "message": self.bare_message,
             "hints": self.hints,
             **_location_json(self.span),
@@ -183,22 +193,41 @@ def _render(severity: str, message: str, span: Span | None, color: bool = False)
 
 
 class CompilationError(Exception):
-    """Every user error in a program; `str()` is the printable diagnostic."""
+    """Every user error in a program; `str()` is the printable diagnostic.
 
-    def __init__(self, diagnostics: Sequence[Diagnostic] | Diagnostic):
+    `diagnostics` are the errors; `warnings` the warnings (and notes) found
+    beside them in the parts of the program without errors. `str()`,
+    `render()` and `to_json()` show both, in the order of the source.
+    """
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] | Diagnostic,
+                 warnings: Sequence[Diagnostic] = ()):
         if isinstance(diagnostics, Diagnostic):
             diagnostics = [diagnostics]
         self.diagnostics: list[Diagnostic] = list(diagnostics)
-        super().__init__("\n".join(str(d) for d in self.diagnostics))
+        self.warnings: list[Diagnostic] = list(warnings)
+        super().__init__("\n".join(str(d) for d in self.all_diagnostics))
+
+    @property
+    def all_diagnostics(self) -> list[Diagnostic]:
+        """Errors and warnings in source order (errors first where they share a place)."""
+        if not self.warnings:
+            return self.diagnostics
+        return in_source_order([*self.diagnostics, *self.warnings])
 
     def render(self, color: bool = False) -> str:
         """Every diagnostic as text, in colour if asked."""
-        return "\n".join(d.render(color) for d in self.diagnostics)
+        return "\n".join(d.render(color) for d in self.all_diagnostics)
 
     def to_json(self) -> str:
         import json
 
-        return json.dumps([d.to_json() for d in self.diagnostics], indent=2)
+        return json.dumps([d.to_json() for d in self.all_diagnostics], indent=2)
+
+
+def in_source_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Sorted by (line, column); a stable sort keeps the order of those at one place."""
+    return sorted(diagnostics, key=lambda d: (d.line, d.column))
 
 
 _KEYBOARD_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
@@ -297,10 +326,10 @@ class DiagnosticSink:
     def error(self, message: str, span: Span | None, notes: Iterable[Note] = ()) -> None:
         self.diagnostics.append(Diagnostic(message, span, tuple(notes)))
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, warnings: Sequence[Diagnostic] = ()) -> None:
+        """CompilationError with every error (and `warnings` beside them), if there is one."""
         if self.diagnostics:
-            ordered = sorted(self.diagnostics, key=lambda d: (d.line, d.column))
-            raise CompilationError(ordered)
+            raise CompilationError(in_source_order(self.diagnostics), warnings)
 
 
 class LaunchError(Exception):

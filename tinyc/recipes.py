@@ -172,6 +172,9 @@ class TallAndSkinny(Recipe):
         if M != DYNAMIC and M % block == 0:
             gemm(block)
             return
+        if M != DYNAMIC and M < block:  # one block holds every row (no view past the end of A)
+            gemm(M)
+            return
         rest = fn.sub(fn.size(C, 0), m, name="rest")
         with fn.if_(fn.lt(rest, block)) as branch:
             with branch.then():

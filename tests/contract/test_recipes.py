@@ -113,3 +113,16 @@ def test_tall_and_skinny_specialized_static_m(device):
     C = np.zeros((32, 3), np.float32, order="F")
     t(1.0, A, B, 0.0, C)
     assert np.abs(C - A @ B).max() < 1e-4
+
+
+@pytest.mark.parametrize("M", [5, 100])
+def test_tall_and_skinny_static_m_below_the_block(device, M):
+    """One work-group holds every row: no view past the end of A (no -Wsubview-bounds)."""
+    t = tinyc.recipes.tall_and_skinny("f64", 3, 2, M_block=128, M=M)
+    assert "if " not in t.source and t.program.warnings == []
+    A = np.asfortranarray(rand(M * 2, "float64").reshape(M, 2))
+    B = np.asfortranarray(rand(6, "float64").reshape(2, 3))
+    C = np.asfortranarray(rand(M * 3, "float64").reshape(M, 3))
+    before = C.copy()
+    t(2.0, A, B, 0.5, C)
+    assert np.abs(C - (2.0 * A @ B + 0.5 * before)).max() < 1e-12

@@ -7,13 +7,7 @@ docstrings; completions are parsed back by the compiler.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import pytest_lsp
@@ -24,31 +18,14 @@ from tinyc.ir.instructions import Gemm, Subview
 from tinyc.parser import parse_tree
 from tinyc.diagnostics import CompilationError
 
-REPO = Path(__file__).resolve().parents[2]
+from lsp_testlib import ENV, REPO, SERVER, as_dict, cli_json, client, next_diagnostics  # noqa: F401
+
 SAMPLES = sorted((REPO / "samples").glob("*.ir"))
-ENV = dict(os.environ, PYTHONPATH=str(REPO))
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=[sys.executable, "-m", "tinyc.cli", "lsp"], server_env=ENV))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=pytest_lsp.client_capabilities("visual-studio-code")))
-    yield
-    await lsp_client.shutdown_session()
-
-
 _counter = iter(range(10**6))
-
-
-async def _diagnostics(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
-    for _ in range(2000):
-        if uri in client.diagnostics:
-            return list(client.diagnostics.pop(uri))
-        await asyncio.sleep(0.005)
-    raise AssertionError(f"no diagnostics published for {uri}")
 
 
 async def open_document(client: LanguageClient, text: str) -> tuple[str, list[types.Diagnostic]]:
@@ -56,7 +33,7 @@ async def open_document(client: LanguageClient, text: str) -> tuple[str, list[ty
     client.diagnostics.pop(uri, None)
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         types.TextDocumentItem(uri, "tinyc", 1, text)))
-    return uri, await _diagnostics(client, uri)
+    return uri, await next_diagnostics(client, uri)
 
 
 async def change_document(client: LanguageClient, uri: str, version: int,
@@ -64,15 +41,7 @@ async def change_document(client: LanguageClient, uri: str, version: int,
     client.diagnostics.pop(uri, None)
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         types.VersionedTextDocumentIdentifier(uri=uri, version=version), changes))
-    return await _diagnostics(client, uri)
-
-
-def cli_json(text: str) -> list[dict]:
-    """`tinyc check --format json -` in its own process: the reference for diagnostics."""
-    proc = subprocess.run([sys.executable, "-m", "tinyc.cli", "check", "--format", "json", "-"],
-                          input=text.encode(), capture_output=True, env=ENV, cwd=REPO)
-    assert proc.returncode in (0, 1), proc.stderr
-    return json.loads(proc.stdout)
+    return await next_diagnostics(client, uri)
 
 
 def position_of(text: str, needle: str, occurrence: int = 0, delta: int = 0) -> types.Position:
@@ -85,11 +54,6 @@ def position_of(text: str, needle: str, occurrence: int = 0, delta: int = 0) -> 
     line = before.count("\n")
     column = before[before.rfind("\n") + 1:]
     return types.Position(line, len(column.encode("utf-16-le")) // 2)
-
-
-def as_dict(r: types.Range) -> dict:
-    return {"start": {"line": r.start.line, "character": r.start.character},
-            "end": {"line": r.end.line, "character": r.end.character}}
 
 
 BAD_PROGRAMS = {
@@ -149,7 +113,8 @@ async def test_diagnostics_follow_every_change(client: LanguageClient):
     start = position_of(text, "arith.ad", delta=len("arith.ad"))
     fixed = await change_document(client, uri, 2, [types.TextDocumentContentChangePartial(
         types.Range(start, start), "d")])
-    assert fixed == []
+    assert [(d.message, d.severity, d.code) for d in fixed] == [  # no error left: a warning
+        ("arith.add: '%x' is never used", types.DiagnosticSeverity.Warning, "-Wunused-value")]
     text = text.replace("arith.ad ", "arith.add ")
     where = position_of(text, "%a : f32")
     broken = await change_document(client, uri, 3, [types.TextDocumentContentChangePartial(
@@ -333,7 +298,7 @@ async def test_any_text_and_any_edit_keep_the_server_alive(client: LanguageClien
 
 
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=[sys.executable, "-m", "tinyc.cli", "lsp"], server_env=ENV))
+    server_command=SERVER, server_env=ENV))
 async def client32(lsp_client: LanguageClient):
     capabilities = pytest_lsp.client_capabilities("visual-studio-code")
     capabilities.general = types.GeneralClientCapabilities(
@@ -356,7 +321,7 @@ async def test_positions_in_the_negotiated_encoding(client32: LanguageClient):
     assert [d.range.start.character for d in diagnostics] == [0]
     fixed = await change_document(client32, uri, 2, [types.TextDocumentContentChangePartial(
         types.Range(types.Position(1, 0), types.Position(1, 2)), "")])
-    assert fixed == []
+    assert [d.severity for d in fixed] == [types.DiagnosticSeverity.Warning]  # '%x' unused
     hover = await client32.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(1, 3)))
     assert "%x: f32" in hover.contents.value
@@ -385,7 +350,7 @@ async def test_references_and_highlights(client: LanguageClient):
 
 
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=[sys.executable, "-m", "tinyc.cli", "lsp"], server_env=ENV))
+    server_command=SERVER, server_env=ENV))
 async def bare_client(lsp_client: LanguageClient):
     """A client that says nothing about itself: no markdown, no symbol hierarchy."""
     await lsp_client.initialize_session(types.InitializeParams(

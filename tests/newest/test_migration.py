@@ -44,8 +44,8 @@ def test_what_the_seed_cannot_spell_is_a_diagnostic_at_each_instruction(tmp_path
     %r = cos %a : f32
     %i = constant inf : f32
     %y = group_id.y : index
-    %z = constant 0 : i32
-    %n = constant 8 : i32
+    %z = constant 0 : index
+    %n = constant 8 : index
     for %k = %z, %n {
     } attributes {unroll=4}
     """, "%a: f32")
@@ -78,7 +78,7 @@ def test_what_the_seed_spells_differently_migrates(tmp_path):
     assert "%s = builtin.subgroup_size : i32" in result.output
     assert "%c = cmp.le %one, %one : bool" in result.output
     assert "%r = math.cos %one : f32" in result.output  # as the seed's implementation spelled it
-    assert parse(result.output).std is Std.SEED
+    assert parse(result.stdout).std is Std.SEED
 
 
 def test_seed_atomic_stores_migrate_to_the_newest_atomics():

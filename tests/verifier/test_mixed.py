@@ -183,8 +183,8 @@ def test_cast_ok(line):
      "cast: cannot cast coopmatrix<f32x8x8,matrix_a> to coopmatrix<f32x8x16,matrix_a>: the shapes "
      "must match", "coopmatrix"),
     ("%r = cast %ma : coopmatrix<f16x8x8,matrix_b>",
-     "cast: cannot cast coopmatrix<f32x8x8,matrix_a> to coopmatrix<f16x8x8,matrix_b>: the use must "
-     "stay the same or change from matrix_acc to matrix_a or matrix_b", "coopmatrix"),
+     "cast: cannot cast coopmatrix<f32x8x8,matrix_a> to coopmatrix<f16x8x8,matrix_b>: the shape and "
+     "the use of the coopmatrix types must match", "coopmatrix"),  # a seed program: the seed's words
     ("%r = cast %mc : coopmatrix<f32x8x8,matrix_a>",
      "cast: cannot cast coopmatrix<c32x8x8,matrix_a> to coopmatrix<f32x8x8,matrix_a>: casts from "
      "complex to non-complex types are forbidden", "coopmatrix"),

@@ -10,7 +10,7 @@ run (roofline.py).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -20,13 +20,14 @@ from tinyc.cli.errors import UsageError
 def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
                  sizes: Sequence[str], repeat: int, warmup: int, seed: int, device: str | None,
                  echo: Callable[[str], None] = print, std: str | None = None,
-                 defines: dict[str, str] | None = None) -> dict[str, float]:
-    """Time a kernel on random inputs and report its rates; returns the numbers."""
-    import tinyc
-    from tinyc.reference import ReferenceUnsupported
+                 defines: dict[str, str] | None = None, policy: Any = None) -> dict[str, float]:
+    """Time a kernel on random inputs and report its rates (`policy`: -W/-w); returns the
+    numbers."""
+    from tinyc.cli.common import compile_reporting
+    from tinyc.reference import ReferenceFault, ReferenceUnsupported
     from tinyc.cli.run import describe_arguments, device_array_limit, make_arguments, parse_sizes
 
-    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
+    program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines)
     name = kernel_name or program.kernel_names[0]
     if name not in program.kernel_names:
         raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(program.kernel_names)}")
@@ -40,7 +41,7 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int,
     line = f"{name}: batch {batch}, {seconds * 1e3:.3f} ms (median of {repeat} after {warmup} warm-up, device time)"
     try:
         work = count_work(program.checked_ir()[name], kernel.info, args, batch)
-    except ReferenceUnsupported as exc:
+    except (ReferenceUnsupported, ReferenceFault) as exc:  # (a fault: undefined on these inputs)
         echo(line)
         echo(f"  no work model for this kernel ({exc})")
         return result

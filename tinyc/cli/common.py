@@ -198,3 +198,65 @@ def _parse_defines(ctx: click.Context, param: click.Parameter, values: tuple[str
             raise click.BadParameter(f"expected NAME=VALUE, got '{item}'")
         found[name] = value
     return found
+
+
+# ---------------------------------------------------------------- warnings
+
+_WARNINGS_KEY = "tinyc.warnings"
+
+
+def _remember_warnings(ctx: click.Context, param: click.Parameter, value):
+    if param.name == "warning_flags":
+        ctx.meta.setdefault(_WARNINGS_KEY, [[], False])[0] = list(value or ())
+    elif value:
+        ctx.meta.setdefault(_WARNINGS_KEY, [[], False])[1] = True
+    return value
+
+
+def warning_options(command):
+    """`-W error|no-error|NAME|no-NAME` (repeatable) and `-w` (docs/warnings.md)."""
+    command = click.option("-w", "no_warnings", is_flag=True, expose_value=False,
+                           callback=_remember_warnings,
+                           help="Do not report warnings.")(command)
+    return click.option("-W", "warning_flags", multiple=True, expose_value=False,
+                        metavar="error|NAME|no-NAME", callback=_remember_warnings,
+                        help="Warnings: '-W error' makes them errors (exit 1), '-W no-NAME' "
+                             "turns one off (its name is printed as [-WNAME]); "
+                             "repeatable.")(command)
+
+
+def warning_policy():
+    """The tinyc.lint.WarningOptions of the running command (usage error for a bad -W)."""
+    from tinyc.lint import UnknownWarning, WarningOptions
+
+    ctx = click.get_current_context(silent=True)
+    flags, silence = ctx.meta.get(_WARNINGS_KEY, [[], False]) if ctx is not None else ([], False)
+    try:
+        return WarningOptions.parse(flags, silence)
+    except UnknownWarning as err:
+        raise click.UsageError(str(err)) from None
+
+
+def print_warnings(diagnostics) -> None:
+    """Warnings (Diagnostics) on standard error, as errors are printed."""
+    if not diagnostics:
+        return
+    color = want_color(sys.stderr)
+    click.echo("\n".join(d.render(color) for d in diagnostics), err=True, color=color)
+
+
+def compile_reporting(source, policy=None, report: bool = True, **options):
+    """`tinyc.compile` for a command: its warnings printed as diagnostics (not as Python
+    warnings; only if `report`: one MPI rank reports), under `policy` (the command's -W/-w,
+    `warning_policy()`, taken in the command's own thread: launches run in another)."""
+    import warnings
+
+    import tinyc
+    from tinyc.compiler import CompilationWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompilationWarning)
+        program = tinyc.compile(source, warnings=policy, **options)
+    if report:
+        print_warnings(program.warnings)
+    return program

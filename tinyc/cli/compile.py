@@ -9,7 +9,8 @@ import click
 
 from tinyc.cli.common import (
     EXIT_INTERNAL, EXIT_USAGE, FileProblem, Inputs, color_option, display_name, error,
-    language_options, print_diagnostics, write_output,
+    language_options, print_diagnostics, print_warnings, warning_options, warning_policy,
+    write_output,
 )
 from tinyc.diagnostics import CompilationError
 
@@ -30,6 +31,7 @@ from tinyc.diagnostics import CompilationError
 @click.option("--print-after", "print_after", multiple=True, metavar="PASS|all",
               help="Print the IR to stderr after the pass (repeatable), or after every pass.")
 @language_options
+@warning_options
 @color_option
 def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, emit: str,
                     subgroup_size: int | None, schedule_file: str | None, show_time: bool,
@@ -50,6 +52,7 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
         check_subgroup_size(subgroup_size)  # a size the device cannot run is a usage error
     except ValueError as err:
         raise click.UsageError(str(err)) from None
+    policy = warning_policy()
     directory = _output_directory(files, output)
     printer = _ir_printer(print_after)
     failed = unwritable = False
@@ -58,12 +61,14 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
         try:
             warnings: list = []
             if emit == "ir":  # the checked IR, spelled in the program's (or the given) version
-                program = check_source(text, display_name(path), std=std, defines=defines)
+                program = check_source(text, display_name(path), std=std, defines=defines,
+                                       warnings=policy)
                 ir_text = print_program(program, declare=std is not None)
+                warnings = program.warnings
             else:
                 result = compile_to_spirv(text, display_name(path), subgroup_size=subgroup_size,
                                           print_after=printer, schedule=schedule_file, std=std,
-                                          defines=defines)
+                                          defines=defines, warnings=policy)
                 warnings = result.warnings
         except CompilationError as err:
             print_diagnostics(err)
@@ -72,8 +77,8 @@ def compile_command(files: tuple[str, ...], output: str | None, assembly: bool, 
         except (SpirvToolError, InternalCompilerError) as err:  # tinyc's bug, not the input's
             error(f"internal compiler error: {err}")
             sys.exit(EXIT_INTERNAL)
-        for warning in warnings:  # e.g. an attribute that overrides --subgroup-size
-            click.echo(str(warning), err=True)
+        print_warnings(warnings)  # the checker's, and the passes' (an attribute that
+        # overrides --subgroup-size)
         if emit == "ir":
             data: str | bytes = ir_text
         elif emit == "lowered":

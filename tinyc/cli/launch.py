@@ -12,6 +12,7 @@ import click
 
 from tinyc.cli.common import (
     EXIT_INPUT, color_option, display_name, language_options, print_diagnostics, read_one,
+    warning_options, warning_policy,
 )
 from tinyc.diagnostics import CompilationError, LaunchError
 
@@ -36,6 +37,7 @@ def _launch_options(default_batch: int, default_repeat: int):
             click.option("--device", default=None, help="SYCL filter string, e.g. opencl:cpu:0."),
             color_option,
             language_options,
+            warning_options,
         ]
         for option in reversed(options):
             command = option(command)
@@ -75,9 +77,11 @@ def run(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...], 
     from tinyc.cli.run import run_kernel
 
     text = read_one(file)
+    policy = warning_policy()
     _launching(lambda: run_kernel(text, display_name(file), kernel_name, batch, sizes, do_check,
                                   repeat, seed, device, echo=click.echo, std=std,
-                                  defines=defines, check_bounds=check_bounds or None))
+                                  defines=defines, check_bounds=check_bounds or None,
+                                  policy=policy))
 
 
 @click.command()
@@ -91,9 +95,10 @@ def bench(file: str, kernel_name: str | None, batch: int, sizes: tuple[str, ...]
     from tinyc.cli.bench import bench_kernel
 
     text = read_one(file)
+    policy = warning_policy()
     _launching(lambda: bench_kernel(text, display_name(file), kernel_name, batch, sizes, repeat,
                                     warmup, seed, device, echo=click.echo, std=std,
-                                    defines=defines))
+                                    defines=defines, policy=policy))
 
 
 @click.command()

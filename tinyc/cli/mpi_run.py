@@ -31,9 +31,9 @@ def launched_by_mpi() -> bool:
 def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
                    check: bool, repeat: int, seed: int, device: str | None,
                    echo: Callable[[str], None] = print, std: str | None = None,
-                   defines: dict[str, str] | None = None) -> None:
-    """`tinyc run` over the ranks of MPI_COMM_WORLD (module docs)."""
-    import tinyc
+                   defines: dict[str, str] | None = None, policy: Any = None) -> None:
+    """`tinyc run` over the ranks of MPI_COMM_WORLD (module docs); `policy`: -W/-w."""
+    from tinyc.cli.common import compile_reporting
     from tinyc.cli.errors import UsageError
     from tinyc.cli.run import check_results, make_arguments, parse_sizes
     from tinyc.reference.arguments import copy_argument
@@ -43,7 +43,8 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
     comm = mpi().COMM_WORLD
     rank, root = comm.Get_rank(), 0
     target = local_device(comm, filter=device)
-    program = tinyc.compile(source, name=file, device=target, std=std, defines=defines)
+    program = compile_reporting(source, policy, rank == root, name=file, device=target, std=std,
+                                defines=defines)
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:

@@ -338,16 +338,17 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
 def run_kernel(source: str, file: str, kernel_name: str | None, batch: int, sizes: Sequence[str],
                check: bool, repeat: int, seed: int, device: str | None,
                echo: Callable[[str], None] = print, std: str | None = None,
-               defines: dict[str, str] | None = None, check_bounds: bool | None = None) -> None:
-    """Compile, launch on random inputs, time, and optionally check."""
-    import tinyc
+               defines: dict[str, str] | None = None, check_bounds: bool | None = None,
+               policy: Any = None) -> None:
+    """Compile, launch on random inputs, time, and optionally check (`policy`: -W/-w)."""
+    from tinyc.cli.common import compile_reporting
     from tinyc.cli.mpi_run import launched_by_mpi, run_kernel_mpi
 
     if launched_by_mpi():  # under mpiexec: the batch split over the ranks
         return run_kernel_mpi(source, file, kernel_name, batch, sizes, check, repeat, seed, device,
-                              echo, std=std, defines=defines)
+                              echo, std=std, defines=defines, policy=policy)
 
-    program = tinyc.compile(source, name=file, device=device, std=std, defines=defines)
+    program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines)
     names = program.kernel_names
     name = kernel_name or names[0]
     if name not in names:

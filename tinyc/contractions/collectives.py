@@ -38,14 +38,10 @@ def _pick(labels: Sequence[str], tensor: Tensor) -> str:
 def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[str, int],
               alpha: Any, beta: Any) -> bool:
     """Z := alpha X·Y + beta Z with collectives; False if the shape needs the general step."""
-    (X, Y, Z), sizes = fuse_neighbours(fn, [X, Y, Z], sizes)
-    L = [label for label in Z.labels if X.has(label) and Y.has(label)]
-    M = [label for label in Z.labels if X.has(label) and not Y.has(label)]
-    N = [label for label in Z.labels if Y.has(label) and not X.has(label)]
-    K = [label for label in X.labels if Y.has(label) and not Z.has(label)]
-    if any(not (Y.has(label) or Z.has(label)) for label in X.labels) or \
-            any(not (X.has(label) or Z.has(label)) for label in Y.labels):
+    if not _pair_fits(X, Y, Z):  # decided before fusing: no `fuse` is left unused
         return False
+    (X, Y, Z), sizes = fuse_neighbours(fn, [X, Y, Z], sizes)
+    L, M, N, K = _roles(X, Y, Z)
     if M and N and K:
         m, n, k = _pick(M, Z), _pick(N, Z), _pick(K, X)
         outer = L + [label for label in M + N if label not in (m, n)]
@@ -96,6 +92,25 @@ def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[
         _loops(fn, outer, [], sizes, beta, hadamard)
         return True
     return False
+
+
+def _roles(X: Tensor, Y: Tensor, Z: Tensor) -> tuple[list[str], ...]:
+    """The labels of X·Y -> Z by role: batch (L), rows (M), columns (N), summed (K)."""
+    L = [label for label in Z.labels if X.has(label) and Y.has(label)]
+    M = [label for label in Z.labels if X.has(label) and not Y.has(label)]
+    N = [label for label in Z.labels if Y.has(label) and not X.has(label)]
+    K = [label for label in X.labels if Y.has(label) and not Z.has(label)]
+    return L, M, N, K
+
+
+def _pair_fits(X: Tensor, Y: Tensor, Z: Tensor) -> bool:
+    """Whether emit_pair has a collective for X·Y -> Z. Fusing neighbouring labels does not
+    change it: fused labels are held by the same tensors as their parts."""
+    if any(not (Y.has(label) or Z.has(label)) for label in X.labels) or \
+            any(not (X.has(label) or Z.has(label)) for label in Y.labels):
+        return False
+    L, M, N, K = _roles(X, Y, Z)
+    return bool((M and N) or (K and (M or N)) or (L and not (M or N or K)))
 
 
 def _hadamard_dims(X: Tensor, Y: Tensor, Z: Tensor) -> tuple[str, ...]:

@@ -199,3 +199,16 @@ def lookup(spelling: str) -> InstructionWord | None:
 @cache
 def _by_spelling() -> dict[str, InstructionWord]:
     return {w.spelling: w for w in instructions()}
+
+
+@cache
+def _variant_counts() -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for word in instructions():
+        counts[word.head] = counts.get(word.head, 0) + 1
+    return counts
+
+
+def variants(head: str) -> int:
+    """How many spellings (variants) the instruction `head` has."""
+    return _variant_counts().get(head, 0)

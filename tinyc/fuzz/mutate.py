@@ -169,7 +169,7 @@ def check_mutant(text: str, time_limit: float = 20.0) -> MutantOutcome:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tinyc.compile(text, name="<mutant>")
+            tinyc.compile(text, name="<mutant>", warnings="none")
         return MutantOutcome("compiled", text)
     except CompileTimeout:
         return MutantOutcome("hang", text, f"compiling took more than {time_limit:.0f} s")

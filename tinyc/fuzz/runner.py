@@ -185,13 +185,17 @@ class Module:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
 
+QUIET = "none"
+"""Random programs are full of values nobody uses: their warnings (`-w`) are noise."""
+
+
 def compile_module(kernels: Sequence[Kernel]) -> tuple[Any, dict[str, Outcome]]:
     """One program for all kernels that compile; the others' outcomes."""
     import tinyc
 
     text = "\n".join(k.text for k in kernels)
     try:
-        return tinyc.compile(text, name="<fuzz>"), {}
+        return tinyc.compile(text, name="<fuzz>", warnings=QUIET), {}
     except Exception:
         pass
     outcomes: dict[str, Outcome] = {}
@@ -204,7 +208,7 @@ def compile_module(kernels: Sequence[Kernel]) -> tuple[Any, dict[str, Outcome]]:
             outcomes[k.name] = outcome
     if not good:
         return None, outcomes
-    return tinyc.compile("\n".join(k.text for k in good), name="<fuzz>"), outcomes
+    return tinyc.compile("\n".join(k.text for k in good), name="<fuzz>", warnings=QUIET), outcomes
 
 
 def compile_one(kernel: Kernel) -> Outcome | None:
@@ -212,7 +216,7 @@ def compile_one(kernel: Kernel) -> Outcome | None:
     import tinyc
 
     try:
-        tinyc.compile(kernel.text, name=kernel.name)
+        tinyc.compile(kernel.text, name=kernel.name, warnings=QUIET)
         return None
     except tinyc.CompilationError as err:
         return Outcome(kernel, "rejected", f"tinyc rejected a generated program:\n{err}")

@@ -312,14 +312,21 @@ def check_view_result(ctx: "VerifyContext", inst: Instruction, source: MemrefTyp
 
 # ---------------------------------------------------------------- casts
 
-def cast_problem(src: Type, dst: Type) -> str | None:
-    """Why `cast` from src to dst is not allowed (spec: cast table), or None."""
+def cast_problem(src: Type, dst: Type, newest: bool = True) -> str | None:
+    """Why `cast` from src to dst is not allowed (spec: cast table), or None.
+
+    The seed keeps a coopmatrix's use ("the shape and the use the coopmatrix
+    types must match"); the newest language (`newest`) also casts matrix_acc
+    to matrix_a or matrix_b.
+    """
     whole = f"cannot cast {src} to {dst}"
     if is_coop(src) or is_coop(dst):
         if not (is_coop(src) and is_coop(dst)):
             return f"{whole}: a coopmatrix can only be cast to a coopmatrix"
         if src.shape != dst.shape:  # type: ignore[union-attr]
             return f"{whole}: the shapes must match"
+        if src.use is not dst.use and not newest:  # type: ignore[union-attr]
+            return f"{whole}: the shape and the use of the coopmatrix types must match"
         if src.use is not dst.use and not (src.use is MatrixUse.ACC  # type: ignore[union-attr]
                                            and dst.use in (MatrixUse.A, MatrixUse.B)):  # type: ignore[union-attr]
             return (f"{whole}: the use must stay the same or change from matrix_acc to matrix_a or "

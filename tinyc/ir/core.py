@@ -37,6 +37,7 @@ from tinyc.std import DEFAULT, Std, Version
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.lint import LintContext
     from tinyc.parser.instructions import Parsed
 
 
@@ -183,6 +184,10 @@ class Instruction:
     def verify(self, ctx: "VerifyContext") -> None:
         """Report violations of the spec's restrictions through `ctx.error`."""
 
+    def lint(self, ctx: "LintContext") -> None:
+        """Report what is legal but suspicious about this instruction (tinyc.lint; after
+        verification, so the operands have the types `verify` checked)."""
+
     def memory_accesses(self) -> Accesses:
         """The memref and group operands this instruction itself reads and writes.
 
@@ -279,6 +284,7 @@ class Program:
         self.functions = list(functions)
         self.source = source
         self.version: Version = version or Version(DEFAULT, "default")
+        self.warnings: list = []  # Diagnostics that are no errors, found by checking (tinyc.lint)
 
     @property
     def std(self) -> Std:

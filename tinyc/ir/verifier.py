@@ -45,11 +45,12 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from tinyc.diagnostics import DiagnosticSink, Note, Span
+from tinyc.diagnostics import Diagnostic, DiagnosticSink, Note, Span, in_source_order
 from tinyc.ir import attr_checks
 from tinyc.ir.checks import check_subgroup_multiples, title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
 from tinyc.ir.instructions import SPMD_BUILTINS, BlasInstruction, Builtin, Yield
+from tinyc.lint import WarningOptions, lint_function, split
 from tinyc.ir.types import DYNAMIC, AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, \
     ScalarType, Type, VoidType, type_problems
 from tinyc.schedule.knobs import knob_problems
@@ -79,23 +80,35 @@ class VerifyContext:
         return self.region_kind is Kind.SPMD
 
 
-def verify(program: Program, version: Version | None = None) -> None:
+def verify(program: Program, version: Version | None = None,
+           warnings: "WarningOptions | None" = None) -> list[Diagnostic]:
     """Check a whole program; raise CompilationError with every error found.
 
     The rules that differ per language version follow the program's version,
     or `version` (lowered IR is checked with the seed's: the newest
     language's restrictions are on what the user writes, not on what the
-    compiler makes).
+    compiler makes). With `warnings` (tinyc.lint), each function that has no
+    error is also checked for warnings: they are returned (errors if the
+    options make them so: then raised), or carried by the CompilationError
+    beside the errors of other functions.
     """
     ctx = VerifyContext(version or program.version)
     seen: dict[str, Function] = {}
+    found: list[Diagnostic] = []
     for fn in program.functions:
         if fn.name in seen:
             ctx.error(f"function '@{fn.name}' is defined twice", fn.span,
                       [Note(f"'@{fn.name}' is first defined here", seen[fn.name].span)])
         seen.setdefault(fn.name, fn)
+        errors = len(ctx.sink.diagnostics)
         verify_function(ctx, fn)
-    ctx.sink.raise_if_any()
+        if warnings is not None and len(ctx.sink.diagnostics) == errors:
+            found += lint_function(fn, warnings)
+    found = warnings.apply(found) if warnings is not None else []
+    made_errors, found = split(found)
+    ctx.sink.diagnostics += made_errors
+    ctx.sink.raise_if_any(found)
+    return in_source_order(found)
 
 
 def verify_function(ctx: VerifyContext, fn: Function) -> None:

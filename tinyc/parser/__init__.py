@@ -138,6 +138,18 @@ def parse_partial(text: str, name: str = "<string>") -> tuple[Program, list[Diag
     return program, sorted(builder.ctx.sink.diagnostics, key=lambda d: (d.line, d.column))
 
 
+def parse_functions(text: str, name: str = "<string>", std: Std | None = None):
+    """The functions of `text`, the markers of its version and its name errors, without
+    deciding the program's version (editors check a file piece by piece:
+    tinyc/editor/checking.py, which pauses the collector around all pieces: `gc_paused`).
+    Raises CompilationError for a syntax error, like `parse`."""
+    source = Source(text, name)
+    tree = _tree(text, source)[0]
+    builder = ProgramBuilder(source, std)
+    functions = [builder.function(child) for child in tree.children]
+    return functions, builder.ctx.markers, builder.ctx.sink.diagnostics
+
+
 def parse_tree(text: str, name: str = "<string>") -> Tree:
     """The syntax tree only (no names resolved): what the formatter needs.
 

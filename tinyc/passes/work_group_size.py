@@ -127,7 +127,8 @@ def _forced_subgroup_size(fn: Function, options: Any, device: DeviceInfo) -> int
         if requested is not None and requested != sgs and options is not None:
             options.warnings.append(Diagnostic(
                 f"function '@{fn.name}': its subgroup_size attribute ({sgs}) overrides the "
-                f"requested subgroup size {requested}", fn.span, severity="warning"))
+                f"requested subgroup size {requested}", fn.span, severity="warning",
+                warning="subgroup-size-override"))
     elif getattr(options, "subgroup_size", None) is not None:
         sgs, origin = options.subgroup_size, "the subgroup size requested by the caller"
     else:

@@ -22,13 +22,15 @@ from tinyc.ir.core import (
     Accesses, EffectKind, Instruction, Kind, Region, Value, no_addressing, no_integer_facts,
     no_memory_access,
 )
-from tinyc.ir.instructions.control import loop_type_of
+from tinyc.ir.instructions.control import check_seed_loop_type, loop_type_of
 from tinyc.ir.instructions.scalar import Constant
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type, index
+from tinyc.lint.rules import empty_range
 from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
+    from tinyc.lint import LintContext
     from tinyc.ir.verifier import VerifyContext
     from tinyc.parser.instructions import Parsed
 
@@ -560,6 +562,9 @@ class RangeLoop(Instruction):
     def body(self) -> Region:
         return self.regions[0]
 
+    def lint(self, ctx: "LintContext") -> None:
+        empty_range(ctx, self, list(zip(self.lower, self.upper)))
+
 
 class Foreach(RangeLoop):
     """A multi-dimensional loop whose iterations are spread over the work-items.
@@ -599,7 +604,9 @@ class Foreach(RangeLoop):
         n = min(len(lower), len(upper))
         loop_type = loop_type_of(s, lower[0] if lower else None)
         loop_vars = [Value(loop_type) for _ in range(n_vars)]
-        return cls(loop_vars, lower[:n], upper[:n], s.region(0, loop_vars), loop_type)
+        loop = cls(loop_vars, lower[:n], upper[:n], s.region(0, loop_vars), loop_type)
+        loop.loop_type_written = s.type is not None
+        return loop
 
     def format(self, p: "Printer") -> str:
         loop_vars = ", ".join(p.v(v) for v in self.body.args)
@@ -618,6 +625,8 @@ class Foreach(RangeLoop):
         ty = self.loop_type
         if not is_int(ty):
             inst_error(ctx, self, f"the loop type must be an integer type, got {ty}")
+            return
+        if not check_seed_loop_type(ctx, self, ty, "foreach (%i, ...)"):
             return
         for k, var in enumerate(self.body.args):
             if var.type is not ty:

@@ -14,9 +14,22 @@ from tinyc.ir.checks import (
 from tinyc.ir.addressing import Guard, IntegerFacts, LoopRange
 from tinyc.ir.core import Instruction, Region, Value, no_addressing, no_integer_facts, no_memory_access
 from tinyc.ir.types import Type, bool_, index
+from tinyc.lint.rules import empty_range
 from tinyc.std import Std
 
 is_int_attr = attr_checks.is_int_attr
+
+
+def check_seed_loop_type(ctx: "VerifyContext", inst: Instruction, ty: Type, var: str) -> bool:
+    """The seed's loop type is index unless written after the loop variable; the newest
+    language's follows the bounds. False (after reporting) for a seed program whose loop
+    relies on the newest rule."""
+    if ty is index or getattr(inst, "loop_type_written", True) or ctx.version.newest_extensions:
+        return True
+    inst_error(ctx, inst, f"the bounds have type {ty}, but without a type after the loop "
+                          f"variable the loop type is index in the seed language; write "
+                          f"'{var}: {ty}'{ctx.version.rule()}")
+    return False
 
 
 def loop_type_of(s: "Parsed", bound: Value | None) -> Type:
@@ -29,12 +42,15 @@ def loop_type_of(s: "Parsed", bound: Value | None) -> Type:
         s.mark(Std.SEED, f"a loop type after the {s.keyword} variable", s.types_span)
         return s.type
     if bound is not None and is_int(bound.type):
+        if bound.type is not index:  # how the newest language writes a loop of this type
+            s.mark(Std.NEWEST, f"a {s.keyword} loop whose type follows its bounds", s.span)
         return bound.type
     return index
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
+    from tinyc.lint import LintContext
     from tinyc.parser.instructions import Parsed
 
 
@@ -98,8 +114,10 @@ class For(Instruction):
             s.mark(Std.SEED, "loop attributes without 'attributes'")
         if is_int_attr(attributes.get("unroll")):
             s.mark(Std.NEWEST, "an integer unroll count")
-        return cls(loop_var, lower, upper, step[0] if step else None, carried,
+        loop = cls(loop_var, lower, upper, step[0] if step else None, carried,
                    [p.values[0] for p in pairs[:n]], body, loop_type, attributes)
+        loop.loop_type_written = s.type is not None
+        return loop
 
     @property
     def lower(self) -> Value:
@@ -108,6 +126,9 @@ class For(Instruction):
     @property
     def upper(self) -> Value:
         return self.operands[1]
+
+    def lint(self, ctx: "LintContext") -> None:
+        empty_range(ctx, self, [(self.lower, self.upper)])
 
     @property
     def step(self) -> Value | None:
@@ -150,7 +171,7 @@ class For(Instruction):
         ty = self.loop_type
         if not is_int(ty):
             inst_error(ctx, self, f"the loop type must be an integer type, got {ty}")
-        else:
+        elif check_seed_loop_type(ctx, self, ty, "for %i"):
             if self.loop_var.type is not ty:
                 ctx.error(f"for: the loop variable must have the loop type {ty}, got "
                           f"{self.loop_var.type}", self.loop_var.span or self.span)

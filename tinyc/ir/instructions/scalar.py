@@ -202,6 +202,27 @@ _UNARY_ALLOWED = {
 """Spec: arithmetic (unary) table; `not` also takes bool (DESIGN.md)."""
 
 
+SEED_COOPMATRIX_ARITHMETIC = frozenset({ArithBinaryOp.ADD, ArithBinaryOp.SUB, ArithBinaryOp.MUL,
+                                        ArithBinaryOp.DIV, ArithUnaryOp.NEG})
+"""The seed's arithmetic on coopmatrices (its tables list coopmatrix-type for these only);
+the newest language does every operation component-wise."""
+
+
+def _seed_coopmatrix_problem(ctx: "VerifyContext", op: Enum, t: Type) -> str | None:
+    """The seed's rule on arithmetic with coopmatrices, for a program in the seed language."""
+    if not isinstance(t, CoopMatrixType) or op in SEED_COOPMATRIX_ARITHMETIC \
+            or ctx.version.newest_extensions:
+        return None
+    return (f"the seed language does arithmetic on coopmatrices with add, sub, mul, div and neg "
+            f"only, got {t}{ctx.version.rule()}")
+
+
+def _mark_newest_coopmatrix_arithmetic(s: "Parsed", op: Enum, t: Type | None) -> None:
+    """Arithmetic on coopmatrices that only the newest language has: evidence of its version."""
+    if isinstance(t, CoopMatrixType) and op not in SEED_COOPMATRIX_ARITHMETIC:
+        s.mark(Std.NEWEST, f"'{op.value}' on a coopmatrix")
+
+
 def _type_problem(rule: tuple, t: Type) -> str | None:
     """Why `t` is not allowed by a (predicate, wording, component wording) rule, or None."""
     allowed, wording, component_wording = rule
@@ -239,7 +260,9 @@ class ArithBinary(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "ArithBinary":
-        return cls(s.selected(cls.keywords), *s.operands, s.type)
+        op = s.selected(cls.keywords)
+        _mark_newest_coopmatrix_arithmetic(s, op, s.type)
+        return cls(op, *s.operands, s.type)
 
     @property
     def title(self) -> str:
@@ -253,7 +276,8 @@ class ArithBinary(Instruction):
     def verify(self, ctx: "VerifyContext") -> None:
         """The type is allowed for the operation; both operands have exactly that type."""
         t = self.result.type
-        problem = _type_problem(_BINARY_ALLOWED[self.op], t)
+        problem = _type_problem(_BINARY_ALLOWED[self.op], t) or _seed_coopmatrix_problem(
+            ctx, self.op, t)
         if problem:
             result_error(ctx, self, problem if problem.startswith("the") else f"type {problem}")
         expect_type(ctx, self, 0, "first operand", t, " (the result type)")
@@ -312,7 +336,9 @@ class ArithUnary(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "ArithUnary":
-        return cls(s.selected(cls.keywords), *s.operands, s.type)
+        op = s.selected(cls.keywords)
+        _mark_newest_coopmatrix_arithmetic(s, op, s.operands[0].type if s.operands else None)
+        return cls(op, *s.operands, s.type)
 
     @property
     def title(self) -> str:
@@ -325,7 +351,8 @@ class ArithUnary(Instruction):
     def verify(self, ctx: "VerifyContext") -> None:
         """Operand type per the table; abs/im/re of a complex give its component type."""
         a = self.operands[0].type
-        problem = _type_problem(_UNARY_ALLOWED[self.op], a)
+        problem = _type_problem(_UNARY_ALLOWED[self.op], a) or _seed_coopmatrix_problem(
+            ctx, self.op, a)
         if problem:
             operand_error(ctx, self, 0, problem if problem.startswith("the") else
                           f"operand {problem.replace('must be', 'must have', 1)}")
@@ -435,6 +462,9 @@ class Cast(Instruction):
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Cast":
+        src = s.operands[0].type if s.operands else None
+        if src is not None and cast_problem(src, s.type, newest=False) and not cast_problem(src, s.type):
+            s.mark(Std.NEWEST, "a cast from matrix_acc to another use")  # the newest language's
         return cls(*s.operands, s.type)
 
     def format(self, p: "Printer") -> str:
@@ -442,9 +472,11 @@ class Cast(Instruction):
 
     def verify(self, ctx: "VerifyContext") -> None:
         """Spec: cast table; no bool, no complex to real; coopmatrix shape kept, use kept or acc->a/b."""
-        problem = cast_problem(self.operands[0].type, self.result.type)
+        src, dst = self.operands[0].type, self.result.type
+        problem = cast_problem(src, dst, ctx.version.newest_extensions)
         if problem:
-            result_error(ctx, self, problem, [self.operands[0]])
+            rule = ctx.version.rule() if cast_problem(src, dst) is None else ""
+            result_error(ctx, self, problem + rule, [self.operands[0]])
 
 
 class Cmp(Instruction):

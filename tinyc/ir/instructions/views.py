@@ -21,10 +21,12 @@ from tinyc.ir.core import (
 )
 from tinyc.ir.instructions.collective import Alloca
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, Type, bool_, index
+from tinyc.lint.rules import subview_bounds
 from tinyc.std import Std
 
 if TYPE_CHECKING:
     from tinyc.ir.printer import Printer
+    from tinyc.lint import LintContext
     from tinyc.ir.verifier import VerifyContext
     from tinyc.parser.instructions import Parsed
 
@@ -416,6 +418,9 @@ class Subview(Instruction):
             extra = self._extra_modes(ctx, len(shape))
             if extra is not None:
                 check_view_result(ctx, self, src, tuple(shape) + extra[0], tuple(stride) + extra[1])
+
+    def lint(self, ctx: "LintContext") -> None:
+        subview_bounds(ctx, self, self.static_offsets, self.static_sizes, WHOLE_MODE)
 
     @property
     def kept_order(self) -> int:
