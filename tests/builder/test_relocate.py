@@ -81,3 +81,22 @@ def test_relocation_maps_every_printed_line_of_a_program():
         at = next(k for k, t in enumerate(printed, 1) if what in t)
         assert mapped[at].line == line and mapped[at].source.name == HERE
     assert mapped[1].line == fn.function.span.line  # the signature: the prog.function(...) call
+
+
+def test_warnings_point_at_the_python_line_too():
+    import warnings
+
+    prog = Program()
+    fn = prog.function("k", A=memref(f32, 16, 16))
+    A, = fn.params
+    line = inspect.currentframe().f_lineno + 1
+    fn.constant(2.0, f32)                              # never used: a warning
+    fn.gemm(1.0, A, A, 0.0, A)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program = tinyc.compile(prog)
+    [d] = program.warnings
+    assert d.severity == "warning" and "never used" in d.message
+    assert (d.span.source.name, d.line) == (HERE, line)
+    shown = [str(w.message) for w in caught if "never used" in str(w.message)]
+    assert shown and shown[0].startswith(f"{HERE}:{line}.") and "[-W" in shown[0]

@@ -338,3 +338,13 @@ def test_repeated_call_signatures_take_the_fast_path_and_stay_checked(dg):
         dg(**{**given, "Q2": given["Q"]}, dt=1.0)
     with pytest.raises(TypeError, match="dt is a scalar; pass a number"):
         dg(**given, dt=np.ones(2))
+
+
+def test_a_temporary_nobody_reads_is_left_out(device):
+    statements = ["U[i,e] = X[i,e] * X[i,e]", "T[i,e] = X[i,e] + U[i,e]", "T[i,e] = 2 * X[i,e]",
+                  "Y[i,e] = T[i,e]", "V[i,e] = Y[i,e]"]
+    shapes = {"X": (5, None), "Y": (5, None)}
+    c = tinyc.contract(statements, shapes=shapes, dtype="f64")
+    assert [i.live for i in c.checked.statements] == [False, False, True, True, False]
+    assert "%U" not in c.source and "%V" not in c.source
+    check(c, statements, arrays(shapes, 3), {})

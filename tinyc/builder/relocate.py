@@ -14,6 +14,7 @@ the generated program.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Iterator
 
 from tinyc.diagnostics import CompilationError, Diagnostic, Note, Span
@@ -70,7 +71,7 @@ def relocated(diagnostics: Iterable[Diagnostic], lines: dict[int, Span], name: s
             continue
         notes = [Note(n.message, _moved(n.span, lines, name) or n.span) for n in d.notes]
         notes.append(Note("in the generated program:", d.span))
-        out.append(Diagnostic(d.message, span, tuple(notes), d.severity, d.hint))
+        out.append(replace(d, span=span, notes=tuple(notes)))   # message, severity, hint, name kept
     return out
 
 

@@ -51,6 +51,7 @@ class StatementInfo:
     sizes: dict[str, int]
     batch: str | None
     reads_target: bool = False   # the target appears on the right-hand side
+    live: bool = True            # false: it assigns a temporary no later statement reads
 
 
 @dataclass
@@ -126,6 +127,7 @@ def check(statements: Sequence[Statement], shapes: dict[str, tuple[int | None, .
     for name, t in tensors.items():
         if t.argument and not (t.read or t.written):
             raise ValueError(f"shapes=: no statement uses {name}")
+    _mark_dead(infos, tensors)
     checked = Checked(infos, tensors, scalars, list(shapes))
     if checked.batched:
         for info in infos:
@@ -136,6 +138,24 @@ def check(statements: Sequence[Statement], shapes: dict[str, tuple[int | None, .
                               f"the batch would write it; only batched tensors and temporaries are written",
                               s.target.span)
     return checked
+
+
+def _mark_dead(infos: list[StatementInfo], tensors: dict[str, TensorInfo]) -> None:
+    """Statements whose temporary no later live statement reads have no effect: not live
+    (the kernel leaves them out). Backwards: a read makes the temporary needed up to the
+    statement that assigns it with `=`."""
+    needed: set[str] = set()
+    for info in reversed(infos):
+        s = info.statement
+        target = s.target.name
+        info.live = tensors[target].argument or target in needed
+        if not info.live:
+            continue
+        if not s.accumulate:
+            needed.discard(target)
+        needed.update(a.name for term in s.terms for a in term.tensors)
+        if s.accumulate:
+            needed.add(target)
 
 
 def _check_names(s: Statement, tensors: dict[str, TensorInfo], scalars: list[str],

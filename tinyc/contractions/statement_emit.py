@@ -85,7 +85,7 @@ MAX_BLOCK = 16
 def entry_work(checked: Checked) -> int:
     """Multiply-adds of one batch entry: every term along its cheapest pairwise path."""
     work = 0
-    for info in checked.statements:
+    for info in (i for i in checked.statements if i.live):
         s, keep = info.statement, frozenset(info.statement.target.labels) - {info.batch}
         for term in s.terms:
             current = [frozenset(a.labels) - {info.batch} for a in term.tensors]
@@ -125,6 +125,8 @@ class _Emitter:
         self.fn, self.checked, self.layouts, self.element = fn, checked, layouts, element
         self.named: set[str] = set(checked.arguments) | set(checked.scalars)
         self.held: dict[str, _Held] = {}
+        self.entry: Value | None = None     # the batch entry of the body being emitted
+        self.label = "g"                    # the batch label (names the views: %Q_e)
         self.last_use = _last_uses(checked)
         self.scratch: Value | None = None   # this work-group's slice of %scratch (None: local memory)
         self.used = 0                       # elements of temporaries and intermediates made
@@ -159,17 +161,12 @@ class _Emitter:
             self.body(fn.add(first, loop.var, name=self.once(label)), label)
 
     def body(self, entry: Value | None, label: str) -> None:
-        fn, checked = self.fn, self.checked
-        for tensor in checked.arguments:
-            info, layout = checked.tensors[tensor], self.layouts[tensor]
-            mode = info.batch_mode
-            if mode is None:
-                self.held[tensor] = _Held(fn[tensor], layout.order)
-                continue
-            entries = [entry if m == mode else slice(None) for m in layout.order]
-            view = fn.subview(fn[tensor], entries, name=self.once(f"{tensor}_{label}"))
-            self.held[tensor] = _Held(view, tuple(m for m in layout.order if m != mode))
+        """The live statements for the batch entry `entry` (None: no batch)."""
+        self.entry, self.label = entry, label
+        checked = self.checked
         for number, info in enumerate(checked.statements, 1):
+            if not info.live:    # a temporary nobody reads: no effect
+                continue
             self.statement(info)
             for name, last in self.last_use.items():
                 if last == number and name in self.held and not checked.tensors[name].argument:
@@ -192,6 +189,20 @@ class _Emitter:
         if self.scratch is None:
             self.fn.lifetime_stop(value)
 
+    def tensor(self, name: str) -> _Held:
+        """An argument as this work-group sees it (its entry's subview, made on first use, so
+        an argument no live statement touches leaves no unused view), or a temporary."""
+        if name not in self.held:
+            fn, info, layout = self.fn, self.checked.tensors[name], self.layouts[name]
+            mode = info.batch_mode
+            if mode is None:
+                self.held[name] = _Held(fn[name], layout.order)
+            else:
+                entries = [self.entry if m == mode else slice(None) for m in layout.order]
+                view = fn.subview(fn[name], entries, name=self.once(f"{name}_{self.label}"))
+                self.held[name] = _Held(view, tuple(m for m in layout.order if m != mode))
+        return self.held[name]
+
     def temporary(self, name: str) -> _Held:
         """The local memory of a temporary, made where it is first assigned."""
         if name not in self.held:
@@ -204,7 +215,8 @@ class _Emitter:
     def statement(self, info: StatementInfo) -> None:
         s = info.statement
         sizes = info.sizes
-        target_held = self.held[s.target.name] if s.target.name in self.held else self.temporary(s.target.name)
+        written = s.target.name
+        target_held = self.tensor(written) if self.checked.tensors[written].argument else self.temporary(written)
         target = target_held.tensor(s.target)
         terms = list(s.terms)
         beta: Any = 1 if s.accumulate else 0
@@ -227,7 +239,7 @@ class _Emitter:
 
     def terms(self, terms: list[Term], out: Tensor, beta: Any, sizes: dict[str, int]) -> None:
         for term in terms:
-            inputs = [self.held[a.name].tensor(a) for a in term.tensors]
+            inputs = [self.tensor(a.name).tensor(a) for a in term.tensors]
             self.term(inputs, out, self.coefficient(term), beta, sizes)
             beta = 1
 
@@ -323,6 +335,8 @@ def _last_uses(checked: Checked) -> dict[str, int]:
     last: dict[str, int] = {}
     for number, info in enumerate(checked.statements, 1):
         s = info.statement
+        if not info.live:
+            continue
         for name in [s.target.name] + [a.name for t in s.terms for a in t.tensors]:
             if not checked.tensors[name].argument:
                 last[name] = number
