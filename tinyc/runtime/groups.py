@@ -86,6 +86,7 @@ from tinyc.runtime.members import (
     writeable,
 )
 from tinyc.runtime.submit import Address
+from tinyc.runtime.stacked import batch_first
 from tinyc.signature import ParamInfo
 
 Emit = Callable[[], list]
@@ -277,16 +278,8 @@ class GroupPacker:
             count = len(arrays)
         try:
             self._check_count(count, call.batch)
-            return self._checked_call(value, arrays, config, count, call, view if stacked else None)
-        except LaunchError as exc:
-            if stacked and _looks_batch_first(view.shape, self.memref, call.batch):
-                raise LaunchError(f"{exc.args[0].removeprefix(f'argument {name!r}: ')}{_batch_first_hint(view.shape)}",
-                                  argument=name) from None
-            raise
-
-    def _checked_call(self, value: Any, arrays: Any, config: tuple, count: int, call: Any,
-                      view: ArrayView | None) -> Emit:
-        name, what = self.name, self.what
+        except LaunchError as exc:   # a stacked array given batch-first: say where members go
+            raise batch_first(exc, view.shape if stacked else None, self.memref, call.batch, name) from None
         offset = _group_offset(self.group, config[0], name, what)
         shapes = _per_member(config[1], count, what, name, "shape")
         strides = _per_member(config[2], count, what, name, "stride")
@@ -295,7 +288,7 @@ class GroupPacker:
             [ctypes.c_int64(offset)] if self.group.offset == DYNAMIC else []
         )
         setup = (offset, shapes, strides, flat)
-        if view is not None:
+        if stacked:
             return self._stacked(view, count, setup, tail, call)
         return self._members(value, arrays, count, setup, tail, call)
 
@@ -340,7 +333,10 @@ class GroupPacker:
         itemsize = view.dtype.itemsize
         member = ArrayView(view.dtype, view.shape[:-1], view.strides[:-1], view.address, None, view.usm,
                            view.readonly, view.owner)
-        fitted = self._fit(member, None, setup)
+        try:
+            fitted = self._fit(member, None, setup)
+        except LaunchError as exc:
+            raise batch_first(exc, view.shape, self.memref, call.batch, self.name) from None
         step = view.strides[-1] * itemsize if count > 1 else 0
         row = tuple(fitted.dynamic)
 
@@ -563,20 +559,3 @@ class GroupPacker:
             return [call.staging.upload(addresses), *columns, *tail]
 
         return emit
-
-
-def _looks_batch_first(shape: tuple[int, ...], memref: MemrefType, batch: int) -> bool:
-    """A stacked array that does not fit with its members along the last mode, but would
-    with them along the first (the batch-first layout of NumPy code, `(N, rows, cols)`)."""
-    def fits(dims: tuple[int, ...]) -> bool:
-        return len(dims) == memref.order and all(m in (DYNAMIC, n) for m, n in zip(memref.shape, dims))
-
-    return len(shape) == memref.order + 1 and fits(shape[1:]) and (not fits(shape[:-1]) or shape[-1] < batch)
-
-
-def _batch_first_hint(shape: tuple[int, ...]) -> str:
-    moved = shape[1:] + shape[:1]
-    return (f" (a stacked array holds its members along its last mode: member g is array[..., g]; "
-            f"this {shape} array looks batch-first, with its {shape[0]} members along the first mode: "
-            f"pass np.asfortranarray(np.moveaxis(array, 0, -1)), a {moved} array with column-major "
-            f"members, or a list of its members)")
