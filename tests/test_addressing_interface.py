@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tinyc.compiler import check_source
-from tinyc.fuzz.generator import kernels
+from tinyc.fuzz.programs import kernels
 from tinyc.ir.addressing import (
     WHOLE_SPAN, Footprint, Guard, IntOp, LoopRange, MemberView, MergeView, ModeSpan, SliceView,
     SplitView, TileRange,

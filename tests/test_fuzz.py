@@ -10,8 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from tinyc.fuzz import campaign, mutate, runner
-from tinyc.fuzz.generator import SCALARS, generate_kernel
+from tinyc.fuzz import campaign, chunks, mutate, runner
+from tinyc.fuzz.facts import SCALARS
+from tinyc.fuzz.programs import generate_kernel, kernels
 from tinyc.fuzz.instructions import TABLE
 from tinyc.fuzz.program import Kernel
 from tinyc.fuzz.shrink import shrink
@@ -32,9 +33,10 @@ def test_fixed_seed_slice_of_the_campaign(device, capsys):
 
 
 def test_programs_are_reproducible_and_cover_the_language():
-    first = [generate_kernel(random.Random(f"7:{i}"), f"k{i}") for i in range(150)]
-    again = [generate_kernel(random.Random(f"7:{i}"), f"k{i}") for i in range(150)]
+    first = list(kernels(7, 200))
+    again = list(kernels(7, 200))
     assert [k.text for k in first] == [k.text for k in again]
+    assert {k.std for k in first} == {"seed", "newest"}
     used = set().union(*(k.features for k in first))
     assert {entry.name for entry in TABLE} <= used, {entry.name for entry in TABLE} - used
     text = "\n".join(k.text for k in first)
@@ -44,11 +46,54 @@ def test_programs_are_reproducible_and_cover_the_language():
         assert word in text, word
 
 
+def test_the_table_comes_from_the_classes_and_programs_use_every_class():
+    """Every entry writes an instruction class; generated programs, parsed, hold an instance of
+    every class of the language (those without an entry of their own are written inside
+    another: yield, the coopmatrix chain of parallel regions, the builtins of subgroups)."""
+    from tinyc.compiler import check_source
+    from tinyc.ir.instructions import instruction_classes
+
+    assert all(entry.cls in instruction_classes() for entry in TABLE)
+    found: set[type] = set()
+    for kernel in kernels(7, 200):
+        found |= {type(inst) for inst in check_source(kernel.text)[kernel.name].walk()}
+    missing = {cls.__name__ for cls in instruction_classes()} - {cls.__name__ for cls in found}
+    assert missing == set()
+
+
+def test_shared_accumulators_get_adds_only():
+    """Every work-group adds into %acc; an atomic max or min there would not commute with the
+    adds (a program of seed 12 did both: the result depended on the order)."""
+    texts = [k.text for k in kernels(12, 300) if "%acc" in k.text]
+    assert any("atomic_add" in t and "%acc[" in t for t in texts)
+    for text in texts:
+        for line in text.splitlines():
+            assert not ("%acc[" in line and re.search(r"atomic_(max|min)", line)), line
+
+
+def test_seed_programs_come_out_as_the_campaigns_drew_them():
+    """A program that is not a newest one is drawn exactly as before the newest language's
+    entries existed (their seeds in docs/fuzzing.md still reproduce them)."""
+    kernel = generate_kernel(random.Random("9191:19070"), "k19070")
+    assert kernel.std == "seed" and "; std:" not in kernel.text
+    seed_table = [entry for entry in TABLE if not entry.newest]
+    assert [(e.name, e.weight) for e in seed_table] == [  # the table of the campaigns before
+        ("constant", 1.0), ("arith", 3.0), ("arith.bool", 0.5), ("arith.complex", 0.4), ("cast", 1.2),
+        ("cmp", 0.8), ("math", 0.5), ("builtin", 0.8), ("load", 2.0), ("store", 2.0), ("size", 0.5),
+        ("subview", 1.0), ("expand", 0.5), ("fuse", 0.5), ("alloca", 0.4), ("lifetime_stop", 0.6),
+        ("for", 1.0), ("if", 1.0), ("foreach", 1.0), ("parallel", 1.0), ("barrier", 0.3), ("gemm", 1.0),
+        ("gemv", 0.8), ("ger", 0.6), ("axpby", 0.8), ("sum", 0.6), ("cumsum", 0.6),
+        ("hadamard_product", 0.6), ("subgroup_op", 0.8), ("subgroup_broadcast", 0.5)]
+    assert [k.text for k in (generate_kernel(random.Random(f"7:{i}"), f"k{i}") for i in range(20))] \
+        == [k.text for k in (generate_kernel(random.Random(f"7:{i}"), f"k{i}", seed_table)
+                             for i in range(20))]
+
+
 def test_the_summary_line_and_exit_status(monkeypatch, capsys):
     def fake_run_module(kernels, seed):
         return [runner.Outcome(k, "mismatch" if k.name == "k1" else "ok") for k in kernels]
 
-    monkeypatch.setattr(campaign, "run_module", fake_run_module)
+    monkeypatch.setattr(chunks, "run_module", fake_run_module)
     code = campaign.main(["--programs", "3", "--seed", "1", "--mutants", "0", "--no-shrink", "--quiet",
                           "--in-process"])
     out, err = capsys.readouterr()
@@ -57,15 +102,25 @@ def test_the_summary_line_and_exit_status(monkeypatch, capsys):
 
 
 def test_the_oracle_catches_a_wrong_reference_collective(device, monkeypatch):
-    """Break the reference's gemm (alpha ignored): the NumPy check must notice."""
+    """Break the reference's handling of gemm (alpha ignored; the product itself is the class's
+    NumPy meaning, which the oracle shares): the NumPy check must notice."""
+    import numpy as np
+
     from tinyc.ir.instructions import Gemm
-    from tinyc.reference import ops_collective
+    from tinyc.reference.memory import read_array, write_array
+    from tinyc.reference.scalars import compute_dtype
     from tinyc.reference.state import EVALUATORS
 
     def wrong_gemm(inst, st):
-        A, B = inst.inputs
-        ops_collective._update(inst, st, lambda dt, read: 2 * (ops_collective._op(read(A), inst.transpose_a)
-                                                              @ ops_collective._op(read(B), inst.transpose_b)))
+        if st.on_collective is not None:
+            st.on_collective(inst, st)
+        out = st.get(inst.output)
+        dtype = compute_dtype(out.element)
+        term = inst.evaluate([read_array(st.get(v), dtype, "gemm") for v in inst.inputs])
+        beta = np.asarray(st.get(inst.beta)).astype(dtype)
+        write_array(out, term + beta * read_array(out, dtype, "gemm"), "gemm")
+        if st.after_collective is not None:
+            st.after_collective(inst, st)
 
     monkeypatch.setitem(EVALUATORS, Gemm, wrong_gemm)
     kernel = _gemm_kernel()
@@ -212,12 +267,12 @@ def test_a_crash_of_the_device_compiler_is_counted_and_the_campaign_goes_on(monk
                 if 4 in part or {6, 7} <= set(part):
                     self.death = "the worker process died (exit status -11)"
                     return
-                tally = campaign.Tally(programs=len(part))
+                tally = chunks.Tally(programs=len(part))
                 tally.statuses["ok"] += len(part)
                 yield {"stop": part.stop, "alive": True, "tally": tally.to_json(), "reports": ""}
 
     monkeypatch.setattr(isolate, "Worker", FakeWorker)
-    tally, out = campaign.Tally(), io.StringIO()
+    tally, out = chunks.Tally(), io.StringIO()
     assert isolate.run_isolated(1, range(10), 3, tally, out, False, None)
     assert tally.programs == 10 and tally.statuses == {"ok": 9, "crash": 1, "module crash": 1}
     assert tally.summary() == "programs 10 mismatches 0 internal-errors 2 hangs 0"

@@ -5,9 +5,10 @@ Each file in tests/fuzz_regressions/ says in its comments what went wrong.
 Arguments are made as `tinyc run` makes them (random, with the sizes the
 program implies), the kernel runs on the device over a small batch, and the
 written arrays are compared with the reference interpreter's. The programs in
-tests/fuzz_regressions/jit_crashes/ crashed the device's JIT: they run in a
-child process (at batch 1, as the fuzzer ran them), so that a regression fails
-its test instead of killing the test run.
+tests/fuzz_regressions/jit_crashes/ crashed the device's JIT (those in
+checked_jit_crashes/, their bounds-checked variant): they run in a child
+process (at batch 1, as the fuzzer ran them), so that a regression fails its
+test instead of killing the test run.
 """
 
 from __future__ import annotations
@@ -20,18 +21,19 @@ import pytest
 
 import tinyc
 from tinyc.cli.run import compare_outputs, make_arguments
-from tinyc.reference import run as run_reference
+from tinyc.reference import ReferenceFault, run as run_reference
 from tinyc.reference.arguments import copy_argument
 
 REGRESSIONS = Path(__file__).parent / "fuzz_regressions"
 CASES = sorted(REGRESSIONS.glob("*.ir"))
 JIT_CRASHES = sorted((REGRESSIONS / "jit_crashes").glob("*.ir"))
+CHECKED_JIT_CRASHES = sorted((REGRESSIONS / "checked_jit_crashes").glob("*.ir"))
 BATCH = 3
 
 
-def disagreements(path: Path, batch: int) -> list:
-    """Run every kernel of the program on the device and in the reference interpreter;
-    the outputs that differ (asserts that some were compared)."""
+def disagreements(path: Path, batch: int, check_bounds: bool = False) -> list:
+    """Run every kernel of the program on the device (bounds-checked if asked) and in the
+    reference interpreter; the outputs that differ (asserts that some were compared)."""
     program = tinyc.compile(path.read_text(), name=path.name)
     checked = program.checked_ir()
     wrong = []
@@ -40,9 +42,15 @@ def disagreements(path: Path, batch: int) -> list:
         fn = checked[name]
         args, _ = make_arguments(fn, kernel.info, batch, {}, seed=1)
         reference = [copy_argument(a) for a in args]
-        kernel(*args, batch=batch)
-        run_reference(fn, reference, batch, work_group_size=kernel.info.work_group_size,
-                      subgroup_size=kernel.info.subgroup_size)
+        geometry = {"work_group_size": kernel.info.work_group_size,
+                    "subgroup_size": kernel.info.subgroup_size}
+        try:
+            kernel(*args, batch=batch, check_bounds=check_bounds)
+        except tinyc.BoundsError:  # then the reference must find these arguments wrong too
+            with pytest.raises(ReferenceFault):
+                run_reference(fn, reference, batch, **geometry)
+            continue
+        run_reference(fn, reference, batch, **geometry)
         compared, _ = compare_outputs(kernel.info, args, reference, batch, None)
         assert compared, f"{name}: nothing to compare"
         wrong += [f"{name}: {c}" for c in compared if c.error is not None]
@@ -59,14 +67,16 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from test_fuzz_regressions import disagreements
-print(disagreements(Path(sys.argv[2]), 1))
+print(disagreements(Path(sys.argv[2]), 1, sys.argv[3] == "checked"))
 """
 
 
-@pytest.mark.parametrize("path", JIT_CRASHES, ids=lambda p: p.stem)
-def test_device_builds_and_agrees_with_the_reference(path, device):
-    done = subprocess.run([sys.executable, "-c", IN_CHILD, str(Path(__file__).parent), str(path)],
-                          capture_output=True, text=True, timeout=300)
+@pytest.mark.parametrize("path, variant", [(p, "plain") for p in JIT_CRASHES]
+                         + [(p, "checked") for p in CHECKED_JIT_CRASHES],
+                         ids=lambda x: getattr(x, "stem", x))
+def test_device_builds_and_agrees_with_the_reference(path, variant, device):
+    done = subprocess.run([sys.executable, "-c", IN_CHILD, str(Path(__file__).parent), str(path),
+                           variant], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"the child died ({done.returncode}):\n{done.stderr[-2000:]}"
     assert done.stdout.strip() == "[]"
 

@@ -248,3 +248,30 @@ def test_types_spelled_in_python():
     assert str(group(memref(f32, 8), 10, offset="?")) == "group<memref<f32x8>x10, offset: ?>"
     assert str(coopmatrix(f32, 8, 16, "matrix_acc")) == "coopmatrix<f32x8x16,matrix_acc>"
     assert tb.scalar(np.complex64) is c32
+
+
+def test_collective_methods_are_made_from_the_classes_as_the_docs_show():
+    """fn.gemm & co. come from the constructors (tinyc/builder/collectives.py): each collective
+    class has one, with the signature docs/builder.md lists, and a "t" transpose works."""
+    import inspect
+    from pathlib import Path
+
+    from tinyc.builder.function import FunctionBuilder
+    from tinyc.ir.instructions import BlasInstruction, instruction_classes
+
+    docs = (Path(__file__).parents[2] / "docs" / "builder.md").read_text()
+    for cls in instruction_classes():
+        if not issubclass(cls, BlasInstruction):
+            continue
+        method = getattr(FunctionBuilder, cls.opname)
+        text = str(inspect.signature(method)).replace("self, ", "").replace(" -> None", "")
+        assert f"| `{cls.opname}` | `{cls.opname}{text}` |" in docs, (cls.opname, text)
+        assert method.__doc__ == cls.__doc__
+    prog = Program()
+    fn = prog.function("k")
+    A = fn.param("A", memref(f32, 4, 3))
+    C = fn.param("C", memref(f32, 3, 3))
+    fn.gemm(2.0, A, A, 1, C, transpose_a="t")
+    [gemm] = [i for i in fn.function.walk() if isinstance(i, BlasInstruction)]
+    assert gemm.transpose_a and not gemm.transpose_b and not gemm.atomic
+    assert str(gemm.alpha.type) == "f32" and str(gemm.beta.type) == "f32"

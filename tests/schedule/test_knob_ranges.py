@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import tinyc
-from tinyc.schedule.knobs import COLLECTIVE_KNOBS, ORDER_CHANGING, IntRange, PairRange
+from tinyc.ir.knobs import IntRange, PairRange
+from tinyc.schedule.knobs import COLLECTIVE_KNOBS, ORDER_CHANGING
 from tinyc.spirv.tools import validate
 
 S = 8  # lanes; the sweep's tiles are counted in blocks of S rows

@@ -19,7 +19,8 @@ from tinyc.ir.verifier import verify
 from tinyc.parser import parse
 from tinyc.target.device_info import DeviceInfo
 from tinyc.schedule import Schedule
-from tinyc.schedule.knobs import COLLECTIVE_KNOBS, FUNCTION_KNOBS, KNOB_NAMES
+from tinyc.ir.knobs import FUNCTION_KNOBS, KNOB_NAMES
+from tinyc.schedule.knobs import COLLECTIVE_KNOBS
 
 AVX512 = DeviceInfo()
 AVX2 = DeviceInfo(vector_bytes=32, vector_registers=16)

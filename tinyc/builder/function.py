@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from tinyc.builder import location
+from tinyc.builder.collectives import collective_method
 from tinyc.builder.types import scalar
 from tinyc.builder.views import expand_type, fuse_type, slice_entries, subview_type
 from tinyc.diagnostics import Span
@@ -371,7 +372,7 @@ class FunctionBuilder:
         """True if a memref's or group's base address is not null (newest language)."""
         return self._add(I.Associated(tensor), name).result
 
-    # -- collectives --------------------------------------------------------------
+    # -- collectives (their methods are made from the classes: collectives.py) -------
     def _scalars(self, alpha: Any, beta: Any, inputs: Sequence[Value], out: Value) -> tuple[Value, Value]:
         """alpha typed as promote(inputs), beta as the output's element type, when numbers."""
         elements = [_memref(v, "operand").element for v in inputs]
@@ -380,47 +381,6 @@ class FunctionBuilder:
             alpha_t = promote(alpha_t, e) or alpha_t
         return (self._value(alpha, alpha_t, "alpha"),
                 self._value(beta, _memref(out, "output").element, "beta"))
-
-    def gemm(self, alpha: Any, A: Value, B: Value, beta: Any, C: Value, transpose_a: Any = False,
-             transpose_b: Any = False, atomic: bool = False) -> None:
-        """C := alpha op(A) op(B) + beta C."""
-        alpha, beta = self._scalars(alpha, beta, [A, B], C)
-        self._add(I.Gemm(_transposed(transpose_a, "transpose_a"), _transposed(transpose_b, "transpose_b"),
-                         alpha, A, B, beta, C, atomic))
-
-    def gemv(self, alpha: Any, A: Value, b: Value, beta: Any, c: Value, transpose: Any = False,
-             atomic: bool = False) -> None:
-        """c := alpha op(A) b + beta c."""
-        alpha, beta = self._scalars(alpha, beta, [A, b], c)
-        self._add(I.Gemv(_transposed(transpose, "transpose"), alpha, A, b, beta, c, atomic))
-
-    def ger(self, alpha: Any, a: Value, b: Value, beta: Any, C: Value, atomic: bool = False) -> None:
-        """C := alpha a b^T + beta C."""
-        alpha, beta = self._scalars(alpha, beta, [a, b], C)
-        self._add(I.Ger(alpha, a, b, beta, C, atomic))
-
-    def hadamard_product(self, alpha: Any, a: Value, b: Value, beta: Any, c: Value,
-                         atomic: bool = False) -> None:
-        """c := alpha a ∘ b + beta c."""
-        alpha, beta = self._scalars(alpha, beta, [a, b], c)
-        self._add(I.HadamardProduct(alpha, a, b, beta, c, atomic))
-
-    def axpby(self, alpha: Any, A: Value, beta: Any, B: Value, transpose: Any = False,
-              atomic: bool = False) -> None:
-        """B := alpha op(A) + beta B."""
-        alpha, beta = self._scalars(alpha, beta, [A], B)
-        self._add(I.Axpby(_transposed(transpose, "transpose"), alpha, A, beta, B, atomic))
-
-    def sum(self, alpha: Any, A: Value, beta: Any, b: Value, transpose: Any = False,
-            atomic: bool = False) -> None:
-        """b := alpha op(A) 1 + beta b."""
-        alpha, beta = self._scalars(alpha, beta, [A], b)
-        self._add(I.Sum(_transposed(transpose, "transpose"), alpha, A, beta, b, atomic))
-
-    def cumsum(self, alpha: Any, A: Value, mode: int, beta: Any, B: Value, atomic: bool = False) -> None:
-        """B := alpha (prefix sums of A along `mode`) + beta B."""
-        alpha, beta = self._scalars(alpha, beta, [A], B)
-        self._add(I.Cumsum(alpha, A, mode, beta, B, atomic))
 
     # -- SPMD: coopmatrix and subgroups --------------------------------------------
     def cooperative_matrix_load(self, tensor: Value, x: Any, y: Any, type: CoopMatrixType,
@@ -686,3 +646,9 @@ def instruction_classes() -> dict[str, tuple[type, tuple]]:
 def span_of(value: Value) -> Span | None:
     """Where a built value was made (its instruction's Python line)."""
     return value.span
+
+
+for _cls in I.instruction_classes():  # gemm, gemv, ger, axpby, sum, cumsum, hadamard_product
+    if issubclass(_cls, I.BlasInstruction):
+        setattr(FunctionBuilder, _cls.opname, collective_method(_cls, _transposed))
+del _cls

@@ -8,9 +8,12 @@ that promote to the output's.
 
 from __future__ import annotations
 
-from tinyc.fuzz.generator import SCALARS, Writer, tolerance
+from tinyc.fuzz.facts import SCALARS, tolerance
+from tinyc.fuzz.generator import Writer
 from tinyc.fuzz.program import GROUP, Root, Val
 from tinyc.ir.types import ScalarType, promotable, promote
+from tinyc.fuzz.registry import generates
+from tinyc.ir import instructions as I
 
 
 def _output(w: Writer, order: tuple[int, ...], *, shared_ok: bool) -> Val | None:
@@ -113,6 +116,7 @@ def _with_input(w: Writer, out: Val, shape: tuple[int, ...], text: str) -> bool:
     return True
 
 
+@generates(I.Gemm, "gemm", 1.0, "collective")
 def emit_gemm(w: Writer) -> bool:
     out = _shaped_output(w, (2,), False)
     if out is None or out.mem.order != 2:
@@ -134,6 +138,7 @@ def emit_gemm(w: Writer) -> bool:
     return True
 
 
+@generates(I.Gemv, "gemv", 0.8, "collective")
 def emit_gemv(w: Writer) -> bool:
     out = _shaped_output(w, (1,), True)
     if out is None or out.mem.order != 1:
@@ -155,6 +160,7 @@ def emit_gemv(w: Writer) -> bool:
     return True
 
 
+@generates(I.Ger, "ger", 0.6, "collective")
 def emit_ger(w: Writer) -> bool:
     out = _shaped_output(w, (2,), False)
     if out is None or out.mem.order != 2:
@@ -173,6 +179,7 @@ def emit_ger(w: Writer) -> bool:
     return True
 
 
+@generates(I.Axpby, "axpby", 0.8, "collective")
 def emit_axpby(w: Writer) -> bool:
     out = _shaped_output(w, (0, 1, 2), True)
     if out is None:
@@ -183,6 +190,7 @@ def emit_axpby(w: Writer) -> bool:
                        f"axpby{'.t' if t else '.n'}{{atomic}} {{alpha}}, {{0}}, {{beta}}, {{out}}")
 
 
+@generates(I.Sum, "sum", 0.6, "collective")
 def emit_sum(w: Writer) -> bool:
     out = _shaped_output(w, (0, 1), True)
     if out is None or out.mem.order > 1:
@@ -196,6 +204,7 @@ def emit_sum(w: Writer) -> bool:
     return _with_input(w, out, shape, f"sum{'.t' if t else '.n'}{{atomic}} {{alpha}}, {{0}}, {{beta}}, {{out}}")
 
 
+@generates(I.Cumsum, "cumsum", 0.6, "collective")
 def emit_cumsum(w: Writer) -> bool:
     out = _shaped_output(w, (1, 2), True)
     if out is None or out.mem.order < 1:
@@ -209,6 +218,7 @@ def emit_cumsum(w: Writer) -> bool:
     return True
 
 
+@generates(I.HadamardProduct, "hadamard_product", 0.6, "collective")
 def emit_hadamard(w: Writer) -> bool:
     out = _shaped_output(w, (1, 2), True)
     if out is None or out.mem.order < 1:

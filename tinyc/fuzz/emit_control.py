@@ -3,15 +3,19 @@ barrier, subgroup operations and cooperative matrices."""
 
 from __future__ import annotations
 
-from tinyc.fuzz.generator import MAX_DEPTH, MAX_STEPS, SCALARS, Writer, tolerance
+from tinyc.fuzz.facts import MAX_DEPTH, MAX_STEPS, SCALARS, tolerance
+from tinyc.fuzz.generator import Writer
 from tinyc.fuzz.program import GROUP, LANE, SUBGROUP, Val
 from tinyc.ir.types import (
     MatrixUse, ScalarType, bool_, c32, coopmatrix_type, f16, f32, f64, i8, i16, i32, i64, index,
     promotable,
 )
 from tinyc.fuzz.emit_memory import _store_spmd
+from tinyc.fuzz.registry import generates
+from tinyc.ir import instructions as I
 
 
+@generates(I.For, "for", 1.0)
 def emit_for(w: Writer) -> bool:
     if w.region.depth >= MAX_DEPTH:
         return False
@@ -56,6 +60,7 @@ def emit_for(w: Writer) -> bool:
     return True
 
 
+@generates(I.If, "if", 1.0)
 def emit_if(w: Writer) -> bool:
     if w.region.depth >= MAX_DEPTH:
         return False
@@ -87,6 +92,7 @@ def emit_if(w: Writer) -> bool:
     return True
 
 
+@generates(I.Foreach, "foreach", 1.0, "collective")
 def emit_foreach(w: Writer) -> bool:
     """A loop over the elements of a writable view; each iteration writes its element."""
     if w.region.depth >= MAX_DEPTH - 1:
@@ -124,6 +130,7 @@ def _cast(w: Writer, v: Val, t: ScalarType) -> Val:
     return w.define(name, t, lo=v.lo, hi=v.hi, level=v.level, exact=v.exact)
 
 
+@generates(I.Parallel, "parallel", 1.0, "collective")
 def emit_parallel(w: Writer) -> bool:
     """Every work-item runs the region; work-item k writes element k of a view (if any)."""
     if w.region.depth >= MAX_DEPTH - 1:
@@ -177,6 +184,7 @@ def emit_parallel(w: Writer) -> bool:
     return True
 
 
+@generates(I.Barrier, "barrier", 0.3)
 def emit_barrier(w: Writer) -> bool:
     if w.spmd and not (w.in_parallel() and w.region.level == GROUP):
         return False
@@ -184,32 +192,12 @@ def emit_barrier(w: Writer) -> bool:
     return True
 
 
-def emit_subgroup_op(w: Writer) -> bool:
-    t = w.pick((i32, i64, f32, f64, f16, index, i8))
-    a = w.scalar(t)
-    name = w.fresh("g")
-    op, mode = w.pick(("add", "min", "max")), w.pick(("reduce", "inclusive_scan", "exclusive_scan"))
-    w.emit(f"{name} = subgroup_{op}.{mode} {a.name} : {t}")
-    exact = a.exact and (t.is_int or op != "add")
-    w.define(name, t, level=SUBGROUP if mode == "reduce" else LANE, exact=exact)
-    w.feature(f"subgroup_{op}.{mode}")
-    return True
-
-
-def emit_broadcast(w: Writer) -> bool:
-    t = w.pick(SCALARS)
-    a = w.scalar(t)
-    lane = w.int_in(i32, 0, min(w.subgroup, 4) - 1, level=SUBGROUP)
-    name = w.fresh("g")
-    w.emit(f"{name} = subgroup_broadcast {a.name}, {lane.name} : {t}")
-    w.define(name, t, level=SUBGROUP, exact=a.exact)
-    return True
-
-
 def _coop_chain(w: Writer, dst: Val) -> None:
     """load (A, B, C) -> mul_add -> (scale) -> store into dst, all sizes in bounds or checked."""
     m = dst.mem
     rows, cols = m.shape
+    if w.newest and rows % w.subgroup:  # the newest language: rows of A, C, D multiples of S
+        return
     k = w.pick((1, 2, 4))
     tc = m.type.element
     if tc not in (f32, f64, f16, i32, c32, i64):

@@ -9,31 +9,23 @@ accumulators.
 
 from __future__ import annotations
 
-from tinyc.fuzz.generator import SCALARS, Writer, tolerance
+from tinyc.fuzz.facts import SCALARS, tolerance
+from tinyc.fuzz.generator import Writer
 from tinyc.fuzz.program import GROUP, LANE, Mem, Root, Val
 from tinyc.ir.types import (
     DYNAMIC, AddressSpace, ScalarType, c32, f16, f32, f64, i8, i32, index, memref_type,
 )
+from tinyc.fuzz.registry import generates
+from tinyc.ir import instructions as I
 
 
+@generates(I.Load, "load", 2.0)
 def emit_load(w: Writer) -> bool:
     t = w.pick(SCALARS)
     return w.load_scalar(t) is not None
 
 
-def emit_size(w: Writer) -> bool:
-    mems = [v for v in w.mems() if v.mem.order > 0]
-    if not mems:
-        return False
-    src = w.pick(mems)
-    k = w.rng.randrange(src.mem.order)
-    name = w.fresh("n")
-    w.emit(f"{name} = size {src.name}[{k}] : index")
-    n = src.mem.shape[k]
-    w.define(name, index, lo=n, hi=n, level=src.level)
-    return True
-
-
+@generates(I.Store, "store", 2.0)
 def emit_store(w: Writer) -> bool:
     """A store this region may do without a race (see module docs of program.py)."""
     if w.spmd:
@@ -100,6 +92,21 @@ def _store_spmd(w: Writer) -> bool:
     return True
 
 
+@generates(I.Size, "size", 0.5)
+def emit_size(w: Writer) -> bool:
+    mems = [v for v in w.mems() if v.mem.order > 0]
+    if not mems:
+        return False
+    src = w.pick(mems)
+    k = w.rng.randrange(src.mem.order)
+    name = w.fresh("n")
+    w.emit(f"{name} = size {src.name}[{k}] : index")
+    n = src.mem.shape[k]
+    w.define(name, index, lo=n, hi=n, level=src.level)
+    return True
+
+
+@generates(I.Subview, "subview", 1.0)
 def emit_subview(w: Writer) -> bool:
     mems = [v for v in w.mems() if v.mem.order > 0 and 0 not in v.mem.shape]
     if not mems:
@@ -111,6 +118,7 @@ def emit_subview(w: Writer) -> bool:
     return w.subview(src, sizes, level=level) is not None
 
 
+@generates(I.Expand, "expand", 0.5)
 def emit_expand(w: Writer) -> bool:
     """Split a mode n = a·b into (a, b)."""
     cands = []
@@ -150,6 +158,7 @@ def emit_expand(w: Writer) -> bool:
     return True
 
 
+@generates(I.Fuse, "fuse", 0.5)
 def emit_fuse(w: Writer) -> bool:
     """Merge modes first..last whose concrete layout is contiguous."""
     cands = []
@@ -189,6 +198,7 @@ def _product(values) -> int:
     return out
 
 
+@generates(I.Alloca, "alloca", 0.4, "collective")
 def emit_alloca(w: Writer) -> bool:
     """Local scratch memory, filled right away (reading undefined memory is UB)."""
     t = w.pick((f32, f64, i32, f16, c32, i8))
@@ -219,6 +229,7 @@ def _fill(w: Writer, dst: Val, value: Val, zero: Val, bounds: list[Val]) -> None
     m.root.exact, m.root.tol = value.exact, value.tol
 
 
+@generates(I.LifetimeStop, "lifetime_stop", 0.6, "collective")
 def emit_lifetime_stop(w: Writer) -> bool:
     local = [v for v in w.region.values if v.mem is not None and v.mem.root.local
              and v.name == v.mem.root.name and not v.mem.root.dead]

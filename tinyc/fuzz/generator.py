@@ -1,6 +1,6 @@
 """Random valid programs: the writer of one kernel and the values it can make.
 
-`generate_kernel(rng, name)` returns a `Kernel`: the text of one function plus
+`write_kernel(rng, name, table)` returns a `Kernel`: the text of one function plus
 the arguments to launch it with. The body is a random walk over the table of
 instructions in `instructions.py` (one entry per instruction kind); this
 module holds what the entries share: the open regions, fresh names, the
@@ -14,64 +14,25 @@ campaign counts a rejection as a generator bug, not as a compiler bug).
 from __future__ import annotations
 
 import random
-from typing import Iterator, Sequence
+from typing import Sequence
 
-from tinyc.ir.types import (
-    DYNAMIC, ScalarType, Type, bf16, bool_, c32, c64, f16, f32, f64, group_type, i8, i16, i32, i64,
-    index, memref_type,
-)
+from tinyc.fuzz.arith import arith_value
+from tinyc.fuzz.facts import DATA_TYPES, SCALARS, int_limits, tolerance
 from tinyc.fuzz.program import (
     GROUP, LANE, ArrayArg, GroupArg, Kernel, Mem, Region, Root, ScalarArg, Val,
 )
-
-SCALARS: tuple[ScalarType, ...] = (i8, i16, i32, i64, index, bf16, f16, f32, f64, c32, c64)
-INTEGERS = (i8, i16, i32, i64, index)
-REALS = (bf16, f16, f32, f64)
-COMPLEX = (c32, c64)
-DATA_TYPES = (i8, i16, i32, i64, f16, bf16, f32, f64, c32, c64)  # element types of arrays
-INT_RANGE = {"i8": 7, "i16": 15, "i32": 31, "i64": 63, "index": 63}
-TOLERANCE = {"f16": 2e-2, "bf16": 6e-2, "f32": 1e-3, "c32": 1e-3, "f64": 1e-9, "c64": 1e-9}
-"""Relative error allowed for results computed inexactly in a type (f32: native_exp's 12 bits)."""
-
-
-def tolerance(t: Type) -> float:
-    return TOLERANCE.get(getattr(t, "name", ""), 0.0)
-
-MAX_DEPTH = 4  # nesting of regions
-MAX_STEPS = 14  # instructions per region (before nesting)
-
-
-def type_text(t: Type) -> str:
-    return str(t)
-
-
-def int_limits(t: ScalarType) -> tuple[int, int]:
-    bits = INT_RANGE[t.name]
-    return -(1 << bits), (1 << bits) - 1
-
-
-def exact_op(t: ScalarType, op: str) -> bool:
-    """Does the device round `op` on `t` exactly like the reference? (Integers always;
-    floats for the correctly rounded operations; f32 division is not correctly rounded
-    by OpenCL's default; complex products and quotients are left out.)"""
-    if t.is_int:
-        return True
-    if op in ("add", "sub", "neg", "abs", "min", "max", "conj", "re", "im", "rem"):
-        return op != "abs" or not t.is_complex
-    if op == "mul":
-        return not t.is_complex
-    if op == "div":
-        return t in (f64, f16, bf16)
-    return False
-
+from tinyc.ir.types import (
+    DYNAMIC, ScalarType, Type, bool_, c32, f16, f32, f64, group_type, i8, i32, i64, index, memref_type,
+)
 
 class Writer:
     """Writes one kernel: text lines, regions and the facts of every value."""
 
-    def __init__(self, rng: random.Random, name: str, table: Sequence):
+    def __init__(self, rng: random.Random, name: str, table: Sequence, newest: bool = False):
         self.rng = rng
         self.name = name
         self.table = table
+        self.newest = newest  # may use the newest language's instructions (a newest program)
         self.lines: list[str] = []
         self.region = Region("collective", GROUP)
         self.count = 0
@@ -263,8 +224,6 @@ class Writer:
         return self.define(name, bool_, level=min(a.level, b.level))
 
     def arith(self, t: ScalarType, *, level: int = LANE, exact: bool = False, depth: int = 1) -> Val | None:
-        from tinyc.fuzz.emit_scalars import arith_value
-
         return arith_value(self, t, level=level, exact=exact, depth=depth)
 
     def load_scalar(self, t: ScalarType, *, level: int = LANE, exact: bool = False) -> Val | None:
@@ -449,8 +408,6 @@ class Writer:
             self.step()
 
     def step(self) -> None:
-        from tinyc.fuzz.instructions import COLLECTIVES
-
         entries = [e for e in self.table if e.allowed(self)]
         weights = [e.weight for e in entries]
         for _ in range(8):
@@ -458,15 +415,14 @@ class Writer:
             if entry.emit(self) is not False:
                 self.budget -= 1
                 self.feature(entry.name)
-                self.collectives += entry.name in COLLECTIVES
+                self.collectives += entry.collective
                 return
 
 
-def generate_kernel(rng: random.Random, name: str, table: Sequence | None = None) -> Kernel:
-    """One random kernel named `name`."""
-    if table is None:
-        from tinyc.fuzz.instructions import TABLE as table
-    w = Writer(rng, name, table)
+def write_kernel(rng: random.Random, name: str, table: Sequence, newest: bool = False) -> Kernel:
+    """One random kernel named `name` from the entries of `table`; `newest`: it may use the
+    newest language's instructions (it is then a newest program, with its geometry given)."""
+    w = Writer(rng, name, table, newest)
     params: list[str] = []
     values: list[Val] = []
     for k in range(rng.randint(1, 3)):
@@ -493,7 +449,7 @@ def generate_kernel(rng: random.Random, name: str, table: Sequence | None = None
         lo = hi = value if t.is_int else None
         values.append(Val(f"%s{k}", t, lo=lo, hi=hi))
     attrs = ""
-    if rng.random() < 0.8:
+    if rng.random() < 0.8 or newest:  # (newest: the rows of its coopmatrices fit S)
         attrs = f" attributes {{subgroup_size={w.subgroup}, work_group_size=[{w.wg[0]}, {w.wg[1]}]}}"
     else:
         w.subgroup, w.wg = 16, (16, 1)  # the compiler's choice on the CPU device
@@ -505,7 +461,10 @@ def generate_kernel(rng: random.Random, name: str, table: Sequence | None = None
     text = f"func @{name}({', '.join(params)}){attrs} {{\n{body}\n}}\n"
     exact = {n: r.exact and not r.shared for n, r in w.outputs.items()}
     tolerances = {n: r.tol for n, r in w.outputs.items()}
-    return Kernel(name, text, w.batch, w.args, exact, tolerances, w.features)
+    if newest:
+        text = "; std: newest\n" + text
+    return Kernel(name, text, w.batch, w.args, exact, tolerances, w.features,
+                  "newest" if newest else "seed")
 
 
 def _scalar_value(rng: random.Random, t: ScalarType):
@@ -514,9 +473,3 @@ def _scalar_value(rng: random.Random, t: ScalarType):
     if t.is_complex:
         return complex(round(rng.uniform(-2, 2), 3), round(rng.uniform(-2, 2), 3))
     return round(rng.uniform(-2, 2), 3)
-
-
-def kernels(seed: int, count: int, prefix: str = "k") -> Iterator[Kernel]:
-    """`count` kernels from `seed`; kernel i depends only on (seed, i)."""
-    for i in range(count):
-        yield generate_kernel(random.Random(f"{seed}:{i}"), f"{prefix}{i}")

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import subprocess
 import sys
 import tempfile
 import time
 from typing import Iterator, TextIO
 
-from tinyc.fuzz.campaign import Tally, run_chunk, show_progress
-from tinyc.fuzz.generator import generate_kernel
+from tinyc.fuzz.chunks import Tally, run_chunk, show_progress
+from tinyc.fuzz.programs import program_kernel
 
 
 def work(seed: int, indices: range, per_module: int, shrinking: bool) -> int:
@@ -79,13 +78,13 @@ def _crashed_module(seed: int, part: range, death: str, tally: Tally, out: TextI
             tally.programs += 1
             tally.statuses["crash"] += 1
             tally.counts["internal-errors"] += 1
-            kernel = generate_kernel(random.Random(f"{seed}:{i}"), f"k{i}")
+            kernel = program_kernel(seed, i)
             out.write(f"--- crash: seed {seed} program {i} ({kernel.name}), batch {kernel.batch}\n"
                       f"{alone.death}\n{kernel.text}\n")
     if not culprits:
         tally.counts["internal-errors"] += 1
         tally.statuses["module crash"] += 1
-        texts = "\n".join(generate_kernel(random.Random(f"{seed}:{i}"), f"k{i}").text for i in part)
+        texts = "\n".join(program_kernel(seed, i).text for i in part)
         out.write(f"--- crash: seed {seed} programs {part.start}..{part.stop - 1} as one module "
                   f"(each alone runs)\n{death}\n{texts}\n")
     out.flush()

@@ -1,13 +1,15 @@
 """The reference interpreter's collectives, checked against NumPy while it runs.
 
-The interpreter computes gemm, gemv, ger, axpby, sum, cumsum and
-hadamard_product with `@`, `np.cumsum` and friends in the output's compute
-type. Before each one runs, `CollectiveOracle.before` takes its operands; after
-it wrote its output, `after` recomputes the result another way (`np.einsum`
-in float64/complex128, cumsum as a product with a triangular matrix of ones)
-and compares element by element within the output type's rounding (integers
-exactly, modulo their width). A disagreement is recorded, not raised, so the
-fuzzer reports it with the program.
+The interpreter computes each collective with its class's NumPy meaning
+(`BlasInstruction.evaluate`) in the output's compute type, reading and
+writing memrefs through its memory model. Before each one runs,
+`CollectiveOracle.before` takes its operands as plain arrays; after it wrote
+its output, `after` recomputes alpha·X + beta·out with the same meaning in
+float64/complex128 (one derivation of what a collective means, not two) and
+compares element by element within the output type's rounding (integers
+exactly, modulo their width): what it checks is the reference's strides,
+views, types, rounding and scalars. A disagreement is recorded, not raised,
+so the fuzzer reports it with the program.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from tinyc.ir.instructions import Axpby, Cumsum, Gemm, Gemv, Ger, HadamardProduct, Sum
 from tinyc.reference.memory import read_array
 
 EPS = {"f16": 2.0**-10, "bf16": 2.0**-7, "f32": 2.0**-23, "f64": 2.0**-52, "c32": 2.0**-23,
@@ -35,10 +36,6 @@ def _wide(element) -> np.dtype:
     if element.is_int:
         return np.dtype(np.int64)
     return np.dtype(np.float64)
-
-
-def _op(x: np.ndarray, transpose: bool) -> np.ndarray:
-    return x.T if transpose and x.ndim == 2 else x
 
 
 class CollectiveOracle:
@@ -64,7 +61,8 @@ class CollectiveOracle:
             return
         _, inputs, old, alpha, beta = pending
         out = st.get(inst.output)
-        term, magnitude = _term(inst, inputs)
+        term = inst.evaluate(inputs)
+        magnitude = inst.evaluate([np.abs(x) for x in inputs])  # Σ|products| (multilinear)
         expected = alpha * term + (beta * old if beta != 0 else 0)
         got = read_array(out, _wide(out.element), "oracle")
         self.checked += 1
@@ -83,7 +81,7 @@ class CollectiveOracle:
             return
         expected = _rounded(expected, element)  # overflow to infinity as the output type does
         bound = np.abs(alpha) * magnitude + (np.abs(beta) * np.abs(old) if beta != 0 else 0)
-        terms = max(1, _terms(inst, inputs))
+        terms = max(1, inst.summed_terms([x.shape for x in inputs]))
         tol = EPS[element.name] * (4 + 2 * terms) * (np.asarray(bound) + 1e-30) + EPS[element.name]
         # Where a product or partial sum may overflow, inf and nan are both right: the reference
         # computes in the output type (inf·x, inf-inf) and NumPy in a wider one.
@@ -114,52 +112,3 @@ def _rounded(values: np.ndarray, element: Any) -> np.ndarray:
 def _where(inst: Any) -> str:
     span = inst.span
     return f"{span.line}.{span.column}" if span is not None else "?"
-
-
-def _terms(inst: Any, inputs: list[np.ndarray]) -> int:
-    """How many products add up in one output element (rounding steps)."""
-    if isinstance(inst, Gemm):
-        return inputs[0].shape[0 if inst.transpose_a else 1]
-    if isinstance(inst, Gemv):
-        return inputs[0].shape[0 if inst.transpose else 1]
-    if isinstance(inst, Sum):
-        a = inputs[0]
-        return a.size if a.ndim == 1 else a.shape[0 if inst.transpose else 1]
-    if isinstance(inst, Cumsum):
-        return inputs[0].shape[inst.mode]
-    return 1
-
-
-def _term(inst: Any, inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The collective's X in alpha·X + beta·out, and Σ|products| (for the error bound)."""
-    absolute = [np.abs(x) for x in inputs]
-    if isinstance(inst, Gemm):
-        formula = "ik,kj->ij"
-        ops = [_op(inputs[0], inst.transpose_a), _op(inputs[1], inst.transpose_b)]
-        mags = [_op(absolute[0], inst.transpose_a), _op(absolute[1], inst.transpose_b)]
-        return np.einsum(formula, *ops), np.einsum(formula, *mags)
-    if isinstance(inst, Gemv):
-        ops = [_op(inputs[0], inst.transpose), inputs[1]]
-        mags = [_op(absolute[0], inst.transpose), absolute[1]]
-        return np.einsum("ik,k->i", *ops), np.einsum("ik,k->i", *mags)
-    if isinstance(inst, Ger):
-        return np.einsum("i,j->ij", *inputs), np.einsum("i,j->ij", *absolute)
-    if isinstance(inst, HadamardProduct):
-        return inputs[0] * inputs[1], absolute[0] * absolute[1]
-    if isinstance(inst, Axpby):
-        return _op(inputs[0], inst.transpose), _op(absolute[0], inst.transpose)
-    if isinstance(inst, Sum):
-        a, m = inputs[0], absolute[0]
-        if a.ndim == 1:
-            return np.einsum("i->", a), np.einsum("i->", m)
-        return np.einsum("ij->i", _op(a, inst.transpose)), np.einsum("ij->i", _op(m, inst.transpose))
-    if isinstance(inst, Cumsum):
-        a, m = inputs[0], absolute[0]
-        n = a.shape[inst.mode]
-        lower = np.tril(np.ones((n, n), dtype=a.dtype))
-        moved = np.moveaxis(a, inst.mode, 0)
-        moved_m = np.moveaxis(m, inst.mode, 0)
-        total = np.tensordot(lower, moved, axes=(1, 0))
-        total_m = np.tensordot(np.abs(lower), moved_m, axes=(1, 0))
-        return np.moveaxis(total, 0, inst.mode), np.moveaxis(total_m, 0, inst.mode)
-    raise TypeError(f"no NumPy formula for {inst.opname}")

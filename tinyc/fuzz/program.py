@@ -143,3 +143,4 @@ class Kernel:
     exact_outputs: dict[str, bool]  # output name -> compare bit for bit
     tolerances: dict[str, float] = field(default_factory=dict)  # output name -> relative error allowed
     features: set[str] = field(default_factory=set)  # instruction kinds it uses
+    std: str = "seed"  # the language version: a module holds kernels of one version

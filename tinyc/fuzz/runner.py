@@ -15,6 +15,7 @@ tolerance scaled by the output's magnitude.
 
 from __future__ import annotations
 
+import os
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -26,7 +27,9 @@ from tinyc.fuzz.oracle import CollectiveOracle
 from tinyc.fuzz.program import ArrayArg, GroupArg, Kernel, ScalarArg
 
 TOLERANCE = {"f16": 2e-2, "bf16": 6e-2, "f32": 1e-3, "f64": 1e-9, "c32": 1e-3, "c64": 1e-9}
-LAUNCH_TIMEOUT = 60.0  # seconds; a generated kernel takes milliseconds
+LAUNCH_TIMEOUT = 60.0
+"""Seconds a launch may take on an idle machine (a generated kernel takes milliseconds; the
+JIT builds happen before); scaled by the machine's load (`launch_timeout`)."""
 
 
 @dataclass
@@ -228,6 +231,15 @@ def _exception_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}\n" + "".join(traceback.format_exception(err)[-6:])
 
 
+def launch_timeout() -> float:
+    """LAUNCH_TIMEOUT times the load per core (at least 1): campaigns share the machine."""
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        load = 1.0
+    return LAUNCH_TIMEOUT * max(1.0, load)
+
+
 def _launch(kernel_object: Any, args: list[Any], batch: int, check_bounds: bool = False) -> None:
     """Launch and wait, with a time limit (a stuck device cannot be interrupted)."""
     failure: list[BaseException] = []
@@ -240,9 +252,10 @@ def _launch(kernel_object: Any, args: list[Any], batch: int, check_bounds: bool 
 
     thread = threading.Thread(target=work, daemon=True)
     thread.start()
-    thread.join(LAUNCH_TIMEOUT)
+    limit = launch_timeout()
+    thread.join(limit)
     if thread.is_alive():
-        raise LaunchTimeout(f"the launch did not finish within {LAUNCH_TIMEOUT:.0f} s")
+        raise LaunchTimeout(f"the launch did not finish within {limit:.0f} s")
     if failure:
         raise failure[0]
 
@@ -296,6 +309,7 @@ def _bounds_checked_difference(k: Any, kernel: Kernel, plain: list[Any], args: l
     program is in bounds, so it must give the plain run's results and raise nothing."""
     import tinyc
 
+    k._checked_kernel()  # compiled and built first: a module's JIT is no launch to time
     try:
         _launch(k, args, kernel.batch, check_bounds=True)
     except tinyc.BoundsError as err:
@@ -305,16 +319,19 @@ def _bounds_checked_difference(k: Any, kernel: Kernel, plain: list[Any], args: l
 
 
 def run_module(kernels: Sequence[Kernel], seed: int) -> list[Outcome]:
-    """Outcomes of all kernels, compiled together."""
-    program, outcomes = compile_module(kernels)
-    checked = program.checked_ir() if program is not None else None
-    results = []
-    for i, kernel in enumerate(kernels):
-        if kernel.name in outcomes:
-            results.append(outcomes[kernel.name])
-            continue
-        outcome = run_kernel(program, kernel, seed * 7919 + i, checked)
-        results.append(outcome)
-        if outcome.status == "hang":
-            break
-    return results
+    """Outcomes of all kernels, in order; the kernels of one language version are compiled
+    together (a module has one version). After a hang nothing more runs: the outcomes of the
+    kernels that ran, in order."""
+    found: dict[int, Outcome] = {}
+    for std in dict.fromkeys(k.std for k in kernels):
+        part = [(i, k) for i, k in enumerate(kernels) if k.std == std]
+        program, outcomes = compile_module([k for _, k in part])
+        checked = program.checked_ir() if program is not None else None
+        for i, kernel in part:
+            if kernel.name in outcomes:
+                found[i] = outcomes[kernel.name]
+                continue
+            found[i] = run_kernel(program, kernel, seed * 7919 + i, checked)
+            if found[i].status == "hang":
+                return [found[j] for j in sorted(found)]
+    return [found[i] for i in sorted(found)]

@@ -35,6 +35,7 @@ from tinyc.ir.types import GroupType, MemrefType, Type
 from tinyc.std import DEFAULT, Std, Version
 
 if TYPE_CHECKING:
+    from tinyc.ir.knobs import Knob
     from tinyc.ir.printer import Printer
     from tinyc.ir.verifier import VerifyContext
     from tinyc.lint import LintContext
@@ -139,6 +140,8 @@ class Instruction:
     """What follows the keyword, as a tensor.lark rule body (None: spelled by a base class)."""
     abstract: ClassVar[bool] = False
     """True (in the class's own body) for shared bases that are no instruction themselves."""
+    knobs: ClassVar[dict[str, "Knob"]] = {}
+    """Its schedule knobs (collectives: tinyc/ir/knobs.py); none by default."""
 
     def __init__(self, operands: Sequence[Value] = (), result_types: Sequence[Type] = (),
                  regions: Sequence[Region] = (), span: Span | None = None,

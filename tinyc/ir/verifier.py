@@ -49,11 +49,11 @@ from tinyc.diagnostics import Diagnostic, DiagnosticSink, Note, Span, in_source_
 from tinyc.ir import attr_checks
 from tinyc.ir.checks import check_subgroup_multiples, title
 from tinyc.ir.core import Function, Instruction, Kind, Program, Region, Value
-from tinyc.ir.instructions import SPMD_BUILTINS, BlasInstruction, Builtin, Yield
+from tinyc.ir.instructions import SPMD_BUILTINS, Builtin, Yield
 from tinyc.lint import WarningOptions, lint_function, split
 from tinyc.ir.types import DYNAMIC, AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, \
     ScalarType, Type, VoidType, type_problems
-from tinyc.schedule.knobs import knob_problems
+from tinyc.ir.knobs import knob_problems
 from tinyc.std import DEFAULT, Version, other_std
 
 class VerifyContext:
@@ -203,8 +203,8 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
         if well_formed:
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
             check_subgroup_multiples(ctx, inst)
-        if isinstance(inst, BlasInstruction):
-            for problem in knob_problems(inst.opname, inst.attrs):
+        if inst.knobs:
+            for problem in knob_problems(inst.opname, inst.knobs, inst.attrs):
                 ctx.error(f"{inst.opname}: {problem}", inst.span)
         for sub in inst.regions:
             if inst.region_kind is None:  # for, if: the enclosing kind

@@ -15,10 +15,11 @@ from tinyc.passes.apply_schedule import apply_schedule
 from tinyc.passes.barriers import insert_barriers
 from tinyc.passes.check_shapes import check_shapes
 from tinyc.passes.local_memory import assign_local_memory
-from tinyc.passes.lower_collectives import LOWERINGS, lower_collectives
+from tinyc.passes.lower_collectives import lower_collectives
 from tinyc.passes.lower_foreach import LOWERS as FOREACH_LOWERS
 from tinyc.passes.lower_foreach import lower_foreach
 from tinyc.passes.lowering.private_memory import elide_private_barriers
+from tinyc.passes.lowering.registry import LOWERINGS
 from tinyc.passes.verify_schedule import verify_schedule
 from tinyc.passes.work_group_size import choose_work_group_size
 from tinyc.std import Version

@@ -1,6 +1,6 @@
 """check-shapes (bounds-checked variant only): a collective runs only if its operands' sizes agree.
 
-Before each collective with a shape rule (`size_rules()`), the pass computes
+Before each collective with a shape rule (`addressing().rules`), the pass computes
 the `?` sizes the rule relates with `size`, compares them with `cmp.eq` and
 moves the collective into `if %ok { ... }` (`%ok` is `true` when all sizes
 are static; codegen adds that every memref operand is a valid view). The
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from tinyc.analysis.own_writes import addressing_reads_own_writes
 from tinyc.ir.builder import Builder
 from tinyc.ir.core import Function, Instruction, Value, erase
-from tinyc.ir.instructions import ArithBinaryOp, BlasInstruction, CmpCond, If
-from tinyc.ir.instructions.collective import SizeRule
+from tinyc.ir.instructions import ArithBinaryOp, CmpCond, If
+from tinyc.ir.addressing import SizeRule
 from tinyc.ir.types import DYNAMIC, bool_
 from tinyc.passes.lower_collectives import collective_region_instructions
 
@@ -59,9 +59,7 @@ def check_shapes(fn: Function, options: "PassOptions | None" = None) -> None:
         return
     fn.bounds_dry = not addressing_reads_own_writes(fn)
     for inst in list(collective_region_instructions(fn.body)):
-        if not isinstance(inst, BlasInstruction):
-            continue
-        rules = inst.size_rules()
+        rules = inst.addressing().rules  # (collectives)
         if rules is not None:  # (guarded even when static: codegen adds its operands' validity)
             _guard(inst, [r for r in rules if _dynamic(inst, r)])
 

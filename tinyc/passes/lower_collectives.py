@@ -5,36 +5,23 @@ level or inside the for/if regions of the collective region — becomes a
 `parallel` region (or a `foreach`, which lower-foreach turns into one) at the
 same place. Barriers between them were inserted before this pass, so each
 lowering only distributes its own work over the work-group's subgroups.
+The lowering of each class is registered with it (`@lowers`,
+tinyc/passes/lowering/registry.py).
 `alloca`, `foreach` and `parallel` stay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from tinyc.ir.core import Function, Instruction, Kind, Region, erase
-from tinyc.ir.instructions import Axpby, Cumsum, Gemm, Gemv, Ger, HadamardProduct, Sum
-from tinyc.passes.lowering.blas1 import lower_axpby, lower_hadamard_product
-from tinyc.passes.lowering.builder import LoweringBuilder
+from tinyc.passes.lowering import blas1, gemm, reductions  # noqa: F401 (register their lowerings)
 from tinyc.passes.lowering.context import LoweringContext
-from tinyc.passes.lowering.gemm import lower_gemm, lower_gemv, lower_ger
-from tinyc.passes.lowering.reductions import lower_cumsum, lower_sum
+from tinyc.passes.lowering.registry import LOWERINGS
 
 if TYPE_CHECKING:
     from tinyc.passes import PassOptions
-
-Lowering = Callable[[LoweringContext, LoweringBuilder, Instruction], None]
-
-LOWERINGS: dict[type, Lowering] = {
-    Gemm: lower_gemm,
-    Gemv: lower_gemv,
-    Ger: lower_ger,
-    Axpby: lower_axpby,
-    HadamardProduct: lower_hadamard_product,
-    Sum: lower_sum,
-    Cumsum: lower_cumsum,
-}
 
 
 def collective_region_instructions(region: Region) -> Iterator[Instruction]:
@@ -58,7 +45,7 @@ def lower_collectives(fn: Function, options: PassOptions) -> None:
         region = inst.parent
         before = {id(i) for i in region.instructions}
         LOWERINGS[type(inst)](ctx, ctx.builder_before(inst), inst)
-        if inst.size_rules() is not None:  # the lowering is in bounds when the rule holds
+        if inst.addressing().rules is not None:  # the lowering is in bounds when the rule holds
             for made in region.instructions:
                 if id(made) not in before:
                     made.lowered_from = inst

@@ -18,8 +18,7 @@ from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
 from tinyc.target.device_info import device_of
 from tinyc.schedule.defaults import staged_bytes
-from tinyc.schedule.resolve import MATMULS, allocas_bytes, fit_problems, resolve_knobs
-from tinyc.schedule.defaults import matmul_shape
+from tinyc.schedule.resolve import allocas_bytes, fit_problems, resolve_knobs
 from tinyc.schedule.program import scheduled_instructions
 
 if TYPE_CHECKING:
@@ -39,8 +38,8 @@ def verify_schedule(fn: Function, options: "PassOptions") -> None:
         problems = fit_problems(inst, knobs, S, device, room, tile_given="tile" in inst.attrs)
         errors += [Diagnostic(f"{inst.opname}: the schedule does not fit the device: {p}", inst.span)
                    for p in problems]
-        if isinstance(inst, MATMULS) and knobs["stage"] and not problems:
-            room -= staged_bytes(matmul_shape(inst, bool(knobs.get("swap"))))
+        if knobs["stage"] and not problems:  # (only a matmul stages)
+            room -= staged_bytes(inst.matmul(bool(knobs.get("swap"))))
         inst.attrs.update(knobs)
         record[key] = dict(knobs)
     if errors:

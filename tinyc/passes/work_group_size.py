@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from tinyc.diagnostics import CompilationError, Diagnostic
 from tinyc.ir.core import Function
-from tinyc.ir.instructions import BlasInstruction, Gemm, Gemv, Ger
+from tinyc.ir.instructions import BlasInstruction
 from tinyc.ir.types import DYNAMIC, CoopMatrixType, MatrixUse, MemrefType
 from tinyc.std import DEFAULT, Std, Version
 from tinyc.target.device_info import DeviceInfo, device_of
@@ -188,9 +188,8 @@ def _rows_preference(fn: Function) -> int:
     gemm leave half of each vector idle (the OpenCL C baselines ran 2-4x
     faster with 8-lane sub-groups at n = 8, benchmarks/README.md).
     """
-    rows = [inst.output.type.shape[0] for inst in fn.walk()
-            if isinstance(inst, (Gemm, Gemv, Ger)) and isinstance(inst.output.type, MemrefType)]
-    if rows and all(r != DYNAMIC and r <= SMALL_ROWS for r in rows):
+    rows = [shape.M for inst in fn.walk() if inst.knobs and (shape := inst.matmul()) is not None]
+    if rows and all(r is not None and r <= SMALL_ROWS for r in rows):
         return SMALL_ROWS
     return DEFAULT_SUBGROUP_SIZE
 

@@ -1,6 +1,8 @@
 """Default knob values: the heuristics used where a schedule leaves a knob unset.
 
-The numbers were measured on the CPU device (RUNTIME-NOTES: an AVX-512
+The shapes come from the instructions (`matmul()`, tinyc/ir/knobs.py); the
+defaults of the element-wise and reduction collectives are fixed on their
+classes (`fixed_defaults`). The numbers were measured on the CPU device (RUNTIME-NOTES: an AVX-512
 machine, 32 vector registers of 64 bytes); register budgets scale with the
 device's register file (`DeviceInfo.vector_registers`), so an AVX2 machine
 (16 registers of 32 bytes) gets tiles half as large in registers. The
@@ -10,11 +12,11 @@ untuned compile uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from tinyc.ir.instructions import BlasInstruction, Gemm, Gemv, Ger
-from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, ScalarType
+from tinyc.ir.instructions import BlasInstruction
+from tinyc.ir.knobs import MatmulShape
+from tinyc.ir.types import DYNAMIC, AddressSpace
 from tinyc.target.device_info import DeviceInfo
 
 ACC_REGISTERS = 8
@@ -53,49 +55,6 @@ loads plus register shuffles, where separate per-lane loads become one gather
 per component. Measured on batched gemm.t.n (8-64, f32 and f64, rows of 8
 or 16 components): 2 components per vloadn beat 4 and 8 by 10-40% and the
 gathers by 1.3-2.3x."""
-
-
-@dataclass(frozen=True)
-class MatmulShape:
-    """C (M×N) += op(A) (M×K) op(B) (K×N); None marks a size known only at run time."""
-
-    M: int | None
-    N: int | None
-    K: int | None
-    c_type: ScalarType
-    a_type: ScalarType
-    transpose_a: bool
-    a: MemrefType          # op(A)'s memref as the instruction names it (before any `expand`)
-
-
-def _static(t: MemrefType, mode: int) -> int | None:
-    return None if t.shape[mode] == DYNAMIC else t.shape[mode]
-
-
-def matmul_shape(inst: BlasInstruction, swap: bool = False) -> MatmulShape:
-    """The matmul that gemm, gemv and ger compute (gemv: N = 1; ger: K = 1).
-
-    With `swap` (gemm only), the product the lowering computes instead:
-    Cᵀ = op(B)ᵀ op(A)ᵀ, whose rows are C's columns and whose first operand is B.
-    """
-    types = [v.type for v in inst.inputs] + [inst.output.type]
-    if isinstance(inst, Gemm) and swap:
-        a, b, c = types
-        K = _static(b, 1 if inst.transpose_b else 0)
-        return MatmulShape(_static(c, 1), _static(c, 0), K, c.element, b.element,
-                           not inst.transpose_b, b)
-    if isinstance(inst, Gemm):
-        a, _, c = types
-        K = _static(a, 0 if inst.transpose_a else 1)
-        return MatmulShape(_static(c, 0), _static(c, 1), K, c.element, a.element,
-                           inst.transpose_a, a)
-    if isinstance(inst, Gemv):
-        a, _, c = types
-        return MatmulShape(_static(c, 0), 1, _static(a, 0 if inst.transpose else 1), c.element,
-                           a.element, inst.transpose, a)
-    assert isinstance(inst, Ger)
-    a, _, c = types
-    return MatmulShape(_static(c, 0), _static(c, 1), 1, c.element, a.element, False, a)
 
 
 def _scaled(registers: int, device: DeviceInfo) -> int:
@@ -165,7 +124,8 @@ def matmul_defaults(shape: MatmulShape, S: int, device: DeviceInfo, stage_room: 
 def default_swap(inst: BlasInstruction) -> bool:
     """gemm.t.t computes Cᵀ = B·A (both operands read as `.n`) and stores it transposed:
     no staging copy, no gathers; only C's store is per-lane vectors (vstoren)."""
-    return isinstance(inst, Gemm) and inst.transpose_a and inst.transpose_b
+    shape = inst.matmul()
+    return "swap" in inst.knobs and shape is not None and shape.transpose_a and shape.transpose_b
 
 
 def can_stage(shape: MatmulShape) -> bool:
@@ -196,13 +156,3 @@ def _should_stage(shape: MatmulShape, S: int, device: DeviceInfo, room: int) -> 
     N = shape.N
     columns = unstaged_columns if N is None or N > unstaged_columns else N
     return N is None or -(-N // columns) > 1
-
-
-FIXED_DEFAULTS: dict[str, dict[str, Any]] = {
-    "axpby": {"tile": [1, 1], "k_unroll": 1, "stage": False, "vector_width": 1},
-    "hadamard_product": {"tile": [1, 1], "k_unroll": 1, "stage": False, "vector_width": 1},
-    "sum": {"tile": [1, 1], "k_unroll": 1, "stage": False, "vector_width": 1},
-    "cumsum": {"tile": [1, 1], "k_unroll": 1, "stage": False, "vector_width": 1},
-}
-"""The element-wise and reduction lowerings: one element per lane per step,
-as measured fastest before these knobs existed (see lower_foreach.py)."""

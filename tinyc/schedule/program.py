@@ -21,9 +21,10 @@ from typing import Any
 
 from tinyc.diagnostics import CompilationError, Diagnostic, did_you_mean
 from tinyc.ir.attr_checks import function_problems
-from tinyc.ir.core import Function, Instruction, Region
-from tinyc.ir.instructions import BlasInstruction, Foreach, Parallel
-from tinyc.schedule.knobs import COLLECTIVE_KNOBS, FUNCTION_KNOBS, knob_problems
+from tinyc.ir.core import Function, Instruction, Kind, Region
+from tinyc.ir.instructions import BlasInstruction
+from tinyc.ir.knobs import FUNCTION_KNOBS
+from tinyc.schedule.knobs import COLLECTIVE_KNOBS, knob_problems
 
 ALL_KERNELS = "*"
 
@@ -36,7 +37,7 @@ def scheduled_instructions(fn: Function) -> list[tuple[str, BlasInstruction]]:
     counts: dict[str, int] = {}
     out = []
     for inst in _collective_walk(fn.body):
-        if isinstance(inst, BlasInstruction) and inst.opname in COLLECTIVE_KNOBS:
+        if inst.knobs:
             i = counts.get(inst.opname, 0)
             counts[inst.opname] = i + 1
             out.append((f"{inst.opname}#{i}", inst))
@@ -46,7 +47,7 @@ def scheduled_instructions(fn: Function) -> list[tuple[str, BlasInstruction]]:
 def _collective_walk(region: Region) -> Iterator[Instruction]:
     for inst in region.instructions:
         yield inst
-        if not isinstance(inst, (Parallel, Foreach)):
+        if inst.region_kind is not Kind.SPMD:  # not into parallel or foreach bodies
             for nested in inst.regions:
                 yield from _collective_walk(nested)
 

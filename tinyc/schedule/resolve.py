@@ -13,14 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from tinyc.ir.core import Function
-from tinyc.ir.instructions import Alloca, BlasInstruction, Cumsum, Gemm, Gemv, Ger, Sum
+from tinyc.ir.instructions import Alloca, BlasInstruction
 from tinyc.target.device_info import DeviceInfo
-from tinyc.schedule.defaults import (
-    FIXED_DEFAULTS, can_stage, default_swap, matmul_defaults, matmul_shape, staged_bytes,
-)
-from tinyc.schedule.knobs import COLLECTIVE_KNOBS
-
-MATMULS = (Gemm, Gemv, Ger)
+from tinyc.schedule.defaults import can_stage, default_swap, matmul_defaults, staged_bytes
 
 
 def allocas_bytes(fn: Function) -> int:
@@ -34,15 +29,15 @@ def resolve_knobs(inst: BlasInstruction, S: int, device: DeviceInfo, stage_room:
                   knobs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every knob of `inst`: the given `knobs` (default: its attributes), defaults for the rest."""
     source = inst.attrs if knobs is None else knobs
-    given = {k: v for k, v in source.items() if k in COLLECTIVE_KNOBS[inst.opname]}
-    if isinstance(inst, MATMULS):
+    given = {k: v for k, v in source.items() if k in inst.knobs}
+    if inst.fixed_defaults is not None:
+        defaults = dict(inst.fixed_defaults)
+    else:
         swap = bool(given.get("swap", default_swap(inst)))
         stage = bool(given["stage"]) if "stage" in given else (False if swap else None)
-        defaults = matmul_defaults(matmul_shape(inst, swap), S, device, stage_room, stage, swap)
-        if isinstance(inst, Gemm):
+        defaults = matmul_defaults(inst.matmul(swap), S, device, stage_room, stage, swap)
+        if "swap" in inst.knobs:
             defaults["swap"] = swap
-    else:
-        defaults = dict(FIXED_DEFAULTS[inst.opname])
     return {**defaults, **{k: (list(v) if isinstance(v, tuple) else v) for k, v in given.items()}}
 
 
@@ -52,18 +47,13 @@ def accumulator_registers(inst: BlasInstruction, knobs: dict[str, Any], S: int,
     rows, cols = knobs["tile"]
     out = inst.output.type
     w = device.registers_per_value(out.element.size, S)  # type: ignore[attr-defined]
-    if isinstance(inst, MATMULS):
-        shape = matmul_shape(inst, bool(knobs.get("swap")))
+    shape = inst.matmul(bool(knobs.get("swap")))
+    if shape is not None:  # a tile larger than the product holds no more
         if shape.M is not None:
             rows = min(rows, -(-shape.M // S))
         if shape.N is not None:
             cols = min(cols, shape.N)
-        return rows * cols * w
-    if isinstance(inst, Sum):
-        return rows * w
-    if isinstance(inst, Cumsum):
-        return 2 * cols * w  # running sum and scan of each line
-    return rows * cols * w
+    return inst.accumulators([rows, cols]) * w
 
 
 def fit_problems(inst: BlasInstruction, knobs: dict[str, Any], S: int, device: DeviceInfo,
@@ -82,8 +72,8 @@ def fit_problems(inst: BlasInstruction, knobs: dict[str, Any], S: int, device: D
             f"tile {knobs['tile']} keeps {live} vector registers live ({live // w} values of "
             f"{S} lanes × {inst.output.type.element}, {w} register(s) each); the device has "  # type: ignore[attr-defined]
             f"{device.vector_registers} of {device.vector_bytes} bytes")
-    if isinstance(inst, MATMULS) and knobs["stage"]:
-        shape = matmul_shape(inst, bool(knobs.get("swap")))
+    shape = inst.matmul(bool(knobs.get("swap")))
+    if shape is not None and knobs["stage"]:
         if knobs.get("swap"):
             problems.append("stage=true and swap=true cannot be combined")
         elif not can_stage(shape):

@@ -25,8 +25,7 @@ from typing import Any
 
 from tinyc.ir.instructions import BlasInstruction
 from tinyc.target.device_info import DeviceInfo
-from tinyc.schedule.defaults import can_stage, matmul_shape
-from tinyc.schedule.resolve import MATMULS
+from tinyc.schedule.defaults import can_stage
 
 FMA_PER_CYCLE = 2
 LOADS_PER_CYCLE = 2
@@ -40,7 +39,7 @@ def _size(value: int | None) -> int:
 
 def matmul_cost(inst: BlasInstruction, knobs: dict[str, Any], S: int, device: DeviceInfo) -> float:
     """Estimated cycles of one work-group's matmul (see the module docstring)."""
-    shape = matmul_shape(inst, bool(knobs.get("swap")))
+    shape = inst.matmul(bool(knobs.get("swap")))
     M, N, K = _size(shape.M), _size(shape.N), _size(shape.K)
     rows, cols = knobs["tile"]
     blocks_total = -(-M // S)
@@ -93,6 +92,6 @@ def elementwise_cost(inst: BlasInstruction, knobs: dict[str, Any], S: int,
 
 def instruction_cost(inst: BlasInstruction, knobs: dict[str, Any], S: int,
                      device: DeviceInfo) -> float:
-    if isinstance(inst, MATMULS):
+    if inst.matmul() is not None:
         return matmul_cost(inst, knobs, S, device)
     return elementwise_cost(inst, knobs, S, device)

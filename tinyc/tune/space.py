@@ -22,10 +22,10 @@ from typing import Any
 from tinyc.ir.core import Function
 from tinyc.ir.instructions import BlasInstruction
 from tinyc.target.device_info import DeviceInfo
-from tinyc.schedule.defaults import can_stage, matmul_defaults, matmul_shape, staged_bytes
-from tinyc.schedule.knobs import COLLECTIVE_KNOBS, FUNCTION_KNOBS
+from tinyc.ir.knobs import FUNCTION_KNOBS
+from tinyc.schedule.defaults import can_stage, matmul_defaults, staged_bytes
 from tinyc.schedule.program import instruction_knobs, scheduled_instructions
-from tinyc.schedule.resolve import MATMULS, allocas_bytes, fit_problems, resolve_knobs
+from tinyc.schedule.resolve import allocas_bytes, fit_problems, resolve_knobs
 from tinyc.tune.cost import instruction_cost
 
 PER_INSTRUCTION = 12
@@ -62,9 +62,9 @@ def _normalize(inst: BlasInstruction, knobs: dict[str, Any], S: int,
                device: DeviceInfo) -> dict[str, Any]:
     """The same schedule in its canonical form (values that make no difference dropped)."""
     out = dict(knobs)
-    if not isinstance(inst, MATMULS):
+    shape = inst.matmul(bool(out.get("swap")))
+    if shape is None:
         return out
-    shape = matmul_shape(inst, bool(out.get("swap")))
     rows, cols = out["tile"]
     if shape.M is not None:
         rows = min(rows, max(1, -(-shape.M // S)))
@@ -83,7 +83,7 @@ def _normalize(inst: BlasInstruction, knobs: dict[str, Any], S: int,
 def instruction_configs(inst: BlasInstruction, fixed: dict[str, Any], S: int,
                         device: DeviceInfo, room: int) -> list[tuple[float, dict[str, Any]]]:
     """(cost, knobs) of every fitting configuration of one collective, cheapest first."""
-    knobs = COLLECTIVE_KNOBS[inst.opname]
+    knobs = inst.knobs
     free = [name for name in knobs if name not in fixed]
     seen: set[str] = set()
     out = []
@@ -120,8 +120,8 @@ def candidates(fn: Function, given: dict[str, Any], device: DeviceInfo,
                 break
             per_inst.append((key, configs))
             best = configs[0][1]
-            if isinstance(inst, MATMULS) and best["stage"]:
-                room -= staged_bytes(matmul_shape(inst, bool(best.get("swap"))))
+            if best["stage"]:
+                room -= staged_bytes(inst.matmul(bool(best.get("swap"))))
         else:
             base = {key: configs[0] for key, configs in per_inst}
             head = {"subgroup_size": S} if S is not None else {}

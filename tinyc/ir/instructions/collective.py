@@ -7,10 +7,12 @@ tinyc/passes for the lowering of each).
 from __future__ import annotations
 
 from math import prod
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Callable, Sequence
 
 from tinyc.diagnostics import Span
 from tinyc.ir import attr_checks
+from tinyc.ir import knobs as k
+from tinyc.ir.knobs import Knob, MatmulShape
 from tinyc.ir.checks import (
     blas_memrefs, check_shapes_equal, check_size_match, expect_order, expect_type, inst_error,
     is_int, op_shape, result_error,
@@ -29,6 +31,8 @@ from tinyc.lint.rules import empty_range
 from tinyc.std import Std
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from tinyc.ir.printer import Printer
     from tinyc.lint import LintContext
     from tinyc.ir.verifier import VerifyContext
@@ -36,6 +40,16 @@ if TYPE_CHECKING:
 
 ShapeOf = Callable[[Value], Sequence[int]]
 """The run-time shape of a memref operand (the work model counts with real sizes)."""
+
+
+def _static(t: MemrefType, mode: int) -> int | None:
+    """A mode's size, None when it is known only at run time."""
+    return None if t.shape[mode] == DYNAMIC else t.shape[mode]
+
+
+def _op(x: "np.ndarray", transposed: bool) -> "np.ndarray":
+    """op(X) of a NumPy array: its transpose for `.t` (a vector stays as it is)."""
+    return x.T if transposed and x.ndim == 2 else x
 
 
 def _transpose_suffix(transposed: bool) -> str:
@@ -141,10 +155,31 @@ class Alloca(Instruction):
 
 
 class BlasInstruction(Instruction):
-    """Shared shape of the BLAS-like collectives: output := alpha·X(inputs...) + beta·output."""
+    """Shared shape of the BLAS-like collectives: output := alpha·X(inputs...) + beta·output.
+
+    Besides what every instruction says, a collective class declares (and
+    tests/test_instruction_definitions.py checks for each one):
+
+        knobs            its schedule knobs (tinyc/ir/knobs.py)
+        fixed_defaults   knob defaults that do not depend on shapes (else `matmul()` says)
+        order_changing   knobs that change the order of its additions
+        matmul()         the product it computes, for gemm, gemv and ger (None otherwise)
+        evaluate()       its NumPy meaning (the reference interpreter and the fuzz oracle)
+        summed_terms()   how many terms add up in one output element
+        accumulators()   the output values a tile keeps live
+        term_flops()     its work model
+
+    Its lowering registers by class (tinyc/passes/lowering/, `@lowers`).
+    """
 
     abstract = True
     kind = Kind.COLLECTIVE
+    fixed_defaults: ClassVar[dict[str, Any] | None] = None
+    """Default knob values that do not depend on the shapes; None: tinyc/schedule/defaults.py
+    derives them from `matmul()`."""
+    order_changing: ClassVar[tuple[str, ...]] = ()
+    """Knobs that change the order of floating-point additions (results then agree with the
+    default's to the rounding bounds, not bit for bit)."""
 
     def __init__(self, alpha: Value, inputs: Sequence[Value], beta: Value, output: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -208,6 +243,28 @@ class BlasInstruction(Instruction):
 
     integer_facts = no_integer_facts
 
+    def matmul(self, swap: bool = False) -> MatmulShape | None:
+        """The matrix product it computes (gemm, gemv, ger), for the schedule's defaults."""
+        return None
+
+    def evaluate(self, inputs: Sequence["np.ndarray"]) -> "np.ndarray":
+        """Its meaning in NumPy: X of alpha·X + beta·output, from the inputs' values (in their
+        dtype). The reference interpreter computes with it in the output's compute type and
+        the fuzz oracle in float64: one derivation for both. X is multilinear in the inputs
+        with non-negative coefficients, so evaluate(|inputs|) bounds |the terms it adds|."""
+        raise NotImplementedError(type(self).__name__)
+
+    def summed_terms(self, shapes: Sequence[tuple[int, ...]]) -> int:
+        """How many terms add up in one output element, for inputs of these shapes (error
+        bounds grow with it)."""
+        return 1
+
+    def accumulators(self, tile: Sequence[int]) -> int:
+        """Values of the output type that a schedule with this `tile` keeps live across its
+        inner loop (a matmul's tile is clipped to its shape first: tinyc/schedule/resolve.py)."""
+        rows, cols = tile
+        return rows * cols
+
     def term_flops(self, shape_of: ShapeOf) -> float:
         """Flops of the term X in alpha·X + beta·output (a multiply-add is 2)."""
         raise NotImplementedError(type(self).__name__)
@@ -248,6 +305,12 @@ class Axpby(TransposedUpdate):
     opname = "axpby"
     keywords = ("axpby",)
     syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    knobs = k.ELEMENTWISE
+    fixed_defaults = k.ONE_PER_LANE
+
+    def evaluate(self, inputs: Sequence["np.ndarray"]) -> "np.ndarray":
+        """op(A)."""
+        return _op(inputs[0], self.transpose)
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """op(A) itself costs nothing; the update does the work."""
@@ -277,6 +340,23 @@ class Cumsum(BlasInstruction):
     opname = "cumsum"
     keywords = ("cumsum",)
     syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," INTEGER "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    knobs = k.knobs(
+        k.tile("[chunks of S elements scanned per loop step along mode 0, 1] (the carry runs "
+               "through them in order)", k.TILE_ROWS, k.ONE),
+        k.fixed("k_unroll", "a scan step depends on the previous one", 1),
+        k.NOTHING_TO_STAGE, k.NEIGHBOURS)
+    fixed_defaults = k.ONE_PER_LANE
+
+    def evaluate(self, inputs: Sequence["np.ndarray"]) -> "np.ndarray":
+        """Inclusive prefix sums of A along mode n."""
+        return inputs[0].cumsum(axis=self.mode)
+
+    def summed_terms(self, shapes: Sequence[tuple[int, ...]]) -> int:
+        return shapes[0][self.mode]
+
+    def accumulators(self, tile: Sequence[int]) -> int:
+        """The running sum and the scan of each line."""
+        return 2 * tile[1]
 
     def __init__(self, alpha: Value, A: Value, mode: int, beta: Value, B: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -323,6 +403,33 @@ class Gemm(BlasInstruction):
     keywords = ("gemm",)
     syntax = (transpose_syntax(2) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
               + SCHEDULE_SYNTAX)
+    knobs = k.knobs(
+        k.tile("register tile of C per subgroup step: [row blocks of S rows, columns]",
+               k.TILE_ROWS, k.IntRange(1, 32)),
+        k.k_unroll("K step: columns of op(A) per multiply-add step (the K loop unrolled by it)",
+                   16, (1, 2, 4, 8)),
+        k.MATMUL_STAGE, k.MATMUL_VECTOR,
+        Knob("swap", "compute Cᵀ = op(B)ᵀ op(A)ᵀ and store it transposed (then `tile`, `stage` "
+                     "and `vector_width` apply to that product, whose rows are C's columns); "
+                     "stage must be false", k.Choice((False, True)), (False, True)))
+
+    def matmul(self, swap: bool = False) -> MatmulShape:
+        """C (M×N) += op(A) op(B); with `swap`, the product the lowering computes instead:
+        Cᵀ = op(B)ᵀ op(A)ᵀ, whose rows are C's columns and whose first operand is B."""
+        (a, b), c = (v.type for v in self.inputs), self.output.type
+        if swap:
+            return MatmulShape(_static(c, 1), _static(c, 0), _static(b, 1 if self.transpose_b else 0),
+                               c.element, b.element, not self.transpose_b, b, not self.transpose_a)
+        return MatmulShape(_static(c, 0), _static(c, 1), _static(a, 0 if self.transpose_a else 1),
+                           c.element, a.element, self.transpose_a, a, self.transpose_b)
+
+    def evaluate(self, inputs: Sequence["np.ndarray"]) -> "np.ndarray":
+        """op(A) op(B)."""
+        A, B = inputs
+        return _op(A, self.transpose_a) @ _op(B, self.transpose_b)
+
+    def summed_terms(self, shapes: Sequence[tuple[int, ...]]) -> int:
+        return shapes[0][0 if self.transpose_a else 1]
 
     def __init__(self, transpose_a: bool, transpose_b: bool, alpha: Value, A: Value, B: Value,
                  beta: Value, C: Value, atomic: bool = False, span: Span | None = None):
@@ -376,6 +483,24 @@ class Gemv(BlasInstruction):
     keywords = ("gemv",)
     syntax = (transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID'
               + SCHEDULE_SYNTAX)
+    knobs = k.knobs(
+        k.tile("register tile of c per subgroup step: [row blocks of S rows, 1]", k.TILE_ROWS, k.ONE),
+        k.k_unroll("K step: columns of op(A) per multiply-add step", 16, (1, 2, 4, 8, 16)),
+        k.MATMUL_STAGE, k.MATMUL_VECTOR)
+
+    def matmul(self, swap: bool = False) -> MatmulShape:
+        """c (M×1) += op(A) (M×K) b (K×1)."""
+        (a, _), c = (v.type for v in self.inputs), self.output.type
+        return MatmulShape(_static(c, 0), 1, _static(a, 0 if self.transpose else 1), c.element,
+                           a.element, self.transpose, a)
+
+    def evaluate(self, inputs: Sequence["np.ndarray"]) -> "np.ndarray":
+        """op(A) b."""
+        A, b = inputs
+        return _op(A, self.transpose) @ b
+
+    def summed_terms(self, shapes: Sequence[tuple[int, ...]]) -> int:
+        return shapes[0][0 if self.transpose else 1]
 
     def __init__(self, transpose: bool, alpha: Value, A: Value, b: Value, beta: Value,
                  c: Value, atomic: bool = False, span: Span | None = None):
@@ -422,6 +547,22 @@ class Ger(BlasInstruction):
     opname = "ger"
     keywords = ("ger",)
     syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    knobs = k.knobs(
+        k.tile("register tile of C per subgroup step: [row blocks of S rows, columns]",
+               k.TILE_ROWS, k.IntRange(1, 32)),
+        k.fixed("k_unroll", "K is 1 in a rank-1 update", 1),
+        k.fixed("stage", "a is a vector read once per tile: nothing to stage", False),
+        k.fixed("vector_width", "a is read across lanes (contiguous), b as uniform values", 1))
+
+    def matmul(self, swap: bool = False) -> MatmulShape:
+        """C (M×N) += a (M×1) bᵀ (1×N)."""
+        (a, _), c = (v.type for v in self.inputs), self.output.type
+        return MatmulShape(_static(c, 0), _static(c, 1), 1, c.element, a.element, False, a)
+
+    def evaluate(self, inputs: Sequence["np.ndarray"]) -> "np.ndarray":
+        """a bᵀ."""
+        a, b = inputs
+        return a[:, None] * b[None, :]
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, C: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -463,6 +604,13 @@ class HadamardProduct(BlasInstruction):
     keywords = ("hadamard_product", "hadamard")
     versions = {"hadamard_product": Std.SEED}
     syntax = 'atomic? LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    knobs = k.ELEMENTWISE
+    fixed_defaults = k.ONE_PER_LANE
+
+    def evaluate(self, inputs: Sequence["np.ndarray"]) -> "np.ndarray":
+        """a ∘ b."""
+        a, b = inputs
+        return a * b
 
     def __init__(self, alpha: Value, a: Value, b: Value, beta: Value, c: Value,
                  atomic: bool = False, span: Span | None = None):
@@ -511,6 +659,26 @@ class Sum(TransposedUpdate):
     opname = "sum"
     keywords = ("sum",)
     syntax = transpose_syntax(1) + ' LOCAL_ID "," LOCAL_ID "," LOCAL_ID "," LOCAL_ID' + SCHEDULE_SYNTAX
+    knobs = k.knobs(
+        k.tile("[independent partial sums per lane, 1] (more than 1 changes the order of the "
+               "additions)", k.TILE_ROWS, k.ONE),
+        k.k_unroll("elements added to each partial sum per loop step (in order)", 8, (1, 2, 4, 8)),
+        k.NOTHING_TO_STAGE, k.NEIGHBOURS)
+    fixed_defaults = k.ONE_PER_LANE
+    order_changing = ("tile",)
+
+    def evaluate(self, inputs: Sequence["np.ndarray"]) -> "np.ndarray":
+        """The row sums of op(A), or the sum of a vector."""
+        (A,) = inputs
+        return A.sum() if A.ndim == 1 else _op(A, self.transpose).sum(axis=1)
+
+    def summed_terms(self, shapes: Sequence[tuple[int, ...]]) -> int:
+        (shape,) = shapes
+        return shape[0] if len(shape) == 1 else shape[0 if self.transpose else 1]
+
+    def accumulators(self, tile: Sequence[int]) -> int:
+        """One partial sum per tile row."""
+        return tile[0]
 
     def term_flops(self, shape_of: ShapeOf) -> float:
         """One add per element of A."""

@@ -21,6 +21,7 @@ from tinyc.ir.instructions import Axpby, HadamardProduct
 from tinyc.ir.types import MemrefType
 from tinyc.passes.lowering.builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
+from tinyc.passes.lowering.registry import lowers
 from tinyc.passes.lowering.scaling import prepare_scaling, store_update
 from tinyc.passes.lowering.tiling import distribute
 
@@ -42,6 +43,7 @@ def foreach_over(b: LoweringBuilder, shape_of: Value, modes: list[int] | None = 
         yield loop_vars
 
 
+@lowers(Axpby)
 def lower_axpby(ctx: LoweringContext, b: LoweringBuilder, inst: Axpby) -> None:
     """B := alpha op(A) + beta B, one element per loop iteration."""
     A, B = inst.inputs[0], inst.output
@@ -70,6 +72,7 @@ def lower_axpby(ctx: LoweringContext, b: LoweringBuilder, inst: Axpby) -> None:
         store_update(b, scaling, x, B, idx)
 
 
+@lowers(HadamardProduct)
 def lower_hadamard_product(ctx: LoweringContext, b: LoweringBuilder,
                            inst: HadamardProduct) -> None:
     """c := alpha a∘b + beta c, one element per loop iteration."""

@@ -36,6 +36,7 @@ from tinyc.ir.instructions import CheckedFlag, Gemm, Gemv, Ger, StoreFlag
 from tinyc.ir.types import DYNAMIC, MatrixUse, MemrefType, coopmatrix_type
 from tinyc.passes.lowering.builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
+from tinyc.passes.lowering.registry import lowers
 from tinyc.passes.lowering.scaling import Scaling, prepare_scaling
 from tinyc.passes.lowering.staging import end_staging, stage_transposed
 from tinyc.passes.lowering.tiling import GemmTiles, distribute
@@ -61,6 +62,7 @@ class Matmul:
         return 1 - mode if self.transpose_c else mode
 
 
+@lowers(Gemm)
 def lower_gemm(ctx: LoweringContext, b: LoweringBuilder, inst: Gemm) -> None:
     """gemm: the tiled coopmatrix matmul as is."""
     A, B = inst.inputs
@@ -68,6 +70,7 @@ def lower_gemm(ctx: LoweringContext, b: LoweringBuilder, inst: Gemm) -> None:
                                inst.beta, inst.output, inst.atomic, ctx.knobs(inst)))
 
 
+@lowers(Gemv)
 def lower_gemv(ctx: LoweringContext, b: LoweringBuilder, inst: Gemv) -> None:
     """gemv: c (M) and b (K) viewed as M×1 and K×1 matrices, so N_t = 1."""
     A, x = inst.inputs
@@ -78,6 +81,7 @@ def lower_gemv(ctx: LoweringContext, b: LoweringBuilder, inst: Gemv) -> None:
                                inst.atomic, knobs))
 
 
+@lowers(Ger)
 def lower_ger(ctx: LoweringContext, b: LoweringBuilder, inst: Ger) -> None:
     """ger: a b^T as a matmul with K = 1 (a as M×1, b as N×1 transposed)."""
     x, y = inst.inputs

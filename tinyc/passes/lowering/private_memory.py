@@ -19,11 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tinyc.ir.core import Function, Value, erase
-from tinyc.ir.instructions import (
-    Alloca, ArithBinary, ArithBinaryOp, Barrier, Constant, CoopMatrixLoad, CoopMatrixStore, For,
-    LifetimeStop,
-)
+from tinyc.ir.addressing import LoopRange
+from tinyc.ir.core import Function, Instruction, Value, erase
+from tinyc.ir.instructions import Alloca, Barrier, CoopMatrixLoad, CoopMatrixStore, LifetimeStop
 from tinyc.ir.types import CoopMatrixType, MatrixUse
 
 if TYPE_CHECKING:
@@ -74,25 +72,29 @@ def _row_position(inst, operand: int) -> Value | None:
 
 
 def residue(v: Value, modulus: int) -> int | None:
-    """v mod `modulus` when the IR proves it, else None (index arithmetic only)."""
+    """v mod `modulus` when the IR proves it, else None: integer constants, sums, differences
+    and products of such, and loop variables whose lower bound and step have one (the
+    instructions' integer facts, tinyc/ir/addressing.py)."""
     owner = v.owner
-    if isinstance(owner, Constant):
-        value = owner.value
-        return value % modulus if isinstance(value, int) and not isinstance(value, bool) else None
-    if isinstance(owner, ArithBinary) and owner.op in (ArithBinaryOp.ADD, ArithBinaryOp.SUB,
-                                                       ArithBinaryOp.MUL):
-        a, b = (residue(x, modulus) for x in owner.operands)
-        if owner.op is ArithBinaryOp.MUL and 0 in (a, b):
+    if isinstance(owner, Instruction):
+        fact = owner.integer_facts().value
+        if fact is None:
+            return None
+        if fact.op == "constant":
+            value = fact.args[0]
+            return value % modulus if isinstance(value, int) and not isinstance(value, bool) else None
+        if fact.op not in ("add", "sub", "mul"):
+            return None
+        a, b = (residue(x, modulus) for x in fact.args)
+        if fact.op == "mul" and 0 in (a, b):
             return 0
         if a is None or b is None:
             return None
-        if owner.op is ArithBinaryOp.ADD:
-            return (a + b) % modulus
-        if owner.op is ArithBinaryOp.SUB:
-            return (a - b) % modulus
-        return (a * b) % modulus
-    loop = getattr(owner, "parent", None)  # a loop variable: owned by the body region
-    if isinstance(loop, For) and v is loop.loop_var and loop.step is not None \
-            and residue(loop.step, modulus) == 0:
-        return residue(loop.lower, modulus)
+        return {"add": a + b, "sub": a - b, "mul": a * b}[fact.op] % modulus
+    loop = getattr(owner, "parent", None)  # a region argument: its region's owner runs it
+    for rng in loop.integer_facts().ranges if isinstance(loop, Instruction) else ():
+        if isinstance(rng, LoopRange) and rng.var is v and rng.step is not None:
+            step = rng.step if isinstance(rng.step, int) else residue(rng.step, modulus)
+            if step is not None and step % modulus == 0:
+                return residue(rng.lower, modulus)
     return None

@@ -23,10 +23,12 @@ from tinyc.ir.types import DYNAMIC, MemrefType, ScalarType
 from tinyc.passes.lowering.blas1 import INDEX_NAMES, foreach_over
 from tinyc.passes.lowering.builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
+from tinyc.passes.lowering.registry import lowers
 from tinyc.passes.lowering.scaling import Scaling, prepare_scaling, store_update
 from tinyc.passes.lowering.tiling import distribute
 
 
+@lowers(Sum)
 def lower_sum(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
     """b := alpha op(A) 1 + beta b, or the scalar b := alpha <A, 1> + beta b."""
     out = inst.output
@@ -177,6 +179,7 @@ def _on_lane0(b: LoweringBuilder, lane: Value, body: Callable[[], None]) -> None
         body()
 
 
+@lowers(Cumsum)
 def lower_cumsum(ctx: LoweringContext, b: LoweringBuilder, inst: Cumsum) -> None:
     """B := alpha A ×_n L + beta B (inclusive prefix sums along mode n)."""
     A = inst.inputs[0]

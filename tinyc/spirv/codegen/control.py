@@ -92,6 +92,11 @@ def emit_for(ctx: Ctx, inst: For) -> None:
         return [x for y in emit_region(ctx, inst.body) for x in flatten(y)]
 
     unroll = inst.attrs.get("unroll")
+    if ctx.bounds is not None:
+        # The bounds-checked variant leaves unroll hints out: unrolled loops with the checks'
+        # conditional records and barriers crashed the runtime's JIT (its pass
+        # sycl-kernel-reduce-cross-barrier-values; fuzz seed 20261123, program 117).
+        unroll = None
     if isinstance(unroll, bool) or unroll is None:
         control, args = _UNROLL.get(unroll, LoopControl.None_), ()
     else:  # an unroll count (newest language): a partial unroll

@@ -140,8 +140,19 @@ def _vector_width(inst, desc: MemrefDesc) -> int:
     return inst.attrs.get("vector_width") or max(2, VECTOR_LOAD_BYTES // desc.type.element.size)
 
 
-@emits(CoopMatrixLoad, CoopMatrixAtomicLoad)
+@emits(CoopMatrixLoad)
 def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
+    _load(ctx, inst, None)
+
+
+@emits(CoopMatrixAtomicLoad)
+def emit_atomic_load(ctx: Ctx, inst: CoopMatrixAtomicLoad) -> None:
+    desc: MemrefDesc = ctx[inst.operands[0]]
+    _load(ctx, inst, atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load"))
+
+
+def _load(ctx: Ctx, inst: CoopMatrixLoad, order: "atomics.Ordering | None") -> None:
+    """The components of the lane's rows (read atomically with an `order`)."""
     M, xv, yv = inst.operands
     t: CoopMatrixType = inst.result.type
     desc: MemrefDesc = ctx[M]
@@ -149,8 +160,6 @@ def emit_load(ctx: Ctx, inst: CoopMatrixLoad) -> None:
     ty = scalar_type(ctx.m, t.component)
     zero = scalar.zero(ctx, t.component)
     at = _Placement(ctx, inst.transpose, x, y)
-    order = (atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "load")
-             if isinstance(inst, CoopMatrixAtomicLoad) else None)
 
     def read(ptr: Id) -> Id:
         if order is not None:
@@ -252,7 +261,7 @@ def _write_components(ctx: Ctx, t: CoopMatrixType, desc: MemrefDesc, at: _Placem
     return out
 
 
-@emits(CoopMatrixStore, CoopMatrixAtomicStore)
+@emits(CoopMatrixStore)
 def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     A, M, xv, yv = inst.operands
     t: CoopMatrixType = A.type
@@ -260,24 +269,30 @@ def emit_store(ctx: Ctx, inst: CoopMatrixStore) -> None:
     comps: list[Id] = ctx[A]
     at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
     row_writer = None
-    if isinstance(inst, CoopMatrixAtomicStore):
-        order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
 
-        def write_one(ptr: Id, k: int) -> None:
-            write(ctx, desc.type, ptr, writes.AtomicStore(comps[k], order))
-    else:
-        def write_one(ptr: Id, k: int) -> None:
-            store_element(ctx, desc, ptr, comps[k], inst.flag)
+    def write_one(ptr: Id, k: int) -> None:
+        store_element(ctx, desc, ptr, comps[k], inst.flag)
 
-        # a .t store of a column-major memref: each lane's row is contiguous, vstoren
-        if (inst.transpose and inst.flag is StoreFlag.NONE and not _checking(ctx)
-                and at.contiguous(desc, t, inst.checked)):
-            width = _vector_width(inst, desc)
+    # a .t store of a column-major memref: each lane's row is contiguous, vstoren
+    if (inst.transpose and inst.flag is StoreFlag.NONE and not _checking(ctx)
+            and at.contiguous(desc, t, inst.checked)):
+        width = _vector_width(inst, desc)
 
-            def row_writer(b: int, row: IndexLike) -> None:
-                _store_contiguous(ctx, desc, comps[b * t.cols:(b + 1) * t.cols], width,
-                                  lambda j: at.position(row, j))
+        def row_writer(b: int, row: IndexLike) -> None:
+            _store_contiguous(ctx, desc, comps[b * t.cols:(b + 1) * t.cols], width,
+                              lambda j: at.position(row, j))
     _write_components(ctx, t, desc, at, inst.checked, write_one, row_writer=row_writer)
+
+
+@emits(CoopMatrixAtomicStore)
+def emit_atomic_store(ctx: Ctx, inst: CoopMatrixAtomicStore) -> None:
+    A, M, xv, yv = inst.operands
+    desc: MemrefDesc = ctx[M]
+    comps: list[Id] = ctx[A]
+    order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
+    at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
+    _write_components(ctx, A.type, desc, at, inst.checked,
+                      lambda ptr, k: write(ctx, desc.type, ptr, writes.Atomic(comps[k], order)))
 
 
 @emits(CoopMatrixAtomicUpdate)
@@ -291,7 +306,7 @@ def emit_atomic_update(ctx: Ctx, inst: CoopMatrixAtomicUpdate) -> None:
     at = _Placement(ctx, inst.transpose, ctx.index(xv), ctx.index(yv))
     old = _write_components(
         ctx, t, desc, at, inst.checked,
-        lambda ptr, k: write(ctx, desc.type, ptr, writes.AtomicUpdate(inst.op, comps[k], order)),
+        lambda ptr, k: write(ctx, desc.type, ptr, writes.Update(inst.op, comps[k], order)),
         scalar_type(ctx.m, t.component), scalar.zero(ctx, t.component))
     if t.use is MatrixUse.B and ctx.subgroup_size > 1:  # row i was updated by lane i mod S
         S = ctx.subgroup_size
@@ -309,7 +324,7 @@ def _store_contiguous(ctx: Ctx, desc: MemrefDesc, values: list[Id], width: int,
         if n == 1:
             store_element(ctx, desc, ptr, values[j], StoreFlag.NONE)
         else:
-            write(ctx, desc.type, ptr, writes.VectorStore(tuple(values[j:j + n])))
+            write(ctx, desc.type, ptr, writes.Vector(tuple(values[j:j + n])))
         j += n
 
 

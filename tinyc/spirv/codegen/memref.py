@@ -87,11 +87,11 @@ def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
 def store_element(ctx: Ctx, desc: MemrefDesc, ptr: Id, value: Id, flag: StoreFlag) -> None:
     """Plain, atomic or atomic-add store of one element (the seed's store flags)."""
     if flag is StoreFlag.NONE:
-        write(ctx, desc.type, ptr, writes.Store(value))
+        write(ctx, desc.type, ptr, writes.Plain(value))
     elif flag is StoreFlag.ATOMIC:
-        write(ctx, desc.type, ptr, writes.AtomicStore(value))
+        write(ctx, desc.type, ptr, writes.Atomic(value))
     else:
-        write(ctx, desc.type, ptr, writes.AtomicUpdate(AtomicOp.ADD, value))
+        write(ctx, desc.type, ptr, writes.Update(AtomicOp.ADD, value))
 
 
 def _static_override(values: list[IndexLike], declared: tuple[int, ...]) -> list[IndexLike]:
@@ -135,7 +135,7 @@ def emit_atomic_load(ctx: Ctx, inst: AtomicLoad) -> None:
 def emit_atomic_store(ctx: Ctx, inst: AtomicStore) -> None:
     desc, ptr = _atomic_element(ctx, inst)
     order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics, "store")
-    write(ctx, desc.type, ptr, writes.AtomicStore(ctx.id(inst.value), order))
+    write(ctx, desc.type, ptr, writes.Atomic(ctx.id(inst.value), order))
 
 
 @emits(AtomicUpdate)
@@ -143,7 +143,7 @@ def emit_atomic_update(ctx: Ctx, inst: AtomicUpdate) -> None:
     desc, ptr = _atomic_element(ctx, inst)
     order = atomics.ordering(ctx, desc.type, inst.scope, inst.semantics)
     ctx[inst.result] = write(ctx, desc.type, ptr,
-                             writes.AtomicUpdate(inst.op, ctx.id(inst.value), order))
+                             writes.Update(inst.op, ctx.id(inst.value), order))
 
 
 def load_group_member(ctx: Ctx, g: GroupDesc, i: IndexLike) -> MemrefDesc:
@@ -290,22 +290,77 @@ def emit_expand(ctx: Ctx, inst: Expand) -> None:
 @emits(Fuse)
 def emit_fuse(ctx: Ctx, inst: Fuse) -> None:
     desc: MemrefDesc = ctx[inst.operands[0]]
+    fused = slice(inst.first, inst.last + 1)
     size: IndexLike = 1
-    for s in desc.shape[inst.first: inst.last + 1]:
+    for s in desc.shape[fused]:
         size = ctx.imul(size, s)
     result: MemrefType = inst.result.type
+    fused_stride, ok = _fused_layout(ctx, desc.shape[fused], desc.stride[fused])
     shape = desc.shape[: inst.first] + [size] + desc.shape[inst.last + 1:]
-    stride = desc.stride[: inst.first + 1] + desc.stride[inst.last + 1:]
+    stride = desc.stride[: inst.first] + [fused_stride] + desc.stride[inst.last + 1:]
     valid = desc.valid
-    if ctx.bounds is not None:  # stride[k+1] = stride[k] * shape[k] across the fused modes
-        ok: Id | bool = True
-        for k in range(inst.first, inst.last):
-            ok = ctx.bounds.both(ok, ctx.bounds.equal(ctx.imul(desc.stride[k], desc.shape[k]),
-                                                      desc.stride[k + 1]))
-        fused = slice(inst.first, inst.last + 1)
+    if ctx.bounds is not None:
         valid = _checked_view(ctx, desc, ok, "fuse", desc.stride[fused], desc.shape[fused], [])
+    stride = _static_override(stride, result.stride)
+    stride[inst.first] = fused_stride  # (the type's static stride is the first mode's, right
+    # whenever the spec's rule holds; a size-1 first mode may have any stride: the reference's)
     ctx[inst.result] = MemrefDesc(desc.base, result, _static_override(shape, result.shape),
-                                  _static_override(stride, result.stride), valid, desc.offset)
+                                  stride, valid, desc.offset)
+
+
+def _fused_layout(ctx: Ctx, shape: list[IndexLike], stride: list[IndexLike]) -> "tuple[IndexLike, Id | bool]":
+    """The stride of modes fused into one, and whether they can be.
+
+    A mode of size 1 never addresses memory (its stride may be anything, as a
+    NumPy array's is), so the fused stride is that of the first mode with more
+    than one element, and each later such mode must continue it: stride =
+    stride of the previous one times the sizes in between (the reference's
+    rule, tinyc/reference/memory.py). Folded where the sizes are known."""
+    fused: IndexLike = stride[0]
+    expected: IndexLike = stride[0]
+    seen: Id | bool = False
+    ok: Id | bool = True
+    for n, s in zip(shape, stride):
+        big = _flag(ctx, Op.UGreaterThan, n, 1)
+        first_big = _and(ctx, big, _not(ctx, seen))
+        fused = _select(ctx, first_big, s, fused)
+        expected = _select(ctx, first_big, s, expected)
+        ok = _and(ctx, ok, _or(ctx, _not(ctx, big), _flag(ctx, Op.IEqual, s, expected)))
+        seen = _or(ctx, seen, big)
+        expected = ctx.imul(expected, n)
+    return fused, ok
+
+
+def _flag(ctx: Ctx, op: Op, a: IndexLike, b: IndexLike) -> "Id | bool":
+    if not isinstance(a, Id) and not isinstance(b, Id):
+        return int(a) > int(b) if op is Op.UGreaterThan else int(a) == int(b)
+    return ctx.op(op, ctx.bool, ctx.as_id(a), ctx.as_id(b))
+
+
+def _not(ctx: Ctx, a: "Id | bool") -> "Id | bool":
+    return (not a) if isinstance(a, bool) else ctx.op(Op.LogicalNot, ctx.bool, a)
+
+
+def _and(ctx: Ctx, a: "Id | bool", b: "Id | bool") -> "Id | bool":
+    if a is False or b is False:
+        return False
+    if a is True or b is True:
+        return b if a is True else a
+    return ctx.op(Op.LogicalAnd, ctx.bool, a, b)
+
+
+def _or(ctx: Ctx, a: "Id | bool", b: "Id | bool") -> "Id | bool":
+    if a is True or b is True:
+        return True
+    if a is False or b is False:
+        return b if a is False else a
+    return ctx.op(Op.LogicalOr, ctx.bool, a, b)
+
+
+def _select(ctx: Ctx, cond: "Id | bool", a: IndexLike, b: IndexLike) -> IndexLike:
+    if isinstance(cond, bool):
+        return a if cond else b
+    return ctx.op(Op.Select, ctx.i64, cond, ctx.as_id(a), ctx.as_id(b))
 
 
 @emits(Associated)

@@ -32,21 +32,21 @@ from tinyc.spirv.spv import MemoryAccess, Op, OpenCLStd
 
 
 @dataclass(frozen=True)
-class Store:
+class Plain:
     """A plain store of one element."""
 
     value: Id
 
 
 @dataclass(frozen=True)
-class VectorStore:
+class Vector:
     """len(values) consecutive elements (2, 3, 4, 8 or 16) with one vstoren."""
 
     values: tuple[Id, ...]
 
 
 @dataclass(frozen=True)
-class AtomicStore:
+class Atomic:
     """An atomic store of one element; `order` None: the seed's store.atomic (relaxed)."""
 
     value: Id
@@ -54,7 +54,7 @@ class AtomicStore:
 
 
 @dataclass(frozen=True)
-class AtomicUpdate:
+class Update:
     """element = op(element, value) atomically; `write` returns the old element.
     `order` None: the seed's store.atomic_add (relaxed)."""
 
@@ -63,26 +63,26 @@ class AtomicUpdate:
     order: atomics.Ordering | None = None
 
 
-Write = Store | VectorStore | AtomicStore | AtomicUpdate
+Write = Plain | Vector | Atomic | Update
 
 
 def write(ctx: Ctx, memref: MemrefType, ptr: Id, what: Write) -> Id | None:
     """Emit `what` at `ptr`, an element (the first, for a vector) of a memref of type `memref`.
 
-    Returns the old element for an AtomicUpdate, else None."""
+    Returns the old element for an Update, else None."""
     if left_out(ctx, memref):
-        if isinstance(what, AtomicUpdate):
+        if isinstance(what, Update):
             return ctx.op(Op.Load, scalar_type(ctx.m, memref.element), ptr,
                           MemoryAccess.Aligned, natural_alignment(memref))
         return None
-    if isinstance(what, Store):
+    if isinstance(what, Plain):
         ctx.do(Op.Store, ptr, what.value, MemoryAccess.Aligned, natural_alignment(memref))
-    elif isinstance(what, VectorStore):
+    elif isinstance(what, Vector):
         element = scalar_type(ctx.m, memref.element)
         vector = ctx.op(Op.CompositeConstruct, ctx.m.type_vector(element, len(what.values)),
                         *what.values)
         ctx.ext(OpenCLStd.vstoren, ctx.m.type_void(), vector, ctx.const64(0), ptr)
-    elif isinstance(what, AtomicStore):
+    elif isinstance(what, Atomic):
         atomics.atomic_store(ctx, memref, ptr, what.value, what.order)
     else:
         order = what.order or atomics.default_ordering(ctx, memref)
