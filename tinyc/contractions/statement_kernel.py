@@ -73,7 +73,6 @@ def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype
     """The kernel's text after a header (the statements, the shapes, where the temporaries
     live) and its elements of global scratch per work-group (0: none)."""
     from tinyc.builder import scalar
-    from tinyc.editor.format import format_source
 
     block = choose_block(checked) if block is None else block
     element = scalar(dtype)
@@ -87,8 +86,7 @@ def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype
         where = "local memory" if not scratch else f"global scratch ({scratch} elements per work-group)"
         lines.append(f"; temporaries in {where}: {', '.join(checked.temporaries)}")
     program = build_statements(checked, layouts, element, block=block, scratch=scratch)
-    text = "\n".join(lines) + "\n" + program.checked_source()
-    return format_source(text, "<contract>"), scratch   # as `tinyc fmt` writes it
+    return "\n".join(lines) + "\n" + program.checked_source(), scratch
 
 
 @dataclass
@@ -163,10 +161,10 @@ class Statements:
         found = self._variants.get(key)
         if found is not None:
             return found
-        import tinyc
+        from tinyc.compiler import compile as compile_program
 
         source, scratch = _source(self.checked, self.shapes, layouts, dtype, self.block)
-        program = tinyc.compile(source, name="<contract>", device=compile_target(self.device), tune=self.tune)
+        program = compile_program(source, name="<contract>", device=compile_target(self.device), tune=self.tune)
         found = Variant(dtype, dict(layouts), source, program, program[KERNEL_NAME], scratch)
         self._variants[key] = found
         return found
