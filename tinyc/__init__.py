@@ -37,6 +37,12 @@ _LAZY = {  # name -> (module, attribute or None for the module itself)
 }
 
 
+def __dir__() -> list[str]:
+    """The public API (what `__all__` lists, loaded lazily or not) and the module's own names,
+    so `dir(tinyc)` and editors' completion show einsum, contract, devices, ... too."""
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str):
     """`tinyc.Group`, `tinyc.devices`, ... live in the runtime; einsum/contract (NumPy), the
     builder and the recipes load on first use too, so `tinyc check` and `tinyc compile`

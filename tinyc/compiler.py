@@ -410,9 +410,20 @@ def compile(source: Any, *, name: str = "<string>", device: Any = None,
 
         python_warnings.warn("tune=True: no SPIR-V device to measure on; compiling untuned",
                              TuningWarning, stacklevel=2)
-    result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
-                              schedule=given, tuned=tuned, std=std, defines=defines,
-                              warnings=options, fp_contract=fp_contract)
+    from tinyc.diagnostics import CompilationError
+
+    try:
+        result = compile_to_spirv(text, name, subgroup_size=subgroup_size, device_info=info,
+                                  schedule=given, tuned=tuned, std=std, defines=defines,
+                                  warnings=options, fp_contract=fp_contract)
+    except CompilationError as error:
+        relocate = getattr(source, "relocate", None)  # a built program: at its Python lines
+        if relocate is None:
+            raise
+        raise relocate(error, text, name) from None
+    relocate_warnings = getattr(source, "relocate_diagnostics", None)
+    if relocate_warnings is not None and result.warnings:
+        result.warnings = relocate_warnings(result.warnings, text, name)
     for diagnostic in result.warnings:
         python_warnings.warn(CompilationWarning(diagnostic), stacklevel=2)
     if entry is not None:

@@ -64,15 +64,25 @@ class Recipe:
 
     def __init__(self, prog: Program, device: Any, tune: bool = False):
         import tinyc
+        from tinyc.runtime.devices import compile_target
 
         self.source = prog.checked_source()
-        schedule = _tuned_schedule(self.source, device, tune)
-        self.program = tinyc.compile(self.source, name="<recipe>", device=device, fp_contract=True,
+        self.device = device   # a device, or several (a list, a Devices): each call splits its batch
+        target = compile_target(device)
+        schedule = _tuned_schedule(self.source, target, tune)
+        self.program = tinyc.compile(self.source, name="<recipe>", device=target, fp_contract=True,
                                      schedule={name: schedule for name in KERNELS} if schedule else None)
 
     def kernel(self, beta: Any) -> Any:
         """The kernel a call with this beta runs: gemm_beta0 when beta is zero."""
         return self.program["gemm_beta0" if beta == 0 else "gemm"]
+
+    def _launch(self, beta: Any, args: tuple, batch: int, check_bounds: bool | None) -> None:
+        """Kernel.__call__ with the recipe's devices (split over several) and bounds checks."""
+        from tinyc.runtime.devices import is_split
+
+        options = {"device": self.device} if is_split(self.device) else {}
+        self.kernel(beta)(*args, batch=batch, check_bounds=check_bounds, **options)
 
 
 class SmallGemmBatched(Recipe):
@@ -112,9 +122,10 @@ class SmallGemmBatched(Recipe):
             fn.gemm(alpha, a, b, beta if name == "gemm" else 0, c, transpose_a=ta, transpose_b=tb)
         super().__init__(prog, device, tune)
 
-    def __call__(self, *args: Any, howmany: int | None = None, batch: int | None = None) -> None:
+    def __call__(self, *args: Any, howmany: int | None = None, batch: int | None = None,
+                 check_bounds: bool | None = None) -> None:
         """`r(howmany, alpha, A, B, beta, C)` as the reference orders it, or
-        `r(alpha, A, B, beta, C, howmany=N)`."""
+        `r(alpha, A, B, beta, C, howmany=N)`; `check_bounds=True` runs bounds-checked."""
         if len(args) == 6:
             howmany, alpha, A, B, beta, C = args
         elif len(args) == 5:
@@ -127,7 +138,7 @@ class SmallGemmBatched(Recipe):
         howmany = _positive("howmany", howmany)
         views = [_strided(X, name, self.shapes[name], howmany, self.dtype)
                  for X, name in ((A, "A"), (B, "B"), (C, "C"))]
-        self.kernel(beta)(alpha, views[0], views[1], beta, views[2], batch=howmany)
+        self._launch(beta, (alpha, views[0], views[1], beta, views[2]), howmany, check_bounds)
 
 
 class TallAndSkinny(Recipe):
@@ -179,9 +190,10 @@ class TallAndSkinny(Recipe):
             with branch.otherwise():
                 gemm(block)
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, check_bounds: bool | None = None) -> None:
         """`t(alpha, A, B, beta, C)` with (M, K), (K, N), (M, N) arrays, or the reference's
-        `t(M, alpha, A, ldA, B, ldB, beta, C, ldC)` with flat buffers."""
+        `t(M, alpha, A, ldA, B, ldB, beta, C, ldC)` with flat buffers; `check_bounds=True`
+        runs bounds-checked."""
         if len(args) == 5:
             alpha, A, B, beta, C = args
         elif len(args) == 9:
@@ -195,7 +207,7 @@ class TallAndSkinny(Recipe):
         M = _shape_of(C)[0]
         if M == 0:
             return
-        self.kernel(beta)(alpha, A, B, beta, C, batch=-(-M // self.M_block))
+        self._launch(beta, (alpha, A, B, beta, C), -(-M // self.M_block), check_bounds)
 
 
 def _tuned_schedule(source: str, device: Any, tune: bool) -> dict:

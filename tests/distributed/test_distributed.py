@@ -198,6 +198,73 @@ def test_failure_on_one_rank_changes_nothing(comm, local, programs, monkeypatch)
     np.testing.assert_array_equal(D, before)
 
 
+def test_rank_local_failure_says_whose_outputs_changed(comm, local, programs):
+    """scatter=False: ranks whose launches ran have changed their outputs; the message says so
+    (and says "no output was changed" only when no launch ran)."""
+    k = kernel(programs, local, sample("batched_gemm"), "batched_gemm")
+    rank, last = comm.Get_rank(), comm.Get_size() - 1
+    rng = np.random.default_rng(20 + rank)
+    A, B = fortran(rng, (32, 32, 4)), fortran(rng, (32, 32, 4))
+    C = np.zeros((32, 32, 4 if rank != last else 3), dtype=np.float32, order="F")  # too small on the last
+    expected = (r"\(no output was changed\)" if last == 0 else
+                r"\(the outputs of rank 0 were changed: its launch ran; the other ranks changed no output\)"
+                if last == 1 else r"\(the outputs of rank 0, .* were changed")
+    with pytest.raises(tinyc.LaunchError, match=rf"failed on rank {last}: .*too small for batch=4.*{expected}"):
+        tinyc.distributed.run(k, A, B, C, batch=4, comm=comm, scatter=False)
+    if rank != last:   # its launch ran: C holds its product
+        np.testing.assert_allclose(C, np.einsum("ikb,kjb->ijb", A, B), rtol=1e-4, atol=1e-4)
+    else:
+        assert not C.any()
+
+
+class _TwoRanks:
+    """A communicator of two ranks for `_agree`: this one, and another that reports `other`."""
+
+    def __init__(self, other):
+        self.other = other
+
+    def Ibarrier(self):
+        return type("Done", (), {"Test": lambda self: True})()
+
+    def allgather(self, mine):
+        return [mine, self.other]
+
+
+@pytest.mark.parametrize("mine, other, says", [
+    ((None, "r", True), (("argument 'C': bad C", "C"), "r", False),
+     "failed on rank 1: argument 'C': bad C (the outputs of rank 0 were changed: its launch ran; the other ranks changed no output)"),
+    ((("bad C", "C"), "r", False), (("argument 'C': bad C", "C"), "r", False),
+     "failed on rank 0, 1: argument 'C': bad C (no output was changed)"),
+    ((None, "r", False), (("argument 'C': bad C", "C"), "r", False),
+     "failed on rank 1: argument 'C': bad C (no output was changed)"),
+    ((None, "r", True), (("lost", None), "r", True),
+     "failed on rank 1: lost (the outputs of rank 0, 1 were changed: their launches ran)"),
+])
+def test_the_failure_message_says_what_changed(mine, other, says):
+    from tinyc.distributed.launch import _agree
+
+    error = tinyc.LaunchError(mine[0][0], argument=mine[0][1]) if mine[0] else None
+    with pytest.raises(tinyc.LaunchError) as info:
+        _agree(_TwoRanks(other), error, "k()", mine[1], changed=mine[2])
+    assert str(info.value) == f"k() {says}"
+
+
+def test_root_writes_an_unsplit_numpy_output_in_place(comm, local, programs):
+    """scatter=True keeps outputs unchanged on a failure, but a written argument that is not
+    split (here a shared accumulator of a kernel whose batch cannot be split) is root's own."""
+    from tinyc.distributed.launch import _writes_in_place
+    from tinyc.distributed.transfer import Plan
+
+    k = kernel(programs, local, sample("batched_gemm"), "batched_gemm")
+    params = k.info.params
+    A = np.zeros((32, 32, 2), np.float32, order="F")
+    split = [Plan("slice", written=p.written) for p in params]
+    assert not _writes_in_place(params, split, [A, A, A])
+    whole = [Plan("whole") for _ in params]
+    assert _writes_in_place(params, whole, [A, A, A])
+    assert _writes_in_place(params, None, [A, A, A])
+
+
 def test_tinyc_run_over_ranks(comm, tmp_path):
     """`tinyc run FILE --batch N` under mpiexec: per-rank and total times, checked results."""
     file = str(ROOT / "samples" / "fused_kernel.ir")

@@ -100,3 +100,55 @@ def test_recipes_are_warning_free(recipe: str, arguments: tuple):
         made = getattr(recipes, recipe)(*arguments)
     assert made.program.warnings == []
     assert check_source(made.source).warnings == []
+
+
+def _statement_sources():
+    """Kernels of `tinyc.contract([...statements...])`: the DG examples, the statement forms the
+    tests use (blocks of small entries, global scratch, the target read by its own right-hand
+    side, broadcasts, no batch), random programs; in the default layout and with the batch mode
+    fastest in memory (C order: `?` strides)."""
+    from benchmarks.statements import EXAMPLES
+    from test_statements import random_program
+    from tinyc.contractions.statement_check import check, check_shapes
+    from tinyc.contractions.statement_kernel import _source, generate
+    from tinyc.contractions.statement_layout import derive
+    from tinyc.contractions.statements import parse
+
+    programs = [(name, statements, shapes) for name, (statements, shapes, _) in EXAMPLES.items()]
+    programs += [
+        ("block", ["Y[i,j,e] = X[i,k,e] * M[k,j] + s * X[i,j,e]"], {"X": (4, 4, None), "M": (4, 4), "Y": (4, 4, None)}),
+        ("scratch", ["S[k,m,d] = K[d,k,l] * K[d,l,m]", "Y[k,q,e] = S[k,m,d] * X[m,q,e]"],
+         {"K": (3, 64, 64), "X": (64, 5, None), "Y": (64, 5, None)}),
+        ("in place", ["X[i,q,e] = 0.5 * X[i,q,e] + h * M[i,k] * P[k,q,e]", "P[i,q,e] = M[i,k] * P[k,q,e]"],
+         {"X": (6, 4, None), "M": (6, 6), "P": (6, 4, None)}),
+        ("broadcast", ["Y[i,q,e] = X[i,q,e] + v[q]", "s[q,e] = X[i,q,e]", "d[e] = X[i,e2] * X[i,e2]"],
+         {"X": (7, 3, None), "v": (3,), "Y": (7, 3, None), "s": (3, None), "d": (None,)}),
+        ("no batch", ["C[i,j] = A[i,k] * B[k,j]"], {"A": (5, 5), "B": (5, 3), "C": (5, 3)}),
+    ]
+    rng = np.random.default_rng(77)
+    programs += [(f"random {k}", *random_program(rng)[:2]) for k in range(12)]
+    for name, statements, shapes in programs:
+        try:
+            yield name, generate(statements, shapes, "f64")
+        except ValueError:   # a random program the checks refuse: nothing to generate
+            continue
+        checked_shapes = check_shapes(shapes)
+        checked = check(parse(statements), checked_shapes)
+        layouts = {}
+        for tensor in checked.arguments:   # C order, the batch (if any) as it falls
+            shape = [2 if n is None else n for n in checked_shapes[tensor]]
+            strides, step = [], 1
+            for n in reversed(shape):
+                strides.insert(0, step)
+                step *= n
+            layouts[tensor] = derive(checked_shapes[tensor], shape, strides)
+        yield f"{name} (C order)", _source(checked, checked_shapes, layouts, np.dtype(np.float32))[0]
+
+
+def test_every_statements_kernel_is_warning_free():
+    checked = 0
+    for name, source in _statement_sources():
+        found = check_source(source, name).warnings
+        assert found == [], f"{name}:\n" + "\n".join(map(str, found)) + "\n" + source
+        checked += 1
+    assert checked > 20

@@ -90,5 +90,19 @@ class Program:
     def __str__(self) -> str:
         return self.text()
 
+    def relocate(self, error: Any, text: str, name: str) -> Any:
+        """A CompilationError about this program's printed `text` (compiled as `name`), located
+        at the Python lines that built it instead (relocate.py); the error itself otherwise."""
+        from tinyc.builder.relocate import relocate_error
+
+        return relocate_error(error, self.ir, text, name)
+
+    def relocate_diagnostics(self, diagnostics: list, text: str, name: str) -> list:
+        """Warnings about the printed `text`, located at the Python lines (as `relocate`)."""
+        from tinyc.builder.relocate import line_map, relocated
+
+        lines = line_map(self.ir, text, name)
+        return relocated(diagnostics, lines, name) if lines else list(diagnostics)
+
     def __repr__(self) -> str:
         return f"<tinyc.builder.Program {', '.join('@' + n for n in self._builders) or '(empty)'}>"

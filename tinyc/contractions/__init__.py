@@ -7,8 +7,15 @@
     emit.py        the kernel, with tinyc.builder            compiled.py  analysis, the batch labels
     knobs.py       what tuning may change                    tuning.py  tune=True, cached per device
     running.py     calls through Kernel, by address          api.py     einsum, contract, caches
+
+Several statements in one kernel (`contract([...], shapes=...)`):
+
+    statements.py       index notation, parsed      statement_check.py   shapes, temporaries, batch
+    statement_layout.py arrays as `?`-batch memrefs statement_emit.py    the kernel, with the builder
+    statement_arrays.py the arrays of a call        statement_kernel.py  `Statements`: compile, call
 """
 
 from tinyc.contractions.api import Contraction, cache_info, clear_cache, contract, einsum
+from tinyc.contractions.statement_kernel import Statements
 
-__all__ = ["Contraction", "contract", "einsum", "cache_info", "clear_cache"]
+__all__ = ["Contraction", "Statements", "contract", "einsum", "cache_info", "clear_cache"]

@@ -304,9 +304,19 @@ class Contraction:
 
 
 def contract(subscripts: Any, *shapes_or_arrays: Any, dtype: Any = None, device: Any = None,
-             tune: bool = False, epilogue: str | None = None) -> Contraction:
-    """Compile a contraction for operands of these shapes (C order; dtype default f32; None
-    for the batch mode) or like these arrays; see `Contraction`."""
+             epilogue: str | None = None, shapes: Any = None, tune: bool = False,
+             check_bounds: bool = False) -> Any:
+    """Compile a contraction for operands of these shapes (C order; dtype default f32) or
+    like these arrays; see `Contraction`. A list of statements with `shapes=` compiles
+    them into one kernel (statement_kernel.py)."""
+    if isinstance(subscripts, (list, tuple)):
+        from tinyc.contractions.statement_kernel import Statements
+
+        if shapes_or_arrays or epilogue is not None:
+            raise TypeError("statements take their shapes as shapes={name: shape}, and no epilogue")
+        return Statements(subscripts, shapes if shapes is not None else {}, dtype, device, tune, check_bounds)
+    if shapes is not None:
+        raise TypeError("shapes= goes with a list of statements; an einsum takes its shapes as arguments")
     return Contraction(subscripts, shapes_or_arrays, dtype=_dtype_alias(dtype) if dtype is not None
                        else None, device=device, epilogue=epilogue, tune=tune)
 

@@ -11,8 +11,11 @@ data and batch (batch=0: nothing to do), and `gather=True` collects the
 written batched arguments on root (RunInfo.outputs).
 
 A failure on any rank is reported to all of them (each raises a LaunchError
-naming the ranks and devices that failed), and then no output is changed:
-results are gathered only after every rank succeeded. Kernels whose batch
+naming the ranks and devices that failed) and says what changed: with
+`scatter=True` results are gathered only after every rank succeeded, so no
+output is changed (except a written NumPy argument that is not split, which
+root's launch writes in place); with `scatter=False` every rank whose launch
+ran has changed its own outputs, and the message names those ranks. Kernels whose batch
 cannot be split (sharding.split_problem) run whole on root's device.
 """
 
@@ -80,21 +83,36 @@ def settle(comm: Any, longest: float = 2e-4) -> None:
         pause = min(pause * 2, longest)
 
 
-def _agree(comm: Any, error: BaseException | None, what: str, report: Any = None) -> list[Any]:
+def _agree(comm: Any, error: BaseException | None, what: str, report: Any = None,
+           changed: bool = False) -> list[Any]:
     """Every rank's `report`; raises on every rank if any rank failed (no rank may then
-    wait in a collective alone)."""
+    wait in a collective alone). `changed`: this rank's launch ran and wrote arrays the
+    caller sees, so the message says which ranks' outputs changed (never "no output was
+    changed" when one did)."""
     settle(comm)
     failure = None if error is None else (str(error), getattr(error, "argument", None))
-    found = comm.allgather((failure, report))
-    failed = [(r, e) for r, (e, _) in enumerate(found) if e is not None]
+    found = comm.allgather((failure, report, changed))
+    failed = [(r, e) for r, (e, _, _) in enumerate(found) if e is not None]
     if not failed:
-        return [mine for _, mine in found]
+        return [mine for _, mine, _ in found]
     if len(failed) == 1 or all(e == failed[0][1] for _, e in failed):
         ranks = ", ".join(str(r) for r, _ in failed)
         message = f"{what} failed on rank {ranks}: {failed[0][1][0]}"
     else:
         message = f"{what} failed: " + "; ".join(f"rank {r}: {text}" for r, (text, _) in failed)
-    raise LaunchError(message + " (no output was changed)", argument=None) from error
+    raise LaunchError(message + _changes([r for r, (_, _, wrote) in enumerate(found) if wrote], len(found)),
+                      argument=None) from error
+
+
+def _changes(wrote: list[int], size: int) -> str:
+    """What a failed run changed: nothing, or the outputs of the ranks whose launches ran."""
+    if not wrote:
+        return " (no output was changed)"
+    ranks = ", ".join(str(r) for r in wrote)
+    if len(wrote) == size:
+        return f" (the outputs of rank {ranks} were changed: their launches ran)"
+    its = "its launch" if len(wrote) == 1 else "their launches"
+    return f" (the outputs of rank {ranks} were changed: {its} ran; the other ranks changed no output)"
 
 
 def _launch(kernel: Any, args: Sequence[Any], count: int, queue: Any, label: str) -> tuple[float, Exception | None]:
@@ -139,7 +157,9 @@ def _scattered(kernel: Any, args: tuple, batch: int, comm: Any, root: int, weigh
         local_args = [mover.scatter(i, p, plan, root_args[i] if rank == root else None)
                       for i, (p, plan) in enumerate(zip(kernel.info.params, plans))]
     seconds, error = _launch(kernel, local_args, counts[rank], queue, label)
-    ranks = _agree(comm, error, f"{kernel.name}()", (label, starts[rank], counts[rank], seconds))
+    in_place = rank == root and bool(counts[rank]) and _writes_in_place(kernel.info.params, plans, args)
+    ranks = _agree(comm, error, f"{kernel.name}()", (label, starts[rank], counts[rank], seconds),
+                   changed=in_place and error is None)
     if mover is not None:
         for i, plan in enumerate(plans):
             mover.gather(i, plan, local_args[i], root_args[i] if rank == root else None)
@@ -147,6 +167,23 @@ def _scattered(kernel: Any, args: tuple, batch: int, comm: Any, root: int, weigh
         host.commit()
     return RunInfo(rank, size, label, starts[rank], counts[rank], sum(counts), seconds,
                    time.perf_counter() - begin, ranks if rank == root else None)
+
+
+def _writes_in_place(params: Sequence[Any], plans: Sequence[Plan] | None, args: Sequence[Any]) -> bool:
+    """Does root's launch write the caller's own arrays? Written arguments split over the
+    ranks are slices copied for the launch and only gathered back after every rank
+    succeeded; USM arrays are written through host copies, committed at the end. But a
+    written NumPy argument that travels whole (or a batch that cannot be split, run on
+    root's arguments) is written in place."""
+    return any(p.written and _holds_numpy(value) and (plans is None or plan.kind in ("whole", "value"))
+               for p, plan, value in zip(params, plans or [None] * len(params), args))
+
+
+def _holds_numpy(value: Any) -> bool:
+    arrays = value.arrays if isinstance(value, Group) else value
+    if isinstance(arrays, (list, tuple)):
+        return any(isinstance(a, np.ndarray) for a in arrays)
+    return isinstance(arrays, np.ndarray)
 
 
 def _plan(kernel: Any, args: list[Any], batch: Any, weights: Sequence[float], root: int,
@@ -215,7 +252,8 @@ def _rank_local(kernel: Any, args: tuple, batch: int, comm: Any, root: int, gath
     counts = _agree(comm, error, f"{kernel.name}()", count)
     starts = [sum(counts[:r]) for r in range(size)]
     seconds, error = _launch(kernel, args, count, queue, label)
-    ranks = _agree(comm, error, f"{kernel.name}()", (label, starts[rank], count, seconds))
+    wrote = error is None and bool(count) and any(p.written for p in kernel.info.params)
+    ranks = _agree(comm, error, f"{kernel.name}()", (label, starts[rank], count, seconds), changed=wrote)
     outputs = _gather_outputs(kernel.info.params, args, count, comm, root) if gather else None
     return RunInfo(rank, size, label, starts[rank], count, sum(counts), seconds, time.perf_counter() - begin,
                    ranks if rank == root else None, outputs if rank == root else None)

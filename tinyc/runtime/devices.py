@@ -117,6 +117,22 @@ def as_devices(device: Any, weights: Sequence[float] | None = None) -> Devices:
     return Devices([device], weights=weights)
 
 
+def is_split(device: Any) -> bool:
+    """Does `device=` name several devices (a list, a tuple, a Devices), so that a launch
+    splits its batch over them?"""
+    return isinstance(device, (list, tuple, Devices))
+
+
+def compile_target(device: Any) -> Any:
+    """What to compile for when `device=` may name several devices: the first of them
+    (they run one SPIR-V module; sharding builds it for the others)."""
+    if isinstance(device, Devices):
+        return device.queues[0]
+    if isinstance(device, (list, tuple)):
+        return device[0] if device else None
+    return device
+
+
 def devices(filter: Any = None, split: bool | int = False) -> Devices:
     """The devices a filter string names, or their sub-devices with `split`.
 

@@ -88,6 +88,7 @@ from tinyc.runtime.members import (
     upload_tables,
     writeable,
 )
+from tinyc.runtime.stacked import batch_first
 from tinyc.signature import ParamInfo
 
 Emit = Callable[[], list]
@@ -186,7 +187,10 @@ class GroupPacker:
             count = view.shape[-1] if view.shape else 0
         else:
             count = len(arrays)
-        self._check_count(count, call.batch)
+        try:
+            self._check_count(count, call.batch)
+        except LaunchError as exc:   # a stacked array given batch-first: say where members go
+            raise batch_first(exc, view.shape if stacked else None, self.memref, call.batch, name) from None
         offset = group_offset(self.group, config[0], name, what)
         shapes = per_member(config[1], count, what, name, "shape")
         strides = per_member(config[2], count, what, name, "stride")
@@ -240,7 +244,10 @@ class GroupPacker:
         itemsize = view.dtype.itemsize
         member = ArrayView(view.dtype, view.shape[:-1], view.strides[:-1], view.address, None, view.usm,
                            view.readonly, view.owner)
-        fitted = self._fit(member, None, setup)
+        try:
+            fitted = self._fit(member, None, setup)
+        except LaunchError as exc:
+            raise batch_first(exc, view.shape, self.memref, call.batch, self.name) from None
         step = view.strides[-1] * itemsize if count > 1 else 0
         row = tuple(fitted.dynamic)
         record_sizes(self.memref, call, self.index, count, row)
