@@ -27,14 +27,14 @@ TINYC = Path(tinyc.__file__).parent
 MAX_LINES = 500
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("diagnostics", ("tinyc.diagnostics", "tinyc.std")),
-    ("ir", ("tinyc.ir", "tinyc.target")),
+    ("diagnostics", ("tinyc.diagnostics", "tinyc.std", "tinyc.disk_cache")),
+    ("ir", ("tinyc.ir", "tinyc.target", "tinyc.lint")),
     ("parser", ("tinyc.parser", "tinyc.builder")),
     ("passes", ("tinyc.analysis", "tinyc.schedule", "tinyc.passes")),
     ("spirv", ("tinyc.spirv", "tinyc.signature", "tinyc.pipeline")),
     ("reference", ("tinyc.reference",)),
     ("runtime", ("tinyc.runtime", "tinyc.opencl_loader")),
-    ("tune", ("tinyc.tune", "tinyc.compiler", "tinyc.distributed", "tinyc.contractions",
+    ("tune", ("tinyc.tune", "tinyc.compiler", "tinyc.compile_cache", "tinyc.distributed", "tinyc.contractions",
               "tinyc.recipes")),
     ("cli", ("tinyc.cli", "tinyc.editor", "tinyc.fuzz", "tinyc")),
 ]

@@ -145,18 +145,18 @@ def _unread_allocas(ctx: "LintContext", instructions: list[Instruction]) -> None
         return
     local = {id(r) for r in results
              if r.type.__class__ is MemrefType and r.type.space is AddressSpace.LOCAL}
-    from tinyc.analysis.memory_effects import direct_effects
-
+    # Local memory's roots are alloca results: local memrefs that are no view of another.
+    allocas = {id(r) for r in results if id(r) in local and _view_root(r) is r}
     written: dict[int, tuple[Value, Instruction]] = {}  # alloca result -> its first write
     read: set[int] = set()
     for inst in instructions:
         if not any(id(v) in local for v in inst.operands):
             continue
-        for effect in direct_effects(inst):
-            if not effect.obj.is_alloca:
+        for value, kind in inst.memory_accesses():
+            root = _view_root(value)
+            if id(root) not in allocas:
                 continue
-            root = effect.obj.root
-            if effect.kind is not EffectKind.READ and not inst.results:
+            if kind is not EffectKind.READ and not inst.results:
                 written.setdefault(id(root), (root, inst))
             else:  # a read, or an atomic update whose result reads the memory
                 read.add(id(root))
@@ -166,3 +166,14 @@ def _unread_allocas(ctx: "LintContext", instructions: list[Instruction]) -> None
             ctx.warn("unread-alloca", f"local memory {name} is written but never read: the "
                                       f"writes have no effect", root.span,
                      [Note("it is written here", first_write.span)])
+
+
+def _view_root(value: Value) -> Value:
+    """The value whose memory `value` views, through subview, expand and fuse (the
+    instructions' `view_source`); `value` itself when it is no view."""
+    while True:
+        source = getattr(value.owner, "view_source", None)
+        found = source() if source is not None else None
+        if found is None:
+            return value
+        value = found
