@@ -27,7 +27,7 @@ TINYC = Path(tinyc.__file__).parent
 MAX_LINES = 500
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("diagnostics", ("tinyc.diagnostics", "tinyc.std", "tinyc.disk_cache")),
+    ("diagnostics", ("tinyc.diagnostics", "tinyc.std", "tinyc.disk_cache", "tinyc.version")),
     ("ir", ("tinyc.ir", "tinyc.target", "tinyc.lint")),
     ("parser", ("tinyc.parser", "tinyc.builder")),
     ("passes", ("tinyc.analysis", "tinyc.schedule", "tinyc.passes")),
@@ -44,17 +44,17 @@ KNOWN_UP = {
     "tinyc.analysis.work -> tinyc.reference", "tinyc.analysis.work -> tinyc.reference.arguments",
     "tinyc.contractions.compiled -> tinyc", "tinyc.diagnostics -> tinyc.editor.positions",
     "tinyc.recipes -> tinyc", "tinyc.reference.arguments -> tinyc.runtime.groups",
-    "tinyc.runtime.binary_cache -> tinyc.tune.cache", "tinyc.tune.cache -> tinyc",
-    "tinyc.tune.measure -> tinyc.cli.run",
+    "tinyc.signature -> tinyc.runtime.launch_check",
+    "tinyc.tune.measure -> tinyc.cli.batches", "tinyc.tune.measure -> tinyc.cli.run",
 }
 KNOWN_CYCLES = [
     {"tinyc.diagnostics", "tinyc.editor.positions"},
     {"tinyc.ir.checks", "tinyc.ir.instructions.collective", "tinyc.ir.instructions.control",
      "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.spmd", "tinyc.ir.instructions.views"},
-    {"tinyc.runtime.arguments", "tinyc.runtime.groups"},
-    {"tinyc", "tinyc.cli.mpi_run", "tinyc.cli.run", "tinyc.compiler", "tinyc.runtime.binary_cache",
-     "tinyc.runtime.kernel", "tinyc.runtime.program_cache", "tinyc.tune", "tinyc.tune.cache",
+    {"tinyc.runtime.arguments", "tinyc.runtime.groups", "tinyc.runtime.launch_check", "tinyc.signature"},
+    {"tinyc", "tinyc.cli.common", "tinyc.cli.mpi_run", "tinyc.cli.run", "tinyc.compiler", "tinyc.tune",
      "tinyc.tune.measure", "tinyc.tune.tuner"},
+    {"tinyc.contractions.emit", "tinyc.contractions.lanes"},
 ]
 KNOWN_LONG = {"tinyc.builder.function", "tinyc.ir.instructions.collective",
               "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.views", "tinyc.runtime.groups"}
