@@ -44,14 +44,13 @@ KNOWN_UP = {
     "tinyc.analysis.work -> tinyc.reference", "tinyc.analysis.work -> tinyc.reference.arguments",
     "tinyc.contractions.compiled -> tinyc", "tinyc.diagnostics -> tinyc.editor.positions",
     "tinyc.recipes -> tinyc", "tinyc.reference.arguments -> tinyc.runtime.groups",
-    "tinyc.signature -> tinyc.runtime.launch_check",
     "tinyc.tune.measure -> tinyc.cli.batches", "tinyc.tune.measure -> tinyc.cli.run",
 }
 KNOWN_CYCLES = [
     {"tinyc.diagnostics", "tinyc.editor.positions"},
     {"tinyc.ir.checks", "tinyc.ir.instructions.collective", "tinyc.ir.instructions.control",
      "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.spmd", "tinyc.ir.instructions.views"},
-    {"tinyc.runtime.arguments", "tinyc.runtime.groups", "tinyc.runtime.launch_check", "tinyc.signature"},
+    {"tinyc.runtime.arguments", "tinyc.runtime.groups"},
     {"tinyc", "tinyc.cli.common", "tinyc.cli.mpi_run", "tinyc.cli.run", "tinyc.compiler", "tinyc.tune",
      "tinyc.tune.measure", "tinyc.tune.tuner"},
     {"tinyc.contractions.emit", "tinyc.contractions.lanes"},
