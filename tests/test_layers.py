@@ -34,8 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("spirv", ("tinyc.spirv", "tinyc.signature", "tinyc.pipeline")),
     ("reference", ("tinyc.reference",)),
     ("runtime", ("tinyc.runtime", "tinyc.opencl_loader")),
-    ("tune", ("tinyc.tune", "tinyc.compiler", "tinyc.compile_cache", "tinyc.distributed", "tinyc.contractions",
-              "tinyc.recipes")),
+    ("tune", ("tinyc.tune", "tinyc.harness", "tinyc.compiler", "tinyc.compile_cache", "tinyc.distributed",
+              "tinyc.contractions", "tinyc.recipes")),
     ("cli", ("tinyc.cli", "tinyc.editor", "tinyc.fuzz", "tinyc")),
 ]
 """Lowest first; a module belongs to the layer of its longest matching prefix."""
@@ -44,15 +44,13 @@ KNOWN_UP = {
     "tinyc.analysis.work -> tinyc.reference", "tinyc.analysis.work -> tinyc.reference.arguments",
     "tinyc.contractions.compiled -> tinyc", "tinyc.diagnostics -> tinyc.editor.positions",
     "tinyc.recipes -> tinyc", "tinyc.reference.arguments -> tinyc.runtime.groups",
-    "tinyc.tune.measure -> tinyc.cli.batches", "tinyc.tune.measure -> tinyc.cli.run",
 }
 KNOWN_CYCLES = [
     {"tinyc.diagnostics", "tinyc.editor.positions"},
     {"tinyc.ir.checks", "tinyc.ir.instructions.collective", "tinyc.ir.instructions.control",
      "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.spmd", "tinyc.ir.instructions.views"},
     {"tinyc.runtime.arguments", "tinyc.runtime.groups"},
-    {"tinyc", "tinyc.cli.common", "tinyc.cli.mpi_run", "tinyc.cli.run", "tinyc.compiler", "tinyc.tune",
-     "tinyc.tune.measure", "tinyc.tune.tuner"},
+    {"tinyc.compiler", "tinyc.tune", "tinyc.tune.measure", "tinyc.tune.tuner"},
     {"tinyc.contractions.emit", "tinyc.contractions.lanes"},
 ]
 KNOWN_LONG = {"tinyc.builder.function", "tinyc.ir.instructions.collective",

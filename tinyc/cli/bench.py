@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyc.analysis.work import count_work
-from tinyc.cli.batches import fitting
+from tinyc.harness.batches import fitting
 from tinyc.cli.errors import UsageError
 
 BENCH_BATCH = 10000
@@ -31,7 +31,7 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int | N
     numbers."""
     from tinyc.cli.common import compile_reporting
     from tinyc.reference import ReferenceFault, ReferenceUnsupported
-    from tinyc.cli.run import describe_arguments, device_array_limit, make_arguments, parse_sizes
+    from tinyc.harness.arguments import describe_arguments, device_array_limit, make_arguments, parse_sizes
 
     program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines,
                                 fp_contract=fp_contract)
