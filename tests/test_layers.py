@@ -50,7 +50,6 @@ KNOWN_CYCLES = [
     {"tinyc.ir.checks", "tinyc.ir.instructions.collective", "tinyc.ir.instructions.control",
      "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.spmd", "tinyc.ir.instructions.views"},
     {"tinyc.runtime.arguments", "tinyc.runtime.groups"},
-    {"tinyc.compiler", "tinyc.tune", "tinyc.tune.measure", "tinyc.tune.tuner"},
     {"tinyc.contractions.emit", "tinyc.contractions.lanes"},
 ]
 KNOWN_LONG = {"tinyc.builder.function", "tinyc.ir.instructions.collective",

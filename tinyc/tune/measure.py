@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyc.compiler import check_source, compile_to_spirv
+from tinyc.pipeline import check_source, compile_to_spirv
 from tinyc.diagnostics import CompilationError
 from tinyc.ir.types import DYNAMIC, MemrefType
 from tinyc.reference.arguments import copy_argument
