@@ -27,7 +27,7 @@ TINYC = Path(tinyc.__file__).parent
 MAX_LINES = 500
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("diagnostics", ("tinyc.diagnostics", "tinyc.std", "tinyc.disk_cache", "tinyc.version")),
+    ("diagnostics", ("tinyc.diagnostics", "tinyc.positions", "tinyc.std", "tinyc.disk_cache", "tinyc.version")),
     ("ir", ("tinyc.ir", "tinyc.target", "tinyc.lint")),
     ("parser", ("tinyc.parser", "tinyc.builder")),
     ("passes", ("tinyc.analysis", "tinyc.schedule", "tinyc.passes")),
@@ -42,11 +42,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 KNOWN_UP = {
     "tinyc.analysis.work -> tinyc.reference", "tinyc.analysis.work -> tinyc.reference.arguments",
-    "tinyc.contractions.compiled -> tinyc", "tinyc.diagnostics -> tinyc.editor.positions",
+    "tinyc.contractions.compiled -> tinyc",
     "tinyc.recipes -> tinyc", "tinyc.reference.arguments -> tinyc.runtime.groups",
 }
 KNOWN_CYCLES = [
-    {"tinyc.diagnostics", "tinyc.editor.positions"},
     {"tinyc.ir.checks", "tinyc.ir.instructions.collective", "tinyc.ir.instructions.control",
      "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.spmd", "tinyc.ir.instructions.views"},
     {"tinyc.runtime.arguments", "tinyc.runtime.groups"},

@@ -171,7 +171,7 @@ def lsp_range(span: Span) -> dict | None:
     """`span` in the Language Server Protocol's terms: 0-based, UTF-16, end exclusive."""
     if span.source is None:
         return None
-    from tinyc.editor.positions import line_index
+    from tinyc.positions import line_index
 
     return line_index(span.source.text).span_range(span)
 

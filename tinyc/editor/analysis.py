@@ -9,7 +9,7 @@ the rest again; once a text has parsed, the language server keeps its names
 while one types (tinyc/editor/documents.py). Tokens are lexed a line at a
 time, when a request needs them.
 
-Everything here works on offsets into the text; `tinyc.editor.positions`
+Everything here works on offsets into the text; `tinyc.positions`
 turns them into LSP positions. Nothing here may raise on any text.
 """
 
@@ -25,7 +25,7 @@ from tinyc.diagnostics import CompilationError, Diagnostic, Span
 from tinyc.editor import vocabulary
 from tinyc.editor.checking import Checked
 from tinyc.editor.completion import CompletionWord, complete  # noqa: F401 (CompletionWord: re-exported)
-from tinyc.editor.positions import LineIndex
+from tinyc.positions import LineIndex
 from tinyc.editor.tokens import EditorToken, editor_tokens
 
 MAX_RECOVERY = 8
