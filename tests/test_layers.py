@@ -41,7 +41,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 """Lowest first; a module belongs to the layer of its longest matching prefix."""
 
 KNOWN_UP = {
-    "tinyc.analysis.work -> tinyc.reference", "tinyc.analysis.work -> tinyc.reference.arguments",
     "tinyc.contractions.compiled -> tinyc",
     "tinyc.recipes -> tinyc", "tinyc.reference.arguments -> tinyc.runtime.groups",
 }

@@ -1,6 +1,6 @@
 """`tinyc bench`: kernel time, GFLOP/s, GB/s, and where the kernel sits on the roofline.
 
-Work is counted by tinyc.analysis.work, the model benchmarks/ uses too:
+Work is counted by tinyc.harness.work, the model benchmarks/ uses too:
 each collective's flops with the sizes it really has (one work-group
 emulated by the reference interpreter), and the minimum memory traffic.
 Both ceilings of the roofline — the best of several streaming kernels at the
@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tinyc.analysis.work import count_work
+from tinyc.harness.work import count_work
 from tinyc.harness.batches import fitting
 from tinyc.cli.errors import UsageError
 

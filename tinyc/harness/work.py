@@ -8,7 +8,8 @@ collectives really have: the reference interpreter runs work-group 0 and
 shows each collective to the counter first; the batch multiplies it.
 Memory traffic is the minimum: every byte of every memref or group
 argument the kernel reads is read once, every byte it writes is written
-once (tinyc.analysis.memory_effects says which).
+once (tinyc.analysis.memory_effects says which). It lives here, above the
+reference interpreter it runs, not in tinyc/analysis/ (below it).
 """
 
 from __future__ import annotations
