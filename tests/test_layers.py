@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 KNOWN_UP = {
     "tinyc.contractions.compiled -> tinyc",
-    "tinyc.recipes -> tinyc", "tinyc.reference.arguments -> tinyc.runtime.groups",
+    "tinyc.recipes -> tinyc",
 }
 KNOWN_CYCLES = [
     {"tinyc.ir.checks", "tinyc.ir.instructions.collective", "tinyc.ir.instructions.control",
