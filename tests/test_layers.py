@@ -41,13 +41,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 """Lowest first; a module belongs to the layer of its longest matching prefix."""
 
 KNOWN_CYCLES = [
-    {"tinyc.ir.checks", "tinyc.ir.instructions.collective", "tinyc.ir.instructions.control",
-     "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.spmd", "tinyc.ir.instructions.views"},
     {"tinyc.runtime.arguments", "tinyc.runtime.groups"},
     {"tinyc.contractions.emit", "tinyc.contractions.lanes"},
 ]
-KNOWN_LONG = {"tinyc.builder.function", "tinyc.ir.instructions.collective",
-              "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.views", "tinyc.runtime.groups"}
+KNOWN_LONG = {"tinyc.builder.function", "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.views",
+              "tinyc.runtime.groups"}
 
 
 def layer_of(module: str) -> int:

@@ -1,7 +1,7 @@
 """The work model: flops and minimum memory traffic of one kernel launch.
 
 `tinyc bench` and benchmarks/ both count with it. Flops come from the
-collectives' own `flops(shape_of)` (tinyc/ir/instructions/collective.py:
+collectives' own `flops(shape_of)` (tinyc/ir/instructions/blas.py:
 the term X of alpha·X + beta·C, plus the update where alpha and beta are
 not the constants that make it free), evaluated with the sizes the
 collectives really have: the reference interpreter runs work-group 0 and

@@ -5,21 +5,21 @@ defined in this package), so no list of instructions is kept by hand.
 """
 
 from tinyc.ir.core import Instruction
-from tinyc.ir.instructions.collective import (
-    Alloca, Axpby, BlasInstruction, Cumsum, Foreach, ForeachTile, Gemm, Gemv, Ger, HadamardProduct,
-    Parallel, Sum,
-)
+from tinyc.ir.instructions.blas import BlasInstruction
+from tinyc.ir.instructions.collective import Alloca, Foreach, ForeachTile, Parallel
+from tinyc.ir.instructions.products import Gemm, Gemv, Ger, HadamardProduct
+from tinyc.ir.instructions.updates import Axpby, Cumsum, Sum
 from tinyc.ir.instructions.control import For, If, Yield
 from tinyc.ir.instructions.scalar import (
     SPMD_BUILTINS, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Barrier, Builtin,
-    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp, SEED_MATH,
+    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp, SEED_MATH, SpmdBuiltin,
 )
 from tinyc.ir.instructions.views import (
     WHOLE_MODE, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
 )
 from tinyc.ir.instructions.spmd import (
     CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
-    CoopMatrixStore, SpmdBuiltin, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
+    CoopMatrixStore, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
 )
 from tinyc.ir.instructions.atomics import (
     AtomicLoad, AtomicOp, AtomicStore, AtomicUpdate, MemoryScope, MemorySemantics,

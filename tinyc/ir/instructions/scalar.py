@@ -12,7 +12,7 @@ from tinyc.ir.checks import (
     result_error,
 )
 from tinyc.ir.addressing import IntegerFacts, IntOp
-from tinyc.ir.core import Instruction, Value, no_addressing, no_integer_facts, no_memory_access
+from tinyc.ir.core import Instruction, Kind, Value, no_addressing, no_integer_facts, no_memory_access
 from tinyc.ir.types import BoolType, CoopMatrixType, ScalarType, Type, bool_, coopmatrix_type, i32, index
 from tinyc.std import Std
 
@@ -427,8 +427,6 @@ class Builtin(Instruction):
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Builtin":
         """subgroup_id and subgroup_local_id are SPMD: their class is SpmdBuiltin."""
-        from tinyc.ir.instructions.spmd import SpmdBuiltin
-
         name = s.selected(cls.keywords)
         return (SpmdBuiltin if name in SPMD_BUILTINS else Builtin)(name, s.type)
 
@@ -449,6 +447,12 @@ class Builtin(Instruction):
     def verify(self, ctx: "VerifyContext") -> None:
         """The result type is fixed by the builtin (index or i32)."""
         expect_result(ctx, self, BUILTIN_TYPES[self.builtin])
+
+
+class SpmdBuiltin(Builtin):
+    """subgroup_id and subgroup_local_id: per-work-item values (spelled, and parsed, as `builtin`)."""
+
+    kind = Kind.SPMD
 
 
 class Cast(Instruction):
