@@ -44,8 +44,7 @@ KNOWN_CYCLES = [
     {"tinyc.runtime.arguments", "tinyc.runtime.groups"},
     {"tinyc.contractions.emit", "tinyc.contractions.lanes"},
 ]
-KNOWN_LONG = {"tinyc.builder.function", "tinyc.ir.instructions.scalar", "tinyc.ir.instructions.views",
-              "tinyc.runtime.groups"}
+KNOWN_LONG = {"tinyc.builder.function"}
 
 
 def layer_of(module: str) -> int:

@@ -10,13 +10,12 @@ from tinyc.ir.instructions.collective import Alloca, Foreach, ForeachTile, Paral
 from tinyc.ir.instructions.products import Gemm, Gemv, Ger, HadamardProduct
 from tinyc.ir.instructions.updates import Axpby, Cumsum, Sum
 from tinyc.ir.instructions.control import For, If, Yield
-from tinyc.ir.instructions.scalar import (
-    SPMD_BUILTINS, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Barrier, Builtin,
-    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp, SEED_MATH, SpmdBuiltin,
+from tinyc.ir.instructions.scalar import SPMD_BUILTINS, Barrier, Builtin, BuiltinName, Constant, SpmdBuiltin
+from tinyc.ir.instructions.arith import (
+    SEED_MATH, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Cast, Cmp, CmpCond, MathUnary, MathUnaryOp,
 )
-from tinyc.ir.instructions.views import (
-    WHOLE_MODE, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
-)
+from tinyc.ir.instructions.views import WHOLE_MODE, Expand, Fuse, Subview
+from tinyc.ir.instructions.memory import Associated, LifetimeStop, Load, Size, Store, StoreFlag
 from tinyc.ir.instructions.spmd import (
     CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
     CoopMatrixStore, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,

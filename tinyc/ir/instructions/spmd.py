@@ -14,7 +14,7 @@ from tinyc.ir.addressing import Addressing, Footprint, ModeSpan
 from tinyc.ir.core import (
     Accesses, EffectKind, Instruction, Kind, Value, no_addressing, no_integer_facts, no_memory_access,
 )
-from tinyc.ir.instructions.views import StoreFlag
+from tinyc.ir.instructions.memory import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
 from tinyc.std import Std
 
