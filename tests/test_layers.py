@@ -44,7 +44,7 @@ KNOWN_CYCLES = [
     {"tinyc.runtime.arguments", "tinyc.runtime.groups"},
     {"tinyc.contractions.emit", "tinyc.contractions.lanes"},
 ]
-KNOWN_LONG = {"tinyc.builder.function"}
+KNOWN_LONG: set[str] = set()
 
 
 def layer_of(module: str) -> int:
