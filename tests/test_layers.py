@@ -41,7 +41,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 """Lowest first; a module belongs to the layer of its longest matching prefix."""
 
 KNOWN_CYCLES = [
-    {"tinyc.runtime.arguments", "tinyc.runtime.groups"},
     {"tinyc.contractions.emit", "tinyc.contractions.lanes"},
 ]
 KNOWN_LONG: set[str] = set()
