@@ -1,7 +1,7 @@
 """`FunctionBuilder`: one kernel built from Python, an instruction per method call.
 
 A thin layer over the instruction classes of `tinyc.ir.instructions` and the
-internal `tinyc.ir.builder.Builder`: each method creates one instruction at
+internal `tinyc.ir.insertion.Builder`: each method creates one instruction at
 the insertion point and returns its result value(s). What the layer adds:
 
   * every instruction carries the span of the Python call that built it, so
@@ -33,7 +33,7 @@ from tinyc.builder.types import scalar
 from tinyc.builder.views import expand_type, fuse_type, slice_entries, subview_type
 from tinyc.diagnostics import Span
 from tinyc.ir import instructions as I
-from tinyc.ir.builder import Builder
+from tinyc.ir.insertion import Builder
 from tinyc.ir.core import Function, Instruction, Value
 from tinyc.ir.types import (
     DYNAMIC, BoolType, CoopMatrixType, GroupType, MemrefType, ScalarType, Type, index, promote,
