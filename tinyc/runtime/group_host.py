@@ -13,6 +13,9 @@ size over the members.
 
 `Tables`: a group's device tables as the TableCache keeps them, with the
 `?` values they describe (so a cached group still reports its sizes).
+
+`MemberWindow`: one slice's members of a list in a split launch, so that
+the slices read the list once, not once each.
 """
 
 from __future__ import annotations
@@ -98,3 +101,16 @@ def host_arguments(tables: TableCache, data: np.ndarray, row: tuple, count: int)
         tables.add(key, columns)
     table = np.ascontiguousarray(data, dtype=np.uint64)
     return [Address(table.ctypes.data, table), *columns]
+
+
+class MemberWindow:
+    """Members start .. start + count - 1 of a list or tuple of NumPy arrays: one slice's part
+    of a group in a split launch (slices.py). By address, the slices of one call share one
+    read of the whole list (`shared`, by parameter: the snapshot of the list and its members'
+    data pointers); elsewhere the packer takes `fallback()`, the slice's members as a list."""
+
+    __slots__ = ("arrays", "start", "count", "shared", "fallback")
+
+    def __init__(self, arrays: Any, start: int, count: int, shared: dict, fallback: Callable[[], Any]):
+        self.arrays, self.start, self.count = arrays, start, count
+        self.shared, self.fallback = shared, fallback
