@@ -61,20 +61,24 @@ def record_sizes(memref: MemrefType, call: Any, index: int, count: int, rows: An
     call.sizes[index] = (count, tuple(lo), tuple(hi))
 
 
-def host_numpy(tables: TableCache, members: tuple, config: tuple, written: bool,
+def host_numpy(tables: TableCache, arrays: Any, config: tuple, written: bool,
                fit_first: Callable[[Any], tuple]) -> tuple[HostPlan, np.ndarray] | None:
-    """(the checked plan, the members' data pointers) of NumPy members of one layout, or None
-    (check them one by one: the error names the member). `fit_first(member)` checks the
-    first member in full and returns its memref's `?` values."""
-    ids = member_ids(members)  # `members` holds them while they are read
-    plan = tables.find_members(members, ("host", config))
-    found = numpy_heads_again(ids, plan) if isinstance(plan, HostPlan) else None
+    """(the checked plan, the members' data pointers) of NumPy members of one layout (`arrays`:
+    a list or tuple), or None (check them one by one: the error names the member).
+    `fit_first(member)` checks the first member in full and returns its memref's `?` values.
+    The plan's `members`, a snapshot made when it was, holds the members while a launch reads
+    them: a plan is found only for exactly the objects it holds (their ids), so later calls
+    make no snapshot (a tuple of 10^5 members touches every member's reference count)."""
+    plan = tables.find_members(arrays, ("host", config))
+    found = numpy_heads_again(plan.ids, plan) if isinstance(plan, HostPlan) else None
     if found is None:
+        members = tuple(arrays)
+        ids = member_ids(members)  # `members` holds them while they are read
         found = numpy_uniform(members, ids) if bulk_reads() else _one_by_one(members)
         if found is None:
             return None
         first = members[0]
-        plan = HostPlan(fit_first(first), first.dtype, first.ndim, ids)
+        plan = HostPlan(fit_first(first), first.dtype, first.ndim, ids, members)
         tables.add(("ids", ids, ("host", config)), plan, members)
     data, flags = found
     if not flags & ALIGNED or (written and not flags & WRITEABLE):

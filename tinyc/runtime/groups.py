@@ -216,26 +216,24 @@ class GroupPacker:
         setup = (offset, None, None, offset != 0)
         key = (self.name, self.written, offset)
         if key not in window.shared:
-            members = tuple(window.arrays)  # a snapshot: what the call pins
             try:
-                read = self._host_read(members, setup)
+                window.shared[key] = self._host_read(window.arrays, setup)
             except LaunchError:  # the slice that holds the member names it, as it sees it
-                read = None
-            window.shared[key] = (members, read)
-        members, read = window.shared[key]
+                window.shared[key] = None
+        read = window.shared[key]
         if read is None:
             return self(window.fallback(), call)
         plan, data = read
         record_sizes(self.memref, call, self.index, count, plan.row)
-        call.keep.append(members)
+        call.keep.append(plan.members)
         part = data[window.start:window.start + count]
         tail = ([ctypes.c_int64(count)] if self.group.size == DYNAMIC else []) + (
             [ctypes.c_int64(offset)] if self.group.offset == DYNAMIC else [])
         return lambda: [*host_arguments(self.tables, part, plan.row, count), *tail]
 
-    def _host_read(self, members: tuple, setup: tuple) -> Any:
+    def _host_read(self, arrays: Sequence[Any], setup: tuple) -> Any:
         """(plan, data pointers) of NumPy members of one layout, by address (group_host.py)."""
-        return host_numpy(self.tables, members, setup[:3], self.written, lambda first: tuple(
+        return host_numpy(self.tables, arrays, setup[:3], self.written, lambda first: tuple(
             self._fit(array_view(first, self.name, f"{self.what} member 0"), 0, setup).dynamic))
 
     def _check_count(self, count: int, batch: int) -> None:
@@ -310,12 +308,11 @@ class GroupPacker:
         config = setup[:3]
         if call.host_pointers and arrays and type(arrays[0]) is np.ndarray and uniform(setup[1]) \
                 and uniform(setup[2]):  # by address (group_host.py)
-            members = tuple(arrays)
-            found = self._host_read(members, setup)
+            found = self._host_read(arrays, setup)
             if found is not None:
                 plan, data = found
                 record_sizes(self.memref, call, self.index, count, plan.row)
-                call.keep.append(members)
+                call.keep.append(plan.members)
                 return lambda: [*host_arguments(self.tables, data, plan.row, count), *tail]
         known = None
         # a bounds-checked call needs the spans of written USM members (runtime/bounds.py): one by one
