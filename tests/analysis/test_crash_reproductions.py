@@ -78,6 +78,14 @@ def test_tinyc_bench_at_its_defaults(device, kernel_file):
     assert "batch " in done.stdout
 
 
+def test_tinyc_bench_refuses_a_batch_the_kernel_cannot_take(device):
+    result = CliRunner().invoke(cli, ["bench", str(ISSUE_KERNEL), "--batch", "1000", "--repeat", "1",
+                                      "--warmup", "0"])
+    assert result.exit_code == 2, result.output
+    assert "--batch 1000" in result.output and "argument '" in result.output and "mode 2" in result.output
+    assert "largest batch these arguments take is 250" in result.output
+
+
 def python_arguments(k, A, B, out):
     """The arrays as the kernel's parameters take them: a group of one column-major view
     (the issue's kernel), or the column-major view itself (a `?` batch mode)."""
