@@ -136,10 +136,10 @@ def numpy_heads_again(ids: np.ndarray, plan: "HostPlan") -> tuple[np.ndarray, in
         return None
     if not bool(((heads[:, 1] & _LOW) == np.uint64(plan.ndim)).all()):
         return None
-    data = heads[:, 0]
-    if plan.table is None or not np.array_equal(plan.table, data):
-        plan.table = data.copy()  # never written again: a launch may still read it
-    return plan.table, int(np.bitwise_and.reduce(heads[:, 3] & _LOW))
+    data, table = heads[:, 0], plan.table  # (read once: another thread may replace it)
+    if table is None or not np.array_equal(table, data):
+        table = plan.table = data.copy()  # never written again: a launch may still read it
+    return table, int(np.bitwise_and.reduce(heads[:, 3] & _LOW))
 
 
 def numpy_uniform(members: Sequence[Any], ids: np.ndarray) -> tuple[np.ndarray, int] | None:
