@@ -79,6 +79,7 @@ def host_numpy(tables: TableCache, arrays: Any, config: tuple, written: bool,
             return None
         first = members[0]
         plan = HostPlan(fit_first(first), first.dtype, first.ndim, ids, members)
+        plan.table = found[0]  # the pointers later calls must find again
         tables.add(("ids", ids, ("host", config)), plan, members)
     data, flags = found
     if not flags & ALIGNED or (written and not flags & WRITEABLE):

@@ -123,9 +123,10 @@ def numpy_heads_again(ids: np.ndarray, plan: "HostPlan") -> tuple[np.ndarray, in
     reads). The four words of every member are gathered in one pass, through an index the
     plan keeps (the objects stay where they are while the plan pins them): after a kernel
     evicted them from the caches, each header is fetched once, not once per field. The data
-    pointers come back in the plan's table while they are the same as the last time: the
-    device reads a table in memory it has seen before (a new one each call, freshly
-    mapped, measured ~3 ms slower per launch at 10^5 members on the CPU runtime)."""
+    pointers come back in the plan's table, so the device reads a table in memory it has
+    seen before (a new one each call, freshly mapped, measured ~3 ms slower per launch at
+    10^5 members on the CPU runtime); None if one moved (a member resized in place: its
+    shape may have changed too, which only the full check reads)."""
     if not _HEAD_OK:
         return None
     if plan.words is None:
@@ -137,8 +138,10 @@ def numpy_heads_again(ids: np.ndarray, plan: "HostPlan") -> tuple[np.ndarray, in
     if not bool(((heads[:, 1] & _LOW) == np.uint64(plan.ndim)).all()):
         return None
     data, table = heads[:, 0], plan.table  # (read once: another thread may replace it)
-    if table is None or not np.array_equal(table, data):
+    if table is None:
         table = plan.table = data.copy()  # never written again: a launch may still read it
+    elif not np.array_equal(table, data):  # moved in place (resize): check every layout again
+        return None
     return table, int(np.bitwise_and.reduce(heads[:, 3] & _LOW))
 
 
