@@ -10,33 +10,23 @@ the largest batch that fits, and no array changed. Batch 0 runs nothing.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tinyc
 from tinyc.builder import Program, f32, memref
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_launch_bounds import SOURCE  # noqa: E402 (its @by_four: the hand-written kernel)
+
 BATCHES = [0, 1, 2, 7, 25, 26, 1000, 2**20, 10**9]
 ENTRIES = 100  # entries of the arrays: 25 work-groups of 4 fit
 
-BY_FOUR = """
-func @by_four(%A: memref<f32x?>, %B: memref<f32x?>) {
-  %g = builtin.group_id : index
-  %c4 = constant 4 : index
-  %first = arith.mul %g, %c4 : index
-  %c0 = constant 0 : index
-  for %i = %c0, %c4 {
-    %k = arith.add %first, %i : index
-    %v = load %A[%k] : f32
-    %w = arith.add %v, %v : f32
-    store %w, %B[%k]
-  }
-}
-"""
-
-
 def built_by_four() -> Program:
-    """The same kernel made with tinyc.builder."""
+    """test_launch_bounds.py's @by_four (g·4 + i for i < 4), made with tinyc.builder."""
     prog = Program()
     fn = prog.function("by_four", A=memref(f32, None), B=memref(f32, None))
     A, B = fn.params
@@ -50,8 +40,9 @@ def built_by_four() -> Program:
 
 @pytest.fixture(scope="module", params=["hand-written", "builder"])
 def by_four(request, device):
-    source = BY_FOUR if request.param == "hand-written" else built_by_four()
-    return tinyc.compile(source, name="by_four.ir")["by_four"]
+    if request.param == "hand-written":
+        return tinyc.compile(SOURCE, name="launch_bounds.ir", std="newest")["by_four"]
+    return tinyc.compile(built_by_four(), name="by_four.ir")["by_four"]
 
 
 @pytest.mark.parametrize("batch", BATCHES)
