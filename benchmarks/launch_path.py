@@ -7,8 +7,10 @@ Run from the repository root:
 1. NumPy against dpnp. The README's fused kernel (samples/fused_kernel.ir) at
    batch N with NumPy arrays (the group A stacked, and as a list of N arrays)
    and with dpnp arrays (stacked) on the kernel's queue. Where the device reads
-   host memory, NumPy arrays go by address: target NumPy/dpnp <= 1.1. Also the
-   Python side alone of the NumPy calls (the submission a no-op).
+   host memory, NumPy arrays go by address: target NumPy/dpnp <= 1.1. NumPy
+   places a large array 16 bytes past a page, dpnp on a page: the same NumPy
+   data 64-byte aligned is a row of its own. Also the Python side alone of the
+   NumPy calls (the submission a no-op).
 2. The launch floor. An empty kernel (one `memref<f32x?>` argument, no work)
    launched with batch 1: `k(x)` with a NumPy array, with a dpnp array, and a
    raw dpctl `queue.submit_async(kernel, [usm, size], ...).wait()` of the same
@@ -79,6 +81,17 @@ def check_fused(k: Any, A: np.ndarray, group: Any, B: Any, C: Any, D: Any, host:
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+def aligned(x: np.ndarray, alignment: int = 64) -> np.ndarray:
+    """A Fortran-order copy of x whose data starts on an `alignment`-byte boundary (NumPy's own
+    large arrays start 16 bytes past a page: every 64-byte column of the fused kernel's A and
+    D then straddles two cache lines)."""
+    raw = np.empty(x.nbytes + alignment, np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    out = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape, order="F")
+    out[...] = x
+    return out
+
+
 def numpy_against_dpnp(batch: int, rounds: int) -> list[tuple[str, float]]:
     import dpnp
 
@@ -94,10 +107,13 @@ def numpy_against_dpnp(batch: int, rounds: int) -> list[tuple[str, float]]:
     check_fused(k, A, A, B, C, zeros(), np.asarray)
     check_fused(k, A, members, B, C, zeros(), np.asarray)
     check_fused(k, A, dA, dB, dC, on(zeros()), dpnp.asnumpy)
+    A64, D64 = aligned(A), aligned(D)
+    check_fused(k, A64, A64, B, C, aligned(zeros()), np.asarray)
     times = interleaved({
         "NumPy, A stacked": lambda: k(alpha, A, B, C, D, batch=batch),
         "NumPy, A a list of arrays": lambda: k(alpha, members, B, C, D, batch=batch),
         "dpnp, A stacked": lambda: k(alpha, dA, dB, dC, dD, batch=batch),
+        "NumPy, A stacked, A and D 64-byte aligned": lambda: k(alpha, A64, B, C, D64, batch=batch),
     }, rounds)
     python = python_only(k, {
         "NumPy, A stacked: Python only": lambda: k(alpha, A, B, C, D, batch=batch),
@@ -228,7 +244,8 @@ def main() -> None:
         f"(benchmarks/launch_path.py says how).", "",
         table(f"The fused kernel at batch {args.batch}: NumPy against dpnp", copies, "ms",
               "dpnp, A stacked", f"Target: NumPy / dpnp <= 1.1 (NumPy stacked: "
-              f"{dict(copies)['NumPy, A stacked'] / dpnp_time:.2f})."),
+              f"{dict(copies)['NumPy, A stacked'] / dpnp_time:.2f}; with A and D 64-byte aligned, "
+              f"as dpnp's are: {dict(copies)['NumPy, A stacked, A and D 64-byte aligned'] / dpnp_time:.2f})."),
         table("The launch floor: an empty kernel, batch 1", floor, "us", "raw dpctl submit and wait (USM)",
               "Targets: at most 25 us with a NumPy argument, 15 us with a USM (dpnp) argument."),
         table(f"A list of {args.batch} NumPy arrays: sharded over two sub-devices against the whole device",
