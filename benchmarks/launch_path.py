@@ -46,8 +46,11 @@ ROOT = Path(__file__).resolve().parent.parent
 EMPTY = "func @empty(%x: memref<f32x?>) {\n}\n"
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, inner: int = 1) -> dict[str, float]:
-    """Median seconds per call of each function (`inner` calls per sample), round-robin."""
+def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, inner: int = 1,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Median seconds per call of each function (`inner` calls per sample), round-robin;
+    `clock=time.thread_time`: the calling thread's CPU time (the Python side alone, which
+    never waits: steadier than wall time where other processes take the cores)."""
     names = list(fns)
     for name in names:
         fns[name]()
@@ -55,10 +58,10 @@ def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, inner: int = 1) 
     for r in range(rounds):
         for name in names[r % len(names):] + names[: r % len(names)]:
             fn = fns[name]
-            start = time.perf_counter()
+            start = clock()
             for _ in range(inner):
                 fn()
-            samples[name].append((time.perf_counter() - start) / inner)
+            samples[name].append((clock() - start) / inner)
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
@@ -116,8 +119,8 @@ def numpy_against_dpnp(batch: int, rounds: int) -> list[tuple[str, float]]:
         "NumPy, A stacked, A and D 64-byte aligned": lambda: k(alpha, A64, B, C, D64, batch=batch),
     }, rounds)
     python = python_only(k, {
-        "NumPy, A stacked: Python only": lambda: k(alpha, A, B, C, D, batch=batch),
-        "NumPy, A a list of arrays: Python only": lambda: k(alpha, members, B, C, D, batch=batch),
+        "NumPy, A stacked: Python only (CPU)": lambda: k(alpha, A, B, C, D, batch=batch),
+        "NumPy, A a list of arrays: Python only (CPU)": lambda: k(alpha, members, B, C, D, batch=batch),
     }, rounds)
     return list(times.items()) + list(python.items())
 
@@ -128,7 +131,7 @@ def python_only(k: Any, fns: dict[str, Callable[[], Any]], rounds: int) -> dict[
     submitter.submit_raw = lambda *args, **kwargs: 0
     submitter.finish = lambda event: None
     try:
-        return interleaved(fns, rounds)
+        return interleaved(fns, rounds, clock=time.thread_time)
     finally:
         del submitter.submit_raw, submitter.finish
 
@@ -188,7 +191,7 @@ def sharded_list(batch: int, rounds: int) -> list[tuple[str, float]]:
         "two sub-devices, A stacked": lambda: k(alpha, A, B, C, D, batch=batch, device=subs),
     }
     times = interleaved(fns, rounds)
-    python = submissions_skipped({f"{name}: Python only": fn for name, fn in list(fns.items())[:2]}, rounds)
+    python = submissions_skipped({f"{name}: Python only (CPU)": fn for name, fn in list(fns.items())[:2]}, rounds)
     return list(times.items()) + list(python.items())
 
 
@@ -206,7 +209,7 @@ def submissions_skipped(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[
     Submitter.finish = lambda self, event: None  # type: ignore[method-assign]
     Submitter.submit = lambda self, *args, **kwargs: _Done()  # type: ignore[method-assign]
     try:
-        return interleaved(fns, rounds)
+        return interleaved(fns, rounds, clock=time.thread_time)
     finally:
         for name, method in real.items():
             setattr(Submitter, name, method)

@@ -111,5 +111,5 @@ def test_the_launch_path_benchmark_runs_and_checks_its_results(device, tmp_path,
     launch_path.main()
     text = out.read_text()
     for row in ("dpnp, A stacked", "raw dpctl submit and wait (USM)", "two sub-devices, A a list",
-                "two sub-devices, A a list: Python only"):
+                "two sub-devices, A a list: Python only (CPU)"):
         assert f"| {row} |" in text
