@@ -10,7 +10,7 @@ Run from the repository root:
    host memory, NumPy arrays go by address: target NumPy/dpnp <= 1.1. NumPy
    places a large array 16 bytes past a page, dpnp on a page: the same NumPy
    data 64-byte aligned is a row of its own. Also the Python side alone of the
-   NumPy calls (the submission a no-op).
+   NumPy calls (the submission a no-op; the thread's CPU time).
 2. The launch floor. An empty kernel (one `memref<f32x?>` argument, no work)
    launched with batch 1: `k(x)` with a NumPy array, with a dpnp array, and a
    raw dpctl `queue.submit_async(kernel, [usm, size], ...).wait()` of the same
@@ -20,7 +20,8 @@ Run from the repository root:
    "opencl:cpu", split=True)`): target split/whole <= 1.1. The same with A
    stacked shows what splitting itself costs (one core per sub-device: a
    static half each, where the whole device balances its two threads), and
-   the Python side alone of the list launches (every submission a no-op).
+   the Python side alone of the list launches (every submission a no-op; the
+   thread's CPU time).
 
 Every row of tables 1 and 3 is the median over `--rounds` rounds in which
 the variants run round-robin in a rotating order; in table 2 the variants
