@@ -116,12 +116,18 @@ def test_the_kernel_called_from_python(device, kernel_file):
     assert k.inferred_batch(*args) == 250
 
 
-@pytest.mark.parametrize("subscripts, shapes", [
+PRINTED = [
     ("bij,bjk->bik", ("A=7x5x3", "B=7x3x4")),
     ("bij,jk->bik", ("A=33x4x4", "B=4x4")),
-    ("ijb,jkb->ikb", ("A=4x4x50", "B=4x4x50")),
+    ("ijb,jkb->ikb", ("A=4x4x50", "B=4x4x50")),     # the batch fastest: lanes
     ("bi,bi->b", ("A=13x16", "B=13x16")),
-])
+    ("kl,lmb,mn->knb", ("A=5x6", "B=6x4x30", "C=4x3")),   # a chain: intermediates in local memory
+    ("ijab,jkab->ikab", ("A=3x4x2x9", "B=4x5x2x9")),     # two batch modes
+    ("ib,jb->ijb", ("A=5x40", "B=3x40")),
+]
+
+
+@pytest.mark.parametrize("subscripts, shapes", PRINTED)
 @pytest.mark.parametrize("batch", [1, 2, 7, 100, 1000, 10**9])
 def test_printed_contractions_at_many_batches(device, tmp_path, subscripts, shapes, batch):
     """`tinyc run --check` of printed programs: exit 0 with matching results, or 2 (refused)."""
@@ -135,6 +141,22 @@ def test_printed_contractions_at_many_batches(device, tmp_path, subscripts, shap
     elif result.exit_code == 2:  # the batch does not fit the arrays, or they would not fit in memory
         assert any(why in result.output for why in (
             "largest batch", "no batch fits", "free", "the device allows")), result.output
+
+
+@pytest.mark.parametrize("subscripts, shapes", PRINTED[2:5])
+def test_printed_contractions_benched_at_many_batches(device, tmp_path, subscripts, shapes):
+    """`tinyc bench` of printed programs at its default batch and others: timed, or refused
+    with exit 2 (never a crash: these run in this process)."""
+    path = tmp_path / "c.ir"
+    path.write_text(printed(subscripts, *shapes))
+    for batch in (None, 3, 64, 5000):
+        options = ["--batch", str(batch)] if batch else []
+        result = CliRunner().invoke(cli, ["bench", str(path), "--repeat", "1", "--warmup", "0", *options])
+        assert result.exit_code in (0, 2), result.output
+        if result.exit_code == 0:
+            assert "batch " in result.output, result.output
+        else:
+            assert "--batch" in result.output, result.output
 
 
 def test_tinyc_tune_refuses_a_batch_the_kernel_cannot_take(device, tmp_path, monkeypatch):
