@@ -127,8 +127,9 @@ PRINTED = [
 ]
 
 
-@pytest.mark.parametrize("subscripts, shapes", PRINTED)
-@pytest.mark.parametrize("batch", [1, 2, 7, 100, 1000, 10**9])
+@pytest.mark.parametrize("subscripts, shapes, batch", [
+    (subscripts, shapes, batch) for k, (subscripts, shapes) in enumerate(PRINTED)
+    for batch in ((1, 2, 7, 100, 1000, 10**9) if k < 4 else (1, 7, 1000, 10**9))])  # (CI time)
 def test_printed_contractions_at_many_batches(device, tmp_path, subscripts, shapes, batch):
     """`tinyc run --check` of printed programs: exit 0 with matching results, or 2 (refused)."""
     path = tmp_path / "c.ir"
