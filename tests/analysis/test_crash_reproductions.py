@@ -68,9 +68,9 @@ def test_the_kernel_called_from_python(device, kernel_file):
     A, B = (rng.standard_normal((1000, 8, 8)).astype(np.float32) for _ in range(2))
     out = np.zeros((1000, 8, 8), np.float32)
     want = np.einsum("bij,bjk->bik", A, B)
-    args = (np.float32(1), np.float32(0), [A.T], [B.T], [out.T])  # column-major views of C-order arrays
+    args = (np.float32(1), np.float32(0), A.T, B.T, out.T)  # column-major views; the batch a `?` mode
     try:
-        k(*args, batch=1000)
+        k(*args, batch=1000)  # more work-groups than entries: those past the last do nothing
     except tinyc.LaunchError as err:
         assert err.max_batch == k.info.max_batch(*args) >= 1
         assert "argument '" in str(err) and "mode" in str(err)

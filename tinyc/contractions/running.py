@@ -8,7 +8,7 @@ memory (no copy in or out; elsewhere it copies them).
 
 A plain call (NumPy arrays in, a new array out, alpha 1, beta 0) with the
 signature of an earlier one skips even that: the first such call packs its
-arguments once (`Kernel.prepare`, all checks), later ones write the new
+arguments once (`Kernel.pack`, all checks), later ones write the new
 addresses into that packing and relaunch it (`Kernel.launch_raw`) — a
 dictionary lookup, a new output array and one submit.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -112,8 +112,11 @@ def _check_scalar(value: Any, name: str, complex_ok: bool) -> Any:
 
 
 # -- calls ------------------------------------------------------------------------------
-def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
-    """One call: `out := alpha·einsum + beta·out`, or a new output."""
+def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds: bool = False,
+        split: Callable[..., None] | None = None) -> Any:
+    """One call: `out := alpha·einsum + beta·out`, or a new output. `check_bounds` runs the
+    bounds-checked kernel; `split(arrays, target, alpha, beta)`, if given, launches the call
+    split over several devices instead (split.py)."""
     a, c = call.analysis, call.compiled
     alpha = _check_scalar(alpha, "alpha", a.compute.kind == "c")
     beta = _check_scalar(beta, "beta", a.result.kind == "c")
@@ -137,11 +140,15 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
         target = temp
     if isinstance(target, np.ndarray) and not target.flags.writeable:
         raise ValueError("out is read-only")
-    views = [memref_view(x, t) for x, t in zip(inputs, a.inputs)] if c.spec.inputs else []
-    views.append(memref_view(target, a.output))
-    if c.scratch_per_group:
-        views.append(np.empty((c.scratch_per_group, call.groups), a.compute, order="F"))
-    c.kernel(alpha * a.scale if a.scale != 1 else alpha, beta, *views, batch=call.groups)
+    scaled = alpha * a.scale if a.scale != 1 else alpha
+    if split is not None and a.dynamic and not check_bounds:   # (a checked launch is not split)
+        split(arrays, target, scaled, beta)   # each slice converts its own operands
+    else:
+        views = [memref_view(x, t) for x, t in zip(inputs, a.inputs)] if c.spec.inputs else []
+        views.append(memref_view(target, a.output))
+        if c.scratch_per_group:
+            views.append(np.empty((c.scratch_per_group, call.groups), a.compute, order="F"))
+        c.kernel(scaled, beta, *views, batch=call.groups, check_bounds=True if check_bounds else None)
     if temp is not None:
         out[...] = temp
     return finish(result, out)
@@ -178,20 +185,20 @@ def _pack(call: Call, operands: Sequence[np.ndarray], result: np.ndarray) -> Non
 
     a, kernel = call.analysis, call.compiled.kernel
     views = [memref_view(x, t) for x, t in zip(operands, a.inputs)] + [memref_view(result, a.output)]
-    if not kernel.host_pointers:   # the device cannot read NumPy memory: copies every call
+    packed = kernel.pack(1, 0, *views, batch=call.groups) if kernel.host_pointers else None
+    if packed is None:   # the device cannot read this NumPy memory: copies every call
         kernel(1, 0, *views, batch=call.groups)
         return
-    prepared = kernel.prepare(1, 0, *views, batch=call.groups)
-    kernel.launch_raw(prepared.args, call.groups)
+    kernel.launch_raw(packed, call.groups)
     positions, at = [], 0
     for p in kernel.info.params:
         positions.append(at)
         at += abi_arity(p)
     slots = positions[2:2 + len(views)]
-    if all(type(prepared.args[s]) is Address for s in slots) and not prepared.call.staged:
+    if all(type(packed[s]) is Address for s in slots):
         for s in slots:
-            prepared.args[s].keep = None     # the arrays of later calls are alive while they run
-        call.slots, call.packed = slots, prepared.args
+            packed[s].keep = None     # the arrays of later calls are alive while they run
+        call.slots, call.packed = slots, packed
 
 
 def _overlaps(out: Any, inputs: Sequence[Any]) -> bool:

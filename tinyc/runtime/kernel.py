@@ -202,6 +202,19 @@ class Kernel:
         call, parts = self._bound(args, batch, None, host_pointers=False)  # buffers of its own
         return PreparedCall(self, call, [_for_dpctl(a, self._memory, self.queue) for a in self._emit(call, parts)])
 
+    def pack(self, *args: Any, **kwargs: Any) -> list | None:
+        """Check a call and pack its arguments for `launch_raw`, NumPy arrays by address (where
+        the device reads host memory): what a caller keeps that relaunches one call with new
+        addresses in its `Address` slots (tinyc.einsum). None when the call needs copies to
+        device memory (call the kernel instead). Unlike `prepare`, nothing is copied."""
+        batch = self._batch(kwargs)
+        self._check_count(args)
+        call, parts = self._bound(args, batch, self._pools)
+        if call.staged:
+            call.staging.release()
+            return None
+        return self._emit(call, parts)
+
     # -- launching -------------------------------------------------------------
     def _ranges(self, batch: int) -> Any:
         """Global and local range in dpctl's slowest-first order (module docs), as submitted."""
@@ -227,7 +240,7 @@ class Kernel:
         fast path of a caller that re-launches one packed call, e.g. tinyc.einsum)."""
         if batch:
             submitter = self._submitter
-            submitter.finish(submitter.submit_raw(self.queue, packed, *self._ranges(batch)))
+            submitter.finish(submitter.submit_raw(self.queue, packed, self._ranges(batch)))
 
     def __call__(self, *args: Any, check_bounds: bool | None = None, **kwargs: Any) -> None:
         """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the
