@@ -46,7 +46,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_runtest_logreport(report):
-    if report.skipped and "device" in report.keywords:
+    if report.skipped and "device" in report.keywords and not hasattr(report, "wasxfail"):
         _skipped_device_tests.append(report.nodeid)
 
 

@@ -37,7 +37,7 @@ from typing import Any
 from tinyc import disk_cache
 
 ENV = "TINYC_COMPILE_CACHE"
-KEYED = ("source", "name", "device", "subgroup_size", "std", "defines", "warnings")
+KEYED = ("source", "name", "device", "subgroup_size", "std", "defines", "warnings", "fp_contract")
 """The parameters of `tinyc.compile` in the key (the source as text, the device as its limits,
 name and driver); the others (`schedule`, `tune`) compile uncached. A test keeps this list
 and `tinyc.compile`'s signature in step: a new parameter must join one or the other."""

@@ -63,6 +63,7 @@ import numpy as np
 
 from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import DYNAMIC, GroupType
+from tinyc.runtime.abi import abi_arity, null_arguments
 from tinyc.runtime.arrays import (
     ArrayView,
     Layout,
@@ -161,8 +162,6 @@ class GroupPacker:
     def __call__(self, value: Any, call: Any) -> Emit:
         name, what = self.name, self.what
         if value is None:  # a null group (the kernel checks it with `associated`)
-            from tinyc.runtime.arguments import abi_arity, null_arguments
-
             return null_arguments(self.param, abi_arity(self.param))
         config: tuple = (None, None, None)
         if isinstance(value, Group):

@@ -29,7 +29,7 @@ from tinyc.diagnostics import LaunchError
 from tinyc.runtime import bounds
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
 from tinyc.runtime.device import device_label, import_dpctl, profiling_queue, select_queue
-from tinyc.runtime.launch_check import LaunchCheck, _from_batch_modes
+from tinyc.runtime.launch_check import LaunchCheck, LaunchInfo, _from_batch_modes
 from tinyc.runtime.pool import Pools
 from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
@@ -70,7 +70,7 @@ class Kernel:
 
     def __init__(self, spirv: bytes, info: KernelInfo, device: Any = None,
                  checked_variant: Callable[[], "Kernel"] | None = None):
-        self.info = info
+        info = self.info = LaunchInfo.of(info)  # with max_batch (launch_check.py)
         self.name = info.name
         self.spirv = spirv  # kept to build the kernel for other devices (sharding.py)
         self._checked_variant = checked_variant  # builds the bounds-checked Kernel (runtime/bounds.py)
@@ -173,7 +173,7 @@ class Kernel:
         return call.batch
 
     def max_batch(self, *args: Any) -> int:
-        """The largest batch these arguments can take (KernelInfo.max_batch)."""
+        """The largest batch these arguments can take (as `k.info.max_batch`: LaunchInfo)."""
         self._check_count(args)
         call, _ = self._bound(args, 0, None)
         if call.staged:

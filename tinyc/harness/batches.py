@@ -1,6 +1,6 @@
 """The batch `tinyc run`, `bench` and `tune` launch: one the kernel can take with its arguments.
 
-The random arguments are made for the wanted batch (run.py, sizes.py: `?`
+The random arguments are made for the wanted batch (arguments.py, sizes.py: `?`
 modes the batch reaches are sized for it). The kernel's launch conditions
 then say how many work-groups those arguments take (`Kernel.max_batch`):
 an explicit `--batch` beyond that is a usage error (exit 2) that names the
@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tinyc.cli.errors import UsageError
-from tinyc.diagnostics import LaunchError
+from tinyc.diagnostics import LaunchError, UsageError
 
 Make = Callable[[int], Any]
 """Random arguments for a batch (what make_arguments returns)."""
