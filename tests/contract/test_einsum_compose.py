@@ -134,3 +134,20 @@ def test_contract_with_check_bounds(device, halves, seen):
     split = tinyc.contract("ikb,kj->ijb", A, B, device=halves, check_bounds=True)
     check(split(A, B), "ikb,kj->ijb", [A, B])                            # checked: on one device
     assert seen["checked"] == 2 and not seen["split"]
+
+
+def test_a_scaled_sum_over_devices(device, halves, seen):
+    """An operand broadcast along a summed label: the kernel multiplies by its size (the
+    call's scale), once per slice."""
+    X = np.broadcast_to(rand(300, 4, 1), (300, 4, 5))
+    check(tinyc.einsum("bij->b", X, device=halves), "bij->b", [X])
+    check(tinyc.einsum("bij->b", X, alpha=-2.0, out=np.zeros(300, np.float32), device=halves),
+          "bij->b", [X], -2.0)
+
+
+def test_bind_gives_the_kernel_and_its_arguments(device):
+    c = tinyc.contract("bij,bjk->bik", (None, 6, 5), (None, 5, 4))
+    A, B = rand(70, 6, 5), rand(70, 5, 4)
+    b = c.bind(A, B, alpha=3.0)
+    b.kernel(*b.args, batch=b.groups)
+    check(b.written["out"], "bij,bjk->bik", [A, B], 3.0)

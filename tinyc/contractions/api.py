@@ -29,7 +29,8 @@ from tinyc.contractions.compiled import (
 from tinyc.contractions.layout import c_order_strides
 from tinyc.contractions.split import launch_split
 from tinyc.contractions.running import (
-    Call, queue_of as _queue_of, run, run_plain, signature as _signature, usm_interface as _usm_interface,
+    Call, kernel_arguments, queue_of as _queue_of, run, run_plain, signature as _signature,
+    usm_interface as _usm_interface,
 )
 from tinyc.runtime.devices import compile_target, is_split
 
@@ -147,8 +148,8 @@ def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds
         return _make_view(arrays[0], call.view, call.analysis.subscripts.text)
     split = None
     if devices is not None:
-        def split(inputs: list, target: Any, scaled: Any, beta_used: Any) -> None:
-            launch_split(call.analysis, inputs, target, scaled, beta_used, devices,
+        def split(inputs: list, target: Any, checked_alpha: Any, beta_used: Any) -> None:
+            launch_split(call.analysis, inputs, target, checked_alpha, beta_used, devices,
                          lambda ins, part: _slice_call(call, ins, part, alpha, beta_used, options))
     return run(call, arrays, out, alpha, beta, check_bounds, split)
 
@@ -313,6 +314,37 @@ class Contraction:
     def __call__(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0,
                  check_bounds: bool | None = None) -> Any:
         """Run it like `tinyc.einsum` (`check_bounds` defaults to the contraction's)."""
+        arrays = self._operands(operands)
+        checked = self.check_bounds if check_bounds is None else check_bounds
+        return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
+                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune, check_bounds=checked)
+
+    def bind(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0) -> Any:
+        """Everything a call checks and prepares, without launching: the kernel for these
+        operands, its positional arguments, the work-groups and the output (a new C-order
+        array unless `out=`), for launching elsewhere, e.g. over MPI ranks:
+        `b = c.bind(A, B); tinyc.distributed.run(b.kernel, *b.args, batch=b.groups, comm=comm)`
+        leaves the result in `b.written["out"]`."""
+        from tinyc.contractions.statement_kernel import Bound
+
+        arrays = self._operands(operands)
+        sigs = tuple(_signature(x) for x in arrays)
+        a = analyse(self.subscripts, sigs, None, self.dtype, self.epilogue)
+        target = _as_out(out) if out is not None else np.zeros(a.out_shape, a.result)
+        plain = _is_one(alpha) and _is_zero(beta)
+        call = _call(self.subscripts, sigs, _signature(target), self.dtype, compile_target(self.device),
+                     self.epilogue, plain, False, self.tune)
+        if call.compiled is None or not call.analysis.out_direct:
+            raise ValueError("this call has no kernel to bind (the result is empty), or out has a layout "
+                             "the kernel cannot write; call the contraction instead")
+        a = call.analysis
+        inputs = [materialize(x, labels, a.compute) if conv else x
+                  for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
+        args = kernel_arguments(call, inputs, target, alpha, beta)
+        return Bound(call.compiled.kernel, args, call.groups, {"out": target})
+
+    def _operands(self, operands: Sequence[Any]) -> list:
+        """The operands as arrays, checked against the shapes the contraction was made for."""
         arrays = [_as_operand(x, k) for k, x in enumerate(operands)]
         if len(arrays) != len(self.shapes):
             raise ValueError(f"the contraction '{self.subscripts}' takes {len(self.shapes)} operands, "
@@ -325,9 +357,7 @@ class Contraction:
                 batch = f" (any size along the batch label{'s' if len(self._batch) > 1 else ''} " \
                         f"{', '.join(sorted(self._batch))})" if self._batch else ""
                 raise ValueError(f"operand {k} has shape {got} but the contraction was made for {shape}{batch}")
-        checked = self.check_bounds if check_bounds is None else check_bounds
-        return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
-                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune, check_bounds=checked)
+        return arrays
 
     def __repr__(self) -> str:
         return f"<tinyc.Contraction '{self.subscripts}' {' '.join(map(str, self.shapes))}>"

@@ -140,18 +140,25 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
         target = temp
     if isinstance(target, np.ndarray) and not target.flags.writeable:
         raise ValueError("out is read-only")
-    scaled = alpha * a.scale if a.scale != 1 else alpha
     if split is not None and a.dynamic and not check_bounds:   # (a checked launch is not split)
-        split(arrays, target, scaled, beta)   # each slice converts its own operands
+        split(arrays, target, alpha, beta)   # each slice converts and scales its own
     else:
-        views = [memref_view(x, t) for x, t in zip(inputs, a.inputs)] if c.spec.inputs else []
-        views.append(memref_view(target, a.output))
-        if c.scratch_per_group:
-            views.append(np.empty((c.scratch_per_group, call.groups), a.compute, order="F"))
-        c.kernel(scaled, beta, *views, batch=call.groups, check_bounds=True if check_bounds else None)
+        c.kernel(*kernel_arguments(call, inputs, target, alpha, beta), batch=call.groups,
+                 check_bounds=True if check_bounds else None)
     if temp is not None:
         out[...] = temp
     return finish(result, out)
+
+
+def kernel_arguments(call: Call, inputs: Sequence[Any], target: Any, alpha: Any, beta: Any) -> list:
+    """The kernel's arguments for a call: alpha (times the call's scale), beta, the operands
+    (converted ones already materialized) and the target as memref views, and any scratch."""
+    a, c = call.analysis, call.compiled
+    views = [memref_view(x, t) for x, t in zip(inputs, a.inputs)] if c.spec.inputs else []
+    views.append(memref_view(target, a.output))
+    if c.scratch_per_group:
+        views.append(np.empty((c.scratch_per_group, call.groups), a.compute, order="F"))
+    return [alpha * a.scale if a.scale != 1 else alpha, beta, *views]
 
 
 def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:

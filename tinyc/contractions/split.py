@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from tinyc.contractions.compiled import Analysis, materialize
-from tinyc.contractions.running import Call, memref_view
+from tinyc.contractions.running import Call, kernel_arguments
 from tinyc.runtime.devices import as_devices
 from tinyc.runtime.sharding import Slice, kernels_on, launch_sliced, split_counts
 
@@ -40,14 +38,10 @@ def launch_split(a: Analysis, arrays: Sequence[Any], target: Any, alpha: Any, be
         ins = [_take(x, labels, label, a.sizes[label], start, count) for x, labels in zip(arrays, a.subscripts.inputs)]
         out = _take(target, a.subscripts.output, label, a.sizes[label], start, count)
         call = slice_call(ins, out)
-        s = call.analysis
-        ins = [materialize(x, labels, s.compute) if conv else x for x, conv, labels in zip(ins, s.convert, s.subscripts.inputs)]
-        views = [memref_view(x, t) for x, t in zip(ins, s.inputs)] if call.compiled.spec.inputs else []
-        views.append(memref_view(out, call.analysis.output))
-        if call.compiled.scratch_per_group:
-            views.append(np.empty((call.compiled.scratch_per_group, call.groups), a.compute, order="F"))
+        ins = [materialize(x, labels, call.analysis.compute) if conv else x
+               for x, conv, labels in zip(ins, call.analysis.convert, call.analysis.subscripts.inputs)]
         kernel = kernels_on(call.compiled.kernel, [queue])[0]
-        parts.append((kernel, (alpha, beta, *views), Slice(queue, first_group, call.groups)))
+        parts.append((kernel, kernel_arguments(call, ins, out, alpha, beta), Slice(queue, first_group, call.groups)))
         start, first_group = start + count, first_group + call.groups
     launch_sliced(parts)
 
