@@ -125,3 +125,4 @@ def test_printed_programs_run_under_bench_and_tune_at_the_headers_batch(device, 
             assert done.returncode == 0, (args, extra, done.stdout, done.stderr)
             done = _tinyc("tune", str(path), "--budget", "0.2", *extra, env=env)
             assert done.returncode == 0, (args, extra, done.stdout, done.stderr)
+            assert " ms (default) -> " in done.stdout and "inf ms" not in done.stdout   # timed
