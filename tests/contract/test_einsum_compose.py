@@ -151,3 +151,22 @@ def test_bind_gives_the_kernel_and_its_arguments(device):
     b = c.bind(A, B, alpha=3.0)
     b.kernel(*b.args, batch=b.groups)
     check(b.written["out"], "bij,bjk->bik", [A, B], 3.0)
+
+
+def test_dpnp_arrays_over_devices(device, halves, seen):
+    """dpnp arrays made on one of the devices run split; arrays of another SYCL context are
+    refused before anything runs (DeviceError naming the argument), the output unchanged."""
+    dpnp = pytest.importorskip("dpnp")
+    from tinyc.runtime.sharding import DeviceError
+
+    A, B = rand(8, 6, 300, dtype="float64"), rand(6, 5, 300, dtype="float64")
+    dA, dB = (dpnp.asarray(x, sycl_queue=halves.queues[0]) for x in (A, B))
+    check(dpnp.asnumpy(tinyc.einsum("ikb,kjb->ijb", dA, dB, device=halves)), "ikb,kjb->ijb", [A, B])
+    assert len(seen["split"][-1]) == 2
+    other = [dpnp.asarray(x, device=device.filter_string) for x in (A, B)]
+    out = dpnp.zeros((8, 5, 300), device=device.filter_string)
+    if other[0].sycl_context == halves.queues[0].sycl_context:
+        pytest.skip("the sub-devices share the root device's context here")
+    with pytest.raises(DeviceError, match="argument 'A'"):
+        tinyc.einsum("ikb,kjb->ijb", *other, out=out, device=halves)
+    assert not dpnp.asnumpy(out).any()
