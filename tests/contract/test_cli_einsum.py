@@ -82,8 +82,10 @@ def test_printed_programs_run_under_tinyc_run(device, tmp_path):
                  ["bij,bjk->bik", "--shape", "A=1000x4x4", "--shape", "B=1000x4x4"],
                  ["ikb,kj->ijb", "--shape", "A=4x3x1000", "--shape", "B=3x3", "--dtype", "f64"]):
         path = tmp_path / "k.ir"
-        path.write_text(run(*args).output)
-        for extra in ([], ["--batch", "7"], ["--batch", "100"]):
+        program = run(*args).output
+        path.write_text(program)
+        past = str(_header_batch(program) + 1)   # one work-group past the entries: it does nothing
+        for extra in ([], ["--batch", "7"], ["--batch", past]):
             done = subprocess.run([sys.executable, "-m", "tinyc.cli", "run", str(path), "--check", *extra],
                                   capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, (args, extra, done.stdout, done.stderr)
