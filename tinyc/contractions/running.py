@@ -192,20 +192,20 @@ def _pack(call: Call, operands: Sequence[np.ndarray], result: np.ndarray) -> Non
 
     a, kernel = call.analysis, call.compiled.kernel
     views = [memref_view(x, t) for x, t in zip(operands, a.inputs)] + [memref_view(result, a.output)]
-    packed = kernel.pack(1, 0, *views, batch=call.groups) if kernel.host_pointers else None
-    if packed is None:   # the device cannot read this NumPy memory: copies every call
+    if not kernel.host_pointers:   # the device cannot read NumPy memory: copies every call
         kernel(1, 0, *views, batch=call.groups)
         return
-    kernel.launch_raw(packed, call.groups)
+    prepared = kernel.pack(1, 0, *views, batch=call.groups)   # NumPy by address: Address slots
+    kernel.launch_raw(prepared.args, call.groups)
     positions, at = [], 0
     for p in kernel.info.params:
         positions.append(at)
         at += abi_arity(p)
     slots = positions[2:2 + len(views)]
-    if all(type(packed[s]) is Address for s in slots):
+    if all(type(prepared.args[s]) is Address for s in slots) and not prepared.call.staged:
         for s in slots:
-            packed[s].keep = None     # the arrays of later calls are alive while they run
-        call.slots, call.packed = slots, packed
+            prepared.args[s].keep = None     # the arrays of later calls are alive while they run
+        call.slots, call.packed = slots, prepared.args
 
 
 def _overlaps(out: Any, inputs: Sequence[Any]) -> bool:

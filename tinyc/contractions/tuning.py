@@ -122,13 +122,10 @@ class _Bench:
             views = self.views if compiled.spec.inputs else self.views[-1:]
             if compiled.scratch_per_group:
                 views = views + [np.empty((compiled.scratch_per_group, groups), self.views[0].dtype, order="F")]
-            packed = compiled.kernel.pack(1.0, 0.0, *views, batch=groups)
-            prepared = self.prepared[id(compiled)] = (compiled, packed, views)
+            prepared = self.prepared[id(compiled)] = (compiled, compiled.kernel.prepare(1.0, 0.0, *views,
+                                                                                         batch=groups))
         start = time.perf_counter()
-        if prepared[1] is None:   # a device that copies NumPy arrays: the whole launch path
-            compiled.kernel(1.0, 0.0, *prepared[2], batch=groups)
-        else:
-            compiled.kernel.launch_raw(prepared[1], groups)
+        compiled.kernel.launch_raw(prepared[1].args, groups)
         return time.perf_counter() - start
 
 

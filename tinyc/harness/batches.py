@@ -59,7 +59,7 @@ def _made(make: Make, wanted: int, default: bool) -> tuple[Any, int]:
 def _refusal(kernel: Any, args: list, batch: int) -> str:
     """Why `batch` does not fit the arguments (the launch check's message)."""
     try:
-        kernel.prepare(*args, batch=batch).call  # noqa: B018 (raises what the check says)
+        kernel.pack(*args, batch=batch)  # raises what the check says
     except LaunchError as err:
         return str(err)
     return f"kernel '{kernel.name}' takes at most {kernel.max_batch(*args)} work-groups with these arguments"

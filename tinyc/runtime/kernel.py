@@ -193,27 +193,35 @@ class Kernel:
         return packed
 
     def prepare(self, *args: Any, **kwargs: Any) -> PreparedCall:
-        """Check and pack a call and copy its data in, without launching (benchmarks).
+        """Check and pack a call and copy its data in, without launching (benchmarks, and
+        host code that submits with dpctl itself).
 
-        The data goes to device memory (NumPy arrays are copied even where the device
-        reads host memory), so `PreparedCall.args` are what dpctl's own `submit` takes."""
+        The data goes to USM memory (NumPy arrays are copied even where the device reads
+        host memory), so `PreparedCall.args` are what dpctl's own `queue.submit` takes
+        (DESIGN.md: host code written for one implementation launches the other's SPIR-V).
+        Returns once the copies in are done, so the arguments are ready for any launcher."""
         batch = self._batch(kwargs)
         self._check_count(args)
         call, parts = self._bound(args, batch, None, host_pointers=False)  # buffers of its own
-        return PreparedCall(self, call, [_for_dpctl(a, self._memory, self.queue) for a in self._emit(call, parts)])
+        prepared = PreparedCall(self, call, [_for_dpctl(a, self._memory, self.queue)
+                                             for a in self._emit(call, parts)])
+        wait_all(call.staging.events, self._in_order)
+        return prepared
 
-    def pack(self, *args: Any, **kwargs: Any) -> list | None:
-        """Check a call and pack its arguments for `launch_raw`, NumPy arrays by address (where
-        the device reads host memory): what a caller keeps that relaunches one call with new
-        addresses in its `Address` slots (tinyc.einsum). None when the call needs copies to
-        device memory (call the kernel instead). Unlike `prepare`, nothing is copied."""
+    def pack(self, *args: Any, **kwargs: Any) -> PreparedCall:
+        """Check and pack a call as `k(...)` would launch it, without launching: NumPy arrays
+        by address where the device reads host memory (`host_pointers`), so `args` may hold
+        `Address` objects that only `launch_raw` / `submit` take (not dpctl's `submit`). A caller
+        that relaunches one packing may write new addresses of arrays of the same layout into
+        its `Address` slots (tinyc.einsum does). The host tables it points into live as long as
+        the returned PreparedCall (`.call.keep`). Returns once any copies in are done."""
         batch = self._batch(kwargs)
         self._check_count(args)
-        call, parts = self._bound(args, batch, self._pools)
+        call, parts = self._bound(args, batch, None)  # buffers of its own, not the pools'
+        prepared = PreparedCall(self, call, self._emit(call, parts))
         if call.staged:
-            call.staging.release()
-            return None
-        return self._emit(call, parts)
+            wait_all(call.staging.events, self._in_order)
+        return prepared
 
     # -- launching -------------------------------------------------------------
     def _ranges(self, batch: int) -> Any:

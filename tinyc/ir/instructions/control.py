@@ -11,9 +11,8 @@ from tinyc.ir.checks import (
     is_int, is_value_type, operand_error,
     result_error,
 )
-from tinyc.ir.addressing import Guard, IntegerFacts, IntOp, LoopRange
+from tinyc.ir.addressing import Guard, IntegerFacts, LoopRange
 from tinyc.ir.core import Instruction, Region, Value, no_addressing, no_integer_facts, no_memory_access
-from tinyc.ir.instructions.scalar import is_integral
 from tinyc.ir.types import Type, bool_, index
 from tinyc.lint.rules import empty_range
 from tinyc.std import Std
@@ -235,29 +234,9 @@ class If(Instruction):
     addressing = no_addressing
 
     def integer_facts(self) -> IntegerFacts:
-        """The first region runs when the condition holds, the second when it does not; an
-        `if` that yields one of its comparison's operands or the other computes their min or
-        max (`if a < b yield a else yield b`: how generated kernels write a uniform min)."""
-        return IntegerFacts(value=self._selected(), guard=Guard(self.cond, 0, 1))
-
-    def _selected(self) -> IntOp | None:
-        """min(a, b) or max(a, b) when the branches yield the compared operands, else None."""
-        owner = self.cond.owner
-        if len(self.results) != 1 or not is_integral(self.results[0].type) or not isinstance(owner, Instruction):
-            return None
-        compared = owner.integer_facts().value
-        if compared is None or compared.op not in ("lt", "le", "gt", "ge"):
-            return None
-        ends = [r.instructions[-1].operands if r.instructions else () for r in self.regions]
-        if any(len(end) != 1 for end in ends):
-            return None
-        a, b = compared.args
-        smaller_first = compared.op in ("lt", "le")
-        if _same(ends[0][0], a) and _same(ends[1][0], b):
-            return IntOp("min" if smaller_first else "max", (a, b))
-        if _same(ends[0][0], b) and _same(ends[1][0], a):
-            return IntOp("max" if smaller_first else "min", (a, b))
-        return None
+        """The first region runs when the condition holds, the second when it does not; the
+        results are what the region that ran yields."""
+        return IntegerFacts(guard=Guard(self.cond, 0, 1), chooses=True)
 
     def __init__(self, cond: Value, result_types: Sequence[Type], then: Region | None = None,
                  otherwise: Region | None = None, span: Span | None = None,
@@ -341,9 +320,3 @@ class Yield(Instruction):
                                             f"type, got {value.type}")
 
 
-def _same(x: Value, y: Value) -> bool:
-    """The same value, or constants of the same value."""
-    if x is y:
-        return True
-    facts = [v.owner.integer_facts().value if isinstance(v.owner, Instruction) else None for v in (x, y)]
-    return all(f is not None and f.op == "constant" for f in facts) and facts[0].args == facts[1].args
