@@ -146,12 +146,11 @@ def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds
     """A call's view, or its launch (split over `devices`, several, if given: split.py)."""
     if call.view is not None:
         return _make_view(arrays[0], call.view, call.analysis.subscripts.text)
-    split = None
-    if devices is not None:
-        def split(inputs: list, target: Any, checked_alpha: Any, beta_used: Any) -> None:
-            launch_split(call.analysis, inputs, target, checked_alpha, beta_used, devices,
-                         lambda ins, part: _slice_call(call, ins, part, alpha, beta_used, options))
-    return run(call, arrays, out, alpha, beta, check_bounds, split)
+    def split(inputs: list, target: Any, checked_alpha: Any, beta_used: Any) -> None:
+        launch_split(call.analysis, inputs, target, checked_alpha, beta_used, devices,
+                     lambda ins, part: _slice_call(call, ins, part, alpha, beta_used, options))
+
+    return run(call, arrays, out, alpha, beta, check_bounds, split if devices is not None else None)
 
 
 def _slice_call(whole: Call, inputs: list, target: Any, alpha: Any, beta: Any, options: tuple) -> Call:
