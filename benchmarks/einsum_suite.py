@@ -200,6 +200,7 @@ def run_case(case: Case, batches: list[int], repeat: int, warmup: int) -> list[d
     import opt_einsum
 
     import tinyc
+    import tinyc.contractions.api
 
     rows = []
     rng = np.random.default_rng(0)
@@ -208,14 +209,17 @@ def run_case(case: Case, batches: list[int], repeat: int, warmup: int) -> list[d
         s = case.subscripts
         wide = [o.astype(np.complex128 if o.dtype.kind == "c" else np.float64) for o in ops]
         want = np.einsum(s, *wide, optimize=True)
+        kernels = tinyc.contractions.api.cache_info()["entries"]
         start = time.perf_counter()
         got = tinyc.einsum(s, *ops)
         first = time.perf_counter() - start
+        new_kernels = tinyc.contractions.api.cache_info()["entries"] - kernels
         tol = 2e-4 if case.dtype in ("float32", "complex64") else 1e-10
         error = _error(got, want)
         row = {"case": case.name, "family": case.family, "subscripts": s, "dtype": case.dtype,
                "order": case.order, "batch": n, "shapes": [list(x.shape) for x in ops], "error": error,
                "first_call_s": first, "first_at": "compile" if index == 0 else "new batch size",
+               "new_kernels": new_kernels,
                "view": isinstance(got, np.ndarray) and any(np.shares_memory(got, o) for o in ops)}
         if not error <= tol:
             row["wrong"] = True
@@ -316,8 +320,14 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any], batches: list[int])
         lines.append(head + f" {ms('tinyc')}{view} | {ms('np.einsum opt')} | {ms('np.einsum')} | {ms('opt_einsum')} | "
                      f"{ms('matmul')} | {r['best_numpy']} | {r['vs_opt']:.2f} | {r['vs_best']:.2f} | "
                      f"{r['cpu_vs_opt']:.2f} | {r['cpu_vs_best']:.2f} | "
-                     f"{r['first_call_s'] * 1e3:.0f} ({r['first_at']}) |")
+                     f"{r['first_call_s'] * 1e3:.0f} ({r['first_at']}{_kernels(r)}) |")
     return "\n".join(lines) + "\n"
+
+
+def _kernels(row: dict[str, Any]) -> str:
+    """How many kernels the first call compiled (a new batch size: none)."""
+    count = row.get("new_kernels")
+    return "" if count is None else f", {count} new kernel{'s' if count != 1 else ''}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -82,8 +82,10 @@ def test_printed_programs_run_under_tinyc_run(device, tmp_path):
                  ["bij,bjk->bik", "--shape", "A=1000x4x4", "--shape", "B=1000x4x4"],
                  ["ikb,kj->ijb", "--shape", "A=4x3x1000", "--shape", "B=3x3", "--dtype", "f64"]):
         path = tmp_path / "k.ir"
-        path.write_text(run(*args).output)
-        for extra in ([], ["--batch", "7"], ["--batch", "100"]):
+        program = run(*args).output
+        path.write_text(program)
+        past = str(_header_batch(program) + 1)   # one work-group past the entries: it does nothing
+        for extra in ([], ["--batch", "7"], ["--batch", past]):
             done = subprocess.run([sys.executable, "-m", "tinyc.cli", "run", str(path), "--check", *extra],
                                   capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, (args, extra, done.stdout, done.stderr)
@@ -91,3 +93,38 @@ def test_printed_programs_run_under_tinyc_run(device, tmp_path):
         done = subprocess.run([sys.executable, "-m", "tinyc.cli", "run", str(path), "--batch", "1000"],
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, (args, done.stdout, done.stderr)
+
+
+def _header_batch(program: str) -> int:
+    """The work-groups the header's launch line gives for the element count it was printed for."""
+    launch = next(line for line in program.splitlines() if line.startswith("; launch: batch = "))
+    return int(launch.split("work-groups (")[1].split(" at ")[0])
+
+
+def _tinyc(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tinyc.cli", *args], capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+def test_printed_programs_run_under_bench_and_tune_at_the_headers_batch(device, tmp_path):
+    """At the batch the header names for the element count (N entries): `run --check` compares
+    every work-group of it with the reference, `bench` and `tune` run at it and at their
+    defaults (a default whose arrays would not fit in memory is lowered: cli/batches.py)."""
+    import os
+
+    env = {**os.environ, "TINYC_CACHE_DIR": str(tmp_path / "cache")}
+    for args, defaults in ((["bij,bjk->bik", "--shape", "A=1000x4x4", "--shape", "B=1000x4x4"], True),
+                           (["ikb,kjb->ijb", "--shape", "A=16x8x1000", "--shape", "B=8x12x1000"], False)):
+        program = run(*args).output
+        path = tmp_path / "k.ir"
+        path.write_text(program)
+        batch = str(_header_batch(program))
+        done = _tinyc("run", str(path), "--check", "--batch", batch)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+        assert f"every work-group of {batch}" in done.stdout and "results match" in done.stdout
+        for extra in (["--batch", batch], []) if defaults else (["--batch", batch],):
+            done = _tinyc("bench", str(path), "--repeat", "2", *extra)
+            assert done.returncode == 0, (args, extra, done.stdout, done.stderr)
+            done = _tinyc("tune", str(path), "--budget", "0.2", *extra, env=env)
+            assert done.returncode == 0, (args, extra, done.stdout, done.stderr)
+            assert " ms (default) -> " in done.stdout and "inf ms" not in done.stdout   # timed

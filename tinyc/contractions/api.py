@@ -27,9 +27,12 @@ from tinyc.contractions.compiled import (
     materialize, _dtype_alias,
 )
 from tinyc.contractions.layout import c_order_strides
+from tinyc.contractions.split import launch_split
 from tinyc.contractions.running import (
-    Call, queue_of as _queue_of, run, run_plain, signature as _signature, usm_interface as _usm_interface,
+    Call, kernel_arguments, queue_of as _queue_of, run, run_plain, signature as _signature,
+    usm_interface as _usm_interface,
 )
+from tinyc.runtime.devices import compile_target, is_split
 
 CACHE_SIZE = 512
 _kernels: "OrderedDict[tuple, Compiled]" = OrderedDict()
@@ -138,10 +141,25 @@ def _make_view(x: np.ndarray, view: tuple, text: str) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(x, shape, strides)
 
 
-def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
+def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds: bool = False,
+         devices: Any = None, options: tuple = ()) -> Any:
+    """A call's view, or its launch (split over `devices`, several, if given: split.py)."""
     if call.view is not None:
         return _make_view(arrays[0], call.view, call.analysis.subscripts.text)
-    return run(call, arrays, out, alpha, beta)
+    def split(inputs: list, target: Any, checked_alpha: Any, beta_used: Any) -> None:
+        launch_split(call.analysis, inputs, target, checked_alpha, beta_used, devices,
+                     lambda ins, part: _slice_call(call, ins, part, alpha, beta_used, options))
+
+    return run(call, arrays, out, alpha, beta, check_bounds, split if devices is not None else None)
+
+
+def _slice_call(whole: Call, inputs: list, target: Any, alpha: Any, beta: Any, options: tuple) -> Call:
+    """The cached call of one device's slice: the whole call's contraction on views (an
+    output given, so alpha = 1 and beta = 0 still compile as constants)."""
+    dtype, device, epilogue, tune = options
+    plain = _is_one(alpha) and _is_zero(beta)
+    return _call(whole.analysis.subscripts.text, tuple(_signature(x) for x in inputs), _signature(target),
+                 dtype, device, epilogue, plain, False, tune)
 
 
 def _prepare(subscripts: Any, operands: Sequence[Any]) -> tuple[str, list]:
@@ -152,18 +170,21 @@ def _prepare(subscripts: Any, operands: Sequence[Any]) -> tuple[str, list]:
 
 
 def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0,
-           device: Any = None, tune: bool = False, epilogue: str | None = None, dtype: Any = None,
-           optimize: Any = True) -> Any:
+           device: Any = None, tune: bool = False, check_bounds: bool = False, epilogue: str | None = None,
+           dtype: Any = None, optimize: Any = True) -> Any:
     """np.einsum on a tinyc kernel: `out = alpha·einsum(...) + beta·out` (with `out=`).
 
     `epilogue="relu"` applies max(·, 0) to the result inside the kernel; `dtype=`
     forces the computation type as in NumPy; `optimize` is accepted for NumPy
     compatibility (tinyc always chooses the order by flop count); `tune=True`
     tunes the kernel on first use (cached per device, like `tinyc.compile`).
-    A permutation or diagonal of one NumPy operand is returned as a view, as
-    np.einsum returns it."""
+    `device=` is a filter string, a device or queue, or several (a list, a
+    `tinyc.Devices`, sub-devices): the batch is then split over them (split.py).
+    `check_bounds=True` runs the bounds-checked kernel (tinyc.BoundsError
+    instead of an access out of bounds; on one device). A permutation or
+    diagonal of one NumPy operand is returned as a view, as np.einsum returns it."""
     if (out is None and alpha is _ONE and epilogue is None and dtype is None and device is None and not tune
-            and type(subscripts) is str):
+            and not check_bounds and type(subscripts) is str):
         if len(operands) == 1:
             x = operands[0]   # a permutation seen before: the view straight away (np.einsum's speed)
             if type(x) is np.ndarray:
@@ -182,9 +203,11 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
     sigs = tuple(_signature(x) for x in arrays)
     plain = _is_one(alpha) and (out is None or _is_zero(beta))
     viewable = plain and out is None and epilogue is None and dtype is None
-    call = _call(text, sigs, _signature(out) if out is not None else None, dtype, device, epilogue, plain,
+    target = compile_target(device)
+    call = _call(text, sigs, _signature(out) if out is not None else None, dtype, target, epilogue, plain,
                  viewable, tune)
-    return _run(call, arrays, out, alpha, beta)
+    devices = device if is_split(device) else None
+    return _run(call, arrays, out, alpha, beta, check_bounds, devices, (dtype, target, epilogue, tune))
 
 
 def _plain_call(subscripts: Any, operands: tuple) -> Any:
@@ -223,10 +246,12 @@ class Contraction:
     another batch size run on the same kernel (a size given as None in the
     shapes is such a batch mode). Operands of another dtype or layout get their
     own cached kernel, and so does a call with alpha = 1 and beta = 0, which has
-    them as constants."""
+    them as constants. `device=` as for `tinyc.einsum` (several devices split
+    the batch); `check_bounds=True` runs every call bounds-checked."""
 
     def __init__(self, subscripts: Any, shapes_or_arrays: Sequence[Any], dtype: Any = None,
-                 device: Any = None, epilogue: str | None = None, tune: bool = False):
+                 device: Any = None, epilogue: str | None = None, tune: bool = False,
+                 check_bounds: bool = False):
         if not isinstance(subscripts, str):
             raise TypeError(f"subscripts must be a string, got {type(subscripts).__name__}")
         self.subscripts = subscripts
@@ -234,6 +259,7 @@ class Contraction:
         self.epilogue = epilogue
         self.dtype = dtype
         self.tune = tune
+        self.check_bounds = check_bounds
         sigs = []
         for k, x in enumerate(shapes_or_arrays):
             if isinstance(x, (tuple, list)) and all(n is None or isinstance(n, (int, np.integer)) for n in x):
@@ -251,7 +277,8 @@ class Contraction:
                 if device is None and _usm_interface(x) is not None:
                     self.device = device = _queue_of(x)
         self.shapes = [s.shape for s in sigs]
-        self._main = _call(subscripts, tuple(sigs), None, dtype, device, epilogue, False, False, tune)
+        self._main = _call(subscripts, tuple(sigs), None, dtype, compile_target(device), epilogue, False, False,
+                           tune)
         self._batch = self._main.analysis.dynamic
 
     @property
@@ -283,7 +310,40 @@ class Contraction:
         c = self._main.compiled
         return 2 * c.spec.plan.flops_for(self._main.analysis.sizes) if c is not None else 0
 
-    def __call__(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0) -> Any:
+    def __call__(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0,
+                 check_bounds: bool | None = None) -> Any:
+        """Run it like `tinyc.einsum` (`check_bounds` defaults to the contraction's)."""
+        arrays = self._operands(operands)
+        checked = self.check_bounds if check_bounds is None else check_bounds
+        return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
+                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune, check_bounds=checked)
+
+    def bind(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0) -> Any:
+        """Everything a call checks and prepares, without launching: the kernel for these
+        operands, its positional arguments, the work-groups and the output (a new C-order
+        array unless `out=`), for launching elsewhere, e.g. over MPI ranks:
+        `b = c.bind(A, B); tinyc.distributed.run(b.kernel, *b.args, batch=b.groups, comm=comm)`
+        leaves the result in `b.written["out"]`."""
+        from tinyc.contractions.statement_kernel import Bound
+
+        arrays = self._operands(operands)
+        sigs = tuple(_signature(x) for x in arrays)
+        a = analyse(self.subscripts, sigs, None, self.dtype, self.epilogue)
+        target = _as_out(out) if out is not None else np.zeros(a.out_shape, a.result)
+        plain = _is_one(alpha) and _is_zero(beta)
+        call = _call(self.subscripts, sigs, _signature(target), self.dtype, compile_target(self.device),
+                     self.epilogue, plain, False, self.tune)
+        if call.compiled is None or not call.analysis.out_direct:
+            raise ValueError("this call has no kernel to bind (the result is empty), or out has a layout "
+                             "the kernel cannot write; call the contraction instead")
+        a = call.analysis
+        inputs = [materialize(x, labels, a.compute) if conv else x
+                  for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
+        args = kernel_arguments(call, inputs, target, alpha, beta)
+        return Bound(call.compiled.kernel, args, call.groups, {"out": target})
+
+    def _operands(self, operands: Sequence[Any]) -> list:
+        """The operands as arrays, checked against the shapes the contraction was made for."""
         arrays = [_as_operand(x, k) for k, x in enumerate(operands)]
         if len(arrays) != len(self.shapes):
             raise ValueError(f"the contraction '{self.subscripts}' takes {len(self.shapes)} operands, "
@@ -296,8 +356,7 @@ class Contraction:
                 batch = f" (any size along the batch label{'s' if len(self._batch) > 1 else ''} " \
                         f"{', '.join(sorted(self._batch))})" if self._batch else ""
                 raise ValueError(f"operand {k} has shape {got} but the contraction was made for {shape}{batch}")
-        return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
-                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune)
+        return arrays
 
     def __repr__(self) -> str:
         return f"<tinyc.Contraction '{self.subscripts}' {' '.join(map(str, self.shapes))}>"
@@ -318,7 +377,7 @@ def contract(subscripts: Any, *shapes_or_arrays: Any, dtype: Any = None, device:
     if shapes is not None:
         raise TypeError("shapes= goes with a list of statements; an einsum takes its shapes as arguments")
     return Contraction(subscripts, shapes_or_arrays, dtype=_dtype_alias(dtype) if dtype is not None
-                       else None, device=device, epilogue=epilogue, tune=tune)
+                       else None, device=device, epilogue=epilogue, tune=tune, check_bounds=check_bounds)
 
 
 def describe_plan(plan: Any, a: Analysis | None = None) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -112,8 +112,11 @@ def _check_scalar(value: Any, name: str, complex_ok: bool) -> Any:
 
 
 # -- calls ------------------------------------------------------------------------------
-def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
-    """One call: `out := alpha·einsum + beta·out`, or a new output."""
+def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds: bool = False,
+        split: Callable[..., None] | None = None) -> Any:
+    """One call: `out := alpha·einsum + beta·out`, or a new output. `check_bounds` runs the
+    bounds-checked kernel; `split(arrays, target, alpha, beta)`, if given, launches the call
+    split over several devices instead (split.py)."""
     a, c = call.analysis, call.compiled
     alpha = _check_scalar(alpha, "alpha", a.compute.kind == "c")
     beta = _check_scalar(beta, "beta", a.result.kind == "c")
@@ -137,14 +140,25 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any) -> Any:
         target = temp
     if isinstance(target, np.ndarray) and not target.flags.writeable:
         raise ValueError("out is read-only")
+    if split is not None and a.dynamic and not check_bounds:   # (a checked launch is not split)
+        split(arrays, target, alpha, beta)   # each slice converts and scales its own
+    else:
+        c.kernel(*kernel_arguments(call, inputs, target, alpha, beta), batch=call.groups,
+                 check_bounds=True if check_bounds else None)
+    if temp is not None:
+        out[...] = temp
+    return finish(result, out)
+
+
+def kernel_arguments(call: Call, inputs: Sequence[Any], target: Any, alpha: Any, beta: Any) -> list:
+    """The kernel's arguments for a call: alpha (times the call's scale), beta, the operands
+    (converted ones already materialized) and the target as memref views, and any scratch."""
+    a, c = call.analysis, call.compiled
     views = [memref_view(x, t) for x, t in zip(inputs, a.inputs)] if c.spec.inputs else []
     views.append(memref_view(target, a.output))
     if c.scratch_per_group:
         views.append(np.empty((c.scratch_per_group, call.groups), a.compute, order="F"))
-    c.kernel(alpha * a.scale if a.scale != 1 else alpha, beta, *views, batch=call.groups)
-    if temp is not None:
-        out[...] = temp
-    return finish(result, out)
+    return [alpha * a.scale if a.scale != 1 else alpha, beta, *views]
 
 
 def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:

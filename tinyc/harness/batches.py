@@ -5,7 +5,8 @@ modes the batch reaches are sized for it). The kernel's launch conditions
 then say how many work-groups those arguments take (`Kernel.max_batch`):
 an explicit `--batch` beyond that is a usage error (exit 2) that names the
 argument, the mode and the largest batch that fits; a default batch beyond
-it is lowered to it, and the arguments are made again for that batch.
+it is lowered to it, and the arguments are made again for that batch. A default
+batch whose arguments would not fit in memory is lowered until they do.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def fitting(kernel: Any, make: Make, given: int | None, default: int,
             args_of: Callable[[Any], list] = lambda made: made[0]) -> tuple[Any, int]:
     """(what `make` made, the batch to launch) for `--batch given` (None: the default)."""
     wanted = given if given is not None else default
-    made = make(wanted)
+    made, wanted = _made(make, wanted, given is None)
     largest = kernel.max_batch(*args_of(made))
     if largest >= wanted:
         return made, wanted
@@ -40,6 +41,19 @@ def fitting(kernel: Any, make: Make, given: int | None, default: int,
         if largest == 0:
             break
     raise LaunchError(_refusal(kernel, args_of(made), max(largest, 1)))
+
+
+def _made(make: Make, wanted: int, default: bool) -> tuple[Any, int]:
+    """(make(wanted), wanted); a default batch whose arguments would not fit in memory (a
+    kernel with many batch entries per work-group: generated contractions) is lowered, a
+    quarter at a time, until they fit (an explicit --batch is refused instead)."""
+    while True:
+        try:
+            return make(wanted), wanted
+        except UsageError:
+            if not default or wanted <= 1:
+                raise
+            wanted = max(1, wanted // 4)
 
 
 def _refusal(kernel: Any, args: list, batch: int) -> str:

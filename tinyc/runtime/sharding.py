@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -232,7 +232,30 @@ def launch(kernel: Any, args: tuple, batch: int, device: Any, weights: Any = Non
     running = [_Running(k, s, SliceArguments(params, args, s, len(slices) == 1, host))
                for k, s in zip(kernels, slices)]
     in_place = any(p.written for p in params) and any(k.host_pointers for k in kernels)
+    _run_slices(running, in_place, host)
 
+
+def launch_sliced(parts: Sequence[tuple[Any, Sequence[Any], Slice]]) -> None:
+    """Launch calls the caller sliced itself, one per device, together: (kernel, its
+    arguments, its Slice of work-groups) each, the kernel built for the slice's queue
+    (kernels_on). Steps 1-4 of the module docs, as `launch` (tinyc.einsum: a kernel with
+    several batch entries per work-group, whose arguments `launch` cannot slice)."""
+    host = HostCopies()
+    running = [_Running(k, s, _Given(list(args))) for k, args, s in parts]
+    in_place = any(p.written for p in parts[0][0].info.params) and any(k.host_pointers for k, _, _ in parts)
+    _run_slices(running, in_place, host)
+
+
+@dataclass
+class _Given:
+    """The arguments of a slice made by the caller (nothing to copy back but the kernel's)."""
+
+    values: list
+    commits: list = field(default_factory=list)
+
+
+def _run_slices(running: list["_Running"], in_place: bool, host: HostCopies) -> None:
+    """Stage every slice, run them together, then copy back (module docs, steps 1-4)."""
     def failure(exc: BaseException, i: int) -> DeviceError:
         return _failure(exc, running[i].part)
 

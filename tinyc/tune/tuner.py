@@ -98,6 +98,8 @@ def tune_kernel(fn: Function, text: str, device: Any, info: Any, given: dict[str
     bench.warm(bench.default)
     ranked = candidates(fn, given, info, subgroup_size)
     timed = _measure_in_rank_order(bench, ranked, default, budget, spent, report)
+    if not default.times:  # no candidate was timed against it (none, or none built): its own time
+        default.times.append(bench.time(bench.default))
     measured = list(timed)
     _halve(bench, timed, default, budget, spent, report)
     best = min(timed, key=lambda t: t.score)
