@@ -70,8 +70,9 @@ class Instruction:
             body.append(self.result_type)
         if self.result is not None:
             body.append(self.result)
+        one_word = _ONE_WORD
         for operand in self.operands:
-            if operand.__class__ in _ONE_WORD:  # ids and enumerants: always in range
+            if operand.__class__ in one_word:  # ids and enumerants: always in range
                 body.append(operand)
             else:
                 body += operand_words(operand)
@@ -105,8 +106,10 @@ def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None,
     Like the assembly text, the result type is the first argument exactly
     when the opcode has one; a result id is allocated with `new_id()` unless
     `result` is given (for forward references such as Phi inputs).
+    (Codegen makes one per emitted instruction: no keyword arguments, no
+    per-operand isinstance unless an operand's class is unusual.)
     """
-    has_type, has_result, _ = OP_INFO[opcode]
+    has_type, has_result = _SHAPE[opcode]
     if has_type:
         if not args or args[0].__class__ is not Id:
             raise TypeError(f"Op{opcode.name} needs a result type id as first argument")
@@ -120,8 +123,16 @@ def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None,
             result = new_id()
     elif result is not None:
         raise TypeError(f"Op{opcode.name} has no result id")
+    valid = _VALID
     for operand in rest:
-        if operand.__class__ not in _VALID and (isinstance(operand, bool)
-                                                or not isinstance(operand, (int, str))):
+        if operand.__class__ not in valid and (isinstance(operand, bool)
+                                               or not isinstance(operand, (int, str))):
             raise TypeError(f"bad operand {operand!r} for Op{opcode.name}")
-    return Instruction(opcode, result_type, result, rest)
+    inst = _new(Instruction)
+    inst.opcode, inst.result_type, inst.result, inst.operands = opcode, result_type, result, rest
+    return inst
+
+
+_SHAPE: dict[Op, tuple[bool, bool]] = {op: (info[0], info[1]) for op, info in OP_INFO.items()}
+"""Per opcode: (has a result type, has a result id)."""
+_new = object.__new__
