@@ -56,6 +56,9 @@ class Var:
     def sort_key(self) -> tuple:
         return (1, self.depth, self.ident)
 
+    def __hash__(self) -> int:  # (bounds look variables up at every step; equal Vars share it)
+        return self.ident
+
     def __repr__(self) -> str:
         return f"%{self.name or self.ident}"
 

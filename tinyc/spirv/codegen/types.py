@@ -56,10 +56,9 @@ def storage_class(memref: MemrefType) -> StorageClass:
 
 def element_pointer(m: Module, memref: MemrefType) -> Id:
     """Pointer to the memref's element type in its address space."""
-    key = (memref.space, memref.element)
-    found = m.memo.get(key)
+    found = m.memo.get(memref)  # (types are interned: their hash is their identity's)
     if found is None:
-        found = m.memo[key] = m.type_pointer(storage_class(memref), scalar_type(m, memref.element))
+        found = m.memo[memref] = m.type_pointer(storage_class(memref), scalar_type(m, memref.element))
     return found
 
 
