@@ -124,10 +124,11 @@ def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None,
         if not args or args[0].__class__ is not Id:
             raise TypeError(f"Op{opcode.name} needs a result type id as first argument")
         result_type = args[0]
-        rest = list(args[1:])
+        rest = [*args]
+        del rest[0]
     else:
         result_type = None
-        rest = list(args)
+        rest = [*args]
     if has_result:
         if result is None:
             result = new_id()

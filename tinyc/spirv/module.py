@@ -54,8 +54,9 @@ class Module(Uniquifier):
     # -- ids and explicit requirements ----------------------------------------
     def new_id(self) -> Id:
         """A fresh result id (for forward references: labels, Phi inputs)."""
-        self._bound += 1
-        return Id(self._bound - 1)
+        bound = self._bound
+        self._bound = bound + 1
+        return Id(bound)
 
     def value_type(self, value: Id) -> Id | None:
         """Type id of a result, parameter, variable or constant made by this module."""

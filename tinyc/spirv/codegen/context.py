@@ -175,14 +175,13 @@ class Ctx:
         return self.block._append(Op.IAdd, (self.m.type_int(64), self.as_id(a), self.as_id(b)), None).result
 
     def imul(self, a: IndexLike, b: IndexLike) -> IndexLike:
-        if a.__class__ is not Id and b.__class__ is not Id:
-            return int(a) * int(b)
-        for x, y in ((a, b), (b, a)):
-            if x.__class__ is not Id:
-                if x == 0:
-                    return 0
-                if x == 1:
-                    return y
+        if a.__class__ is not Id:
+            if b.__class__ is not Id:
+                return int(a) * int(b)
+            if a == 0 or a == 1:
+                return 0 if a == 0 else b
+        elif b.__class__ is not Id and (b == 0 or b == 1):
+            return 0 if b == 0 else a
         return self.block._append(Op.IMul, (self.m.type_int(64), self.as_id(a), self.as_id(b)), None).result
 
     def dot(self, indices: Sequence[IndexLike], strides: Sequence[IndexLike]) -> IndexLike:
