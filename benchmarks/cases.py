@@ -56,7 +56,7 @@ class Case:
     def flops(self) -> float:
         """Floating-point operations of the whole batch, by tinyc's work model.
 
-        The model of `tinyc bench` (tinyc.analysis.work, defined on the
+        The model of `tinyc bench` (tinyc.harness.work, defined on the
         instruction classes): the kernel's collectives with their real sizes,
         counted on one work-group by the reference interpreter.
         """
@@ -65,7 +65,7 @@ class Case:
     @cached_property
     def group_flops(self) -> float:
         """Flops of one work-group (batch entry) of the kernel."""
-        from tinyc.analysis.work import group_flops
+        from tinyc.harness.work import group_flops
         from tinyc.compiler import check_source
 
         one = copy.copy(self)

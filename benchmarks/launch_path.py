@@ -7,15 +7,21 @@ Run from the repository root:
 1. NumPy against dpnp. The README's fused kernel (samples/fused_kernel.ir) at
    batch N with NumPy arrays (the group A stacked, and as a list of N arrays)
    and with dpnp arrays (stacked) on the kernel's queue. Where the device reads
-   host memory, NumPy arrays go by address: target NumPy/dpnp <= 1.1. Also the
-   Python side alone of the NumPy calls (the submission a no-op).
+   host memory, NumPy arrays go by address: target NumPy/dpnp <= 1.1. NumPy
+   places a large array 16 bytes past a page, dpnp on a page: the same NumPy
+   data 64-byte aligned is a row of its own. Also the Python side alone of the
+   NumPy calls (the submission a no-op; the thread's CPU time).
 2. The launch floor. An empty kernel (one `memref<f32x?>` argument, no work)
    launched with batch 1: `k(x)` with a NumPy array, with a dpnp array, and a
    raw dpctl `queue.submit_async(kernel, [usm, size], ...).wait()` of the same
    SPIR-V kernel: microseconds per call (targets 25 and 15).
 3. Sharding a list. The fused kernel with A a list of N NumPy arrays, on the
    whole device and split over its two sub-devices (`device=tinyc.devices(
-   "opencl:cpu", split=True)`): target split/whole <= 1.1.
+   "opencl:cpu", split=True)`): target split/whole <= 1.1. The same with A
+   stacked shows what splitting itself costs (one core per sub-device: a
+   static half each, where the whole device balances its two threads), and
+   the Python side alone of the list launches (every submission a no-op; the
+   thread's CPU time).
 
 Every row of tables 1 and 3 is the median over `--rounds` rounds in which
 the variants run round-robin in a rotating order; in table 2 the variants
@@ -41,8 +47,11 @@ ROOT = Path(__file__).resolve().parent.parent
 EMPTY = "func @empty(%x: memref<f32x?>) {\n}\n"
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, inner: int = 1) -> dict[str, float]:
-    """Median seconds per call of each function (`inner` calls per sample), round-robin."""
+def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, inner: int = 1,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Median seconds per call of each function (`inner` calls per sample), round-robin;
+    `clock=time.thread_time`: the calling thread's CPU time (the Python side alone, which
+    never waits: steadier than wall time where other processes take the cores)."""
     names = list(fns)
     for name in names:
         fns[name]()
@@ -50,10 +59,10 @@ def interleaved(fns: dict[str, Callable[[], Any]], rounds: int, inner: int = 1) 
     for r in range(rounds):
         for name in names[r % len(names):] + names[: r % len(names)]:
             fn = fns[name]
-            start = time.perf_counter()
+            start = clock()
             for _ in range(inner):
                 fn()
-            samples[name].append((time.perf_counter() - start) / inner)
+            samples[name].append((clock() - start) / inner)
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
@@ -76,6 +85,17 @@ def check_fused(k: Any, A: np.ndarray, group: Any, B: Any, C: Any, D: Any, host:
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+def aligned(x: np.ndarray, alignment: int = 64) -> np.ndarray:
+    """A Fortran-order copy of x whose data starts on an `alignment`-byte boundary (NumPy's own
+    large arrays start 16 bytes past a page: every 64-byte column of the fused kernel's A and
+    D then straddles two cache lines)."""
+    raw = np.empty(x.nbytes + alignment, np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    out = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape, order="F")
+    out[...] = x
+    return out
+
+
 def numpy_against_dpnp(batch: int, rounds: int) -> list[tuple[str, float]]:
     import dpnp
 
@@ -91,14 +111,17 @@ def numpy_against_dpnp(batch: int, rounds: int) -> list[tuple[str, float]]:
     check_fused(k, A, A, B, C, zeros(), np.asarray)
     check_fused(k, A, members, B, C, zeros(), np.asarray)
     check_fused(k, A, dA, dB, dC, on(zeros()), dpnp.asnumpy)
+    A64, D64 = aligned(A), aligned(D)
+    check_fused(k, A64, A64, B, C, aligned(zeros()), np.asarray)
     times = interleaved({
         "NumPy, A stacked": lambda: k(alpha, A, B, C, D, batch=batch),
         "NumPy, A a list of arrays": lambda: k(alpha, members, B, C, D, batch=batch),
         "dpnp, A stacked": lambda: k(alpha, dA, dB, dC, dD, batch=batch),
+        "NumPy, A stacked, A and D 64-byte aligned": lambda: k(alpha, A64, B, C, D64, batch=batch),
     }, rounds)
     python = python_only(k, {
-        "NumPy, A stacked: Python only": lambda: k(alpha, A, B, C, D, batch=batch),
-        "NumPy, A a list of arrays: Python only": lambda: k(alpha, members, B, C, D, batch=batch),
+        "NumPy, A stacked: Python only (CPU)": lambda: k(alpha, A, B, C, D, batch=batch),
+        "NumPy, A a list of arrays: Python only (CPU)": lambda: k(alpha, members, B, C, D, batch=batch),
     }, rounds)
     return list(times.items()) + list(python.items())
 
@@ -109,7 +132,7 @@ def python_only(k: Any, fns: dict[str, Callable[[], Any]], rounds: int) -> dict[
     submitter.submit_raw = lambda *args, **kwargs: 0
     submitter.finish = lambda event: None
     try:
-        return interleaved(fns, rounds)
+        return interleaved(fns, rounds, clock=time.thread_time)
     finally:
         del submitter.submit_raw, submitter.finish
 
@@ -161,11 +184,36 @@ def sharded_list(batch: int, rounds: int) -> list[tuple[str, float]]:
     alpha = np.float32(0.5)
     check_fused(k, A, members, B, C, np.zeros_like(D, order="F"), np.asarray)
     check_fused(k, A, members, B, C, np.zeros_like(D, order="F"), np.asarray, device=subs)
-    times = interleaved({
+    check_fused(k, A, A, B, C, np.zeros_like(D, order="F"), np.asarray, device=subs)
+    fns = {
         "whole device, A a list": lambda: k(alpha, members, B, C, D, batch=batch),
         "two sub-devices, A a list": lambda: k(alpha, members, B, C, D, batch=batch, device=subs),
-    }, rounds)
-    return list(times.items())
+        "whole device, A stacked": lambda: k(alpha, A, B, C, D, batch=batch),
+        "two sub-devices, A stacked": lambda: k(alpha, A, B, C, D, batch=batch, device=subs),
+    }
+    times = interleaved(fns, rounds)
+    python = submissions_skipped({f"{name}: Python only (CPU)": fn for name, fn in list(fns.items())[:2]}, rounds)
+    return list(times.items()) + list(python.items())
+
+
+class _Done:
+    def wait(self) -> None:
+        pass
+
+
+def submissions_skipped(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """The launch path's own time per call on every device: each kernel's submission a no-op."""
+    from tinyc.runtime.submit import Submitter
+
+    real = {name: getattr(Submitter, name) for name in ("submit_raw", "finish", "submit")}
+    Submitter.submit_raw = lambda self, *args, **kwargs: 0  # type: ignore[method-assign]
+    Submitter.finish = lambda self, event: None  # type: ignore[method-assign]
+    Submitter.submit = lambda self, *args, **kwargs: _Done()  # type: ignore[method-assign]
+    try:
+        return interleaved(fns, rounds, clock=time.thread_time)
+    finally:
+        for name, method in real.items():
+            setattr(Submitter, name, method)
 
 
 def table(title: str, rows: list[tuple[str, float]], unit: str, base: str | None, target: str) -> str:
@@ -176,6 +224,11 @@ def table(title: str, rows: list[tuple[str, float]], unit: str, base: str | None
         ratio = f"{seconds / reference:.2f}" if reference else "-"
         lines.append(f"| {name} | {seconds * scale:.{1 if unit == 'us' else 2}f} | {ratio} |")
     return "\n".join(lines + ["", target, ""])
+
+
+def ratio(rows: list[tuple[str, float]], a: str, b: str) -> float:
+    found = dict(rows)
+    return found[a] / found[b]
 
 
 def main() -> None:
@@ -195,11 +248,14 @@ def main() -> None:
         f"(benchmarks/launch_path.py says how).", "",
         table(f"The fused kernel at batch {args.batch}: NumPy against dpnp", copies, "ms",
               "dpnp, A stacked", f"Target: NumPy / dpnp <= 1.1 (NumPy stacked: "
-              f"{dict(copies)['NumPy, A stacked'] / dpnp_time:.2f})."),
+              f"{dict(copies)['NumPy, A stacked'] / dpnp_time:.2f}; with A and D 64-byte aligned, "
+              f"as dpnp's are: {dict(copies)['NumPy, A stacked, A and D 64-byte aligned'] / dpnp_time:.2f})."),
         table("The launch floor: an empty kernel, batch 1", floor, "us", "raw dpctl submit and wait (USM)",
               "Targets: at most 25 us with a NumPy argument, 15 us with a USM (dpnp) argument."),
         table(f"A list of {args.batch} NumPy arrays: sharded over two sub-devices against the whole device",
-              shards, "ms", "whole device, A a list", "Target: sharded / whole <= 1.1."),
+              shards, "ms", "whole device, A a list",
+              f"Target: sharded / whole <= 1.1 (A a list: {ratio(shards, 'two sub-devices, A a list', 'whole device, A a list'):.2f}; "
+              f"the same split with A stacked: {ratio(shards, 'two sub-devices, A stacked', 'whole device, A stacked'):.2f})."),
     ])
     args.out.write_text(text)
     print(text)

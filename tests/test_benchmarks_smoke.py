@@ -96,3 +96,20 @@ def test_reports_are_written(results, tmp_path):
     assert [c["case"] for c in doc["cases"]] == list(SMOKE_CASES)
     assert doc["cases"][0]["best"]["opencl"]["gflops"] > 0
     assert "| gemm.t.n f32 8×8 | 40 |" in (tmp_path / "results.md").read_text()
+
+
+def test_the_launch_path_benchmark_runs_and_checks_its_results(device, tmp_path, monkeypatch):
+    """benchmarks/launch_path.py at a tiny batch: every variant's result is checked against
+    NumPy before it is timed (check_fused raises otherwise), and the report has its three tables."""
+    pytest.importorskip("dpnp")
+    import sys
+
+    from benchmarks import launch_path
+
+    out = tmp_path / "launch_path.md"
+    monkeypatch.setattr(sys, "argv", ["launch_path", "--batch", "64", "--rounds", "1", "--out", str(out)])
+    launch_path.main()
+    text = out.read_text()
+    for row in ("dpnp, A stacked", "raw dpctl submit and wait (USM)", "two sub-devices, A a list",
+                "two sub-devices, A a list: Python only (CPU)"):
+        assert f"| {row} |" in text

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 import tinyc
-from tinyc.cli.run import compare_outputs, make_arguments
+from tinyc.harness.arguments import make_arguments
+from tinyc.harness.check import compare_outputs
 from tinyc.reference import ReferenceFault, run as run_reference
 from tinyc.reference.arguments import copy_argument
 

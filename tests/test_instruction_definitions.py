@@ -114,7 +114,7 @@ def test_an_undescribed_instruction_reads_and_writes_its_memory_everywhere():
     from tinyc.analysis.memory_effects import EffectKind, direct_effects
     from tinyc.ir.core import Function
     from tinyc.ir.types import f32, memref_type
-    from tinyc.spirv.codegen.analysis import param_infos
+    from tinyc.spirv.codegen.kernel import param_infos
 
     class Mystery(Instruction):
         """An instruction no analysis knows."""

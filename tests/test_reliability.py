@@ -238,8 +238,8 @@ def test_run_builds_arrays_with_the_declared_strides(tmp_path, device):
 
 
 def test_memory_check_counts_the_batch(tmp_path):
-    from tinyc.cli.run import Plan, check_memory
-    from tinyc.cli.errors import UsageError
+    from tinyc.diagnostics import UsageError
+    from tinyc.harness.arguments import Plan, check_memory
     from tinyc.ir.types import f32, memref_type
     from tinyc.signature import KernelInfo, ParamInfo
 
@@ -261,12 +261,12 @@ WHOLE = """func @k(%A: memref<f32x8>, %B: memref<f32x8>) {
 
 
 def test_check_fails_when_nothing_can_be_compared(tmp_path, device, monkeypatch):
-    import tinyc.cli.run
+    import tinyc.harness.check
 
     path = write(tmp_path, WHOLE)
     small = invoke("run", path, "--batch", "4", "--check", "--repeat", "1")
     assert small.exit_code == 0 and "compared %B (8 elements, every work-group of 4)" in small.output
-    monkeypatch.setattr(tinyc.cli.run, "FULL_CHECK_SECONDS", 0.0)  # every work-group: too slow
+    monkeypatch.setattr(tinyc.harness.check, "FULL_CHECK_SECONDS", 0.0)  # every work-group: too slow
     large = invoke("run", path, "--batch", "300", "--check", "--repeat", "1")
     assert large.exit_code == 1
     assert "check: nothing could be compared" in large.output

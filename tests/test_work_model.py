@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinyc.analysis.work import count_work, group_flops
+from tinyc.harness.work import count_work, group_flops
 from tinyc.compiler import compile_to_spirv
 from tinyc.parser import parse
 

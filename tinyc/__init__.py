@@ -9,7 +9,7 @@ unless set), so `import tinyc` before `import dpnp` makes the CPU device visible
 to dpnp too.
 """
 
-__version__ = "0.1.0"
+from tinyc.version import __version__  # noqa: F401 (public here)
 
 from tinyc.opencl_loader import ensure_opencl_icd as _ensure_opencl_icd  # noqa: E402
 

@@ -171,7 +171,7 @@ def lsp_range(span: Span) -> dict | None:
     """`span` in the Language Server Protocol's terms: 0-based, UTF-16, end exclusive."""
     if span.source is None:
         return None
-    from tinyc.editor.positions import line_index
+    from tinyc.positions import line_index
 
     return line_index(span.source.text).span_range(span)
 
@@ -380,3 +380,12 @@ class BoundsError(LaunchError):
     @property
     def column(self) -> int:
         return getattr(self.site, "column", 0)
+
+
+class UsageError(Exception):
+    """A command was asked for something its options cannot give: exit code 2.
+
+    Raised by command bodies and what they use to make a launch (tinyc/harness/: a
+    malformed `--size`, a kernel name that does not exist). Only this type becomes a usage
+    error; any other exception from a command body is a bug and is not disguised as bad input.
+    """

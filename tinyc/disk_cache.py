@@ -58,7 +58,7 @@ def tinyc_version() -> str:
     module, once per process.
     """
     if not _fingerprint:
-        from tinyc import __version__
+        from tinyc.version import __version__
 
         root = Path(__file__).resolve().parent
         listing = []

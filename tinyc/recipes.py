@@ -63,15 +63,15 @@ class Recipe:
     same instructions, so one tuning serves every call."""
 
     def __init__(self, prog: Program, device: Any, tune: bool = False):
-        import tinyc
+        from tinyc.compiler import compile as compile_program
         from tinyc.runtime.devices import compile_target
 
         self.source = prog.checked_source()
         self.device = device   # a device, or several (a list, a Devices): each call splits its batch
         target = compile_target(device)
         schedule = _tuned_schedule(self.source, target, tune)
-        self.program = tinyc.compile(self.source, name="<recipe>", device=target, fp_contract=True,
-                                     schedule={name: schedule for name in KERNELS} if schedule else None)
+        self.program = compile_program(self.source, name="<recipe>", device=target, fp_contract=True,
+                                       schedule={name: schedule for name in KERNELS} if schedule else None)
 
     def kernel(self, beta: Any) -> Any:
         """The kernel a call with this beta runs: gemm_beta0 when beta is zero."""

@@ -10,7 +10,7 @@ runtime package.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tinyc.ir.types import Type
 
@@ -64,10 +64,3 @@ class KernelInfo:
         if self.launch is None:
             return ()
         return tuple(f"{n.line}.{n.column}: {n.message}" for n in self.launch.unbounded)
-
-    def max_batch(self, *args: Any) -> int:
-        """The largest batch these arguments can take (0 if none; 2**31 - 1, the most a launch
-        allows, if nothing bounds it). LaunchError for arguments that do not fit the signature."""
-        from tinyc.runtime.launch_check import max_batch
-
-        return max_batch(self, args)

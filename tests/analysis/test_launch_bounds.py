@@ -297,6 +297,93 @@ func @lanes(%A: memref<f32x?>, %B: memref<f32x?>) attributes {subgroup_size=16, 
     }
   }
 }
+
+func @blocks_chosen(%A: memref<f32x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %n = size %B[0] : index
+  %c4 = constant 4 : index
+  %first = arith.mul %g, %c4 : index
+  %before = cmp.lt %first, %n : bool
+  %m = if %before -> (index) {
+    yield (%first)
+  } else {
+    yield (%n)
+  }
+  %left = arith.sub %n, %m : index
+  %short = cmp.lt %left, %c4 : bool
+  %count = if %short -> (index) {
+    yield (%left)
+  } else {
+    %four = constant 4 : index
+    yield (%four)
+  }
+  %c0 = constant 0 : index
+  for %i = %c0, %count {
+    %k = arith.add %first, %i : index
+    %v = load %A[%k] : f32
+    store %v, %B[%k]
+  }
+}
+
+func @lanes_capped(%A: memref<f32x?>, %B: memref<f32x?>) attributes {subgroup_size=16, work_group_size=[16, 1]} {
+  %g = builtin.group_id : index
+  %n = size %B[0] : index
+  %c64 = constant 64 : index
+  %base = arith.mul %g, %c64 : index
+  %s = alloca : memref<f32x64,local>
+  %some = cmp.lt %base, %n : bool
+  if %some {
+    %left = arith.sub %n, %base : index
+    %c15 = constant 15 : index
+    %up = arith.add %left, %c15 : index
+    %c16 = constant 16 : index
+    %rows = arith.div %up, %c16 : index
+    %c4 = constant 4 : index
+    %few = cmp.lt %rows, %c4 : bool
+    %vectors = if %few -> (index) {
+      yield (%rows)
+    } else {
+      %four = constant 4 : index
+      yield (%four)
+    }
+    parallel {
+      %lane32 = builtin.subgroup_local_id : i32
+      %lane = cast %lane32 : index
+      %c0 = constant 0 : index
+      for %e = %c0, %vectors {
+        %at = arith.mul %e, %c16 : index
+        %x = arith.add %at, %lane : index
+        %b = arith.add %base, %x : index
+        %inside = cmp.lt %b, %n : bool
+        if %inside {
+          %v = load %A[%b] : f32
+          store %v, %s[%x]
+          %w = load %s[%x] : f32
+          store %w, %B[%b]
+        }
+      }
+    }
+  }
+}
+
+func @steps_chosen(%wide: bool, %A: memref<f32x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %c4 = constant 4 : index
+  %first = arith.mul %g, %c4 : index
+  %count = if %wide -> (index) {
+    %four = constant 4 : index
+    yield (%four)
+  } else {
+    %two = constant 2 : index
+    yield (%two)
+  }
+  %c0 = constant 0 : index
+  for %i = %c0, %count {
+    %k = arith.add %first, %i : index
+    %v = load %A[%k] : f32
+    store %v, %B[%k]
+  }
+}
 """.replace("axpby.n %one_f", "%one_f = constant 1.0 : f32\n    %zero_f = constant 0.0 : f32\n    axpby.n %one_f")
 
 
@@ -305,7 +392,8 @@ def guarded(device):
     return tinyc.compile(GUARDED, name="guarded.ir")
 
 
-@pytest.mark.parametrize("name, per_group", [("blocks", 4), ("tiles", 8), ("lanes", 64)])
+@pytest.mark.parametrize("name, per_group", [("blocks", 4), ("tiles", 8), ("lanes", 64), ("blocks_chosen", 4),
+                                             ("lanes_capped", 64)])
 @pytest.mark.parametrize("n", [0, 1, 7, 64, 65, 1001])
 def test_guarded_kernels_take_any_batch_and_infer_the_useful_one(guarded, name, per_group, n):
     """Work-group g copies entries [g·C, g·C + C) ∩ [0, n): every batch stays inside (guards),
@@ -324,6 +412,24 @@ def test_guarded_kernels_take_any_batch_and_infer_the_useful_one(guarded, name, 
     if n:  # A one entry shorter than B: the last useful work-group reaches past it
         with pytest.raises(tinyc.LaunchError, match="argument 'A'"):
             k(short, B, batch=-(-n // per_group))
+
+
+@pytest.mark.parametrize("size", [0, 3, 8, 13])
+def test_a_count_an_if_chooses_is_bounded_by_its_largest_choice(guarded, size):
+    """`%count = if %wide {yield 4} else {yield 2}`: work-group g touches 4g .. 4g + 3 at most
+    (the analysis takes the largest choice), so size // 4 work-groups fit either way."""
+    k = guarded["steps_chosen"]
+    assert not k.info.unbounded
+    A, B = data(size), np.zeros(size, np.float32)
+    assert k.max_batch(True, A, B) == size // 4 == k.max_batch(False, A, B)
+    with pytest.raises(tinyc.LaunchError, match="argument 'A'"):
+        k(False, A, B, batch=size // 4 + 1)
+    np.testing.assert_array_equal(B, 0)  # nothing ran
+    k(False, A, B, batch=size // 4)
+    want = np.zeros(size, np.float32)
+    for g in range(size // 4):
+        want[4 * g:4 * g + 2] = A[4 * g:4 * g + 2]
+    np.testing.assert_array_equal(B, want)
 
 
 def test_run_sizes_a_guarded_kernel_for_a_useful_batch(device, tmp_path):

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import tinyc
-from tinyc.cli.run import compare_outputs, make_arguments
+from tinyc.harness.arguments import make_arguments
+from tinyc.harness.check import compare_outputs
 from tinyc.ir.types import GroupType, MemrefType, ScalarType
 from tinyc.reference import ReferenceFault, ReferenceUnsupported
 from tinyc.reference import run as run_reference

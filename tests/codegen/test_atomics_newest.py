@@ -295,7 +295,7 @@ func @k(%A: memref<f32x4>) {{
 def test_atomic_updates_and_stores_are_writes_loads_are_reads():
     """Barriers and the kernel's copy-back see them (tinyc.analysis.memory_effects)."""
     from tinyc.analysis.memory_effects import EffectKind, direct_effects
-    from tinyc.spirv.codegen.analysis import param_infos
+    from tinyc.spirv.codegen.kernel import param_infos
 
     prog = check_source("""
 func @k(%R: memref<f32x4>, %S: memref<f32x4>, %U: memref<f32x4>) {

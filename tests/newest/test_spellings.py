@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tinyc
-from tinyc.cli.run import make_arguments
+from tinyc.harness.arguments import make_arguments
 from tinyc.ir import instructions as ins
 from tinyc.ir.instructions.scalar import BUILTIN_TYPES
 from tinyc.ir.printer import print_program

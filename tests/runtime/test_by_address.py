@@ -114,6 +114,23 @@ def test_list_members_changed_between_calls_are_read_again(fused):
         fused(np.float32(0.5), group, B, C, D, batch=N)
 
 
+def test_a_member_resized_in_place_is_checked_again(fused):
+    """`resize(refcheck=False)` moves a member's data within the same object (NumPy calls it
+    unsafe; the group's cached plan holds a reference, so only this resize can): the launch
+    sees the moved pointer and checks every member again, so the new shape is refused."""
+    group, B, C, D, want = _inputs(np.random.default_rng(7))
+    group[11] = group[11].copy(order="F")  # owns its data: resize may move it
+    fused(np.float32(0.5), group, B, C, D, batch=N)
+    np.testing.assert_allclose(D, want, rtol=1e-5, atol=1e-5)
+    before = group[11].__array_interface__["data"][0]
+    group[11].resize((16, 8 << 17), refcheck=False)  # 64 MB: past the heap, so it moves (mmap)
+    assert group[11].__array_interface__["data"][0] != before
+    D0 = D.copy()
+    with pytest.raises(tinyc.LaunchError, match=r"member 11"):
+        fused(np.float32(0.5), group, B, C, D, batch=N)
+    np.testing.assert_array_equal(D, D0)  # nothing ran
+
+
 def test_where_arrays_are_copied_only_what_the_kernel_touches(device, monkeypatch):
     """Copying path: an array the kernel only asks the size of is not copied in or out; one it
     reads is copied in only; one it writes is copied in (it may be written in part) and back."""

@@ -267,6 +267,41 @@ def test_prepare_launch_raw_and_time(kernels, rng):
     np.testing.assert_array_equal(a, expect)  # time() does not copy back
 
 
+def test_prepared_arguments_are_what_dpctl_submits(kernels, rng):
+    """prepare() packs USM copies: dpctl's own queue.submit takes its args (DESIGN.md: host
+    code written for either implementation launches the other's SPIR-V)."""
+    k = kernels["scale"]
+    a = rand(rng, (16, 8))
+    expect = a * np.float32(3)
+    prepared = k.prepare(3.0, a, batch=8)
+    x, y = k.info.work_group_size
+    event = k.queue.submit_async(k.sycl_kernel, prepared.args, [8, y, x], [1, y, x])
+    prepared.finish(event)
+    np.testing.assert_array_equal(a, expect)
+
+
+def test_pack_relaunches_with_new_addresses(kernels, rng):
+    """pack() packs as k(...) launches (by address where the device reads host memory): a
+    relaunch with another array's address in the Address slot scales that array in place."""
+    from tinyc.runtime.submit import Address
+
+    k = kernels["scale"]
+    a, b = rand(rng, (16, 8)), rand(rng, (16, 8))
+    want_a, want_b = a * np.float32(2), b * np.float32(2)
+    packed = k.pack(2.0, a, batch=8)
+    k.launch_raw(packed.args, 8)
+    if k.host_pointers:
+        assert type(packed.args[1]) is Address and not packed.call.staged
+        np.testing.assert_array_equal(a, want_a)
+        packed.args[1].address = b.ctypes.data
+        k.launch_raw(packed.args, 8)
+        np.testing.assert_array_equal(b, want_b)
+        np.testing.assert_array_equal(a, want_a)  # not launched again
+    else:  # copied: the written array comes back with finish()
+        packed.finish(packed.launch())
+        np.testing.assert_array_equal(a, want_a * np.float32(2))
+
+
 def test_host_views_keep_their_arrays_alive():
     """staging's views over raw host addresses hold the arrays they point into."""
     import gc

@@ -168,6 +168,31 @@ def test_members_of_different_sizes(programs, subs, rng):
         np.testing.assert_array_equal(got, -3 * g)
 
 
+def test_a_list_of_numpy_members_is_read_once_per_split_call(programs, subs, rng, monkeypatch):
+    """The slices of one call share one read of the list's members (passed by address)."""
+    from tinyc.runtime import groups
+
+    w = kernel(programs, SHARDED, "scale_members")
+    members = [rng.standard_normal(5).astype(np.float32) for _ in range(40)]  # one layout
+    want = [m.copy() for m in members]
+    reads = []
+    real = groups.host_numpy
+    monkeypatch.setattr(groups, "host_numpy", lambda *a: reads.append(1) or real(*a))
+    for factor in (-3.0, 0.5):
+        w(factor, members, batch=40, device=subs, weights=[1, 3])
+        want = [factor * m for m in want]
+        for got, m in zip(members, want):
+            np.testing.assert_array_equal(got, m)
+    assert len(reads) == (2 if all(k.host_pointers for k in sharding.kernels_on(w, subs.queues)) else 0)
+    members[30] = members[30].astype(np.float64)  # the last slice's member 20: named as the slice sees it
+    with pytest.raises(tinyc.LaunchError, match="member 20"):
+        w(1.0, members, batch=40, device=subs, weights=[1, 3])
+    members[30] = np.ones(7, np.float32)  # another length: the slices take the members one by one
+    w(2.0, members, batch=40, device=subs)
+    np.testing.assert_array_equal(members[0], 2 * want[0])
+    np.testing.assert_array_equal(members[30], 2)
+
+
 def test_scalars_of_several_types(programs, subs, rng):
     k = kernel(programs, SHARDED, "elements")
     x, y = rng.standard_normal(9), np.arange(9, dtype=np.int32)

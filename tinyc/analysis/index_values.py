@@ -234,6 +234,51 @@ class IndexValues:
                 self.comparisons[result] = parts[0] + parts[1]  # type: ignore[operator]
         return None
 
+    # -- values an `if` chooses -------------------------------------------------------------
+    def yielded(self, values: tuple | None) -> tuple:
+        """Per value a region yields (in its scope, where its guard holds): (its expression,
+        its bounds over the launch symbols or None, why there are none, what it must fit)."""
+        if values is None:
+            return ()
+        found = []
+        for v in values:
+            e = self.of(v) if isinstance(v, (Value, int)) else None
+            fits = self.fits_of([v])
+            if e is None:
+                found.append((None, None, self.why(v), fits))
+                continue
+            try:
+                found.append((e, (self.lower(e), self.upper(e)), "", fits))
+            except Unbounded as exc:
+                found.append((e, None, f"no bound for it: {exc}", fits))
+        return tuple(found)
+
+    def choose(self, results: list, branches: list[tuple], condition: Value | None) -> None:
+        """The results of an `if`. `if %a < %b {yield %a} else {yield %b}` is min(a, b) (and the
+        like: max, <=, >, >=); any other result is a variable between the lowest and the highest
+        bound of what the regions yield; unknown if a region's value has no bound."""
+        test = self.comparisons.get(condition, ()) if condition is not None else ()
+        for j, result in enumerate(results):
+            if not (isinstance(result.type, ScalarType) and result.type.is_int):
+                continue
+            parts = [b[j] if j < len(b) else (None, None, "a region yields no value for it", ())
+                     for b in branches]
+            fits = tuple(dict.fromkeys(f for p in parts for f in p[3]))
+            if fits:
+                self.fits[result] = fits
+            picked = _min_or_max(test, [p[0] for p in parts])
+            if picked is not None:
+                self.values[result] = picked
+                continue
+            missing = next((p for p in parts if p[1] is None), None)
+            if len(parts) != 2 or missing is not None:
+                self.values[result] = None
+                self.unknown[result] = missing[2] if missing else "an `if` without two regions computes it"
+                continue
+            low = node("min", *(p[1][0] for p in parts))
+            high = node("max", *(p[1][1] for p in parts))
+            self.values[result] = Expr.atom(self.variable(result.name or "chosen", low, high))
+
     # -- builtins ----------------------------------------------------------------------
     def _builtin_table(self, work_group: tuple[int, int] | None,
                        subgroup_size: int | None) -> dict[str, Callable[[], Expr | None]]:
@@ -373,6 +418,24 @@ class IndexValues:
                 args = tuple(a for a in args if a not in fails) if len(fails) == len(args) - 1 else ()
             for a in args:
                 self._refine(Comparison(a, op, limit), depth + 1)
+
+
+def _min_or_max(test: tuple, chosen: list) -> Expr | None:
+    """min(a, b) or max(a, b) when an `if` on the one comparison `test` yields a or b as
+    min or max would (then-value first); else None."""
+    if len(test) != 1 or len(chosen) != 2 or any(c is None for c in chosen):
+        return None
+    c = test[0]
+    smaller = {"lt": c.a, "le": c.a, "gt": c.b, "ge": c.b}.get(c.op)
+    if smaller is None:
+        return None
+    larger = c.b if smaller is c.a else c.a
+    then, otherwise = chosen
+    if then == smaller and otherwise == larger:
+        return node("min", smaller, larger)
+    if then == larger and otherwise == smaller:
+        return node("max", smaller, larger)
+    return None
 
 
 def _parts(e: Expr, op: str) -> tuple[Expr, ...]:

@@ -176,6 +176,7 @@ class _Walk:
         if addressing.rules:
             self._rules(inst, addressing.rules)
         self.split.visit(inst, addressing, facts)
+        chosen: list[tuple] = []  # per region: what its yield hands to the results (`chooses`)
         for k, region in enumerate(inst.regions):
             self.ints.push()
             args = {id(a) for a in region.args}
@@ -186,7 +187,11 @@ class _Walk:
             if guard is not None and k in (guard.then, guard.otherwise):
                 self.ints.guard(guard.condition, k == guard.then)
             self.region(region)
+            if facts.chooses:
+                chosen.append(self.ints.yielded(region.instructions[-1].operands if region.instructions else None))
             self.ints.pop()
+        if facts.chooses:
+            self.ints.choose(inst.results, chosen, facts.guard.condition if facts.guard else None)
 
     # -- views ---------------------------------------------------------------------------
     def _view(self, inst: Instruction, view: Any) -> None:

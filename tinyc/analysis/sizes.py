@@ -11,7 +11,7 @@ is a variable. The program relates variables:
   * a subview or expand size that is such a variable ties the view's mode.
 Related variables form one class (union-find), with the relations that
 joined them kept for messages. `tinyc run` and `tinyc bench` choose a value
-per class (tinyc/cli/sizes.py).
+per class (tinyc/harness/sizes.py).
 
 A walk over the instructions' interfaces (tinyc/ir/addressing.py): views,
 element footprints, size rules, integer values and loop ranges; no

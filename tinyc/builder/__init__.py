@@ -20,7 +20,8 @@ text that parses back to the same IR, and verifier errors on built IR point
 at the Python line that built the offending instruction.
 """
 
-from tinyc.builder.function import Branch, FunctionBuilder, Loop, instruction_classes
+from tinyc.builder.function import FunctionBuilder, instruction_classes
+from tinyc.builder.regions import Branch, Loop
 from tinyc.builder.program import Program
 from tinyc.builder.types import (
     DYNAMIC, bf16, bool_, c32, c64, coopmatrix, f16, f32, f64, group, i8, i16, i32, i64, index,

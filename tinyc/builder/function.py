@@ -1,7 +1,7 @@
 """`FunctionBuilder`: one kernel built from Python, an instruction per method call.
 
 A thin layer over the instruction classes of `tinyc.ir.instructions` and the
-internal `tinyc.ir.builder.Builder`: each method creates one instruction at
+internal `tinyc.ir.insertion.Builder`: each method creates one instruction at
 the insertion point and returns its result value(s). What the layer adds:
 
   * every instruction carries the span of the Python call that built it, so
@@ -13,51 +13,33 @@ the insertion point and returns its result value(s). What the layer adds:
     `constant` instructions of the type the position requires;
   * instructions without a method of their own (new ones) are reachable as
     `fn.<keyword>(...)` with the arguments of their class, or `fn.emit(cls, ...)`.
+
+The SPMD methods (coopmatrix, atomics, subgroups) are mixed in from
+spmd_methods.py, the regions' (`for_`, `if_`, `foreach`, ...) from regions.py,
+the collectives' are made from their classes (collectives.py).
 """
 
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from tinyc.builder import location
+from tinyc.builder.arguments import enum_of, memref_of, results_of, store_flag, transposed
 from tinyc.builder.collectives import collective_method
+from tinyc.builder.regions import RegionMethods
+from tinyc.builder.spmd_methods import SpmdMethods
 from tinyc.builder.types import scalar
 from tinyc.builder.views import expand_type, fuse_type, slice_entries, subview_type
 from tinyc.diagnostics import Span
 from tinyc.ir import instructions as I
-from tinyc.ir.builder import Builder
-from tinyc.ir.core import Function, Instruction, Region, Value
+from tinyc.ir.insertion import Builder
+from tinyc.ir.core import Function, Instruction, Value
 from tinyc.ir.types import (
-    DYNAMIC, BoolType, CoopMatrixType, GroupType, MemrefType, ScalarType, Type, bool_, coopmatrix_type, index,
-    promote,
+    DYNAMIC, BoolType, CoopMatrixType, GroupType, MemrefType, ScalarType, Type, index, promote,
 )
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[0-9]+")
-_FLAGS = {None: I.StoreFlag.NONE, "": I.StoreFlag.NONE, "atomic": I.StoreFlag.ATOMIC,
-          "atomic_add": I.StoreFlag.ATOMIC_ADD}
-_CHECKED = {None: I.CheckedFlag.NONE, "": I.CheckedFlag.NONE, "rows": I.CheckedFlag.ROWS,
-            "cols": I.CheckedFlag.COLS, "both": I.CheckedFlag.BOTH}
-
-
-def _transposed(value: Any, what: str) -> bool:
-    """`True`/"t"/"T" for a transpose, `False`/"n"/"N" (or None) for none."""
-    if value in (None, False, "n", "N", ".n"):
-        return False
-    if value in (True, "t", "T", ".t"):
-        return True
-    raise ValueError(f"{what} must be a bool or 't'/'n', got {value!r}")
-
-
-def _enum(enum: type, value: Any, what: str):
-    if isinstance(value, enum):
-        return value
-    try:
-        return enum(value)
-    except ValueError:
-        choices = ", ".join(repr(e.value) for e in enum)
-        raise ValueError(f"unknown {what} {value!r}; choose one of {choices}") from None
 
 
 class _SpannedBuilder(Builder):
@@ -71,55 +53,7 @@ class _SpannedBuilder(Builder):
         return super().insert(inst)
 
 
-class Apply:
-    """A `cooperative_matrix_apply` being built: `row`, `col`, `value` inside, `result` after."""
-
-    def __init__(self, inst: I.CoopMatrixApply):
-        self.inst = inst
-        self.row, self.col, self.value = inst.body.args
-
-    @property
-    def result(self) -> Value:
-        return self.inst.result
-
-
-class Loop:
-    """A `for` being built: `var`, `carried` inside the block, `results` after it."""
-
-    def __init__(self, inst: I.For):
-        self.inst = inst
-
-    @property
-    def var(self) -> Value:
-        return self.inst.loop_var
-
-    @property
-    def carried(self) -> list[Value]:
-        return self.inst.carried
-
-    @property
-    def results(self) -> list[Value]:
-        return self.inst.results
-
-
-class Branch:
-    """An `if` being built: `with br.then():` / `with br.otherwise():`, `results` after."""
-
-    def __init__(self, fn: "FunctionBuilder", inst: I.If):
-        self._fn, self.inst = fn, inst
-
-    @property
-    def results(self) -> list[Value]:
-        return self.inst.results
-
-    def then(self):
-        return self._fn._b._inside(self.inst.then)
-
-    def otherwise(self):
-        return self._fn._b._inside(self.inst.otherwise)
-
-
-class FunctionBuilder:
+class FunctionBuilder(SpmdMethods, RegionMethods):
     """Builds one function: parameters first, then instructions in program order."""
 
     def __init__(self, function: Function, names: set[str]):
@@ -191,7 +125,7 @@ class FunctionBuilder:
     def emit(self, cls: type, *args: Any, name: str | None = None, **kwargs: Any):
         """Any instruction class with its constructor's arguments; returns its result(s)."""
         inst = self._add(cls(*args, **kwargs), name)
-        return _results(inst)
+        return results_of(inst)
 
     def __getattr__(self, keyword: str):
         """`fn.<keyword>(...)` for an instruction without a method of its own: the class's
@@ -224,7 +158,7 @@ class FunctionBuilder:
 
     def arith(self, op: Any, a: Any, b: Any, name: str | None = None) -> Value:
         """`arith.<op> a, b` (op: add, sub, mul, div, rem, min, max, shl, shr, and, or, xor)."""
-        op = _enum(I.ArithBinaryOp, op, "arith operation")
+        op = enum_of(I.ArithBinaryOp, op, "arith operation")
         a, b = self._pair(a, b, f"arith.{op.value}")
         return self._add(I.ArithBinary(op, a, b, a.type), name).result
 
@@ -252,7 +186,7 @@ class FunctionBuilder:
 
     def unary(self, op: Any, a: Value, name: str | None = None) -> Value:
         """`arith.<op> a` (abs, neg, not, conj, im, re); abs/im/re of a complex are real."""
-        op = _enum(I.ArithUnaryOp, op, "unary operation")
+        op = enum_of(I.ArithUnaryOp, op, "unary operation")
         t = a.type
         if isinstance(t, ScalarType) and t.is_complex and op in (
                 I.ArithUnaryOp.ABS, I.ArithUnaryOp.IM, I.ArithUnaryOp.RE):
@@ -268,7 +202,7 @@ class FunctionBuilder:
 
     def math(self, op: Any, a: Value, name: str | None = None) -> Value:
         """`math.<op> a` (exp, native_exp)."""
-        op = _enum(I.MathUnaryOp, op, "math operation")
+        op = enum_of(I.MathUnaryOp, op, "math operation")
         return self._add(I.MathUnary(op, a, a.type), name).result
 
     def exp(self, a, name=None): return self.math("exp", a, name)
@@ -280,7 +214,7 @@ class FunctionBuilder:
 
     def cmp(self, cond: Any, a: Any, b: Any, name: str | None = None) -> Value:
         """`cmp.<cond> a, b : bool` (eq, ne, gt, ge, lt, le)."""
-        cond = _enum(I.CmpCond, cond, "comparison")
+        cond = enum_of(I.CmpCond, cond, "comparison")
         a, b = self._pair(a, b, f"cmp.{cond.value}")
         return self._add(I.Cmp(cond, a, b), name).result
 
@@ -293,7 +227,7 @@ class FunctionBuilder:
 
     def builtin(self, which: Any, name: str | None = None) -> Value:
         """`builtin.<which>` with the type the spec gives it."""
-        which = _enum(I.BuiltinName, which, "builtin")
+        which = enum_of(I.BuiltinName, which, "builtin")
         cls = I.SpmdBuiltin if which in I.SPMD_BUILTINS else I.Builtin
         from tinyc.ir.instructions.scalar import BUILTIN_TYPES
 
@@ -332,7 +266,7 @@ class FunctionBuilder:
         t = tensor.type
         if not isinstance(value, Value) and isinstance(t, MemrefType):
             value = self._value(value, t.element, "stored value")
-        self._add(I.Store(value, tensor, self._indices(indices), _store_flag(flag)))
+        self._add(I.Store(value, tensor, self._indices(indices), store_flag(flag)))
 
     def size(self, tensor: Value, mode: int = 0, name: str | None = None) -> Value:
         return self._add(I.Size(tensor, mode), name).result
@@ -340,7 +274,7 @@ class FunctionBuilder:
     def subview(self, tensor: Value, slices: Sequence[Any], name: str | None = None) -> Value:
         """A view: per mode an index (drops it), `slice(None)`/`...` (all of it), `slice(a, b)`
         or `(offset, size)`, ints or index values."""
-        t = _memref(tensor, "subview")
+        t = memref_of(tensor, "subview")
         entries = [(self._index(o) if not isinstance(o, int) else o,
                     self._index(s) if not isinstance(s, int) else s, single)
                    for o, s, single in slice_entries(t, list(slices))]
@@ -354,13 +288,13 @@ class FunctionBuilder:
 
     def fuse(self, tensor: Value, first: int, last: int, name: str | None = None) -> Value:
         """Modes first..last (inclusive) of a memref viewed as one."""
-        return self._add(I.Fuse(tensor, first, last, fuse_type(_memref(tensor, "fuse"), first, last)),
+        return self._add(I.Fuse(tensor, first, last, fuse_type(memref_of(tensor, "fuse"), first, last)),
                          name).result
 
     def expand(self, tensor: Value, mode: int, shape: Sequence[Any], name: str | None = None) -> Value:
         """Mode `mode` viewed as several: shape entries are ints or index values."""
         entries = [s if isinstance(s, int) else self._index(s) for s in shape]
-        result = expand_type(_memref(tensor, "expand"), mode, entries)
+        result = expand_type(memref_of(tensor, "expand"), mode, entries)
         static = [DYNAMIC if isinstance(s, Value) else s for s in entries]
         dynamic = [s for s in entries if isinstance(s, Value)]
         return self._add(I.Expand(tensor, mode, static, dynamic, result), name).result
@@ -375,251 +309,12 @@ class FunctionBuilder:
     # -- collectives (their methods are made from the classes: collectives.py) -------
     def _scalars(self, alpha: Any, beta: Any, inputs: Sequence[Value], out: Value) -> tuple[Value, Value]:
         """alpha typed as promote(inputs), beta as the output's element type, when numbers."""
-        elements = [_memref(v, "operand").element for v in inputs]
+        elements = [memref_of(v, "operand").element for v in inputs]
         alpha_t = elements[0]
         for e in elements[1:]:
             alpha_t = promote(alpha_t, e) or alpha_t
         return (self._value(alpha, alpha_t, "alpha"),
-                self._value(beta, _memref(out, "output").element, "beta"))
-
-    # -- SPMD: coopmatrix and subgroups --------------------------------------------
-    def cooperative_matrix_load(self, tensor: Value, x: Any, y: Any, type: CoopMatrixType,
-                                transpose: Any = False, checked: str | None = None,
-                                name: str | None = None) -> Value:
-        inst = I.CoopMatrixLoad(_transposed(transpose, "transpose"), _checked(checked), tensor,
-                                self._index(x), self._index(y), type)
-        return self._add(inst, name).result
-
-    def cooperative_matrix_construct(self, number: Any, type: CoopMatrixType,
-                                     name: str | None = None) -> Value:
-        """A coopmatrix with every entry `number` (newest language)."""
-        value = self._value(number, type.component, "number")
-        return self._add(I.CoopMatrixConstruct(value, type), name).result
-
-    def cooperative_matrix_mul_add(self, a: Value, b: Value, c: Value, type: CoopMatrixType | None = None,
-                                   name: str | None = None) -> Value:
-        return self._add(I.CoopMatrixMulAdd(a, b, c, type or c.type), name).result
-
-    def cooperative_matrix_scale(self, scalar_value: Any, matrix: Value, name: str | None = None) -> Value:
-        s = self._value(scalar_value, matrix.type.component, "scale")  # type: ignore[attr-defined]
-        return self._add(I.CoopMatrixScale(s, matrix, matrix.type), name).result
-
-    def cooperative_matrix_store(self, value: Value, tensor: Value, x: Any, y: Any,
-                                 checked: str | None = None, flag: str | None = None,
-                                 transpose: Any = False) -> None:
-        self._add(I.CoopMatrixStore(_checked(checked), _store_flag(flag), value, tensor,
-                                    self._index(x), self._index(y),
-                                    transpose=_transposed(transpose, "transpose")))
-
-    # -- newest language: atomics and coopmatrix components -----------------------
-    def atomic_load(self, tensor: Value, indices: Sequence[Any] = (), scope: Any = None,
-                    semantics: Any = None, name: str | None = None) -> Value:
-        """`atomic_load[.scope][.semantics] %t[indices] : element`."""
-        t = _memref(tensor, "tensor")
-        inst = I.AtomicLoad(tensor, self._indices(indices), t.element, *_ordering(scope, semantics))
-        return self._add(inst, name).result
-
-    def atomic_store(self, value: Any, tensor: Value, indices: Sequence[Any] = (), scope: Any = None,
-                     semantics: Any = None) -> None:
-        t = _memref(tensor, "tensor")
-        self._add(I.AtomicStore(self._value(value, t.element, "value"), tensor, self._indices(indices),
-                                *_ordering(scope, semantics)))
-
-    def atomic(self, op: Any, value: Any, tensor: Value, indices: Sequence[Any] = (),
-               scope: Any = None, semantics: Any = None, name: str | None = None) -> Value:
-        """`%old = atomic_<op> value, tensor[indices]`: the element's value before the update."""
-        t = _memref(tensor, "tensor")
-        inst = I.AtomicUpdate(_enum(I.AtomicOp, op, "atomic operation"),
-                              self._value(value, t.element, "value"), tensor, self._indices(indices),
-                              t.element, *_ordering(scope, semantics))
-        return self._add(inst, name).result
-
-    def atomic_add(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
-        return self.atomic("add", value, tensor, indices, scope, semantics, name)
-
-    def atomic_max(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
-        return self.atomic("max", value, tensor, indices, scope, semantics, name)
-
-    def atomic_min(self, value, tensor, indices=(), scope=None, semantics=None, name=None):
-        return self.atomic("min", value, tensor, indices, scope, semantics, name)
-
-    def cooperative_matrix_extract(self, matrix: Value, index: int, name: str | None = None) -> Value:
-        """Component `index` of the work-item's part of `matrix` (docs/coopmatrix.md)."""
-        inst = I.CoopMatrixExtract(matrix, index, matrix.type.component)  # type: ignore[attr-defined]
-        return self._add(inst, name).result
-
-    def cooperative_matrix_insert(self, value: Any, matrix: Value, index: int,
-                                  name: str | None = None) -> Value:
-        v = self._value(value, matrix.type.component, "value")  # type: ignore[attr-defined]
-        return self._add(I.CoopMatrixInsert(v, matrix, index, matrix.type), name).result
-
-    @contextmanager
-    def cooperative_matrix_apply(self, matrix: Value, name: str | None = None) -> Iterator[Apply]:
-        """`with fn.cooperative_matrix_apply(m) as ap:` — `ap.row`, `ap.col`, `ap.value` inside
-        (end with `fn.yield_([new])`); `ap.result` afterwards."""
-        inst = I.CoopMatrixApply(matrix, matrix.type, span=location.caller_span())
-        inst.results[0].name = self._name(name)
-        self._b.insert(inst)
-        with self._b._inside(inst.body):
-            yield Apply(inst)
-
-    def cooperative_matrix_reduce(self, op: Any, mode: Any, matrix: Value,
-                                  name: str | None = None) -> Value:
-        """Sum, max or min over each row (`mode="row"`, M×1) or column ("column", 1×N)."""
-        m = _enum(I.ReduceMode, mode if str(mode).startswith(".") else f".{mode}", "reduce mode")
-        t = matrix.type
-        shape = (t.rows, 1) if m is I.ReduceMode.ROW else (1, t.cols)  # type: ignore[attr-defined]
-        rt = coopmatrix_type(t.component, *shape, t.use)  # type: ignore[attr-defined]
-        inst = I.CoopMatrixReduce(_enum(I.AtomicOp, op, "reduce operation"), m, matrix, rt)
-        return self._add(inst, name).result
-
-    def cooperative_matrix_prefetch(self, cache_level: int, tensor: Value, x: Any, y: Any, rows: int,
-                                    cols: int) -> None:
-        self._add(I.CoopMatrixPrefetch(cache_level, tensor, self._index(x), self._index(y), rows, cols))
-
-    def cooperative_matrix_atomic_load(self, tensor: Value, x: Any, y: Any, type: CoopMatrixType,
-                                       transpose: Any = False, checked: str | None = None,
-                                       scope: Any = None, semantics: Any = None,
-                                       name: str | None = None) -> Value:
-        inst = I.CoopMatrixAtomicLoad(_transposed(transpose, "transpose"), _checked(checked), tensor,
-                                      self._index(x), self._index(y), type,
-                                      *_ordering(scope, semantics))
-        return self._add(inst, name).result
-
-    def cooperative_matrix_atomic_store(self, value: Value, tensor: Value, x: Any, y: Any,
-                                        transpose: Any = False, checked: str | None = None,
-                                        scope: Any = None, semantics: Any = None) -> None:
-        scope_, semantics_ = _ordering(scope, semantics)
-        self._add(I.CoopMatrixAtomicStore(_checked(checked), value, tensor, self._index(x),
-                                          self._index(y), _transposed(transpose, "transpose"),
-                                          scope_, semantics_))
-
-    def cooperative_matrix_atomic(self, op: Any, value: Value, tensor: Value, x: Any, y: Any,
-                                  transpose: Any = False, checked: str | None = None,
-                                  scope: Any = None, semantics: Any = None,
-                                  name: str | None = None) -> Value:
-        """Component-wise atomic add/max/min; the result holds the old values."""
-        scope_, semantics_ = _ordering(scope, semantics)
-        inst = I.CoopMatrixAtomicUpdate(_enum(I.AtomicOp, op, "atomic operation"), value, tensor,
-                                        self._index(x), self._index(y), value.type,
-                                        _transposed(transpose, "transpose"), _checked(checked),
-                                        scope_, semantics_)
-        return self._add(inst, name).result
-
-    def subgroup_broadcast(self, a: Value, lane: Any, name: str | None = None) -> Value:
-        lane_v = self._value(lane, scalar("i32"), "lane")
-        return self._add(I.SubgroupBroadcast(a, lane_v, a.type), name).result
-
-    def subgroup(self, op: Any, mode: Any, a: Value, name: str | None = None) -> Value:
-        """`subgroup_<mode>_<op>`, e.g. subgroup("add", "reduce", x)."""
-        inst = I.SubgroupOperation(_enum(I.SubgroupOp, op, "subgroup operation"),
-                                   _enum(I.SubgroupMode, mode, "subgroup mode"), a, a.type)
-        return self._add(inst, name).result
-
-    # -- regions ------------------------------------------------------------------
-    @contextmanager
-    def for_(self, lower: Any, upper: Any, step: Any = None, init: Sequence[Value] = (),
-             loop_type: Any = index, unroll: bool | None = None,
-             names: Sequence[str | None] = ()) -> Iterator[Loop]:
-        """`with fn.for_(lo, hi, init=[x]) as loop:` — `loop.var`, `loop.carried`; end the
-        body with `fn.yield_([...])` when values are carried; `loop.results` afterwards."""
-        ty = scalar(loop_type)
-        lo, hi = self._value(lower, ty, "lower bound"), self._value(upper, ty, "upper bound")
-        st = None if step is None else self._value(step, ty, "step")
-        attrs = {} if unroll is None else {"unroll": bool(unroll)}
-        for v in init:
-            if not isinstance(v, Value):
-                raise TypeError(f"initial values of a loop must be values, got {v!r}")
-        span = location.caller_span()
-        loop_var, carried = Value(ty), [Value(v.type) for v in init]
-        inst = I.For(loop_var, lo, hi, st, carried, init, loop_type=ty, attrs=attrs, span=span)
-        for v, n in zip(inst.results, names):
-            v.name = self._name(n)
-        self._b.insert(inst)
-        with self._b._inside(inst.body):
-            yield Loop(inst)
-
-    @contextmanager
-    def if_(self, cond: Value, result_types: Sequence[Any] = ()) -> Iterator[Branch]:
-        """`with fn.if_(c, [f32]) as br:` then `with br.then(): …` / `with br.otherwise(): …`."""
-        types = [t if isinstance(t, Type) else scalar(t) for t in result_types]
-        inst = I.If(cond, types, span=location.caller_span())
-        self._b.insert(inst)
-        yield Branch(self, inst)
-
-    @contextmanager
-    def foreach(self, lower: Sequence[Any], upper: Sequence[Any],
-                loop_type: Any = index) -> Iterator[list[Value]]:
-        """`with fn.foreach([0, 0], [m, n]) as (i, j):` — an SPMD loop over a range."""
-        ty = scalar(loop_type)
-        lo = [self._value(v, ty, "lower bound") for v in lower]
-        hi = [self._value(v, ty, "upper bound") for v in upper]
-        loop_vars = [Value(ty) for _ in lo]
-        inst = I.Foreach(loop_vars, lo, hi, loop_type=ty, span=location.caller_span())
-        self._b.insert(inst)
-        with self._b._inside(inst.body):
-            yield loop_vars
-
-    @contextmanager
-    def foreach_tile(self, lower: Sequence[Any], upper: Sequence[Any],
-                     tile_shape: Sequence[int]) -> Iterator[tuple[list[Value], list[Value]]]:
-        """`with fn.foreach_tile([0], [n], [16]) as (offsets, sizes):` — tiles of a range, one
-        per subgroup at a time (newest language); sizes are the tile shape clipped at the end."""
-        lo = [self._value(v, index, "lower bound") for v in lower]
-        hi = [self._value(v, lo[k].type if k < len(lo) else index, "upper bound")
-              for k, v in enumerate(upper)]
-        offsets = [Value(v.type) for v in lo]
-        sizes = [Value(v.type) for v in lo]
-        inst = I.ForeachTile(offsets, sizes, lo, hi, [int(n) for n in tile_shape],
-                             span=location.caller_span())
-        self._b.insert(inst)
-        with self._b._inside(inst.body):
-            yield offsets, sizes
-
-    @contextmanager
-    def parallel(self) -> Iterator[None]:
-        """`with fn.parallel():` — an SPMD region run by every work-item."""
-        inst = I.Parallel(span=location.caller_span())
-        self._b.insert(inst)
-        with self._b._inside(inst.body):
-            yield
-
-    def yield_(self, values: Sequence[Value] = ()) -> None:
-        self._add(I.Yield(list(values)))
-
-
-def _memref(v: Value, what: str) -> MemrefType:
-    if not isinstance(v, Value):
-        raise TypeError(f"{what} must be a value, got {v!r}")
-    if not isinstance(v.type, MemrefType):
-        raise TypeError(f"{what} must be a memref, got {v.type}")
-    return v.type
-
-
-def _ordering(scope: Any, semantics: Any) -> tuple[I.MemoryScope, I.MemorySemantics]:
-    """Scope and semantics of an atomic: the enums, or their names with or without the dot
-    ("device", ".acquire"); None for the defaults (work_group, relaxed)."""
-    def dotted(value: Any) -> Any:
-        return f".{value}" if isinstance(value, str) and not value.startswith(".") else value
-
-    return (_enum(I.MemoryScope, dotted(scope or I.MemoryScope.WORK_GROUP), "memory scope"),
-            _enum(I.MemorySemantics, dotted(semantics or I.MemorySemantics.RELAXED), "memory semantics"))
-
-
-def _store_flag(value: Any) -> I.StoreFlag:
-    if isinstance(value, str) and value.startswith("."):
-        value = value[1:]
-    return _enum(I.StoreFlag, _FLAGS.get(value, value), "store flag")
-
-
-def _checked(value: Any) -> I.CheckedFlag:
-    return _enum(I.CheckedFlag, _CHECKED.get(value, value), "checked flag")
-
-
-def _results(inst: Instruction):
-    if not inst.results:
-        return None
-    return inst.results[0] if len(inst.results) == 1 else list(inst.results)
+                self._value(beta, memref_of(out, "output").element, "beta"))
 
 
 _CLASSES: dict[str, tuple[type, tuple]] = {}
@@ -650,5 +345,5 @@ def span_of(value: Value) -> Span | None:
 
 for _cls in I.instruction_classes():  # gemm, gemv, ger, axpby, sum, cumsum, hadamard_product
     if issubclass(_cls, I.BlasInstruction):
-        setattr(FunctionBuilder, _cls.opname, collective_method(_cls, _transposed))
+        setattr(FunctionBuilder, _cls.opname, collective_method(_cls, transposed))
 del _cls

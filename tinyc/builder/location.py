@@ -16,7 +16,7 @@ from tinyc.diagnostics import Source, Span
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SKIP_FILES = {os.path.abspath(contextlib.__file__),
-               os.path.join(os.path.dirname(_HERE), "ir", "builder.py")}
+               os.path.join(os.path.dirname(_HERE), "ir", "insertion.py")}
 _SOURCES: dict[str, Source] = {}
 
 

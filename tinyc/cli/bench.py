@@ -1,6 +1,6 @@
 """`tinyc bench`: kernel time, GFLOP/s, GB/s, and where the kernel sits on the roofline.
 
-Work is counted by tinyc.analysis.work, the model benchmarks/ uses too:
+Work is counted by tinyc.harness.work, the model benchmarks/ uses too:
 each collective's flops with the sizes it really has (one work-group
 emulated by the reference interpreter), and the minimum memory traffic.
 Both ceilings of the roofline — the best of several streaming kernels at the
@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tinyc.analysis.work import count_work
-from tinyc.cli.batches import fitting
+from tinyc.harness.work import count_work
+from tinyc.harness.batches import fitting
 from tinyc.cli.errors import UsageError
 
 BENCH_BATCH = 10000
@@ -31,7 +31,7 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int | N
     numbers."""
     from tinyc.cli.common import compile_reporting
     from tinyc.reference import ReferenceFault, ReferenceUnsupported
-    from tinyc.cli.run import describe_arguments, device_array_limit, make_arguments, parse_sizes
+    from tinyc.harness.arguments import describe_arguments, device_array_limit, make_arguments, parse_sizes
 
     program = compile_reporting(source, policy, name=file, device=device, std=std, defines=defines,
                                 fp_contract=fp_contract)

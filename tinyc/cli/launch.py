@@ -20,7 +20,7 @@ from tinyc.diagnostics import CompilationError, LaunchError
 def _launch_options(default_batch: int, default_repeat: int):
     """The options `run` and `bench` share: what to launch, how often, on what. Without
     --batch, `default_batch`, or the largest batch the kernel takes with its arguments
-    if that is smaller (tinyc/cli/batches.py)."""
+    if that is smaller (tinyc/harness/batches.py)."""
 
     def decorate(command):
         options = [

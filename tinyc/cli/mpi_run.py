@@ -35,7 +35,8 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
     """`tinyc run` over the ranks of MPI_COMM_WORLD (module docs); `policy`: -W/-w."""
     from tinyc.cli.common import compile_reporting
     from tinyc.cli.errors import UsageError
-    from tinyc.cli.run import check_results, make_arguments, parse_sizes
+    from tinyc.harness.arguments import make_arguments, parse_sizes
+    from tinyc.harness.check import check_results
     from tinyc.reference.arguments import copy_argument
     from tinyc.distributed import local_device, run
     from tinyc.distributed.devices import mpi

@@ -80,7 +80,7 @@ def tune_source(source: str, file: str, kernels: tuple[str, ...], batch: int | N
                 budget: float | None, sizes: tuple[str, ...], schedule_file: str | None,
                 device: str | None) -> dict:
     """Tune (again) the selected kernels of `source`; returns their cache entries."""
-    from tinyc.cli.run import parse_sizes
+    from tinyc.harness.arguments import parse_sizes
     from tinyc.compiler import compile_to_spirv, target_device
     from tinyc.compiler import check_source
     from tinyc.schedule import Schedule

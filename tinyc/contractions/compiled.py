@@ -272,11 +272,11 @@ class Compiled:
 def compile_contraction(a: Analysis, epilogue: Any, device: Any, plain: bool = False,
                         knobs: Knobs | None = None) -> Compiled:
     """Build the kernel of an analysis with tinyc.builder and load it on the device."""
-    import tinyc
+    from tinyc.compiler import compile as compile_program
 
     spec = kernel_spec(a, epilogue, plain, knobs=knobs)
     prog = build_kernel(spec)
     source = prog.checked_source()
     schedule = {spec.name: knobs.schedule} if knobs is not None and knobs.schedule else None
-    program = tinyc.compile(source, name="<einsum>", device=device, schedule=schedule, fp_contract=True)
+    program = compile_program(source, name="<einsum>", device=device, schedule=schedule, fp_contract=True)
     return Compiled(spec, source, program, program[spec.name], scratch_layout(spec)[0], knobs)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from tinyc.builder import Program, index
+from tinyc.contractions.kernel_parts import Memory, dynamic_sizes, emit_steps, kernel_parameters, unique_names
 from tinyc.contractions.layout import Layout
 from tinyc.contractions.lanestep import BLOCK, LANE, Chunk, LaneTensor, Scaling, emit_lane_step, per_entry
 from tinyc.contractions.plan import Plan, make_steps
@@ -110,8 +111,6 @@ def _floor_pow2(n: int) -> int:
 
 def build_lane_kernel(spec, prog: Program) -> None:
     """The kernel of a lane plan (`spec.plan.lanes`) as the one function of `prog`."""
-    from tinyc.contractions.emit import Memory, dynamic_sizes, emit_steps, kernel_parameters, unique_names
-
     plan = spec.plan
     lanes: Lanes = plan.lanes
     names, params = kernel_parameters(spec)

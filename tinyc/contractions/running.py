@@ -8,7 +8,7 @@ memory (no copy in or out; elsewhere it copies them).
 
 A plain call (NumPy arrays in, a new array out, alpha 1, beta 0) with the
 signature of an earlier one skips even that: the first such call packs its
-arguments once (`Kernel.prepare`, all checks), later ones write the new
+arguments once (`Kernel.pack`, all checks), later ones write the new
 addresses into that packing and relaunch it (`Kernel.launch_raw`) — a
 dictionary lookup, a new output array and one submit.
 """
@@ -181,7 +181,7 @@ def _pack(call: Call, operands: Sequence[np.ndarray], result: np.ndarray) -> Non
     if not kernel.host_pointers:   # the device cannot read NumPy memory: copies every call
         kernel(1, 0, *views, batch=call.groups)
         return
-    prepared = kernel.prepare(1, 0, *views, batch=call.groups)
+    prepared = kernel.pack(1, 0, *views, batch=call.groups)   # NumPy by address: Address slots
     kernel.launch_raw(prepared.args, call.groups)
     positions, at = [], 0
     for p in kernel.info.params:

@@ -9,7 +9,7 @@ the rest again; once a text has parsed, the language server keeps its names
 while one types (tinyc/editor/documents.py). Tokens are lexed a line at a
 time, when a request needs them.
 
-Everything here works on offsets into the text; `tinyc.editor.positions`
+Everything here works on offsets into the text; `tinyc.positions`
 turns them into LSP positions. Nothing here may raise on any text.
 """
 
@@ -24,7 +24,8 @@ from typing import Iterator
 from tinyc.diagnostics import CompilationError, Diagnostic, Span
 from tinyc.editor import vocabulary
 from tinyc.editor.checking import Checked
-from tinyc.editor.positions import LineIndex
+from tinyc.editor.completion import CompletionWord, complete  # noqa: F401 (CompletionWord: re-exported)
+from tinyc.positions import LineIndex
 from tinyc.editor.tokens import EditorToken, editor_tokens
 
 MAX_RECOVERY = 8
@@ -76,16 +77,6 @@ class FunctionInfo:
     name_start: int      # its `@name`
     name_end: int
     signature: str
-
-
-@dataclass
-class CompletionWord:
-    """One completion: what to insert and how to show it."""
-
-    label: str
-    kind: str            # instruction, type, attribute, keyword, value
-    detail: str = ""
-    documentation: str = ""
 
 
 @dataclass
@@ -277,8 +268,6 @@ class Analysis:
 
     def completion(self, offset: int) -> tuple[int, list[CompletionWord]]:
         """(start of the word being typed, the words that may go there): see completion.py."""
-        from tinyc.editor.completion import complete
-
         return complete(self.text, offset, lambda: (self, _same, _same))[:2]
 
 

@@ -12,12 +12,13 @@ of the document and from the names the text defines around the cursor.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from tinyc.editor import vocabulary
 
 if TYPE_CHECKING:
-    from tinyc.editor.analysis import Analysis, CompletionWord
+    from tinyc.editor.analysis import Analysis
 
 CONTEXT_LINES = 12
 """Lines looked back for the start of the statement being typed."""
@@ -39,18 +40,26 @@ _DEFINED = re.compile(r"(%[A-Za-z0-9_.$]+)(?=\s*[=:,])|\bfor\s+(%[A-Za-z0-9_.$]+
 after `for`."""
 
 
+@dataclass
+class CompletionWord:
+    """One completion: what to insert and how to show it."""
+
+    label: str
+    kind: str            # instruction, type, attribute, keyword, value
+    detail: str = ""
+    documentation: str = ""
+
+
 def _same(offset: int, clamp: bool = False) -> int | None:
     return offset
 
 
 def complete(text: str, offset: int, names: Callable[[], tuple["Analysis", Callable, Callable]]
-             ) -> tuple[int, list["CompletionWord"], bool]:
+             ) -> tuple[int, list[CompletionWord], bool]:
     """(start of the word being typed, the words that may go there, whether more words would
     come with more of the word typed) in `text`. `names()` gives the names to offer values
     from (asked only where a value may go), with the maps of offsets to their text (maybe an
     earlier one) and back."""
-    from tinyc.editor.analysis import CompletionWord
-
     offset = min(max(offset, 0), len(text))
     start = offset
     while start > 0 and _WORD_CHAR.match(text[start - 1]):
@@ -99,13 +108,12 @@ def instruction_words(typed: str) -> tuple[list, bool]:
 
 
 def values_before(text: str, offset: int, analysis: "Analysis", to_old: Callable = _same,
-                  to_new: Callable = _same) -> list["CompletionWord"]:
+                  to_new: Callable = _same) -> list[CompletionWord]:
     """Values defined before `offset` in the function around it.
 
     Those the analysis knows come with their type; names the text defines
     while it does not parse (`%x =`, `%a:`, `for %i`) are added without one.
     """
-    from tinyc.editor.analysis import CompletionWord
 
     old = to_old(offset, clamp=True)
     function = analysis.function_at(old)

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 from tinyc.editor.analysis import Analysis
 from tinyc.editor.checking import Checked, FunctionChecker
 from tinyc.editor.lookup import PointNames
-from tinyc.editor.positions import LineIndex
+from tinyc.positions import LineIndex
 
 Edit = tuple[int, int, int]
 """(start, end) replaced in the text before the edit, and the length of what replaced it."""

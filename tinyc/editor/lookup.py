@@ -15,7 +15,7 @@ from typing import Iterator
 
 from tinyc.diagnostics import Span
 from tinyc.editor.analysis import FunctionInfo, Occurrence, Symbol, _INSTRUCTION_AT
-from tinyc.editor.positions import LineIndex
+from tinyc.positions import LineIndex
 
 
 class PointNames:

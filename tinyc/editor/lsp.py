@@ -39,7 +39,7 @@ from tinyc.diagnostics import Diagnostic
 from tinyc.editor.analysis import hover as hover_text, line_tokens
 from tinyc.editor.completion import complete
 from tinyc.editor.documents import Document
-from tinyc.editor.positions import UTF16, LineIndex
+from tinyc.positions import UTF16, LineIndex
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ checks that each class does, in its own body or through a base):
         value       the integer (or bool) its result computes, as an IntOp
         ranges      region arguments with known bounds (loop variables, tiles)
         guard       the region that runs only when a condition holds (`if`)
+        chooses     its results are the values yielded by the region that ran (`if`)
 
 The defaults on Instruction are conservative: an instruction that does not
 describe itself touches its memory operands "somewhere" (footprint modes
@@ -207,6 +208,7 @@ class IntegerFacts:
     value: IntOp | None = None
     ranges: tuple[LoopRange | TileRange, ...] = ()
     guard: Guard | None = None
+    chooses: bool = False  # result k is value k of the `yield` ending the region that ran
 
 
 NO_INTEGER_FACTS = IntegerFacts()

@@ -18,7 +18,6 @@ from tinyc.ir.core import Instruction, Value
 from tinyc.std import Std
 from tinyc.ir.types import (
     DYNAMIC, BoolType, CoopMatrixType, MatrixUse, MemrefType, ScalarType, Type, dim_text, index,
-    promotable, promote,
 )
 
 if TYPE_CHECKING:
@@ -184,70 +183,6 @@ def expect_index_count(ctx: "VerifyContext", inst: Instruction, count: int, expe
     inst_error(ctx, inst, f"{tensor.type} needs {expected} ind{'ex' if expected == 1 else 'ices'}, "
                           f"got {count}", [tensor])
     return False
-
-
-# ---------------------------------------------------------------- BLAS-like collectives
-
-def blas_memrefs(ctx: "VerifyContext", inst: Instruction, roles: Sequence[str]) -> list[MemrefType] | None:
-    """Check alpha, the memref operands and beta of a BLAS-like instruction.
-
-    `roles` names the memref operands (inputs then output). Returns their
-    types when all are memrefs; also checks the promotion chain
-    type(alpha) ⪯ promote(inputs) ⪯ element(output), type(beta) ⪯
-    element(output), and the constant beta of the atomic variant.
-    """
-    alpha = expect_scalar(ctx, inst, 0, "alpha")
-    memrefs = [expect_memref(ctx, inst, 1 + k, role) for k, role in enumerate(roles[:-1])]
-    beta_at = len(roles)
-    beta = expect_scalar(ctx, inst, beta_at, "beta")
-    out = expect_memref(ctx, inst, beta_at + 1, roles[-1])
-    memrefs.append(out)
-    if beta is not None and getattr(inst, "atomic", False):
-        _check_atomic_beta(ctx, inst, beta_at)
-    if None in memrefs:
-        return None
-    _check_blas_promotion(ctx, inst, roles, alpha, [m.element for m in memrefs], beta)
-    return memrefs  # type: ignore[return-value]
-
-
-def _check_blas_promotion(ctx: "VerifyContext", inst: Instruction, roles: Sequence[str],
-                          alpha: ScalarType | None, elements: list[ScalarType],
-                          beta: ScalarType | None) -> None:
-    inputs, out = elements[:-1], elements[-1]
-    n_in = len(inputs)
-    values = inst.operands
-    in_values = values[1:1 + n_in]
-    out_value = values[-1]
-    common: ScalarType | None = inputs[0]
-    if n_in == 2:
-        common = promote(inputs[0], inputs[1])
-        if common is None:
-            inst_error(ctx, inst, f"element types of {roles[0]} ({inputs[0]}) and {roles[1]} "
-                                  f"({inputs[1]}) cannot be promoted to a common type", in_values)
-        what = f"{common}, the promoted element type of {roles[0]} and {roles[1]},"
-    else:
-        what = f"the element type of {roles[0]} ({common})"
-    if common is not None:
-        if alpha is not None and not promotable(alpha, common):
-            operand_error(ctx, inst, 0, f"type of alpha ({alpha}) does not promote to {common}, the "
-                                        + ("promoted " if n_in == 2 else "")
-                                        + f"element type of {' and '.join(roles[:n_in])}", in_values)
-        if not promotable(common, out):
-            inst_error(ctx, inst, f"{what} does not promote to the element type of "
-                                  f"{roles[-1]} ({out})", [*in_values, out_value])
-    if beta is not None and not promotable(beta, out):
-        operand_error(ctx, inst, n_in + 1, f"type of beta ({beta}) does not promote to the element "
-                                           f"type of {roles[-1]} ({out})", [out_value])
-
-
-def _check_atomic_beta(ctx: "VerifyContext", inst: Instruction, beta_at: int) -> None:
-    """Spec: with .atomic, beta must be a constant 0 or 1."""
-    from tinyc.ir.instructions.scalar import Constant  # the instruction modules import this one
-
-    owner = inst.operands[beta_at].owner
-    if isinstance(owner, Constant) and not isinstance(owner.value, bool) and owner.value in (0, 1):
-        return
-    operand_error(ctx, inst, beta_at, "with .atomic, beta must be a constant 0 or 1")
 
 
 def check_shapes_equal(ctx: "VerifyContext", inst: Instruction, what: str, shape: Sequence[int],

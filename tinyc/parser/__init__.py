@@ -1,4 +1,4 @@
-"""Source text → IR: the LALR grammar in tensor.lark, a hand lexer, an IR builder.
+"""Source text → IR: the LALR grammar in tensor.lark, a hand lexer, the tree → IR walk (tree_to_ir.py).
 
 The grammar is tensor.lark plus a rule per instruction class (its `keywords`
 and `syntax`); its LALR(1) tables are generated into `tables.py`
@@ -38,7 +38,7 @@ from __future__ import annotations
 from tinyc.diagnostics import CompilationError, Diagnostic, Note, Source, Span
 from tinyc.ir.core import Program
 from tinyc.parser import lalr
-from tinyc.parser.builder import ProgramBuilder
+from tinyc.parser.tree_to_ir import ProgramBuilder
 from tinyc.parser.lalr import Tree
 from tinyc.parser.lexer import TensorLexer
 from tinyc.parser.preprocessor import Preprocessor, outside_definitions

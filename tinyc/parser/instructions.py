@@ -27,7 +27,7 @@ from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, constant, dictionary
 
 if TYPE_CHECKING:
-    from tinyc.parser.builder import ProgramBuilder
+    from tinyc.parser.tree_to_ir import ProgramBuilder
     from tinyc.std import Std
 
 TYPE_RULES = frozenset({"void_type", "bool_type", "scalar_type", "integer_type", "index_type",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tinyc.analysis.own_writes import addressing_reads_own_writes
-from tinyc.ir.builder import Builder
+from tinyc.ir.insertion import Builder
 from tinyc.ir.core import Function, Instruction, Value, erase
 from tinyc.ir.instructions import ArithBinaryOp, CmpCond, If
 from tinyc.ir.addressing import SizeRule

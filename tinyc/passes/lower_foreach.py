@@ -29,7 +29,7 @@ from tinyc.ir.core import Function, Value, erase, replace_uses
 from tinyc.ir.instructions import Constant, Foreach, ForeachTile
 from tinyc.ir.types import index
 from tinyc.passes.lower_collectives import collective_region_instructions
-from tinyc.passes.lowering.builder import LoweringBuilder, static
+from tinyc.passes.lowering.lowering_builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.tiling import distribute
 

@@ -30,13 +30,12 @@ def copy_argument(arg: Any) -> Any:
     """A copy of an array or of a list of arrays, for a run that must leave the caller's alone.
 
     A strided array keeps its strides (the copy is made of the whole span it
-    views), since a memref with static strides accepts no other layout."""
-    from tinyc.runtime.groups import Group
-
+    views), since a memref with static strides accepts no other layout. A tinyc.Group is
+    duck-typed (as _group does): the runtime that defines it sits above the interpreter."""
     if isinstance(arg, list):
         return [copy_argument(a) for a in arg]
-    if isinstance(arg, Group) and not arg.stacked:
-        return Group([copy_argument(a) for a in arg.arrays], arg.offset, arg.shape, arg.stride)
+    if hasattr(arg, "arrays") and hasattr(arg, "stacked") and not arg.stacked:  # tinyc.Group
+        return type(arg)([copy_argument(a) for a in arg.arrays], arg.offset, arg.shape, arg.stride)
     if not isinstance(arg, np.ndarray):
         return arg
     if arg.flags.f_contiguous or arg.flags.c_contiguous:

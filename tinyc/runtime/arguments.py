@@ -22,7 +22,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tinyc.diagnostics import LaunchError
-from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
+from tinyc.ir.types import BoolType, GroupType, MemrefType, ScalarType
+from tinyc.runtime.abi import abi_arity, null_arguments  # noqa: F401 (abi_arity: importable here too)
 from tinyc.runtime.arrays import ArrayView, array_view, check_batch, check_dtype, check_writable, extent, fitter
 from tinyc.runtime.groups import Group, GroupPacker  # noqa: F401 (Group: re-exported)
 from tinyc.runtime.members import ALIGNED, WRITEABLE
@@ -155,14 +156,6 @@ def _steady(value: Any, owner: Any) -> bool:
         and hasattr(owner, "sycl_context")
 
 
-def null_arguments(param: ParamInfo, arity: int) -> list:
-    """None for a memref or group the kernel checks with `associated`: a null pointer, zero sizes."""
-    if not param.nullable:
-        raise LaunchError("got None; only arguments the kernel checks with 'associated' may be "
-                          "None (a null memref or group)", argument=param.name)
-    return [ctypes.c_uint64(0)] + [ctypes.c_int64(0)] * (arity - 1)
-
-
 def memref_packer(param: ParamInfo, index: int = -1, batch_checks: bool = True) -> Packer:
     """Packer of a memref parameter: pointer, then its `?` sizes and strides.
 
@@ -250,16 +243,6 @@ def memref_packer(param: ParamInfo, index: int = -1, batch_checks: bool = True) 
         return lambda: [call.staging.argument(handle), *tail]
 
     return bind
-
-
-def abi_arity(param: ParamInfo) -> int:
-    """How many kernel arguments the parameter becomes under the ABI."""
-    t = param.type
-    if isinstance(t, MemrefType):
-        return 1 + len(t.dynamic_slots())
-    if isinstance(t, GroupType):
-        return 1 + len(t.memref.dynamic_slots()) + (t.size == DYNAMIC) + (t.offset == DYNAMIC)
-    return 1
 
 
 def make_packer(param: ParamInfo, raw_arg: Callable[[np.ndarray], Any], index: int = -1,

@@ -13,6 +13,9 @@ size over the members.
 
 `Tables`: a group's device tables as the TableCache keeps them, with the
 `?` values they describe (so a cached group still reports its sizes).
+
+`MemberWindow`: one slice's members of a list in a split launch, so that
+the slices read the list once, not once each.
 """
 
 from __future__ import annotations
@@ -58,20 +61,25 @@ def record_sizes(memref: MemrefType, call: Any, index: int, count: int, rows: An
     call.sizes[index] = (count, tuple(lo), tuple(hi))
 
 
-def host_numpy(tables: TableCache, members: tuple, config: tuple, written: bool,
+def host_numpy(tables: TableCache, arrays: Any, config: tuple, written: bool,
                fit_first: Callable[[Any], tuple]) -> tuple[HostPlan, np.ndarray] | None:
-    """(the checked plan, the members' data pointers) of NumPy members of one layout, or None
-    (check them one by one: the error names the member). `fit_first(member)` checks the
-    first member in full and returns its memref's `?` values."""
-    ids = member_ids(members)  # `members` holds them while they are read
-    plan = tables.find_members(members, ("host", config))
-    found = numpy_heads_again(ids, plan) if isinstance(plan, HostPlan) else None
+    """(the checked plan, the members' data pointers) of NumPy members of one layout (`arrays`:
+    a list or tuple), or None (check them one by one: the error names the member).
+    `fit_first(member)` checks the first member in full and returns its memref's `?` values.
+    The plan's `members`, a snapshot made when it was, holds the members while a launch reads
+    them: a plan is found only for exactly the objects it holds (their ids), so later calls
+    make no snapshot (a tuple of 10^5 members touches every member's reference count)."""
+    plan = tables.find_members(arrays, ("host", config))
+    found = numpy_heads_again(plan.ids, plan) if isinstance(plan, HostPlan) else None
     if found is None:
+        members = tuple(arrays)
+        ids = member_ids(members)  # `members` holds them while they are read
         found = numpy_uniform(members, ids) if bulk_reads() else _one_by_one(members)
         if found is None:
             return None
         first = members[0]
-        plan = HostPlan(fit_first(first), first.dtype, first.ndim, ids)
+        plan = HostPlan(fit_first(first), first.dtype, first.ndim, ids, members)
+        plan.table = found[0]  # the pointers later calls must find again
         tables.add(("ids", ids, ("host", config)), plan, members)
     data, flags = found
     if not flags & ALIGNED or (written and not flags & WRITEABLE):
@@ -98,3 +106,16 @@ def host_arguments(tables: TableCache, data: np.ndarray, row: tuple, count: int)
         tables.add(key, columns)
     table = np.ascontiguousarray(data, dtype=np.uint64)
     return [Address(table.ctypes.data, table), *columns]
+
+
+class MemberWindow:
+    """Members start .. start + count - 1 of a list or tuple of NumPy arrays: one slice's part
+    of a group in a split launch (slices.py). By address, the slices of one call share one
+    read of the whole list (`shared`, by parameter: the snapshot of the list and its members'
+    data pointers); elsewhere the packer takes `fallback()`, the slice's members as a list."""
+
+    __slots__ = ("arrays", "start", "count", "shared", "fallback")
+
+    def __init__(self, arrays: Any, start: int, count: int, shared: dict, fallback: Callable[[], Any]):
+        self.arrays, self.start, self.count = arrays, start, count
+        self.shared, self.fallback = shared, fallback

@@ -63,6 +63,7 @@ import numpy as np
 
 from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import DYNAMIC, GroupType
+from tinyc.runtime.abi import abi_arity, null_arguments
 from tinyc.runtime.arrays import (
     ArrayView,
     Layout,
@@ -72,7 +73,7 @@ from tinyc.runtime.arrays import (
     extent,
     fit_memref,
 )
-from tinyc.runtime.group_host import Tables, host_arguments, host_numpy, record_sizes
+from tinyc.runtime.group_host import MemberWindow, Tables, host_arguments, host_numpy, record_sizes
 from tinyc.runtime.group_layouts import fit_flat, frozen, group_offset, per_member, uniform
 from tinyc.runtime.members import (
     OWNDATA,
@@ -161,10 +162,10 @@ class GroupPacker:
     def __call__(self, value: Any, call: Any) -> Emit:
         name, what = self.name, self.what
         if value is None:  # a null group (the kernel checks it with `associated`)
-            from tinyc.runtime.arguments import abi_arity, null_arguments
-
             return null_arguments(self.param, abi_arity(self.param))
         config: tuple = (None, None, None)
+        if type(value) is MemberWindow:
+            return self._window(value, call)
         if isinstance(value, Group):
             arrays, config = value.arrays, (value.offset, value.shape, value.stride)
         elif isinstance(value, (list, tuple)) or _is_array(value):
@@ -202,6 +203,37 @@ class GroupPacker:
         if stacked:
             return self._stacked(view, count, setup, tail, call)
         return self._members(value, arrays, count, setup, tail, call)
+
+    def _window(self, window: MemberWindow, call: Any) -> Emit:
+        """One slice's members of a list of NumPy arrays (sharding): by address, from one read
+        of the whole list that the slices of the call share; else as an ordinary list."""
+        if not call.host_pointers:
+            return self(window.fallback(), call)
+        count = window.count
+        self._check_count(count, call.batch)
+        offset = group_offset(self.group, None, self.name, self.what)
+        setup = (offset, None, None, offset != 0)
+        key = (self.name, self.written, offset)
+        if key not in window.shared:
+            try:
+                window.shared[key] = self._host_read(window.arrays, setup)
+            except LaunchError:  # the slice that holds the member names it, as it sees it
+                window.shared[key] = None
+        read = window.shared[key]
+        if read is None:
+            return self(window.fallback(), call)
+        plan, data = read
+        record_sizes(self.memref, call, self.index, count, plan.row)
+        call.keep.append(plan.members)
+        part = data[window.start:window.start + count]
+        tail = ([ctypes.c_int64(count)] if self.group.size == DYNAMIC else []) + (
+            [ctypes.c_int64(offset)] if self.group.offset == DYNAMIC else [])
+        return lambda: [*host_arguments(self.tables, part, plan.row, count), *tail]
+
+    def _host_read(self, arrays: Sequence[Any], setup: tuple) -> Any:
+        """(plan, data pointers) of NumPy members of one layout, by address (group_host.py)."""
+        return host_numpy(self.tables, arrays, setup[:3], self.written, lambda first: tuple(
+            self._fit(array_view(first, self.name, f"{self.what} member 0"), 0, setup).dynamic))
 
     def _check_count(self, count: int, batch: int) -> None:
         name, what, group = self.name, self.what, self.group
@@ -275,13 +307,11 @@ class GroupPacker:
         config = setup[:3]
         if call.host_pointers and arrays and type(arrays[0]) is np.ndarray and uniform(setup[1]) \
                 and uniform(setup[2]):  # by address (group_host.py)
-            members = tuple(arrays)
-            found = host_numpy(self.tables, members, config, self.written, lambda first: tuple(
-                self._fit(array_view(first, self.name, f"{self.what} member 0"), 0, setup).dynamic))
+            found = self._host_read(arrays, setup)
             if found is not None:
                 plan, data = found
                 record_sizes(self.memref, call, self.index, count, plan.row)
-                call.keep.append(members)
+                call.keep.append(plan.members)
                 return lambda: [*host_arguments(self.tables, data, plan.row, count), *tail]
         known = None
         # a bounds-checked call needs the spans of written USM members (runtime/bounds.py): one by one

@@ -29,7 +29,7 @@ from tinyc.diagnostics import LaunchError
 from tinyc.runtime import bounds
 from tinyc.runtime.arguments import Call, abi_arity, make_packer
 from tinyc.runtime.device import device_label, import_dpctl, profiling_queue, select_queue
-from tinyc.runtime.launch_check import LaunchCheck, _from_batch_modes
+from tinyc.runtime.launch_check import LaunchCheck, LaunchInfo, _from_batch_modes
 from tinyc.runtime.pool import Pools
 from tinyc.runtime.staging import wait_all
 from tinyc.runtime.program_cache import build_program
@@ -70,7 +70,7 @@ class Kernel:
 
     def __init__(self, spirv: bytes, info: KernelInfo, device: Any = None,
                  checked_variant: Callable[[], "Kernel"] | None = None):
-        self.info = info
+        info = self.info = LaunchInfo.of(info)  # with max_batch (launch_check.py)
         self.name = info.name
         self.spirv = spirv  # kept to build the kernel for other devices (sharding.py)
         self._checked_variant = checked_variant  # builds the bounds-checked Kernel (runtime/bounds.py)
@@ -173,7 +173,7 @@ class Kernel:
         return call.batch
 
     def max_batch(self, *args: Any) -> int:
-        """The largest batch these arguments can take (KernelInfo.max_batch)."""
+        """The largest batch these arguments can take (as `k.info.max_batch`: LaunchInfo)."""
         self._check_count(args)
         call, _ = self._bound(args, 0, None)
         if call.staged:
@@ -193,14 +193,35 @@ class Kernel:
         return packed
 
     def prepare(self, *args: Any, **kwargs: Any) -> PreparedCall:
-        """Check and pack a call and copy its data in, without launching (benchmarks).
+        """Check and pack a call and copy its data in, without launching (benchmarks, and
+        host code that submits with dpctl itself).
 
-        The data goes to device memory (NumPy arrays are copied even where the device
-        reads host memory), so `PreparedCall.args` are what dpctl's own `submit` takes."""
+        The data goes to USM memory (NumPy arrays are copied even where the device reads
+        host memory), so `PreparedCall.args` are what dpctl's own `queue.submit` takes
+        (DESIGN.md: host code written for one implementation launches the other's SPIR-V).
+        Returns once the copies in are done, so the arguments are ready for any launcher."""
         batch = self._batch(kwargs)
         self._check_count(args)
         call, parts = self._bound(args, batch, None, host_pointers=False)  # buffers of its own
-        return PreparedCall(self, call, [_for_dpctl(a, self._memory, self.queue) for a in self._emit(call, parts)])
+        prepared = PreparedCall(self, call, [_for_dpctl(a, self._memory, self.queue)
+                                             for a in self._emit(call, parts)])
+        wait_all(call.staging.events, self._in_order)
+        return prepared
+
+    def pack(self, *args: Any, **kwargs: Any) -> PreparedCall:
+        """Check and pack a call as `k(...)` would launch it, without launching: NumPy arrays
+        by address where the device reads host memory (`host_pointers`), so `args` may hold
+        `Address` objects that only `launch_raw` / `submit` take (not dpctl's `submit`). A caller
+        that relaunches one packing may write new addresses of arrays of the same layout into
+        its `Address` slots (tinyc.einsum does). The host tables it points into live as long as
+        the returned PreparedCall (`.call.keep`). Returns once any copies in are done."""
+        batch = self._batch(kwargs)
+        self._check_count(args)
+        call, parts = self._bound(args, batch, None)  # buffers of its own, not the pools'
+        prepared = PreparedCall(self, call, self._emit(call, parts))
+        if call.staged:
+            wait_all(call.staging.events, self._in_order)
+        return prepared
 
     # -- launching -------------------------------------------------------------
     def _ranges(self, batch: int) -> Any:
@@ -227,7 +248,7 @@ class Kernel:
         fast path of a caller that re-launches one packed call, e.g. tinyc.einsum)."""
         if batch:
             submitter = self._submitter
-            submitter.finish(submitter.submit_raw(self.queue, packed, *self._ranges(batch)))
+            submitter.finish(submitter.submit_raw(self.queue, packed, self._ranges(batch)))
 
     def __call__(self, *args: Any, check_bounds: bool | None = None, **kwargs: Any) -> None:
         """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the

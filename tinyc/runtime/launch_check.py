@@ -22,12 +22,14 @@ tinyc.compile) are checked by their batch modes (ParamInfo.batch_mode) alone.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any, Callable, Sequence
 
 from tinyc.analysis.batch_extents import useful_batch
 from tinyc.analysis.symbolic import Sym, interval
 from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import GroupType, MemrefType
+from tinyc.signature import KernelInfo
 
 MAX_BATCH = 2**31 - 1
 MAX_WORK_ITEMS = 2**31 - 1
@@ -242,8 +244,25 @@ def check_of(info: Any) -> LaunchCheck:
     return found[1]
 
 
+class LaunchInfo(KernelInfo):
+    """A KernelInfo as a runtime Kernel holds it (`k.info`): the compiler's signature plus
+    `max_batch`, which reads arguments (NumPy and USM arrays, groups) and so lives with the
+    runtime, not with codegen (which makes the KernelInfo)."""
+
+    @classmethod
+    def of(cls, info: KernelInfo) -> "LaunchInfo":
+        if isinstance(info, cls):
+            return info
+        return cls(**{f.name: getattr(info, f.name) for f in fields(info)})
+
+    def max_batch(self, *args: Any) -> int:
+        """The largest batch these arguments can take (0 if none; 2**31 - 1, the most a launch
+        allows, if nothing bounds it). LaunchError for arguments that do not fit the signature."""
+        return max_batch(self, args)
+
+
 def max_batch(info: Any, args: Sequence[Any]) -> int:
-    """`KernelInfo.max_batch(*args)`: the largest batch these arguments take (module docs)."""
+    """`k.info.max_batch(*args)` (LaunchInfo): the largest batch these arguments take (module docs)."""
     if len(args) != len(info.params):
         raise LaunchError(f"{info.name}() takes {len(info.params)} arguments, got {len(args)}")
 

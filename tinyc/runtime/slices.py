@@ -20,6 +20,7 @@ from tinyc.diagnostics import LaunchError
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType
 from tinyc.runtime.arrays import array_view, check_batch, check_writable, extent
 from tinyc.runtime.device import import_dpctl
+from tinyc.runtime.group_host import MemberWindow
 from tinyc.runtime.groups import Group
 from tinyc.runtime.numpy_objects import all_numpy
 from tinyc.runtime.staging import USMPointer
@@ -67,6 +68,7 @@ class HostCopies:
 
     def __init__(self) -> None:
         self._copies: dict[int, list] = {}  # id -> [USM memory, host bytes, host array, written]
+        self.lists: dict[int, dict] = {}  # id of a list of NumPy members -> what its slices share
 
     def of(self, value: Any, name: str, what: str, written: bool) -> np.ndarray:
         found = self._copies.get(id(value))
@@ -171,6 +173,17 @@ class SliceArguments:
         if not stacked and not isinstance(arrays, (list, tuple)):
             return value  # not a group: the kernel's checks say what is wrong
         pad = t.size if batched and t.size != DYNAMIC and t.size != self.part.count else 0
+        if batched and not stacked and not pad and config is None and arrays and type(arrays[0]) is np.ndarray:
+            shared = self.host.lists.setdefault(id(arrays), {})  # one read of the list per call
+            return MemberWindow(arrays, self.part.start, self.part.count, shared,
+                                lambda: self._sliced(p, t, value, arrays, config, pad))
+        return self._sliced(p, t, value, arrays, config, pad)
+
+    def _sliced(self, p: ParamInfo, t: GroupType, value: Any, arrays: Any, config: tuple | None,
+                pad: int) -> Any:
+        """This slice's members: a view of stacked ones, else a list (padded to a static count)."""
+        stacked = _shape(arrays) is not None
+        batched = p.batch_mode is not None and not self.whole
         if stacked:
             local = self._local(p, arrays, p.written)
             if pad and not isinstance(local, np.ndarray):

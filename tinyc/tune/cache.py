@@ -39,7 +39,7 @@ def schedules_dir() -> Path:
 
 
 def tinyc_version() -> str:
-    from tinyc import __version__
+    from tinyc.version import __version__
 
     return __version__
 

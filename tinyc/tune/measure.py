@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyc.compiler import check_source, compile_to_spirv
+from tinyc.pipeline import check_source, compile_to_spirv
 from tinyc.diagnostics import CompilationError
 from tinyc.ir.types import DYNAMIC, MemrefType
 from tinyc.reference.arguments import copy_argument
@@ -103,7 +103,7 @@ class Bench:
 
     # -- data ----------------------------------------------------------------------
     def _arguments(self, batch: int) -> list[Any]:
-        from tinyc.cli.run import make_arguments
+        from tinyc.harness.arguments import make_arguments
 
         sizes = dict(self.sizes)
         for p in self.default.info.params:  # `?` sizes the caller did not give
@@ -116,8 +116,8 @@ class Bench:
 
     def _fitting(self, given: int | None) -> int:
         """The batch to time: `given` (--batch; a usage error if the kernel cannot take it) or
-        a representative one the kernel can take (tinyc/cli/batches.py)."""
-        from tinyc.cli.batches import fitting
+        a representative one the kernel can take (tinyc/harness/batches.py)."""
+        from tinyc.harness.batches import fitting
 
         if given is not None:
             return fitting(self.default, self._arguments, given, given, lambda args: args)[1]
@@ -127,7 +127,7 @@ class Bench:
     def _representative_batch(self) -> int:
         """The program's own batch, else MIN_WORK_GROUPS (more for a cheap kernel: about
         TARGET_SECONDS of work), within MAX_BYTES of data."""
-        from tinyc.cli.batches import fitting
+        from tinyc.harness.batches import fitting
 
         own = own_batch(self.default.info)
         if own is not None:

@@ -5,21 +5,20 @@ defined in this package), so no list of instructions is kept by hand.
 """
 
 from tinyc.ir.core import Instruction
-from tinyc.ir.instructions.collective import (
-    Alloca, Axpby, BlasInstruction, Cumsum, Foreach, ForeachTile, Gemm, Gemv, Ger, HadamardProduct,
-    Parallel, Sum,
-)
+from tinyc.ir.instructions.blas import BlasInstruction
+from tinyc.ir.instructions.collective import Alloca, Foreach, ForeachTile, Parallel
+from tinyc.ir.instructions.products import Gemm, Gemv, Ger, HadamardProduct
+from tinyc.ir.instructions.updates import Axpby, Cumsum, Sum
 from tinyc.ir.instructions.control import For, If, Yield
-from tinyc.ir.instructions.scalar import (
-    SPMD_BUILTINS, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Barrier, Builtin,
-    BuiltinName, Cast, Cmp, CmpCond, Constant, MathUnary, MathUnaryOp, SEED_MATH,
+from tinyc.ir.instructions.scalar import SPMD_BUILTINS, Barrier, Builtin, BuiltinName, Constant, SpmdBuiltin
+from tinyc.ir.instructions.arith import (
+    SEED_MATH, ArithBinary, ArithBinaryOp, ArithUnary, ArithUnaryOp, Cast, Cmp, CmpCond, MathUnary, MathUnaryOp,
 )
-from tinyc.ir.instructions.views import (
-    WHOLE_MODE, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag, Subview,
-)
+from tinyc.ir.instructions.views import WHOLE_MODE, Expand, Fuse, Subview
+from tinyc.ir.instructions.memory import Associated, LifetimeStop, Load, Size, Store, StoreFlag
 from tinyc.ir.instructions.spmd import (
     CheckedFlag, CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale,
-    CoopMatrixStore, SpmdBuiltin, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
+    CoopMatrixStore, SubgroupBroadcast, SubgroupMode, SubgroupOp, SubgroupOperation,
 )
 from tinyc.ir.instructions.atomics import (
     AtomicLoad, AtomicOp, AtomicStore, AtomicUpdate, MemoryScope, MemorySemantics,

@@ -234,8 +234,9 @@ class If(Instruction):
     addressing = no_addressing
 
     def integer_facts(self) -> IntegerFacts:
-        """The first region runs when the condition holds, the second when it does not."""
-        return IntegerFacts(guard=Guard(self.cond, 0, 1))
+        """The first region runs when the condition holds, the second when it does not; the
+        results are what the region that ran yields."""
+        return IntegerFacts(guard=Guard(self.cond, 0, 1), chooses=True)
 
     def __init__(self, cond: Value, result_types: Sequence[Type], then: Region | None = None,
                  otherwise: Region | None = None, span: Span | None = None,

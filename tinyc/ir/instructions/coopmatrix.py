@@ -34,7 +34,7 @@ from tinyc.ir.instructions.atomics import (
     AtomicOp, MemoryScope, MemorySemantics, format_ordering, has_uses,
 )
 from tinyc.ir.instructions.spmd import CheckedFlag, CoopMatrixLoad, CoopMatrixStore, matrix_block
-from tinyc.ir.instructions.views import StoreFlag
+from tinyc.ir.instructions.memory import StoreFlag
 from tinyc.ir.types import CoopMatrixType, Type, i32, index
 from tinyc.std import Std
 

@@ -14,8 +14,7 @@ from tinyc.ir.addressing import Addressing, Footprint, ModeSpan
 from tinyc.ir.core import (
     Accesses, EffectKind, Instruction, Kind, Value, no_addressing, no_integer_facts, no_memory_access,
 )
-from tinyc.ir.instructions.scalar import Builtin
-from tinyc.ir.instructions.views import StoreFlag
+from tinyc.ir.instructions.memory import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
 from tinyc.std import Std
 
@@ -67,12 +66,6 @@ class SubgroupMode(Enum):
     EXCLUSIVE_SCAN = "exclusive_scan"
     INCLUSIVE_SCAN = "inclusive_scan"
     REDUCE = "reduce"
-
-
-class SpmdBuiltin(Builtin):
-    """subgroup_id and subgroup_local_id: per-work-item values (spelled, and parsed, as `builtin`)."""
-
-    kind = Kind.SPMD
 
 
 class CoopMatrixLoad(Instruction):

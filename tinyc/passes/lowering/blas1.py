@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from tinyc.ir.core import Value
 from tinyc.ir.instructions import Axpby, HadamardProduct
 from tinyc.ir.types import MemrefType
-from tinyc.passes.lowering.builder import LoweringBuilder, static
+from tinyc.passes.lowering.lowering_builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.registry import lowers
 from tinyc.passes.lowering.scaling import prepare_scaling, store_update

@@ -8,7 +8,7 @@ from typing import Any
 from tinyc.ir.core import Function, Instruction
 from tinyc.ir.instructions import BlasInstruction
 from tinyc.target.device_info import DeviceInfo, device_of
-from tinyc.passes.lowering.builder import LoweringBuilder
+from tinyc.passes.lowering.lowering_builder import LoweringBuilder
 from tinyc.passes.lowering.session import Session
 
 

@@ -34,7 +34,7 @@ from typing import Any
 from tinyc.ir.core import Instruction, Value
 from tinyc.ir.instructions import CheckedFlag, Gemm, Gemv, Ger, StoreFlag
 from tinyc.ir.types import DYNAMIC, MatrixUse, MemrefType, coopmatrix_type
-from tinyc.passes.lowering.builder import LoweringBuilder, static
+from tinyc.passes.lowering.lowering_builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.registry import lowers
 from tinyc.passes.lowering.scaling import Scaling, prepare_scaling

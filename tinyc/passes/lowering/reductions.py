@@ -21,7 +21,7 @@ from tinyc.ir.core import Value
 from tinyc.ir.instructions import Cumsum, SubgroupMode, Sum
 from tinyc.ir.types import DYNAMIC, MemrefType, ScalarType
 from tinyc.passes.lowering.blas1 import INDEX_NAMES, foreach_over
-from tinyc.passes.lowering.builder import LoweringBuilder, static
+from tinyc.passes.lowering.lowering_builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.registry import lowers
 from tinyc.passes.lowering.scaling import Scaling, prepare_scaling, store_update

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 if TYPE_CHECKING:
     from tinyc.ir.core import Instruction
-    from tinyc.passes.lowering.builder import LoweringBuilder
+    from tinyc.passes.lowering.lowering_builder import LoweringBuilder
     from tinyc.passes.lowering.context import LoweringContext
 
 Lowering = Callable[["LoweringContext", "LoweringBuilder", "Instruction"], None]

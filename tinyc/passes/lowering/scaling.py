@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from tinyc.ir.core import Value
 from tinyc.ir.instructions import StoreFlag
 from tinyc.ir.types import ScalarType
-from tinyc.passes.lowering.builder import LoweringBuilder, constant_value, is_constant
+from tinyc.passes.lowering.lowering_builder import LoweringBuilder, constant_value, is_constant
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import Any
 from tinyc.ir.core import Instruction, Value
 from tinyc.ir.instructions import Alloca, CheckedFlag, LifetimeStop
 from tinyc.ir.types import AddressSpace, MatrixUse, MemrefType, coopmatrix_type, memref_type
-from tinyc.passes.lowering.builder import LoweringBuilder
+from tinyc.passes.lowering.lowering_builder import LoweringBuilder
 from tinyc.passes.lowering.context import LoweringContext
 from tinyc.passes.lowering.tiling import distribute
 from tinyc.ir.knobs import TRANSPOSE_SHUFFLES

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tinyc.ir.core import Value
-from tinyc.passes.lowering.builder import LoweringBuilder, static
+from tinyc.passes.lowering.lowering_builder import LoweringBuilder, static
 
 
 @dataclass(frozen=True)

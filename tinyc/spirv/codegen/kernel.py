@@ -11,11 +11,11 @@ Parameters, in source order:
 
 from __future__ import annotations
 
+from tinyc.analysis.parameters import param_uses
 from tinyc.ir.core import Function as IRFunction
 from tinyc.ir.core import Value
 from tinyc.ir.types import DYNAMIC, BoolType, GroupType, MemrefType, ScalarType
-from tinyc.signature import KernelInfo
-from tinyc.spirv.codegen.analysis import param_infos
+from tinyc.signature import KernelInfo, ParamInfo
 from tinyc.spirv.codegen.bounds import Bounds
 from tinyc.spirv.codegen.context import CodegenError, Ctx, GroupDesc, Lowered, MemrefDesc
 from tinyc.spirv.codegen.dispatch import emit_region
@@ -133,3 +133,11 @@ def contracted_products(fn: IRFunction) -> dict:
                 and used_by[0].result.type is v.type:
             found[v] = made[1]
     return found
+
+
+def param_infos(fn: IRFunction) -> tuple[ParamInfo, ...]:
+    """The kernel's parameters as the runtime reads them: names, types and their uses
+    (tinyc/analysis/parameters.py)."""
+    return tuple(ParamInfo(a.name or f"arg{i}", a.type, written=use.written, read=use.read,
+                           batch_mode=use.batch_mode, nullable=use.nullable)
+                 for i, (a, use) in enumerate(zip(fn.args, param_uses(fn))))

@@ -4,7 +4,9 @@ The compiler counts lines at `\\n` and columns in characters, 1-based with
 inclusive ends. The Language Server Protocol counts lines at `\\n`, `\\r\\n`
 or `\\r`, characters 0-based in UTF-16 code units (or UTF-8 / UTF-32 if the
 client and server agree), with exclusive ends. Everything is converted
-through absolute offsets into the text, so the two never drift apart.
+through absolute offsets into the text, so the two never drift apart. It sits
+at the bottom, beside diagnostics (which give their LSP ranges with it) and
+below the editor support.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import bisect
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from tinyc.diagnostics import Span
+if TYPE_CHECKING:
+    from tinyc.diagnostics import Span
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 

@@ -1,14 +1,15 @@
 """The work model: flops and minimum memory traffic of one kernel launch.
 
 `tinyc bench` and benchmarks/ both count with it. Flops come from the
-collectives' own `flops(shape_of)` (tinyc/ir/instructions/collective.py:
+collectives' own `flops(shape_of)` (tinyc/ir/instructions/blas.py:
 the term X of alpha·X + beta·C, plus the update where alpha and beta are
 not the constants that make it free), evaluated with the sizes the
 collectives really have: the reference interpreter runs work-group 0 and
 shows each collective to the counter first; the batch multiplies it.
 Memory traffic is the minimum: every byte of every memref or group
 argument the kernel reads is read once, every byte it writes is written
-once (tinyc.analysis.memory_effects says which).
+once (tinyc.analysis.memory_effects says which). It lives here, above the
+reference interpreter it runs, not in tinyc/analysis/ (below it).
 """
 
 from __future__ import annotations

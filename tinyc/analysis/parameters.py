@@ -1,4 +1,5 @@
-"""What the runtime needs to know about each parameter (ParamInfo).
+"""What the runtime needs to know about each parameter: its uses (codegen makes them the
+kernel's ParamInfo, tinyc/signature.py).
 
 - `read`: some instruction reads it (or atomically adds to it), likewise; an
   array neither read nor written is not copied to a device (runtime/arguments.py).
@@ -19,15 +20,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tinyc.analysis.memory_effects import EffectKind, direct_effects
 from tinyc.ir.addressing import MemberView, SliceView
 from tinyc.ir.core import Function, Value
 from tinyc.ir.instructions import Associated, BuiltinName
 from tinyc.ir.types import ScalarType
-from tinyc.signature import ParamInfo
 
 
-def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
+@dataclass(frozen=True)
+class ParamUse:
+    """How a kernel uses one parameter (module docs)."""
+
+    written: bool
+    read: bool
+    batch_mode: int | None
+    nullable: bool
+
+
+def param_uses(fn: Function) -> tuple[ParamUse, ...]:
+    """One ParamUse per parameter of `fn`, in order."""
     group_ids: set[Value] = set()
     written: set[Value | None] = set()
     read: set[Value | None] = set()  # read, or added to atomically (which reads)
@@ -63,8 +76,7 @@ def param_infos(fn: Function) -> tuple[ParamInfo, ...]:
     if None in read:
         read.update(fn.args)
 
-    return tuple(ParamInfo(a.name or f"arg{i}", a.type,
-                           written=(not isinstance(a.type, ScalarType)) and a in written,
-                           read=(not isinstance(a.type, ScalarType)) and a in read,
-                           batch_mode=batch.get(a), nullable=a in checked)
-                 for i, a in enumerate(fn.args))
+    return tuple(ParamUse(written=(not isinstance(a.type, ScalarType)) and a in written,
+                          read=(not isinstance(a.type, ScalarType)) and a in read,
+                          batch_mode=batch.get(a), nullable=a in checked)
+                 for a in fn.args)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tinyc.ir.builder import Builder
+from tinyc.ir.insertion import Builder
 from tinyc.ir.core import Instruction, Region, Value
 from tinyc.ir.instructions import (
     ArithBinaryOp,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tinyc.analysis.sizes import Classes, Fixed, Relations, Var, describe
-from tinyc.cli.errors import UsageError
+from tinyc.diagnostics import UsageError
 from tinyc.ir.core import Function
 from tinyc.ir.types import DYNAMIC, GroupType, MemrefType, ScalarType
 

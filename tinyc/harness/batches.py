@@ -1,6 +1,6 @@
 """The batch `tinyc run`, `bench` and `tune` launch: one the kernel can take with its arguments.
 
-The random arguments are made for the wanted batch (run.py, sizes.py: `?`
+The random arguments are made for the wanted batch (arguments.py, sizes.py: `?`
 modes the batch reaches are sized for it). The kernel's launch conditions
 then say how many work-groups those arguments take (`Kernel.max_batch`):
 an explicit `--batch` beyond that is a usage error (exit 2) that names the
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tinyc.cli.errors import UsageError
-from tinyc.diagnostics import LaunchError
+from tinyc.diagnostics import LaunchError, UsageError
 
 Make = Callable[[int], Any]
 """Random arguments for a batch (what make_arguments returns)."""
@@ -46,7 +45,7 @@ def fitting(kernel: Any, make: Make, given: int | None, default: int,
 def _refusal(kernel: Any, args: list, batch: int) -> str:
     """Why `batch` does not fit the arguments (the launch check's message)."""
     try:
-        kernel.prepare(*args, batch=batch).call  # noqa: B018 (raises what the check says)
+        kernel.pack(*args, batch=batch)  # raises what the check says
     except LaunchError as err:
         return str(err)
     return f"kernel '{kernel.name}' takes at most {kernel.max_batch(*args)} work-groups with these arguments"

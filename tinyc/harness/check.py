@@ -1,0 +1,140 @@
+"""`--check`: the device's results against the NumPy reference interpreter (tinyc.reference).
+
+The reference runs on the same inputs — over every work-group for batches up
+to FULL_CHECK_LIMIT, else over SAMPLED_GROUPS sampled work-groups, whose slices
+of the outputs indexed by the work-group are compared — and the check says
+which outputs it compared, over how many elements; it fails when it could
+compare nothing. An output that the work-group id does not index (a
+contraction's `?` batch mode, blocks of entries per work-group) cannot be
+sliced: when the sample's time says the reference would run every work-group
+within FULL_CHECK_SECONDS, it does so and compares them whole.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from tinyc.diagnostics import LaunchError
+from tinyc.harness.arguments import group_members
+from tinyc.ir.types import GroupType, ScalarType
+from tinyc.reference.arguments import copy_argument
+
+FULL_CHECK_LIMIT = 256
+SAMPLED_GROUPS = 64
+FULL_CHECK_SECONDS = 30.0
+"""Beyond FULL_CHECK_LIMIT, how long the reference may take over every work-group (estimated
+from the sample) when an output is not partitioned by work-group."""
+
+
+@dataclass
+class Compared:
+    """One output of a --check: how much of it was compared, and any difference."""
+
+    name: str
+    elements: int
+    scope: str
+    error: str | None = None
+
+
+def _tolerance(element: ScalarType) -> float:
+    return {"f16": 1e-2, "bf16": 5e-2, "f32": 1e-4, "c32": 1e-4}.get(element.name, 1e-10)
+
+
+def _difference(element: ScalarType, got: np.ndarray, want: np.ndarray) -> str | None:
+    if element.name == "bf16":
+        got = (got.astype(np.uint32) << 16).view(np.float32)
+        want = (want.astype(np.uint32) << 16).view(np.float32)
+    tol = _tolerance(element)
+    scale = max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
+    if np.allclose(got, want, rtol=tol, atol=tol * scale, equal_nan=True):
+        return None
+    err = float(np.max(np.abs(got.astype(np.complex128) - want.astype(np.complex128))))
+    return f"max abs error {err:.3g}"
+
+
+def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any], batch: int,
+                    groups: Sequence[int] | None) -> tuple[list[Compared], list[str]]:
+    """The written arguments compared (elements, scope, error) and those that could not be."""
+    compared: list[Compared] = []
+    skipped: list[str] = []
+    for p, got, want in zip(info.params, device_args, reference_args):
+        if not p.written or isinstance(p.type, ScalarType):
+            continue
+        element = p.type.memref.element if isinstance(p.type, GroupType) else p.type.element
+        if isinstance(p.type, GroupType):  # whole members (with a group's offset: flat buffers)
+            got, want = group_members(got), group_members(want)
+        if groups is None:
+            pairs = list(zip(got, want)) if isinstance(got, list) else [(got, want)]
+            scope = f"every work-group of {batch}"
+        elif p.batch_mode is None:
+            skipped.append(f"%{p.name} (not partitioned by work-group, so only a check of every "
+                           f"work-group compares it: with --batch {FULL_CHECK_LIMIT} or less, or "
+                           f"when the reference would take under {FULL_CHECK_SECONDS:g} s)")
+            continue
+        elif isinstance(got, list):
+            pairs = [(got[g], want[g]) for g in groups]
+            scope = f"{len(groups)} sampled work-groups of {batch}"
+        else:
+            pairs = [(np.take(got, groups, axis=p.batch_mode), np.take(want, groups, axis=p.batch_mode))]
+            scope = f"{len(groups)} sampled work-groups of {batch}"
+        elements = sum(int(np.size(g)) for g, _ in pairs)
+        error = next((e for e in (_difference(element, np.asarray(g), np.asarray(w))
+                                  for g, w in pairs) if e is not None), None)
+        compared.append(Compared(p.name, elements, scope, error))
+    return compared, skipped
+
+
+def _unpartitioned(info: Any) -> bool:
+    """True if some written array is not indexed by the work-group id (no slice to sample)."""
+    return any(p.written and p.batch_mode is None and not isinstance(p.type, ScalarType)
+               for p in info.params)
+
+
+def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
+                  echo: Callable[[str], None]) -> None:
+    """Run the reference on `inputs` and compare with the device's `results` (LaunchError if
+    they differ or nothing could be compared)."""
+    from tinyc.reference import ReferenceFault, ReferenceUnsupported, run as run_reference
+
+    info = program[name].info
+    fn = program.checked_ir()[name]
+    groups = None if batch <= FULL_CHECK_LIMIT else sorted(
+        np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
+    def reference(groups: Sequence[int] | None) -> list[Any]:
+        reference_args = [copy_argument(a) for a in inputs]
+        run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,
+                      subgroup_size=info.subgroup_size)
+        return reference_args
+
+    try:
+        began = time.perf_counter()
+        reference_args = reference(groups)
+        if groups is not None and _unpartitioned(info):
+            whole = (time.perf_counter() - began) * batch / len(groups)
+            if whole <= FULL_CHECK_SECONDS:
+                groups = None
+                reference_args = reference(None)
+    except ReferenceUnsupported as exc:
+        raise LaunchError(f"check: nothing was compared: the reference interpreter cannot run "
+                                f"this kernel ({exc})") from None
+    except ReferenceFault as exc:
+        raise LaunchError(f"check: the kernel does something undefined on these inputs: "
+                                f"{exc}") from None
+    compared, skipped = compare_outputs(info, results, reference_args, batch, groups)
+    if not compared:
+        why = "the kernel writes no array argument" if not skipped else \
+            "not compared: " + "; ".join(skipped)
+        raise LaunchError(f"check: nothing could be compared ({why})")
+    listed = ", ".join(f"%{c.name} ({c.elements} elements, {c.scope})" for c in compared)
+    failed = [f"%{c.name}: {c.error}" for c in compared if c.error]
+    if failed:
+        raise LaunchError(f"check failed against the NumPy reference: {'; '.join(failed)} "
+                                f"(compared {listed})")
+    echo(f"check: compared {listed}")
+    if skipped:
+        echo("check: not compared: " + "; ".join(skipped))
+    echo("check: results match the NumPy reference")
