@@ -56,6 +56,9 @@ class Var:
     def sort_key(self) -> tuple:
         return (1, self.depth, self.ident)
 
+    def __hash__(self) -> int:  # (bounds look variables up at every step; equal Vars share it)
+        return self.ident
+
     def __repr__(self) -> str:
         return f"%{self.name or self.ident}"
 
@@ -91,23 +94,28 @@ class Expr:
     # -- construction -------------------------------------------------------------
     @staticmethod
     def const(value: int) -> "Expr":
-        return Expr({(): int(value)})
+        value = int(value)
+        return _of({(): value} if value else {})
 
     @staticmethod
     def atom(atom: Atom) -> "Expr":
-        return Expr({(atom,): 1})
+        return _of({(atom,): 1})
 
     def __add__(self, other: "Expr | int") -> "Expr":
-        other = _expr(other)
+        other = other if other.__class__ is Expr else _expr(other)
         terms = dict(self.terms)
         for m, c in other.terms.items():
-            terms[m] = terms.get(m, 0) + c
-        return Expr(terms)
+            total = terms.get(m, 0) + c
+            if total:
+                terms[m] = total
+            else:
+                del terms[m]  # (c is not 0: m was in self's terms)
+        return _of(terms)
 
     __radd__ = __add__
 
     def __neg__(self) -> "Expr":
-        return Expr({m: -c for m, c in self.terms.items()})
+        return _of({m: -c for m, c in self.terms.items()})
 
     def __sub__(self, other: "Expr | int") -> "Expr":
         return self + (-_expr(other))
@@ -146,7 +154,16 @@ class Expr:
                         yield from arg.atoms()
 
     def variables(self) -> set[Var]:
-        return {a for a in self.atoms() if isinstance(a, Var)}
+        """Every Var, nested ones included (`atoms`, written out: bounds ask at every step)."""
+        found: set[Var] = set()
+        for m in self.terms:
+            for a in m:
+                if a.__class__ is Var:
+                    found.add(a)
+                elif a.__class__ is Node:
+                    for arg in a.args:
+                        found |= arg.variables()
+        return found
 
     def symbols(self) -> set[Sym]:
         return {a for a in self.atoms() if isinstance(a, Sym)}
@@ -189,6 +206,16 @@ class Expr:
 
 def _sort_key(atom: Atom) -> tuple:
     return atom.sort_key()
+
+
+def _of(terms: dict[Monomial, int]) -> Expr:
+    """An Expr of terms that hold no zero coefficient (Expr() filters them out)."""
+    e = _new(Expr)
+    e.terms, e._hash = terms, None
+    return e
+
+
+_new = object.__new__
 
 
 def _expr(value: "Expr | int") -> Expr:
@@ -295,20 +322,21 @@ def _lower(e: Expr, bounds: Bounds, depth: int) -> Expr:
 
 def _linear_in(e: Expr, v: Var) -> tuple[Expr, Expr] | None:
     """(a, b) with e = a*v + b and v in neither, or None."""
-    a, b = Expr({}), Expr({})
+    a: dict[Monomial, int] = {}
+    b: dict[Monomial, int] = {}
     for m, c in e.terms.items():
-        if any(isinstance(x, Node) and v in Expr.atom(x).variables() for x in m):
+        if any(x.__class__ is Node and any(v in arg.variables() for arg in x.args) for x in m):
             return None
         count = m.count(v)
         if count == 0:
-            b = b + Expr({m: c})
+            b[m] = c  # (the monomials of e differ: no two land on one)
         elif count == 1:
             rest = list(m)
             rest.remove(v)
-            a = a + Expr({tuple(rest): c})
+            a[tuple(rest)] = c
         else:
             return None
-    return a, b
+    return _of(a), _of(b)
 
 
 def _distribute(coefficient: Expr, value: Expr, rest: Expr) -> Expr:

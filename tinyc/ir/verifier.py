@@ -228,8 +228,8 @@ def _effective_kind(inst: Instruction, ctx: VerifyContext) -> Kind:
 def _check_kind(ctx: VerifyContext, inst: Instruction, kind: Kind, origin: Instruction | None) -> None:
     """Collective instructions only in collective regions, SPMD ones only in SPMD regions."""
     own = _effective_kind(inst, ctx)
-    rule = ctx.version.rule() if own is not inst.kind_in(other_std(ctx.version.std)) else ""
     if own is Kind.COLLECTIVE and kind is Kind.SPMD:
+        rule = ctx.version.rule() if own is not inst.kind_in(other_std(ctx.version.std)) else ""
         where = ""
         if origin is not None and origin.span is not None:
             where = f" ({origin.opname} at {origin.span.line}.{origin.span.column})"

@@ -120,7 +120,7 @@ class ProgramBuilder:
         inst = build_instruction(self, op_tree)
         inst.span = span = self.ctx.span(tree)
         results = inst.results
-        for value in results:
+        for value in results[len(names):]:  # (a named result gets its name's span below)
             value.span = span
         if len(results) != len(names):
             self._check_result_count(inst, names, op_tree)

@@ -171,7 +171,9 @@ class BarrierPlanner:
                     outer, inner = outer | o, inner | i
             else:
                 accesses = self.effects(inst)
-                needed |= self.needed(outer, accesses)
+                found = self.needed(outer, accesses)
+                if found:  # (most need none: a Flag's `|` is slow)
+                    needed |= found
                 inner = inner | frozenset(accesses)
         return needed, outer, inner
 

@@ -8,7 +8,7 @@ interfaces, type lookups for capability inference).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from tinyc.spirv.enums import Enumerant
 from tinyc.spirv.spv import KINDS, OP_INFO, Op, OpenCLStd
@@ -65,21 +65,7 @@ class Instruction:
 
     def words(self) -> list[int]:
         """Binary encoding: (word count << 16 | opcode), type, result, operands."""
-        body: list[int] = [0]
-        if self.result_type is not None:
-            body.append(self.result_type)
-        if self.result is not None:
-            body.append(self.result)
-        for operand in self.operands:
-            if operand.__class__ in _ONE_WORD:  # ids and enumerants: always in range
-                body.append(operand)
-            else:
-                body += operand_words(operand)
-        count = len(body)
-        if count > 0xFFFF:
-            raise ValueError(f"Op{self.opcode.name} has {count} words, more than 65535")
-        body[0] = (count << 16) | self.opcode
-        return body
+        return encode([self])
 
     def ids(self) -> list[Id]:
         """All ids this instruction references (type, operands; not its result)."""
@@ -90,6 +76,31 @@ class Instruction:
         lhs = f"{self.result!r} = " if self.result is not None else ""
         args = " ".join(repr(a) for a in ([self.result_type] if self.result_type else []) + self.operands)
         return f"{lhs}Op{self.opcode.name} {args}".rstrip()
+
+
+def encode(instructions: "Iterable[Instruction]") -> list[int]:
+    """The words of instructions one after another (a module is encoded in one loop)."""
+    words: list[int] = []
+    append, one_word = words.append, _ONE_WORD
+    for inst in instructions:
+        start = len(words)
+        append(0)
+        if inst.result_type is not None:
+            append(inst.result_type)
+        if inst.result is not None:
+            append(inst.result)
+        for operand in inst.operands:
+            if operand.__class__ in one_word:  # ids and enumerants: always in range
+                append(operand)
+            elif operand.__class__ is int and 0 <= operand <= 0xFFFFFFFF:  # a literal word as it is
+                append(operand)
+            else:
+                words += operand_words(operand)
+        count = len(words) - start
+        if count > 0xFFFF:
+            raise ValueError(f"Op{inst.opcode.name} has {count} words, more than 65535")
+        words[start] = (count << 16) | inst.opcode
+    return words
 
 
 _ONE_WORD = frozenset({Id, Op, OpenCLStd, *KINDS.values()})
@@ -105,23 +116,34 @@ def make_instruction(opcode: Op, args: tuple[Operand, ...], result: Id | None,
     Like the assembly text, the result type is the first argument exactly
     when the opcode has one; a result id is allocated with `new_id()` unless
     `result` is given (for forward references such as Phi inputs).
+    (Codegen makes one per emitted instruction: no keyword arguments, no
+    per-operand isinstance unless an operand's class is unusual.)
     """
-    has_type, has_result, _ = OP_INFO[opcode]
+    has_type, has_result = _SHAPE[opcode]
     if has_type:
         if not args or args[0].__class__ is not Id:
             raise TypeError(f"Op{opcode.name} needs a result type id as first argument")
         result_type = args[0]
-        rest = list(args[1:])
+        rest = [*args]
+        del rest[0]
     else:
         result_type = None
-        rest = list(args)
+        rest = [*args]
     if has_result:
         if result is None:
             result = new_id()
     elif result is not None:
         raise TypeError(f"Op{opcode.name} has no result id")
+    valid = _VALID
     for operand in rest:
-        if operand.__class__ not in _VALID and (isinstance(operand, bool)
-                                                or not isinstance(operand, (int, str))):
+        if operand.__class__ not in valid and (isinstance(operand, bool)
+                                               or not isinstance(operand, (int, str))):
             raise TypeError(f"bad operand {operand!r} for Op{opcode.name}")
-    return Instruction(opcode, result_type, result, rest)
+    inst = _new(Instruction)
+    inst.opcode, inst.result_type, inst.result, inst.operands = opcode, result_type, result, rest
+    return inst
+
+
+_SHAPE: dict[Op, tuple[bool, bool]] = {op: (info[0], info[1]) for op, info in OP_INFO.items()}
+"""Per opcode: (has a result type, has a result id)."""
+_new = object.__new__

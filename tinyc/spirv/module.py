@@ -13,7 +13,7 @@ import struct
 
 from tinyc.spirv.enums import Enumerant
 from tinyc.spirv.function import Function
-from tinyc.spirv.instruction import Id, Instruction, Operand, make_instruction
+from tinyc.spirv.instruction import Id, Instruction, Operand, encode, make_instruction
 from tinyc.spirv.requirements import Inference
 from tinyc.spirv.spv import (
     ENUM_PARAMETERS, KINDS, MAGIC_NUMBER, AddressingModel, BuiltIn, Capability, Decoration,
@@ -54,8 +54,9 @@ class Module(Uniquifier):
     # -- ids and explicit requirements ----------------------------------------
     def new_id(self) -> Id:
         """A fresh result id (for forward references: labels, Phi inputs)."""
-        self._bound += 1
-        return Id(self._bound - 1)
+        bound = self._bound
+        self._bound = bound + 1
+        return Id(bound)
 
     def value_type(self, value: Id) -> Id | None:
         """Type id of a result, parameter, variable or constant made by this module."""
@@ -172,13 +173,16 @@ class Module(Uniquifier):
     def _interface(self, func: Function, bodies: dict[Id, list[Instruction]]) -> list[Id]:
         """Module-scope variables `func` and its callees reference (RUNTIME-NOTES §1)."""
         seen, todo, used = set(), [func.id], set()
+        variables = self._global_vars
         while todo:
             fid = todo.pop()
             if fid in seen:
                 continue
             seen.add(fid)
             for inst in bodies[fid]:
-                used.update([op for op in inst.operands if op.__class__ is Id])  # not literals
+                for op in inst.operands:
+                    if op in variables and op.__class__ is Id:  # not a literal of the same value
+                        used.add(op)
                 if inst.opcode == Op.FunctionCall and inst.operands[0] in bodies:
                     todo.append(inst.operands[0])
         return [v for v, sc in self._global_vars.items()
@@ -195,8 +199,7 @@ class Module(Uniquifier):
         for func in self.functions:
             body += bodies[func.id]
         inference = Inference(self.version, self.type_keys, self.value_types)
-        for inst in body:
-            inference.add(inst)
+        inference.add(body)
         caps, exts = inference.resolve(self._capabilities, self._extensions)
         head = [Instruction(Op.Capability, None, None, [c]) for c in caps]
         head += [Instruction(Op.Extension, None, None, [e]) for e in exts]
@@ -205,8 +208,7 @@ class Module(Uniquifier):
     def assemble(self) -> bytes:
         """The SPIR-V binary: header (magic, version, generator 0, bound, 0) + words."""
         words = [MAGIC_NUMBER, (self.version[0] << 16) | (self.version[1] << 8), 0, self._bound, 0]
-        for inst in self.instructions():
-            words += inst.words()
+        words += encode(self.instructions())
         return struct.pack(f"<{len(words)}I", *words)
 
 

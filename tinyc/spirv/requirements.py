@@ -71,6 +71,7 @@ class Inference:
         self.type_keys = type_keys
         self.value_types = value_types
         self.pending: dict[Requirement, str] = {}
+        self._seen: dict[int, Requirement] = {}  # requirements of the tables already looked at, by id
 
     def _pointee(self, pointer: object) -> TypeKey | None:
         """Type key of what `pointer` points to, if the module knows it."""
@@ -100,26 +101,31 @@ class Inference:
                 caps.append(C.by_name(_FLOAT_ATOMICS[inst.opcode].format(value[1])))
         return caps
 
-    def add(self, inst: Instruction) -> None:
-        """Record everything `inst` needs."""
-        opcode = inst.opcode
-        req = OP_INFO[opcode][2]
-        if opcode in _SPECIAL:
-            special = self._special(inst)
-            for cap in special:
-                self._need(((cap,), (), (1, 0)), opcode)
-            if special and opcode in _FLOAT_ATOMICS:
-                req = ((), req[1], req[2])  # the width-specific capability replaces the alternatives
-        if req is not CORE:
-            self._need(req, opcode)
-        for operand in inst.operands:
-            if operand.__class__ in _ENUM_KINDS:
-                key = (operand.__class__, int(operand))
-                reqs = _enum_cache.get(key)
-                if reqs is None:
-                    reqs = _enum_cache[key] = [r for r in enum_requirements(operand) if r is not CORE]
-                for r in reqs:
-                    self._need(r, opcode, operand)
+    def add(self, instructions: Iterable[Instruction]) -> None:
+        """Record everything the instructions need."""
+        seen, need = self._seen, self._need
+        for inst in instructions:
+            opcode = inst.opcode
+            req = OP_INFO[opcode][2]
+            if opcode in _SPECIAL:
+                special = self._special(inst)
+                for cap in special:
+                    need(((cap,), (), (1, 0)), opcode)
+                if special and opcode in _FLOAT_ATOMICS:
+                    req = ((), req[1], req[2])  # the width-specific capability replaces the alternatives
+            if req is not CORE and id(req) not in seen:
+                seen[id(req)] = req  # (the tables share equal tuples: one look at each)
+                need(req, opcode)
+            for operand in inst.operands:
+                if operand.__class__ in _ENUM_KINDS:
+                    key = (operand.__class__, operand)
+                    reqs = _enum_cache.get(key)
+                    if reqs is None:
+                        reqs = _enum_cache[key] = [r for r in enum_requirements(operand) if r is not CORE]
+                    for r in reqs:
+                        if id(r) not in seen:
+                            seen[id(r)] = r
+                            need(r, opcode, operand)
 
     def _need(self, req: Requirement, opcode: Op, operand: Enumerant | None = None) -> None:
         if req not in self.pending:

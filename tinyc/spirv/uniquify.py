@@ -21,6 +21,9 @@ TypeKey = tuple
 ('struct', members)"""
 
 
+_BOOL = ("bool",)
+
+
 class Uniquifier:
     """Types, constants and undefs in the module's global section."""
 
@@ -32,6 +35,9 @@ class Uniquifier:
         self._int_constants: dict[tuple[int, int], Id] = {}  # (width, value): const_int's shortcut
         self.type_keys: dict[Id, TypeKey] = {}
         self.constant_types: dict[Id, Id] = {}
+        self.memo: dict[tuple, Id] = {}
+        """Ids callers derive from their own keys (codegen: the SPIR-V type of an IR type),
+        kept with the module because ids mean something in this module only."""
 
     # -- helpers ---------------------------------------------------------
     def _unique(self, key: tuple, opcode: Op, result_type: Id | None, operands: list[Operand]) -> Id:
@@ -60,17 +66,24 @@ class Uniquifier:
         return self._type(("void",), Op.TypeVoid, [])
 
     def type_bool(self) -> Id:
-        return self._type(("bool",), Op.TypeBool, [])
+        tid = self._types.get(_BOOL)
+        return tid if tid is not None else self._type(_BOOL, Op.TypeBool, [])
 
     def type_int(self, width: int, signed: int = 0) -> Id:
         """Integer type; OpenCL wants signedness 0 for every width."""
-        return self._type(("int", width, signed), Op.TypeInt, [width, signed])
+        key = ("int", width, signed)
+        tid = self._types.get(key)  # (the common case first: codegen asks for i64 often)
+        return tid if tid is not None else self._type(key, Op.TypeInt, [width, signed])
 
     def type_float(self, width: int) -> Id:
-        return self._type(("float", width), Op.TypeFloat, [width])
+        key = ("float", width)
+        tid = self._types.get(key)
+        return tid if tid is not None else self._type(key, Op.TypeFloat, [width])
 
     def type_vector(self, elem: Id, n: int) -> Id:
-        return self._type(("vector", elem, n), Op.TypeVector, [elem, n])
+        key = ("vector", elem, n)
+        tid = self._types.get(key)
+        return tid if tid is not None else self._type(key, Op.TypeVector, [elem, n])
 
     def type_array(self, elem: Id, length: int | Id) -> Id:
         """Array type; an int length becomes a uint32 (or uint64) constant."""
@@ -80,8 +93,10 @@ class Uniquifier:
         return self._type(("array", elem, length), Op.TypeArray, [elem, length])
 
     def type_pointer(self, storage_class: StorageClass, pointee: Id) -> Id:
-        sc = StorageClass(storage_class)
-        return self._type(("pointer", sc, pointee), Op.TypePointer, [sc, pointee])
+        sc = storage_class if storage_class.__class__ is StorageClass else StorageClass(storage_class)
+        key = ("pointer", sc, pointee)
+        tid = self._types.get(key)
+        return tid if tid is not None else self._type(key, Op.TypePointer, [sc, pointee])
 
     def type_function(self, ret: Id, params: Sequence[Id] = ()) -> Id:
         return self._type(("function", ret, tuple(params)), Op.TypeFunction, [ret, *params])

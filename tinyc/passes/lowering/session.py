@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tinyc.ir.core import Function, Instruction, Kind, Region, Value, erase, replace_uses
+from tinyc.ir.core import Function, Instruction, Kind, Region, Value, erase
 from tinyc.ir.instructions import Constant
 from tinyc.ir.types import ScalarType, index
 
@@ -44,6 +44,7 @@ class Session:
         named `c<value>` (sibling regions may reuse a name).
         """
         canonical: dict[tuple, Constant] = {}
+        merged: dict[int, Value] = {}  # id of a dropped copy's result -> the kept one's
         for inst in self.constants:
             home = _spmd_home(inst)
             if inst.parent is None or home is None:
@@ -56,8 +57,12 @@ class Session:
                 home.insert(sum(1 for c in canonical.values() if c.parent is home), inst)
                 inst.result.name = self._constant_name(inst)
             else:
-                replace_uses(home, inst.result, first.result)
+                merged[id(inst.result)] = first.result
                 erase(inst)
+        if merged:  # one walk for all copies (a copy's uses all lie in its home region)
+            for user in self.fn.walk():
+                if any(id(v) in merged for v in user.operands):
+                    user.operands = [merged.get(id(v), v) for v in user.operands]
         used = {id(v) for i in self.fn.walk() for v in i.operands}
         made = {id(inst) for inst in self.constants}
         for inst in [*self.constants, *self.fn.walk()]:

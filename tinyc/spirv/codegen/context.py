@@ -91,6 +91,7 @@ class Ctx:
         self.current = None                  # the IR instruction being emitted
         self.bounds = None                   # bounds.Bounds in a bounds-checked kernel
         self.products: dict[Value, tuple[Value, Value]] = {}   # fp_contract: single-use a·b an add reads
+        self._const64: dict[int, Id] = {}    # const64's ids by value (index arithmetic asks often)
 
     # -- values ------------------------------------------------------------------
     def __getitem__(self, v: Value) -> Lowered:
@@ -119,11 +120,11 @@ class Ctx:
     # -- emitting ----------------------------------------------------------------
     def op(self, opcode: Op, *args: Operand) -> Id:
         """Append an instruction with a result to the current block."""
-        return self.block.op(opcode, *args)
+        return self.block._append(opcode, args, None).result
 
     def do(self, opcode: Op, *args: Operand) -> None:
         """Append an instruction without a result."""
-        self.block.op(opcode, *args)
+        self.block._append(opcode, args, None)
 
     def ext(self, inst: OpenCLStd, result_type: Id, *args: Operand) -> Id:
         return self.block.ext(inst, result_type, *args)
@@ -147,7 +148,10 @@ class Ctx:
     def const64(self, value: int) -> Id:
         """A 64-bit constant; folded index arithmetic wraps around as the device's would
         (an offset that overflows is out of bounds anyway, but must not crash the compiler)."""
-        return self.m.const_int(_wrap64(int(value)), 64)
+        found = self._const64.get(value)
+        if found is None:
+            found = self._const64[value] = self.m.const_int(_wrap64(int(value)), 64)
+        return found
 
     def const32(self, value: int) -> Id:
         return self.m.const_int(value, 32)
@@ -158,27 +162,27 @@ class Ctx:
 
     # -- index arithmetic (folded when both sides are known) ------------------------------
     def as_id(self, x: IndexLike) -> Id:
-        return x if isinstance(x, Id) else self.const64(int(x))
+        return x if x.__class__ is Id else self.const64(int(x))
 
     def iadd(self, a: IndexLike, b: IndexLike) -> IndexLike:
-        if not isinstance(a, Id) and not isinstance(b, Id):
-            return int(a) + int(b)
-        if not isinstance(a, Id) and a == 0:
-            return b
-        if not isinstance(b, Id) and b == 0:
+        if a.__class__ is not Id:
+            if b.__class__ is not Id:
+                return int(a) + int(b)
+            if a == 0:
+                return b
+        elif b.__class__ is not Id and b == 0:
             return a
-        return self.op(Op.IAdd, self.i64, self.as_id(a), self.as_id(b))
+        return self.block._append(Op.IAdd, (self.m.type_int(64), self.as_id(a), self.as_id(b)), None).result
 
     def imul(self, a: IndexLike, b: IndexLike) -> IndexLike:
-        if not isinstance(a, Id) and not isinstance(b, Id):
-            return int(a) * int(b)
-        for x, y in ((a, b), (b, a)):
-            if not isinstance(x, Id):
-                if x == 0:
-                    return 0
-                if x == 1:
-                    return y
-        return self.op(Op.IMul, self.i64, self.as_id(a), self.as_id(b))
+        if a.__class__ is not Id:
+            if b.__class__ is not Id:
+                return int(a) * int(b)
+            if a == 0 or a == 1:
+                return 0 if a == 0 else b
+        elif b.__class__ is not Id and (b == 0 or b == 1):
+            return 0 if b == 0 else a
+        return self.block._append(Op.IMul, (self.m.type_int(64), self.as_id(a), self.as_id(b)), None).result
 
     def dot(self, indices: Sequence[IndexLike], strides: Sequence[IndexLike]) -> IndexLike:
         """Σ index_i · stride_i with the constant parts folded."""

@@ -196,10 +196,10 @@ def _load(ctx: Ctx, inst: CoopMatrixLoad, order: "atomics.Ordering | None") -> N
                                         lambda j: at.position(row, first + j))
             out = []
             for j in range(t.cols):
-                col_ok: Cond = True
-                if inst.checked.cols:
-                    col_ok = at.column_inside(j, desc)
-                out += _guarded(ctx, col_ok, lambda j=j: [read(element_address(
+                if not inst.checked.cols:  # (every column is inside: no branch to make)
+                    out.append(read(element_address(ctx, desc, at.position(row, j))))
+                    continue
+                out += _guarded(ctx, at.column_inside(j, desc), lambda j=j: [read(element_address(
                     ctx, desc, at.position(row, j)))], [ty], [zero])
             return out
 

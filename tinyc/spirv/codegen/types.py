@@ -23,7 +23,15 @@ from tinyc.spirv.spv import StorageClass
 
 
 def scalar_type(m: Module, t: ScalarType) -> Id:
-    """SPIR-V type of a scalar's value (and of a memref element)."""
+    """SPIR-V type of a scalar's value (and of a memref element); remembered per module
+    (IR types are interned: codegen asks for the same few types hundreds of times)."""
+    found = m.memo.get(t)
+    if found is None:
+        found = m.memo[t] = _scalar_type(m, t)
+    return found
+
+
+def _scalar_type(m: Module, t: ScalarType) -> Id:
     if t.is_int:
         return m.type_int(t.bits)
     if t is bf16:
@@ -48,7 +56,10 @@ def storage_class(memref: MemrefType) -> StorageClass:
 
 def element_pointer(m: Module, memref: MemrefType) -> Id:
     """Pointer to the memref's element type in its address space."""
-    return m.type_pointer(storage_class(memref), scalar_type(m, memref.element))
+    found = m.memo.get(memref)  # (types are interned: their hash is their identity's)
+    if found is None:
+        found = m.memo[memref] = m.type_pointer(storage_class(memref), scalar_type(m, memref.element))
+    return found
 
 
 def coop_blocks(t: CoopMatrixType, subgroup_size: int) -> int:
