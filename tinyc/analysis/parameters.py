@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from tinyc.analysis.memory_effects import EffectKind, direct_effects
 from tinyc.ir.addressing import MemberView, SliceView
 from tinyc.ir.core import Function, Value
-from tinyc.ir.instructions import Associated, BuiltinName
+from tinyc.ir.instructions import BuiltinName
 from tinyc.ir.types import ScalarType
 
 
@@ -56,8 +56,9 @@ def param_uses(fn: Function) -> tuple[ParamUse, ...]:
         if value is not None and (value.op == BuiltinName.GROUP_ID.value
                                   or value.op == "cast" and value.args[0] in group_ids):
             group_ids.add(inst.result)
-        if isinstance(inst, Associated):
-            checked.add(inst.operands[0])
+        nullable = inst.null_checked()
+        if nullable is not None:
+            checked.add(nullable)
         found = direct_effects(inst)
         written.update(e.obj.root for e in found if e.kind is not EffectKind.READ)
         read.update(e.obj.root for e in found if e.kind is not EffectKind.WRITE)

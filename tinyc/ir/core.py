@@ -225,6 +225,11 @@ class Instruction:
         sum of two values (what codegen's fp_contract fuses into fma); None otherwise."""
         return None
 
+    def null_checked(self) -> "Value | None":
+        """The memref or group operand whose base address this instruction tests for null
+        (`associated`); the runtime then lets None through for that argument."""
+        return None
+
     def view_source(self) -> "Value | None":
         """The operand whose memory the result views (subview, expand, fuse, a group's member)."""
         view = self.addressing().view

@@ -213,6 +213,9 @@ class Associated(Instruction):
                  type: Type = bool_):
         super().__init__([tensor], [type], span=span, result_names=[name])
 
+    def null_checked(self) -> Value:
+        return self.operands[0]
+
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "Associated":
         return cls(*s.operands, type=s.type or bool_)
