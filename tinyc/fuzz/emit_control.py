@@ -97,8 +97,7 @@ def emit_foreach(w: Writer) -> bool:
     """A loop over the elements of a writable view; each iteration writes its element."""
     if w.region.depth >= MAX_DEPTH - 1:
         return False
-    targets = [v for v in w.mems(writable=True, order=(1, 2)) if not v.mem.root.shared
-               and 0 not in v.mem.shape]
+    targets = w.own_writable((1, 2))
     if not targets:
         return False
     dst = w.pick(targets)
@@ -135,10 +134,8 @@ def emit_parallel(w: Writer) -> bool:
     """Every work-item runs the region; work-item k writes element k of a view (if any)."""
     if w.region.depth >= MAX_DEPTH - 1:
         return False
-    targets = [v for v in w.mems(writable=True, order=(1,)) if not v.mem.root.shared
-               and 0 not in v.mem.shape]
-    coop = [v for v in w.mems(writable=True, order=(2,)) if not v.mem.root.shared
-            and 0 not in v.mem.shape]
+    targets = w.own_writable((1,))
+    coop = w.own_writable((2,))
     w.emit("parallel {")
     w.open("parallel", GROUP)
     mode = w.pick(["lanes"] * bool(targets) + ["coop"] * bool(coop) + ["read"])

@@ -30,7 +30,7 @@ def emit_store(w: Writer) -> bool:
     """A store this region may do without a race (see module docs of program.py)."""
     if w.spmd:
         return _store_spmd(w)
-    targets = [v for v in w.mems(writable=True) if not v.mem.root.shared and 0 not in v.mem.shape]
+    targets = w.own_writable()
     shared = [v for v in w.mems(writable=True) if v.mem.root.shared]
     if shared and (not targets or w.chance(0.3)):
         return _store_atomic_add(w, w.pick(shared))

@@ -98,7 +98,7 @@ def emit_atomic_store(w: Writer) -> bool:
             return False
         view, indices, _ = at
     else:
-        targets = [v for v in w.mems(writable=True) if not v.mem.root.shared and 0 not in v.mem.shape]
+        targets = w.own_writable()
         if not targets:
             return False
         view = w.pick(targets)
@@ -197,8 +197,7 @@ def emit_foreach_tile(w: Writer) -> bool:
     that takes a tile writes its rows of it, each element once."""
     if w.region.depth > 0:
         return False
-    targets = [v for v in w.mems(writable=True, order=(1, 2)) if not v.mem.root.shared
-               and 0 not in v.mem.shape]
+    targets = w.own_writable((1, 2))
     if not targets:
         return False
     dst = w.pick(targets)
@@ -259,8 +258,7 @@ def emit_coopmatrix_newest(w: Writer) -> bool:
     """In a parallel region, subgroup 0 makes a matrix of its target's shape (load, atomic
     load or construct), changes it (apply, extract and insert, or a row/column reduction)
     and stores it (plain, atomic store or atomic update), after a prefetch perhaps."""
-    targets = [v for v in w.mems(writable=True, order=(2,)) if not v.mem.root.shared
-               and 0 not in v.mem.shape and v.mem.type.element in COOP_TYPES]
+    targets = [v for v in w.own_writable((2,)) if v.mem.type.element in COOP_TYPES]
     if not targets or w.region.depth > 1:
         return False
     dst = w.pick(targets)

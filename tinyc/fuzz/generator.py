@@ -107,6 +107,12 @@ class Writer:
                 if (t is None or v.type is t) and v.level >= level
                 and (exact is None or v.exact or not exact) and v.mem is None and v.group is None]
 
+    def own_writable(self, order: Sequence[int] | None = None) -> list[Val]:
+        """Writable, non-empty memrefs of this work-item's own data (not shared local memory):
+        what a store, a loop or a collective may write without racing."""
+        return [v for v in self.mems(writable=True, order=order)
+                if not v.mem.root.shared and 0 not in v.mem.shape]
+
     def mems(self, *, readable: bool | None = None, writable: bool | None = None,
              order: Sequence[int] | None = None) -> list[Val]:
         found = []
