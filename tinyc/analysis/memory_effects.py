@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tinyc.ir.core import EffectKind, Function, Instruction, Value
+from tinyc.ir.core import EffectKind, Function, Instruction, Value, view_root
 from tinyc.ir.instructions import Alloca
 from tinyc.ir.types import AddressSpace, GroupType, MemrefType
 
@@ -93,14 +93,8 @@ def conflicts(a: MemoryEffect, b: MemoryEffect) -> bool:
 
 def root_of(value: Value) -> Value | None:
     """The argument or alloca result that `value`'s memory belongs to; None if unknown."""
-    while True:
-        owner = value.owner
-        if isinstance(owner, Function) or isinstance(owner, Alloca):
-            return value
-        source = owner.view_source() if isinstance(owner, Instruction) else None
-        if source is None:
-            return None
-        value = source
+    root = view_root(value)
+    return root if isinstance(root.owner, Function) or isinstance(root.owner, Alloca) else None
 
 
 def memory_object(value: Value) -> MemoryObject | None:

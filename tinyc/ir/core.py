@@ -311,6 +311,17 @@ class Program:
         raise KeyError(f"no function '{name}'; there are: {', '.join(f.name for f in self.functions)}")
 
 
+def view_root(value: Value) -> Value:
+    """The value whose memory `value` views, through subview, expand, fuse and group members
+    (the instructions' `view_source`); `value` itself when it is no view."""
+    while True:
+        source = getattr(value.owner, "view_source", None)
+        found = source() if source is not None else None
+        if found is None:
+            return value
+        value = found
+
+
 def replace_uses(root: Region, old: Value, new: Value) -> None:
     """Make every operand `old` inside `root` (nested regions included) refer to `new`."""
     for inst in root.walk():

@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Note, Span
-from tinyc.ir.core import EffectKind, Instruction, Value
+from tinyc.ir.core import EffectKind, Instruction, Value, view_root
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType
 
 if TYPE_CHECKING:
@@ -146,14 +146,14 @@ def _unread_allocas(ctx: "LintContext", instructions: list[Instruction]) -> None
     local = {id(r) for r in results
              if r.type.__class__ is MemrefType and r.type.space is AddressSpace.LOCAL}
     # Local memory's roots are alloca results: local memrefs that are no view of another.
-    allocas = {id(r) for r in results if id(r) in local and _view_root(r) is r}
+    allocas = {id(r) for r in results if id(r) in local and view_root(r) is r}
     written: dict[int, tuple[Value, Instruction]] = {}  # alloca result -> its first write
     read: set[int] = set()
     for inst in instructions:
         if not any(id(v) in local for v in inst.operands):
             continue
         for value, kind in inst.memory_accesses():
-            root = _view_root(value)
+            root = view_root(value)
             if id(root) not in allocas:
                 continue
             if kind is not EffectKind.READ and not inst.results:
@@ -167,13 +167,3 @@ def _unread_allocas(ctx: "LintContext", instructions: list[Instruction]) -> None
                                       f"writes have no effect", root.span,
                      [Note("it is written here", first_write.span)])
 
-
-def _view_root(value: Value) -> Value:
-    """The value whose memory `value` views, through subview, expand and fuse (the
-    instructions' `view_source`); `value` itself when it is no view."""
-    while True:
-        source = getattr(value.owner, "view_source", None)
-        found = source() if source is not None else None
-        if found is None:
-            return value
-        value = found
