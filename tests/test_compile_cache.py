@@ -232,7 +232,11 @@ def test_a_new_process_compiles_nothing(cache, tmp_path):
             "('tinyc.parser', 'tinyc.passes', 'tinyc.spirv', 'tinyc.ir.verifier', 'tinyc.tune')))]))")
     import os
 
-    env = dict(os.environ, TINYC_CACHE_DIR=str(cache.parent))
+    # The same code as this process (the cache key holds a fingerprint of tinyc's files): under
+    # `python -m pytest` in a checkout, this process imports the checkout, not site-packages.
+    package_root = str(Path(tinyc.__file__).resolve().parent.parent)
+    env = dict(os.environ, TINYC_CACHE_DIR=str(cache.parent),
+               PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, "-c", code], input=SOURCE, env=env, cwd=tmp_path,
                           capture_output=True, text=True, check=True)
     stages, modules = json.loads(done.stdout)
