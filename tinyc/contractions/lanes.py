@@ -160,9 +160,10 @@ def build_lane_kernel(spec, prog: Program) -> None:
             left = fn.sub(n, base, name=once("left"))
             vectors = least(fn, fn.div(fn.add(left, lanes.sg - 1), lanes.sg), lanes.chunk // lanes.sg,
                             name=once("vectors"))
+            full = least(fn, fn.div(left, lanes.sg), lanes.chunk // lanes.sg, name=once("full"))
             with fn.parallel():
                 lane_id = fn.cast(fn.subgroup_local_id(), index, name=once("lane"))
-                chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk, lanes.budget, vectors, lanes.ksplit)
+                chunk = Chunk(base, lane_id, n, lanes.sg, lanes.chunk, lanes.budget, vectors, lanes.ksplit, full)
                 for step in variant:
                     emit_lane_step(fn, [lane_tensors[t] for t in step.inputs], lane_tensors[step.output],
                                    plan.sizes, chunk, spec.compute,
