@@ -109,6 +109,17 @@ def test_lane_kernel_is_one_subgroup_with_a_guard():
     assert "builtin.subgroup_local_id" in source and "cmp.lt" in source and "parallel" in source
 
 
+def test_no_tile_that_loops_over_the_contiguous_mode(device):
+    """A shared operand tiles the batch only where the tile's gemms keep the output's stride-1
+    label as a matrix mode: in `blki,kj->blji` (C order) the batch fuses to l, and i (stride 1)
+    would become a loop around strided gemms. Results against NumPy at several batch sizes."""
+    assert spec("blki,kj->blji", (2000, 5, 6, 9), (6, 9)).plan.tile == 0
+    assert spec("bik,kj->bij", (2000, 16, 8), (8, 12)).plan.tile > 0    # i joins the batch
+    for n in (1, 63, 2000):
+        a, b = rand(n, 5, 6, 9), rand(6, 9)
+        close(tinyc.einsum("blki,kj->blji", a, b), np.einsum("blki,kj->blji", a, b))
+
+
 def test_plan_depends_on_the_key_alone():
     """The kernel is planned at a representative batch size: the same for 20 and 10^6 entries."""
     from tinyc.contractions.emit import build_kernel
