@@ -246,6 +246,69 @@ def test_pending_write_passes_through_a_loop_that_may_not_run():
 """)
 
 
+def test_a_loop_over_blocks_that_each_iteration_takes_elsewhere_needs_no_barrier():
+    # Iteration i reads column i of %A and writes column i of %C (and of %E at %base + i):
+    # no two iterations touch one element, whatever the collectives' work-item mapping.
+    check("""
+  %base = constant 2 : index
+  for %i = %c0, %n {
+    %a = subview %A[:, %i] : memref<f32x16>
+    %c = subview %C[:, %i] : memref<f32x16>
+    %j = arith.add %base, %i : index
+    %e = subview %E[:, %j] : memref<f32x16>
+    axpby.n %one, %a, %one, %c
+    axpby.n %one, %a, %zero, %e
+  }
+""")
+
+
+def test_a_block_read_through_another_view_in_a_later_iteration_is_a_dependency():
+    # %c writes column i, %p reads column i + 1: written in the next iteration.
+    check("""
+  for %i = %c0, %n {
+    %c = subview %C[:, %i] : memref<f32x16>
+    %k = arith.add %c1, %i : index
+    %p = subview %C[:, %k] : memref<f32x16>
+    barrier.global                                ; +
+    axpby.n %one, %p, %zero, %c
+  }
+""")
+
+
+def test_two_views_written_in_one_loop_keep_their_barrier():
+    # Columns i and i + 1 of %C: iteration i + 1 writes column i + 1 again.
+    check("""
+  for %i = %c0, %n {
+    %c = subview %C[:, %i] : memref<f32x16>
+    %k = arith.add %i, %c1 : index
+    %d = subview %C[:, %k] : memref<f32x16>
+    %a = subview %A[:, %c0] : memref<f32x16>
+    barrier.global                                ; +
+    axpby.n %one, %a, %zero, %c
+    barrier.global                                ; +
+    axpby.n %one, %a, %zero, %d
+  }
+""")
+
+
+def test_a_block_of_many_columns_or_of_a_view_made_in_the_loop_keeps_its_barrier():
+    check("""
+  for %i = %c0, %n {
+    %c = subview %C[:, %i:2] : memref<f32x16x2>
+    %b = subview %B[:, 0:2] : memref<f32x16x2>
+    barrier.global                                ; +
+    axpby.n %one, %b, %zero, %c
+  }
+  for %i = %c0, %n {
+    %v = subview %D[:, 0:16] : memref<f32x16x16>
+    %d = subview %v[:, %i] : memref<f32x16>
+    %a = subview %A[:, %c0] : memref<f32x16>
+    barrier.global                                ; +
+    axpby.n %one, %a, %zero, %d
+  }
+""")
+
+
 def test_nested_loops():
     check("""
   for %i = %c0, %n {

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tinyc.ir.core import EffectKind, Function, Instruction, Value, view_root
+from tinyc.ir.addressing import SliceView
+from tinyc.ir.core import EffectKind, Function, Instruction, Region, Value, view_root
 from tinyc.ir.instructions import Alloca
 from tinyc.ir.types import AddressSpace, GroupType, MemrefType
 
 __all__ = ["EffectKind", "MemoryEffect", "MemoryObject", "conflicts", "direct_effects", "effects",
-           "memory_object", "root_of", "touches"]
+           "memory_object", "per_iteration_block", "root_of", "touches"]
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,16 @@ class MemoryObject:
 
 @dataclass(frozen=True)
 class MemoryEffect:
-    """One access to one memory object. `via` (the operand used) is not part of its identity."""
+    """One access to one memory object. `via` (the operand used) is not part of its identity.
+
+    `carried_view`: the access was made in an earlier iteration of a loop through this view,
+    a block that every iteration takes elsewhere (`per_iteration_block`); the same view in
+    a later iteration touches other elements."""
 
     obj: MemoryObject
     kind: EffectKind
     via: Value | None = field(default=None, compare=False)
+    carried_view: Value | None = None
 
     @property
     def space(self) -> AddressSpace:
@@ -86,7 +92,49 @@ def conflicts(a: MemoryEffect, b: MemoryEffect) -> bool:
         return False
     if a.kind is b.kind and a.kind in (EffectKind.READ, EffectKind.ATOMIC_ADD):
         return False
+    if a.carried_view is not None and a.carried_view is b.via:
+        return False            # the same per-iteration block, of an earlier iteration
     return True
+
+
+def per_iteration_block(view: Value | None, loop_var: Value, body: Region) -> bool:
+    """Whether `view` is a block that each iteration of a loop takes elsewhere: a subview of
+    a memref defined outside the loop, with one mode fixed at an index that changes every
+    iteration (the loop variable, or it plus a value defined outside the loop). Two
+    iterations' blocks then share no element (a memref's elements have distinct addresses)."""
+    owner = view.owner if view is not None else None
+    if not isinstance(owner, Instruction):
+        return False
+    sliced = owner.addressing().view
+    if not isinstance(sliced, SliceView) or sliced.extra_modes or _inside(sliced.source, body):
+        return False
+    return any(isinstance(span.count, int) and span.count == 0 and _steps_with(span.start, loop_var, body)
+               for span in sliced.modes)
+
+
+def _steps_with(index: object, loop_var: Value, body: Region) -> bool:
+    if index is loop_var:
+        return True
+    owner = index.owner if isinstance(index, Value) else None
+    if not isinstance(owner, Instruction):
+        return False
+    computed = owner.integer_facts().value
+    if computed is None or computed.op != "add":
+        return False
+    a, b = computed.args
+    return (a is loop_var and not _inside(b, body)) or (b is loop_var and not _inside(a, body))
+
+
+def _inside(value: object, body: Region) -> bool:
+    """Whether a value is defined in `body` (or a region nested in it)."""
+    where = value.owner if isinstance(value, Value) else None
+    region = where if isinstance(where, Region) else where.parent if isinstance(where, Instruction) else None
+    while region is not None:
+        if region is body:
+            return True
+        parent = region.parent
+        region = parent.parent if isinstance(parent, Instruction) else None
+    return False
 
 
 # ---------------------------------------------------------------- objects

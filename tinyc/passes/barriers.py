@@ -23,7 +23,15 @@ collective level, before lowering:
 - `if`: both branches start from the same state; afterwards the union.
   `for`: the body is analysed from the union of the state before the loop
   and the state at the end of the body until nothing changes, so a
-  dependency from one iteration into the next gets its barrier too.
+  dependency from one iteration into the next gets its barrier too. An
+  access through a block that every iteration takes elsewhere (a subview
+  of a memref from outside the loop with one mode fixed at the loop
+  variable, or at it plus a loop-invariant value; the only view of that
+  object and kind of access in the loop) meets the same view of a later
+  iteration without a barrier: the two touch no common element. This is
+  the loop over batch entries of a generated kernel (one collective per
+  entry), where a barrier per entry cost the CPU runtime a split of the
+  kernel around it.
 - Barriers already in the code (manual or earlier inserted) clear the
   pending accesses of the spaces they fence; they are kept. A planned
   barrier directly after an existing one is merged into it (its fences are
@@ -36,13 +44,14 @@ reused.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Flag
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from tinyc.ir.core import Function, Instruction, Kind, Region
+from tinyc.ir.core import Function, Instruction, Kind, Region, Value
 from tinyc.ir.instructions import Barrier, For, If
 from tinyc.ir.types import AddressSpace
-from tinyc.analysis.memory_effects import MemoryEffect, conflicts, effects
+from tinyc.analysis.memory_effects import MemoryEffect, conflicts, direct_effects, effects, per_iteration_block
 
 if TYPE_CHECKING:
     from tinyc.passes import PassOptions
@@ -120,7 +129,7 @@ class BarrierPlanner:
         if isinstance(inst, Barrier):
             return clear(state, fences_of(inst))
         if isinstance(inst, For):
-            return self._loop(inst.body, state, plan)
+            return self._loop(inst, state, plan)
         if isinstance(inst, If):
             return self.region(inst.then, state, plan) | self.region(inst.otherwise, state, plan)
         if inst.region_kind is Kind.SPMD:  # foreach, parallel
@@ -131,15 +140,35 @@ class BarrierPlanner:
         state = _require(plan, inst, self.needed(state, accesses), state)
         return state | frozenset(accesses)
 
-    def _loop(self, body: Region, state: State, plan: Plan) -> State:
-        """Fixed point over the back edge; only the last round's plan counts."""
+    def _loop(self, loop: For, state: State, plan: Plan) -> State:
+        """Fixed point over the back edge; only the last round's plan counts. An access through
+        a block each iteration takes elsewhere (memory_effects.per_iteration_block) crosses the
+        back edge marked, so that the same block in the next iteration needs no barrier (a loop
+        over batch entries, each a collective on its own slice)."""
+        body, var = loop.body, loop.body.args[0]
+        views: dict[tuple, set] = {}     # (object, kind) -> every view the body uses for it
+        for nested in body.walk():
+            for e in direct_effects(nested):
+                views.setdefault((e.obj, e.kind), set()).add(e.via)
+        blocks: dict[Value, bool] = {}
+
+        def carried(e: MemoryEffect) -> MemoryEffect:
+            """Marked only when the one view of its kind of access is a per-iteration block: a
+            state holds one effect per object and kind, whatever the view."""
+            if e.carried_view is not None or e.via is None or views.get((e.obj, e.kind)) != {e.via}:
+                return e
+            if e.via not in blocks:
+                blocks[e.via] = per_iteration_block(e.via, var, body)
+            return replace(e, carried_view=e.via) if blocks[e.via] else e
+
         entry = state
         while True:
             trial: Plan = {}
-            after = entry | self.region(body, entry, trial)
+            after = entry | frozenset(carried(e) for e in self.region(body, entry, trial))
             if after == entry:
                 _merge(plan, trial)
-                return entry
+                return frozenset(replace(e, carried_view=None) if e.carried_view is not None else e
+                                 for e in entry)
             entry = after
 
     # -- SPMD regions -----------------------------------------------------------
