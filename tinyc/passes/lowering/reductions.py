@@ -138,39 +138,54 @@ def accumulate(b: LoweringBuilder, start: Value, end: Value, step: int, out_type
                names: tuple[str, str] = ("i", "partial")) -> Value:
     """Σ element(i) over i = start + step·t < end with `partials` partial sums.
 
-    Element t goes to partial sum t mod `partials`; each loop step adds
-    `unroll` elements to every partial sum, in order (with one partial sum the
-    additions happen exactly as in a plain loop). Elements past an end that
-    the step does not divide are skipped by a check; the partial sums are
-    added from the first to the last at the end.
+    `start` lies in [0, step). Element t goes to partial sum t mod `partials`;
+    each loop step adds `unroll` elements to every partial sum, in order (with
+    one partial sum the additions happen exactly as in a plain loop). The loop
+    runs over whole chunks of step·partials·unroll elements from 0, the same
+    bounds on every lane, and adds `start` inside: a loop whose bounds depend
+    on the lane ran masked on the CPU runtime (every carried sum selected per
+    lane and step). Elements past the last whole chunk are added by one more,
+    checked step. The partial sums are added from the first to the last.
     """
     width = partials * unroll
-    n, s0 = static(end), static(start)
-    exact = n is not None and s0 == 0 and n % (step * width) == 0
-    zeros = [b.zero(out_type) for _ in range(partials)]
-    with b.for_(start, end, b.int_const(step * width), init=zeros) as (i0, carried, loop):
-        b.named(i0, names[0])
+    chunk = step * width
+    n = static(end)
+    full = b.int_const(n - n % chunk) if n is not None else b.round_down(end, chunk)
+    sums = [b.zero(out_type) for _ in range(partials)]
+    with b.for_(b.int_const(0), full, b.int_const(chunk), init=sums) as (t0, carried, loop):
+        i0 = b.named(b.iadd(t0, start), names[0])
         sums = list(carried)
         for acc in sums:
             b.named(acc, names[1])
-        for v in range(unroll):
-            for p in range(partials):
-                offset = step * (v * partials + p)
-                i = b.iadd(i0, offset) if offset else i0
-                if offset == 0 or exact:
-                    sums[p] = b.add(sums[p], b.cast(element(i), out_type))
-                    continue
-                with b.if_(b.lt(i, end), [out_type]) as branch:
-                    with branch.then():
-                        b.yield_([b.add(sums[p], b.cast(element(i), out_type))])
-                    with branch.otherwise():
-                        b.yield_([sums[p]])
-                sums[p] = branch.results[0]
+        sums = _chunk_step(b, i0, None, step, partials, unroll, out_type, element, sums)
         b.yield_(sums)
-    total = loop.results[0]
+    sums = list(loop.results)
+    if n is None or n % chunk:
+        sums = _chunk_step(b, b.iadd(full, start), end, step, partials, unroll, out_type, element, sums)
+    total = sums[0]
     for p in range(1, partials):
-        total = b.add(total, loop.results[p])
+        total = b.add(total, sums[p])
     return total
+
+
+def _chunk_step(b: LoweringBuilder, i0: Value, end: Value | None, step: int, partials: int, unroll: int,
+                out_type: ScalarType, element: Callable[[Value], Value], sums: list[Value]) -> list[Value]:
+    """Add the chunk's elements i0 + step·t to the partial sums (each checked `< end` if given)."""
+    sums = list(sums)
+    for v in range(unroll):
+        for p in range(partials):
+            offset = step * (v * partials + p)
+            i = b.iadd(i0, offset) if offset else i0
+            if end is None:
+                sums[p] = b.add(sums[p], b.cast(element(i), out_type))
+                continue
+            with b.if_(b.lt(i, end), [out_type]) as branch:
+                with branch.then():
+                    b.yield_([b.add(sums[p], b.cast(element(i), out_type))])
+                with branch.otherwise():
+                    b.yield_([sums[p]])
+            sums[p] = branch.results[0]
+    return sums
 
 
 def _on_lane0(b: LoweringBuilder, lane: Value, body: Callable[[], None]) -> None:
