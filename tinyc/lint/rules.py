@@ -131,8 +131,12 @@ def _unused(ctx: "LintContext", instructions: list[Instruction], used: set[Value
             continue
         if _writes(inst):
             continue
-        names = ", ".join(f"'%{r.name}'" for r in results if r.name) or "the result"
-        verb = "are" if len(results) > 1 else "is"
+        if len(results) == 1:  # (the common case without a generator)
+            name = results[0].name
+            names, verb = f"'%{name}'" if name else "the result", "is"
+        else:
+            names = ", ".join(f"'%{r.name}'" for r in results if r.name) or "the result"
+            verb = "are"
         ctx.warn("unused-value", f"{inst.title}: {names} {verb} never used",
                  results[0].span or inst.span)
 

@@ -140,8 +140,10 @@ class Parsed:
 
     def _read_type(self, child: Tree) -> None:
         ctx = self._b.ctx
-        types = child.children if child.data == "return_types" else [child]
-        self.types += [build_type(t, ctx) for t in types]
+        if child.data == "return_types":
+            self.types += [build_type(t, ctx) for t in child.children]
+        else:  # one type, the common case
+            self.types.append(build_type(child, ctx))
         self.types_span = self._root.type_span = ctx.span(child)
 
     def _read_literal(self, child: Tree) -> None:
