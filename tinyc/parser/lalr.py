@@ -83,15 +83,43 @@ def _rule(line: str) -> Rule:
     origin, symbols = head.split(":")
     name, *kept = shape.split()
     expand1 = bool(kept) and kept[0] == "?"
-    children = tuple((int(k.rstrip("*")), k[-1] == "*") for k in kept[expand1:])
-    size = len(symbols.split())
-    return origin, name, size, children, expand1, _pick(children, size)
+    inlined, symbol = _transparent(), symbols.split()
+    children = tuple((int(k.rstrip("*")), k[-1] == "*" and symbol[int(k[:-1])] not in inlined)
+                     for k in kept[expand1:])
+    pick = TRANSPARENT if origin in inlined else _pick(children, len(symbol))
+    return origin, name, len(symbol), children, expand1, pick
+
+
+TRANSPARENT: Any = object()
+"""`pick` of an inlined rule that only passes its one symbol on (`_operation: arith_binary`):
+no node is made, and the rules that splice it keep that symbol instead (the same tree)."""
+_TRANSPARENT: list[frozenset[str]] = []
+
+
+def _transparent() -> frozenset[str]:
+    """The inlined rules (`_name`) each of whose alternatives is one symbol, kept as it is."""
+    if not _TRANSPARENT:
+        passes: dict[str, bool] = {}
+        for line in tables.RULES.splitlines():
+            head, shape = line.split(" => ")
+            origin, symbols = head.split(":")
+            one = origin[0] == "_" and origin[1] != "_" and len(symbols.split()) == 1 \
+                and shape.split()[1:] == ["0"]
+            passes[origin] = passes.get(origin, True) and one
+        _TRANSPARENT.append(frozenset(origin for origin, one in passes.items() if one))
+    return _TRANSPARENT[0]
+
+
+class Append(int):
+    """`pick` of `__list: __list ... item`: the list so far (spliced) with the item at this index."""
 
 
 def _pick(kept: tuple[tuple[int, bool], ...], size: int) -> Any:
     """How the driver takes a rule's kept children from the popped symbols, cheapest first:
-    KEEP_ALL (all of them), one index, an itemgetter of several, () for none, or None
-    when some are spliced (the general loop in `_children`)."""
+    KEEP_ALL (all of them), one index, an itemgetter of several, () for none, an Append,
+    or None when others are spliced (the general loop in `_children`)."""
+    if len(kept) == 2 and kept[0] == (0, True) and not kept[1][1]:
+        return Append(kept[1][0])
     if any(splice for _, splice in kept):
         return None
     indices = tuple(index for index, _ in kept)
@@ -160,6 +188,7 @@ def parse(tokens: Iterable[Token]) -> Tree:
     `_TARGETS` are read in a `try`; a state's first visit fills its row.
     """
     steps, targets, new, tree_cls, keep_all = _STEPS, _TARGETS, object.__new__, Tree, KEEP_ALL
+    transparent, append = TRANSPARENT, Append
     states = [tables.START_STATE]
     values: list = []
     push, push_state = values.append, states.append
@@ -180,6 +209,14 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 state = action
                 break
             origin, name, size, kept, expand1, pick = action
+            if pick is transparent:  # the symbol stays as it is, under the rule's name
+                del states[-1]
+                try:
+                    state = targets[states[-1]][origin]
+                except KeyError:
+                    state = _target(states[-1], origin)
+                states.append(state)
+                continue
             if size == 1 and pick is keep_all:  # the most common shape: one symbol, kept
                 child = values[-1]
                 if expand1:  # `?rule` of one child: the child itself (its place is the rule's)
@@ -214,6 +251,9 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 children, first, last = [], None, None
             if pick is keep_all:
                 filtered = children
+            elif pick.__class__ is append:  # the list so far, one more: no call to `_children`
+                filtered = children[0].children
+                filtered.append(children[pick])
             elif pick.__class__ is int:
                 filtered = [children[pick]]
             else:
@@ -330,6 +370,10 @@ def _resynchronise(tokens: Sequence[Token], i: int, states: list[int], values: l
 def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:
     """Replace the rule's symbols on the stacks by its node (what `parse` does inline)."""
     origin, name, size, kept, expand1, pick = rule
+    if pick is TRANSPARENT:
+        del states[-1]
+        states.append(gotos[states[-1]][origin])
+        return
     if size:
         children = values[-size:]
         del values[-size:]
