@@ -236,7 +236,13 @@ class CompilationError(Exception):
 
 def in_source_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Sorted by (line, column); a stable sort keeps the order of those at one place."""
-    return sorted(diagnostics, key=lambda d: (d.line, d.column))
+    return sorted(diagnostics, key=_position)
+
+
+def _position(d: Diagnostic) -> tuple[int, int]:
+    """(line, column) of a diagnostic (0, 0 without a span): `in_source_order`'s key."""
+    span = d.span
+    return (span.line, span.column) if span else (0, 0)
 
 
 _KEYBOARD_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")

@@ -82,7 +82,10 @@ class WarningOptions:
 
     def apply(self, warnings: Iterable[Diagnostic]) -> list[Diagnostic]:
         """The warnings these options keep; as errors (same text, `[-Werror,-W...]`) if asked."""
-        kept = [w for w in warnings if w.warning is None or self.enabled(w.warning)]
+        if self.silenced or self.disabled:
+            kept = [w for w in warnings if w.warning is None or self.enabled(w.warning)]
+        else:  # every warning on (the default): nothing to ask of each
+            kept = list(warnings)
         if self.as_errors:
             kept = [_as_error(w) if w.severity == "warning" else w for w in kept]
         return kept

@@ -143,10 +143,10 @@ def _unused(ctx: "LintContext", instructions: list[Instruction], used: set[Value
 
 def _unread_allocas(ctx: "LintContext", instructions: list[Instruction]) -> None:
     """-Wunread-alloca: local memory written but never read (through any view of it)."""
+    if not any(t.__class__ is MemrefType and t.space is AddressSpace.LOCAL  # (types are
+               for t in set(map(_TYPE, chain.from_iterable(map(_RESULTS, instructions))))):
+        return  # interned: a few to look at)
     results = list(chain.from_iterable(map(_RESULTS, instructions)))
-    if not any(t.__class__ is MemrefType and t.space is AddressSpace.LOCAL
-               for t in set(map(_TYPE, results))):  # (types are interned: a few to look at)
-        return
     local = {id(r) for r in results
              if r.type.__class__ is MemrefType and r.type.space is AddressSpace.LOCAL}
     # Local memory's roots are alloca results: local memrefs that are no view of another.

@@ -227,7 +227,9 @@ def parse(tokens: Iterable[Token]) -> Tree:
                         node._first, node._last = child._first, child._last
                     else:
                         node._first = node._last = child
-                    node.data, node.children, node._own = name, [child], None
+                    node.data = name
+                    node.children = [child]
+                    node._own = None
                 del states[-1]
                 try:
                     state = targets[states[-1]][origin]
@@ -264,7 +266,11 @@ def parse(tokens: Iterable[Token]) -> Tree:
                     _widen(node, first, last)
             else:
                 node = new(tree_cls)
-                node.data, node.children, node._first, node._last, node._own = name, filtered, first, last, None
+                node.data = name
+                node.children = filtered
+                node._first = first
+                node._last = last
+                node._own = None
             try:
                 state = targets[states[-1]][origin]
             except KeyError:

@@ -162,10 +162,13 @@ class TensorLexer:
                             column = start - line_start + 1
                             for terminal, a, b in pieces:
                                 tok = new(token_cls)
-                                tok.type, tok.value = terminal, word if b - a == len(word) else word[a:b]
-                                tok.start_pos, tok.end_pos = start + a, start + b
+                                tok.type = terminal
+                                tok.value = word if b - a == len(word) else word[a:b]
+                                tok.start_pos = start + a
+                                tok.end_pos = start + b
                                 tok.line = tok.end_line = line
-                                tok.column, tok.end_column = column + a, column + b
+                                tok.column = column + a
+                                tok.end_column = column + b
                                 append(tok)
                             pos = start + len(word)
                             continue
@@ -178,8 +181,11 @@ class TensorLexer:
                     else:  # white space or a comment up to the line's end
                         continue
                     end = start + len(value)
-                    tok = new(token_cls)
-                    tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, start, end
+                    tok = new(token_cls)  # (one store a statement: no tuple packed and unpacked)
+                    tok.type = terminal
+                    tok.value = value
+                    tok.start_pos = start
+                    tok.end_pos = end
                     tok.line = tok.end_line = line
                     tok.column = start - line_start + 1
                     tok.end_column = end - line_start + 1

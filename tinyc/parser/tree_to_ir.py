@@ -120,9 +120,9 @@ class ProgramBuilder:
         inst = build_instruction(self, op_tree)
         inst.span = span = self.ctx.span(tree)
         results = inst.results
-        for value in results[len(names):]:  # (a named result gets its name's span below)
-            value.span = span
         if len(results) != len(names):
+            for value in results[len(names):]:  # (a named result gets its name's span below)
+                value.span = span
             self._check_result_count(inst, names, op_tree)
         define = self.ctx.define
         for value, token in zip(results, names):
