@@ -23,6 +23,7 @@ from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Region, Value
 from tinyc.ir.instructions import syntax_classes
 from tinyc.ir.types import Type
+from tinyc.parser.context import span_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, constant, dictionary
 
@@ -56,7 +57,8 @@ def build_instruction(b: "ProgramBuilder", tree: Tree) -> Instruction:
         b.ctx.mark(std, f"'{parsed.keyword}'", tree.children[0])
     inst = cls.from_syntax(parsed)
     inst.spelling = parsed.keyword
-    inst.operand_spans = parsed.spans_of(inst.operands)
+    operands = inst.operands
+    inst.operand_spans = list(parsed.use_spans) if parsed.used == operands else parsed.spans_of(operands)
     inst.type_span = parsed.type_span
     return inst
 
@@ -106,7 +108,7 @@ class Parsed:
         self._root = root
         ctx = b.ctx
         defines = rule in DEFINITION_RULES
-        items, item_spans = self.items, self.item_spans
+        items, item_spans, used, use_spans = self.items, self.item_spans, root.used, root.use_spans
         for child in tree.children:  # the common cases inline: names and types (one call each)
             if child.__class__ is Token:
                 if child.type != "LOCAL_ID":
@@ -117,8 +119,8 @@ class Parsed:
                     self.names_here = [*self.names_here, child]
                 else:
                     value, span = ctx.use(child)
-                    root.used.append(value)
-                    root.use_spans.append(span)
+                    used.append(value)
+                    use_spans.append(span)
                     items.append(value)
                     item_spans.append(span)
             else:
@@ -144,7 +146,7 @@ class Parsed:
             self.types += [build_type(t, ctx) for t in child.children]
         else:  # one type, the common case
             self.types.append(build_type(child, ctx))
-        self.types_span = self._root.type_span = ctx.span(child)
+        self.types_span = self._root.type_span = span_of(child, ctx.source)
 
     def _read_literal(self, child: Tree) -> None:
         self._item(constant(child, self._b.ctx), self._b.ctx.span(child))
