@@ -194,6 +194,7 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
     # a kind that fits the region, result types already known well formed, no knobs.
     last = len(region.instructions) - 1
     mixed, std, known_types = Kind.MIXED, ctx.version.std, _TYPE_PROBLEMS
+    no_multiples = Instruction.subgroup_multiples  # (most classes want none: no call)
     ctx.region_kind, ctx.spmd_origin = kind, origin
     for position, inst in enumerate(region.instructions):
         own = _effective_kind(inst, std)
@@ -211,7 +212,7 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
                 well_formed = _check_type(ctx, result.type, inst.type_span or inst.span) and well_formed
         if well_formed:
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
-            if inst.subgroup_multiples(std):
+            if inst.__class__.subgroup_multiples is not no_multiples and inst.subgroup_multiples(std):
                 check_subgroup_multiples(ctx, inst)
         if inst.knobs:
             for problem in knob_problems(inst.opname, inst.knobs, inst.attrs):
