@@ -89,8 +89,9 @@ class Region:
         self.span = span
         for a in self.args:
             a.owner = self
-        for inst in instructions:
-            self.append(inst)
+        self.instructions += instructions
+        for inst in self.instructions:  # (what `append` does, without a call per instruction)
+            inst.parent = self
 
     def append(self, inst: "Instruction") -> "Instruction":
         inst.parent = self

@@ -76,34 +76,32 @@ class Parsed:
     """What the parser read of one instruction, or of a bracketed part of it.
 
     The parts most instructions lack (modifiers, nested parts, a dictionary,
-    regions, names defined here) start as shared empty values and become
-    lists of their own when something is added.
+    regions, names defined here) are shared empty values of the class and
+    become lists of the instance's own when something is added (no slots:
+    an instance stores only what it has, a large function makes 60,000).
     """
 
-    __slots__ = ("_b", "rule", "_tree", "keyword", "modifiers", "items", "item_spans", "parts", "types",
-                 "types_span", "attributes", "_regions", "names_here", "names", "used", "use_spans",
-                 "type_span", "_keyword_rule", "_root")
+    keyword = ""
+    modifiers: Sequence[str] = _NONE
+    parts: "Sequence[Parsed]" = _NONE
+    types_span: Span | None = None  # where the last of its types is written
+    type_span: Span | None = None
+    attributes: Mapping[str, Any] = _NO_ATTRIBUTES
+    _regions: Sequence[Tree] = _NONE
+    names_here: Sequence[Token] = _NONE  # names defined at this level (`new_values`)
 
     def __init__(self, b: "ProgramBuilder", tree: Tree, root: "Parsed | None") -> None:
         self._b = b
         self.rule = rule = tree.data
         self._tree = tree  # its span is made only when asked for (errors): most never are
-        self.keyword = ""
-        self.modifiers: Sequence[str] = _NONE
         self.items: list[Any] = []          # Values used and literals, at this level
         self.item_spans: list[Span] = []
-        self.parts: Sequence[Parsed] = _NONE
         self.types: list[Type] = []         # written types; a `-> (...)` list adds its entries
-        self.types_span: Span | None = None  # where the last of them is written
-        self.attributes: Mapping[str, Any] = _NO_ATTRIBUTES
-        self._regions: Sequence[Tree] = _NONE
-        self.names_here: Sequence[Token] = _NONE  # names defined at this level (`new_values`)
         if root is None:
             root = self
             self.names: list[Token] = []    # the instruction's own definitions, in order
             self.used: list[Value] = []     # the values used, in textual order ...
             self.use_spans: list[Span] = []  # ... and where each use is written
-            self.type_span: Span | None = None
             self._keyword_rule = rule + "_keyword"
         self._root = root
         ctx = b.ctx
