@@ -158,9 +158,10 @@ _RULES: dict[int, Rule] = _Rows(tables.RULES, _rule)
 
 
 _STEPS: dict[int, dict[str, int | Rule]] = {}
-"""`_ACTIONS` with the rules looked up (a shift's state, or the Rule to reduce by), and"""
+"""`_ACTIONS` with the rules looked up (a shift's state, or the Rule to reduce by): plain
+dicts (the driver's fastest lookup), filled as `parse` visits states."""
 _TARGETS: dict[int, dict[str, int]] = {}
-"""`_GOTOS`, as plain dicts (the driver's fastest lookup), filled as `parse` visits states."""
+"""`_GOTOS` as plain dicts, filled as `parse` visits states."""
 
 
 def _step(state: int, terminal: str) -> int | Rule | None:

@@ -149,7 +149,7 @@ class TensorLexer:
                         terminal = "LOCAL_ID" if name[0] == "%" else "GLOBAL_ID"
                     elif punctuation:
                         value = punctuation
-                        terminal = keywords[punctuation]
+                        terminal = keywords.get(punctuation, DOTWORD)
                     elif word:
                         value = word
                         terminal = whole.get(word)
