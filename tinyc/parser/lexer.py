@@ -47,7 +47,7 @@ _INF_NAN = re.compile(r"[+-]?(?:inf|nan)(?![A-Za-z0-9_])")
 REPLACEMENT = "\ufffd"
 """What a byte that is not UTF-8 decodes to (`tinyc.compiler.source_text`): fine in a
 comment, reported like an unexpected character elsewhere."""
-_FAST = re.compile(r"((?:[ \t\r\f\v\ufeff]+|;[^\n]*)*)(?:([%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
+_FAST = re.compile(r"(?=.)([ \t\r\f\v\ufeff]*(?:;[^\n]*)?)(?:([%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
                    r"|([{}()\[\],:=?>]|<(?!=))"
                    r"|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
                    r"|(\.[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?![0-9A-Za-z_.]))"
@@ -56,7 +56,9 @@ _FAST = re.compile(r"((?:[ \t\r\f\v\ufeff]+|;[^\n]*)*)(?:([%@](?:[0-9]+|[A-Za-z]
 punctuation, a word with its `.segments` (`arith.add`, `gemm.n.t`: split once per distinct
 spelling), a modifier or a plain integer (no FLOAT can start there: no `.`, exponent or `x`
 follows), else any other character: there `_scan` takes over. Every group is optional, so
-the matches of `findall` over a line follow each other without a gap."""
+the matches of `findall` over a line follow each other without a gap; `(?=.)` spares the
+empty match at the line's end. (A comment runs to the end of the line: white space, then
+at most one comment, is all the white space a line can have before a token.)"""
 
 
 class ErrorToken(Token):
@@ -144,12 +146,12 @@ class TensorLexer:
             while pos < line_end:
                 for space, name, punctuation, word, other, rest in findall(text, pos, line_end):
                     start = pos + len(space)
-                    if name:
-                        value = name
-                        terminal = "LOCAL_ID" if name[0] == "%" else "GLOBAL_ID"
-                    elif punctuation:
+                    if punctuation:  # (the kinds by how often they come)
                         value = punctuation
                         terminal = keywords.get(punctuation, DOTWORD)
+                    elif name:
+                        value = name
+                        terminal = "LOCAL_ID" if name[0] == "%" else "GLOBAL_ID"
                     elif word:
                         value = word
                         terminal = whole.get(word)
