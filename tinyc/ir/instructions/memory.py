@@ -37,6 +37,8 @@ class StoreFlag(Enum):
     @classmethod
     def of(cls, s: "Parsed") -> "StoreFlag":
         """The flag among an instruction's modifiers."""
+        if not s.modifiers:  # (most stores: no walk over the enum)
+            return cls.NONE
         return next((flag for flag in cls if flag.value and flag.value in s.modifiers), cls.NONE)
 
 
