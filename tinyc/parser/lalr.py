@@ -210,19 +210,9 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 state = action
                 break
             origin, name, size, kept, expand1, pick = action
-            if pick is transparent:  # the symbol stays as it is, under the rule's name
-                del states[-1]
-                try:
-                    state = targets[states[-1]][origin]
-                except KeyError:
-                    state = _target(states[-1], origin)
-                states.append(state)
-                continue
-            if size == 1 and pick is keep_all:  # the most common shape: one symbol, kept
-                child = values[-1]
-                if expand1:  # `?rule` of one child: the child itself (its place is the rule's)
-                    node = child
-                else:
+            if (size == 1 and pick is keep_all) or pick is transparent:  # the commonest shape:
+                if pick is keep_all and not expand1:  # one symbol, kept under a new node
+                    child = values[-1]
                     node = new(tree_cls)
                     if child.__class__ is tree_cls:
                         node._first, node._last = child._first, child._last
@@ -231,13 +221,15 @@ def parse(tokens: Iterable[Token]) -> Tree:
                     node.data = name
                     node.children = [child]
                     node._own = None
+                    values[-1] = node
+                # (else the symbol itself stands for the rule: a `?rule` of one child, whose
+                # place is the rule's, or an inlined rule that passes its symbol on)
                 del states[-1]
                 try:
                     state = targets[states[-1]][origin]
                 except KeyError:
                     state = _target(states[-1], origin)
                 states.append(state)
-                values[-1] = node
                 continue
             if size:
                 children = values[-size:]
