@@ -1,6 +1,6 @@
 """Checking time against program size: `tinyc check` of n, 2n, 4n and 8n instructions.
 
-    python -m benchmarks.parse_speed [--n 5000] [--repeat 5]
+    python -m benchmarks.parse_speed [--n 5000] [--repeat 5] [--baseline DIR --rounds 7]
 
 One function of N instructions (a mix of arithmetic, loads, stores,
 subviews, comparisons and casts, each using earlier values, as a generated
@@ -17,6 +17,15 @@ one's discarded program.
 Also timed: a cold `python -m tinyc.cli check FILE` of the largest program
 (start-up included), as a user runs it. Writes parse_speed.md next to
 this file (or to --out).
+
+With `--baseline DIR` (another checkout, e.g. main), the largest program is
+also checked side by side: each round starts a fresh process per checkout
+(the order alternating; each from a bytecode-compiled copy of its package, as
+benchmarks/startup.py runs them) that times the stages one after the other
+(lexing, the LALR driver, building the IR, verifying with the warnings) and
+then `check_source` whole, CPU time with the collector paused; and a cold
+`tinyc check` process per checkout, its CPU time. Medians over the rounds,
+and this checkout's time over the baseline's.
 """
 
 from __future__ import annotations
@@ -91,6 +100,76 @@ def measure(n: int, repeat: int) -> list[dict]:
     return rows
 
 
+STAGES = r"""
+import gc, json, sys, time
+from tinyc.diagnostics import Source
+from tinyc.ir.verifier import verify
+from tinyc.lint import WarningOptions
+from tinyc.parser import lalr
+from tinyc.parser.lexer import TensorLexer
+from tinyc.parser.tree_to_ir import ProgramBuilder
+from tinyc.pipeline import check_source
+text = open(sys.argv[1]).read()
+check_source("func @f() {\n}\n")
+gc.collect()
+gc.disable()
+clock = time.process_time
+a = clock(); tokens = TensorLexer().tokens(text, recover=True)
+b = clock(); tree = lalr.parse(tokens)
+c = clock(); program = ProgramBuilder(Source(text, "big.ir")).program(tree)
+d = clock(); verify(program, warnings=WarningOptions.of(None))
+e = clock()
+del tokens, tree, program
+gc.collect()
+f = clock(); check_source(text, "big.ir"); g = clock()
+print(json.dumps({"lex": b - a, "lalr": c - b, "build": d - c, "verify": e - d, "check_source": g - f}))
+"""
+"""One fresh process of `--baseline`: the stages of `check_source` one after the other, then
+`check_source` whole (the same program again), CPU seconds, the collector paused."""
+
+SIDE_BY_SIDE = [("lex", "lexing"), ("lalr", "the LALR driver"), ("build", "building the IR"),
+                ("verify", "verifying, with the warnings"), ("check_source", "`check_source`, whole"),
+                ("cold", "a cold `tinyc check` process (start-up, check, notes, printing)")]
+
+
+def side_by_side(baseline: Path, instructions: int, rounds: int) -> dict[str, dict[str, float]]:
+    """Medians of each row of SIDE_BY_SIDE for the baseline ("before") and this checkout ("after")."""
+    import json
+    import statistics
+
+    from benchmarks.startup import Checkout
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        path = work / "big.ir"
+        path.write_text(source(instructions))
+        (work / "stages.py").write_text(STAGES)
+        checkouts = [Checkout("before", baseline.resolve(), work), Checkout("after", REPO, work)]
+        samples: dict[str, dict[str, list[float]]] = {c.label: {} for c in checkouts}
+        for rnd in range(rounds):
+            for c in checkouts if rnd % 2 == 0 else checkouts[::-1]:
+                found = json.loads(c.run([str(work / "stages.py"), str(path)])[1])
+                c.run(["-m", "tinyc.cli", "check", str(path)])
+                found["cold"] = c.cpu
+                for key, value in found.items():
+                    samples[c.label].setdefault(key, []).append(value)
+        return {label: {key: statistics.median(values) for key, values in rows.items()}
+                for label, rows in samples.items()}
+
+
+def side_by_side_lines(found: dict[str, dict[str, float]], rounds: int, baseline: Path,
+                       instructions: int) -> list[str]:
+    """The markdown table of `side_by_side`."""
+    lines = ["", f"Side by side with `--baseline {baseline}` (\"before\"; \"after\" is this checkout), "
+                 f"{rounds} rounds of fresh processes, interleaved, CPU seconds (medians):", "",
+             f"| {instructions + 2:,} instructions | before | after | after / before |",
+             "|---|---:|---:|---:|"]
+    for key, what in SIDE_BY_SIDE:
+        before, after = found["before"][key], found["after"][key]
+        lines.append(f"| {what} | {before:.3f} | {after:.3f} | {after / before:.2f} |")
+    return lines
+
+
 def cold_check(instructions: int) -> float:
     """Wall time of a fresh `python -m tinyc.cli check FILE` (median of 3)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,7 +179,8 @@ def cold_check(instructions: int) -> float:
         times = []
         for _ in range(3):
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "tinyc.cli", "check", str(path)], check=True, env=env)
+            subprocess.run([sys.executable, "-m", "tinyc.cli", "check", str(path)], check=True, env=env,
+                           capture_output=True)
             times.append(time.perf_counter() - start)
         return sorted(times)[1]
 
@@ -110,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=5000)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--out", type=Path, default=HERE)
+    p.add_argument("--baseline", type=Path, help="another checkout to check side by side (e.g. main)")
+    p.add_argument("--rounds", type=int, default=7, help="rounds of the side-by-side comparison")
     args = p.parse_args(argv)
     rows = measure(args.n, args.repeat)
     cold = cold_check(8 * args.n)
@@ -128,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"file (interpreter start-up and imports included): {cold:.2f} s. With the "
                   f"collector running (`check_source` called from Python): "
                   f"{rows[-1]['cpu_seconds_collector_running']:.3f} s CPU."]
+    if args.baseline is not None:
+        found = side_by_side(args.baseline, 8 * args.n, args.rounds)
+        lines += side_by_side_lines(found, args.rounds, args.baseline, 8 * args.n)
     (args.out / "parse_speed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

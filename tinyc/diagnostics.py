@@ -82,6 +82,13 @@ class Diagnostic:
     hint: str | None = None  # a suggestion of its own line (`hint: write ...`)
     warning: str | None = None  # a warning's name (`subview-bounds`): `-W no-subview-bounds`
 
+    def __init__(self, message: str, span: Span | None = None, notes: tuple[Note, ...] = (),
+                 severity: str = "error", hint: str | None = None, warning: str | None = None):
+        # The fields in one update (the generated __init__ of a frozen dataclass makes six
+        # object.__setattr__ calls; a file with 20,000 warnings makes 20,000 diagnostics).
+        self.__dict__.update(message=message, span=span, notes=notes, severity=severity,
+                             hint=hint, warning=warning)
+
     @property
     def option(self) -> str:
         """What follows the message in brackets, as compilers print it: `[-Wsubview-bounds]`,
@@ -236,7 +243,13 @@ class CompilationError(Exception):
 
 def in_source_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Sorted by (line, column); a stable sort keeps the order of those at one place."""
-    return sorted(diagnostics, key=lambda d: (d.line, d.column))
+    return sorted(diagnostics, key=_position)
+
+
+def _position(d: Diagnostic) -> tuple[int, int]:
+    """(line, column) of a diagnostic (0, 0 without a span): `in_source_order`'s key."""
+    span = d.span
+    return (span.line, span.column) if span else (0, 0)
 
 
 _KEYBOARD_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")

@@ -152,8 +152,10 @@ def expect_indices(ctx: "VerifyContext", inst: Instruction, first: int, count: i
                    role: str = "index") -> bool:
     """Operands first..first+count-1 are of type index (offsets, sizes, positions)."""
     ok = True
+    operands = inst.operands
     for k in range(count):
-        ok &= expect_type(ctx, inst, first + k, f"{role} {k}", index)
+        if operands[first + k].type is not index:  # (the role's text only for an error)
+            ok &= expect_type(ctx, inst, first + k, f"{role} {k}", index)
     return ok
 
 
@@ -247,6 +249,11 @@ def check_view_result(ctx: "VerifyContext", inst: Instruction, source: MemrefTyp
 
 # ---------------------------------------------------------------- casts
 
+_CAST_PROBLEMS: dict[tuple[Type, Type, bool], str | None] = {}
+"""cast_problem's answers: types are interned and immutable, and a large function casts
+between the same few types thousands of times (the parser and the verifier both ask)."""
+
+
 def cast_problem(src: Type, dst: Type, newest: bool = True) -> str | None:
     """Why `cast` from src to dst is not allowed (spec: cast table), or None.
 
@@ -254,6 +261,13 @@ def cast_problem(src: Type, dst: Type, newest: bool = True) -> str | None:
     types must match"); the newest language (`newest`) also casts matrix_acc
     to matrix_a or matrix_b.
     """
+    key = (src, dst, newest)
+    if key not in _CAST_PROBLEMS:
+        _CAST_PROBLEMS[key] = _cast_problem(src, dst, newest)
+    return _CAST_PROBLEMS[key]
+
+
+def _cast_problem(src: Type, dst: Type, newest: bool) -> str | None:
     whole = f"cannot cast {src} to {dst}"
     if is_coop(src) or is_coop(dst):
         if not (is_coop(src) and is_coop(dst)):

@@ -89,8 +89,9 @@ class Region:
         self.span = span
         for a in self.args:
             a.owner = self
-        for inst in instructions:
-            self.append(inst)
+        self.instructions += instructions
+        for inst in self.instructions:  # (what `append` does, without a call per instruction)
+            inst.parent = self
 
     def append(self, inst: "Instruction") -> "Instruction":
         inst.parent = self
@@ -147,11 +148,17 @@ class Instruction:
                  regions: Sequence[Region] = (), span: Span | None = None,
                  result_names: Sequence[str | None] | None = None):
         self.operands: list[Value] = list(operands)
-        names = list(result_names) if result_names is not None else [None] * len(result_types)
-        self.results: list[Value] = [Value(t, n, span, self) for t, n in zip(result_types, names)]
+        if result_types.__class__ is list and len(result_types) == 1 and (
+                result_names is None or result_names):  # most instructions: no list comprehension
+            self.results: list[Value] = [
+                Value(result_types[0], result_names[0] if result_names else None, span, self)]
+        else:
+            names = list(result_names) if result_names is not None else [None] * len(result_types)
+            self.results = [Value(t, n, span, self) for t, n in zip(result_types, names)]
         self.regions: list[Region] = list(regions)
-        for r in self.regions:
-            r.parent = self
+        if regions:
+            for r in self.regions:
+                r.parent = self
         self.span = span
         self.parent: Region | None = None
         self.operand_spans: list[Span | None] = [None] * len(self.operands)

@@ -54,7 +54,7 @@ from tinyc.lint import WarningOptions, lint_function, split
 from tinyc.ir.types import DYNAMIC, AddressSpace, BoolType, CoopMatrixType, GroupType, MemrefType, \
     ScalarType, Type, VoidType, type_problems
 from tinyc.ir.knobs import knob_problems
-from tinyc.std import DEFAULT, Version, other_std
+from tinyc.std import DEFAULT, Std, Version, other_std
 
 class VerifyContext:
     """What an instruction's `verify` needs: error reporting and where it sits."""
@@ -190,44 +190,57 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
         if id(arg) not in visible:
             visible.add(id(arg))
             added.append(id(arg))
+    # The common case inline (one call per instruction less for each): an operand visible,
+    # a kind that fits the region, result types already known well formed, no knobs.
     last = len(region.instructions) - 1
+    mixed, std, known_types = Kind.MIXED, ctx.version.std, _TYPE_PROBLEMS
+    no_multiples = Instruction.subgroup_multiples  # (most classes want none: no call)
+    ctx.region_kind, ctx.spmd_origin = kind, origin
     for position, inst in enumerate(region.instructions):
-        ctx.region_kind, ctx.spmd_origin = kind, origin
-        _check_kind(ctx, inst, kind, origin)
-        _check_visible(ctx, inst, visible)
+        own = _effective_kind(inst, std)
+        if own is not mixed and own is not kind:
+            _check_kind(ctx, inst, kind, origin)
+        operands = inst.operands
+        if not visible.issuperset(map(id, operands)):
+            _check_visible(ctx, inst, visible)
         if isinstance(inst, Yield):
             _check_yield_place(ctx, inst, region, position == last)
         well_formed = True  # every result type is checked (a loop: no list per instruction)
-        for result in inst.results:
-            well_formed = _check_type(ctx, result.type, inst.type_span or inst.span) and well_formed
+        results = inst.results
+        for result in results:
+            if known_types.get(result.type) != ():
+                well_formed = _check_type(ctx, result.type, inst.type_span or inst.span) and well_formed
         if well_formed:
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
-            check_subgroup_multiples(ctx, inst)
+            if inst.__class__.subgroup_multiples is not no_multiples and inst.subgroup_multiples(std):
+                check_subgroup_multiples(ctx, inst)
         if inst.knobs:
             for problem in knob_problems(inst.opname, inst.knobs, inst.attrs):
                 ctx.error(f"{inst.opname}: {problem}", inst.span)
-        for sub in inst.regions:
-            if inst.region_kind is None:  # for, if: the enclosing kind
-                _verify_region(ctx, sub, kind, origin, visible)
-            else:
-                _verify_region(ctx, sub, inst.region_kind, inst, visible)
-        for result in inst.results:
+        if inst.regions:
+            for sub in inst.regions:
+                if inst.region_kind is None:  # for, if: the enclosing kind
+                    _verify_region(ctx, sub, kind, origin, visible)
+                else:
+                    _verify_region(ctx, sub, inst.region_kind, inst, visible)
+            ctx.region_kind, ctx.spmd_origin = kind, origin
+        for result in results:
             visible.add(id(result))
             added.append(id(result))
     ctx.region_kind, ctx.spmd_origin = kind, origin
     visible.difference_update(added)
 
 
-def _effective_kind(inst: Instruction, ctx: VerifyContext) -> Kind:
-    """The class's kind in the program's version; the mixed `builtin` class also spells SPMD builtins."""
+def _effective_kind(inst: Instruction, std: Std) -> Kind:
+    """The class's kind in version `std`; the mixed `builtin` class also spells SPMD builtins."""
     if isinstance(inst, Builtin) and inst.builtin in SPMD_BUILTINS:
         return Kind.SPMD
-    return inst.kind_in(ctx.version.std)
+    return inst.kind_in(std)
 
 
 def _check_kind(ctx: VerifyContext, inst: Instruction, kind: Kind, origin: Instruction | None) -> None:
     """Collective instructions only in collective regions, SPMD ones only in SPMD regions."""
-    own = _effective_kind(inst, ctx)
+    own = _effective_kind(inst, ctx.version.std)
     if own is Kind.COLLECTIVE and kind is Kind.SPMD:
         rule = ctx.version.rule() if own is not inst.kind_in(other_std(ctx.version.std)) else ""
         where = ""

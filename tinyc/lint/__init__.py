@@ -82,7 +82,10 @@ class WarningOptions:
 
     def apply(self, warnings: Iterable[Diagnostic]) -> list[Diagnostic]:
         """The warnings these options keep; as errors (same text, `[-Werror,-W...]`) if asked."""
-        kept = [w for w in warnings if w.warning is None or self.enabled(w.warning)]
+        if self.silenced or self.disabled:
+            kept = [w for w in warnings if w.warning is None or self.enabled(w.warning)]
+        else:  # every warning on (the default): nothing to ask of each
+            kept = list(warnings)
         if self.as_errors:
             kept = [_as_error(w) if w.severity == "warning" else w for w in kept]
         return kept
@@ -125,13 +128,22 @@ class LintContext:
 
 def lint_function(fn: "Function", options: WarningOptions | None = None) -> list[Diagnostic]:
     """The warnings of one verified function, in the order found."""
+    from tinyc.ir.core import Instruction
     from tinyc.lint.rules import function_rules
 
+    no_lint = Instruction.lint
     ctx = LintContext(options or WarningOptions())
     if ctx.options.silenced:
         return []
     instructions = list(fn.walk())
+    used: set[Value] = set()  # what the function rules need, gathered in the same walk:
+    result_types: set = set()  # reading 40,000 instructions again costs ~15 ms a walk
+    note_uses, note_type = used.update, result_types.add
     for inst in instructions:
-        inst.lint(ctx)
-    function_rules(ctx, instructions)
+        if inst.__class__.lint is not no_lint:  # (most classes have nothing to say: no call)
+            inst.lint(ctx)
+        note_uses(inst.operands)
+        for result in inst.results:
+            note_type(result.type)
+    function_rules(ctx, instructions, used, result_types)
     return ctx.found

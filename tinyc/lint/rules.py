@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Note, Span
 from tinyc.ir.core import EffectKind, Instruction, Value, view_root
-from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType
+from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type
 
 if TYPE_CHECKING:
     from tinyc.lint import LintContext
@@ -100,25 +100,23 @@ def constant_of(value: Value) -> int | None:
 
 # ---------------------------------------------------------------- per function
 
-def function_rules(ctx: "LintContext", instructions: list[Instruction]) -> None:
-    """The rules that need every instruction of the function. Kept to a few cheap passes
-    over the instructions: the memory effects are asked only of the few instructions that
-    need them (an unused result's, an access to local memory)."""
-    wants_unused, wants_unread = ctx.wants("unused-value"), ctx.wants("unread-alloca")
-    if not (wants_unused or wants_unread):
-        return
-    if wants_unused:  # (Values hash by identity; map, chain and set run at C speed)
-        used = set(chain.from_iterable(map(_OPERANDS, instructions)))
+def function_rules(ctx: "LintContext", instructions: list[Instruction], used: set[Value],
+                   result_types: set[Type]) -> None:
+    """The rules that need every instruction of the function, given the values it uses and
+    the types of its results. Kept to few passes over the instructions: the memory effects
+    are asked only of the few instructions that need them (an unused result's, an access to
+    local memory)."""
+    if ctx.wants("unused-value"):
         _unused(ctx, instructions, used)
-    if wants_unread:
-        _unread_allocas(ctx, instructions)
+    if ctx.wants("unread-alloca"):
+        _unread_allocas(ctx, instructions, result_types)
 
 
 def _writes(inst: Instruction) -> bool:
     return any(kind is not EffectKind.READ for _, kind in inst.memory_accesses())
 
 
-_OPERANDS, _RESULTS, _TYPE = attrgetter("operands"), attrgetter("results"), attrgetter("type")
+_RESULTS = attrgetter("results")
 
 
 def _unused(ctx: "LintContext", instructions: list[Instruction], used: set[Value]) -> None:
@@ -131,18 +129,23 @@ def _unused(ctx: "LintContext", instructions: list[Instruction], used: set[Value
             continue
         if _writes(inst):
             continue
-        names = ", ".join(f"'%{r.name}'" for r in results if r.name) or "the result"
-        verb = "are" if len(results) > 1 else "is"
+        if len(results) == 1:  # (the common case without a generator)
+            name = results[0].name
+            names, verb = f"'%{name}'" if name else "the result", "is"
+        else:
+            names = ", ".join(f"'%{r.name}'" for r in results if r.name) or "the result"
+            verb = "are"
         ctx.warn("unused-value", f"{inst.title}: {names} {verb} never used",
                  results[0].span or inst.span)
 
 
-def _unread_allocas(ctx: "LintContext", instructions: list[Instruction]) -> None:
+def _unread_allocas(ctx: "LintContext", instructions: list[Instruction], result_types: set[Type]
+                    ) -> None:
     """-Wunread-alloca: local memory written but never read (through any view of it)."""
-    results = list(chain.from_iterable(map(_RESULTS, instructions)))
     if not any(t.__class__ is MemrefType and t.space is AddressSpace.LOCAL
-               for t in set(map(_TYPE, results))):  # (types are interned: a few to look at)
+               for t in result_types):  # (types are interned: a few to look at)
         return
+    results = list(chain.from_iterable(map(_RESULTS, instructions)))
     local = {id(r) for r in results
              if r.type.__class__ is MemrefType and r.type.space is AddressSpace.LOCAL}
     # Local memory's roots are alloca results: local memrefs that are no view of another.

@@ -23,6 +23,7 @@ from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Region, Value
 from tinyc.ir.instructions import syntax_classes
 from tinyc.ir.types import Type
+from tinyc.parser.context import span_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, constant, dictionary
 
@@ -56,7 +57,8 @@ def build_instruction(b: "ProgramBuilder", tree: Tree) -> Instruction:
         b.ctx.mark(std, f"'{parsed.keyword}'", tree.children[0])
     inst = cls.from_syntax(parsed)
     inst.spelling = parsed.keyword
-    inst.operand_spans = parsed.spans_of(inst.operands)
+    operands = inst.operands
+    inst.operand_spans = list(parsed.use_spans) if parsed.used == operands else parsed.spans_of(operands)
     inst.type_span = parsed.type_span
     return inst
 
@@ -74,39 +76,37 @@ class Parsed:
     """What the parser read of one instruction, or of a bracketed part of it.
 
     The parts most instructions lack (modifiers, nested parts, a dictionary,
-    regions, names defined here) start as shared empty values and become
-    lists of their own when something is added.
+    regions, names defined here) are shared empty values of the class and
+    become lists of the instance's own when something is added (no slots:
+    an instance stores only what it has, a large function makes 60,000).
     """
 
-    __slots__ = ("_b", "rule", "_tree", "keyword", "modifiers", "items", "item_spans", "parts", "types",
-                 "types_span", "attributes", "_regions", "names_here", "names", "used", "use_spans",
-                 "type_span", "_keyword_rule", "_root")
+    keyword = ""
+    modifiers: Sequence[str] = _NONE
+    parts: "Sequence[Parsed]" = _NONE
+    types_span: Span | None = None  # where the last of its types is written
+    type_span: Span | None = None
+    attributes: Mapping[str, Any] = _NO_ATTRIBUTES
+    _regions: Sequence[Tree] = _NONE
+    names_here: Sequence[Token] = _NONE  # names defined at this level (`new_values`)
 
     def __init__(self, b: "ProgramBuilder", tree: Tree, root: "Parsed | None") -> None:
         self._b = b
         self.rule = rule = tree.data
         self._tree = tree  # its span is made only when asked for (errors): most never are
-        self.keyword = ""
-        self.modifiers: Sequence[str] = _NONE
         self.items: list[Any] = []          # Values used and literals, at this level
         self.item_spans: list[Span] = []
-        self.parts: Sequence[Parsed] = _NONE
         self.types: list[Type] = []         # written types; a `-> (...)` list adds its entries
-        self.types_span: Span | None = None  # where the last of them is written
-        self.attributes: Mapping[str, Any] = _NO_ATTRIBUTES
-        self._regions: Sequence[Tree] = _NONE
-        self.names_here: Sequence[Token] = _NONE  # names defined at this level (`new_values`)
         if root is None:
             root = self
             self.names: list[Token] = []    # the instruction's own definitions, in order
             self.used: list[Value] = []     # the values used, in textual order ...
             self.use_spans: list[Span] = []  # ... and where each use is written
-            self.type_span: Span | None = None
             self._keyword_rule = rule + "_keyword"
         self._root = root
         ctx = b.ctx
         defines = rule in DEFINITION_RULES
-        items, item_spans = self.items, self.item_spans
+        items, item_spans, used, use_spans = self.items, self.item_spans, root.used, root.use_spans
         for child in tree.children:  # the common cases inline: names and types (one call each)
             if child.__class__ is Token:
                 if child.type != "LOCAL_ID":
@@ -117,8 +117,8 @@ class Parsed:
                     self.names_here = [*self.names_here, child]
                 else:
                     value, span = ctx.use(child)
-                    root.used.append(value)
-                    root.use_spans.append(span)
+                    used.append(value)
+                    use_spans.append(span)
                     items.append(value)
                     item_spans.append(span)
             else:
@@ -140,9 +140,11 @@ class Parsed:
 
     def _read_type(self, child: Tree) -> None:
         ctx = self._b.ctx
-        types = child.children if child.data == "return_types" else [child]
-        self.types += [build_type(t, ctx) for t in types]
-        self.types_span = self._root.type_span = ctx.span(child)
+        if child.data == "return_types":
+            self.types += [build_type(t, ctx) for t in child.children]
+        else:  # one type, the common case
+            self.types.append(build_type(child, ctx))
+        self.types_span = self._root.type_span = span_of(child, ctx.source)
 
     def _read_literal(self, child: Tree) -> None:
         self._item(constant(child, self._b.ctx), self._b.ctx.span(child))

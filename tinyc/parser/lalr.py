@@ -15,133 +15,9 @@ from operator import itemgetter
 from typing import Any, Iterable, Sequence
 
 from tinyc.parser import tables
+from tinyc.parser.syntax_tree import Token, Tree
 
-
-class Token:
-    """A token: its text (`value`), terminal name (`type`) and place, as lark's Token has them.
-
-    Not a `str` subclass (lark's is): making a str subclass copies the text
-    into a new object, and a large function has hundreds of thousands of
-    tokens. It compares equal to a token of the same terminal and text, and
-    to its text.
-    """
-
-    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
-
-    def __init__(self, type: str, value: str, start_pos: int | None = None, line: int | None = None,
-                 column: int | None = None, end_line: int | None = None, end_column: int | None = None,
-                 end_pos: int | None = None) -> None:
-        self.type = type
-        self.value = value
-        self.start_pos = start_pos
-        self.line = line
-        self.column = column
-        self.end_line = end_line
-        self.end_column = end_column  # exclusive, like lark's
-        self.end_pos = end_pos
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is str:
-            return self.value == other
-        if isinstance(other, Token):
-            return self.type == other.type and self.value == other.value
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __repr__(self) -> str:
-        return f"Token({self.type!r}, {self.value!r})"
-
-
-class Tree:
-    """A parse-tree node: rule (or alias) name, children (trees and tokens) and its place.
-
-    The place is lark's `meta` (which `meta` returns: one object per node
-    instead of two), kept as the tokens that start and end the node instead
-    of twelve numbers: the driver sets two references per reduction and the
-    positions are read from the tokens when asked for. `_first`/`_last` are
-    lark's `container_*` (they extend over the tokens of rules inlined into
-    this node, which is where a parent's span starts or ends); `_own` is the
-    node's own (first, last) when a `?rule` above widened the container,
-    else None. Both are None while no token below gives a position (`empty`).
-    """
-
-    __slots__ = ("data", "children", "_first", "_last", "_own")
-
-    def __init__(self, data: str, children: list) -> None:
-        self.data = data
-        self.children = children
-        self._first = self._last = self._own = None
-
-    @property
-    def meta(self) -> "Tree":
-        return self
-
-    @property
-    def empty(self) -> bool:
-        return self._first is None
-
-    @property
-    def line(self) -> int:
-        return (self._own or (self._first,))[0].line
-
-    @property
-    def column(self) -> int:
-        return (self._own or (self._first,))[0].column
-
-    @property
-    def start_pos(self) -> int:
-        return (self._own or (self._first,))[0].start_pos
-
-    @property
-    def end_line(self) -> int:
-        return (self._own or (None, self._last))[1].end_line
-
-    @property
-    def end_column(self) -> int:
-        return (self._own or (None, self._last))[1].end_column
-
-    @property
-    def end_pos(self) -> int:
-        return (self._own or (None, self._last))[1].end_pos
-
-    @property
-    def container_line(self) -> int:
-        return self._first.line
-
-    @property
-    def container_column(self) -> int:
-        return self._first.column
-
-    @property
-    def container_start_pos(self) -> int:
-        return self._first.start_pos
-
-    @property
-    def container_end_line(self) -> int:
-        return self._last.end_line
-
-    @property
-    def container_end_column(self) -> int:
-        return self._last.end_column
-
-    @property
-    def container_end_pos(self) -> int:
-        return self._last.end_pos
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Tree):
-            return NotImplemented
-        return self.data == other.data and self.children == other.children
-
-    __hash__ = None  # mutable, like lark's trees compared by value
-
-    def __repr__(self) -> str:
-        return f"Tree({self.data!r}, {self.children!r})"
+__all__ = ["Token", "Tree", "ParseError", "parse", "parse_recovering", "MAX_ERRORS", "LEX_ERROR"]
 
 
 class ParseError(Exception):
@@ -207,15 +83,43 @@ def _rule(line: str) -> Rule:
     origin, symbols = head.split(":")
     name, *kept = shape.split()
     expand1 = bool(kept) and kept[0] == "?"
-    children = tuple((int(k.rstrip("*")), k[-1] == "*") for k in kept[expand1:])
-    size = len(symbols.split())
-    return origin, name, size, children, expand1, _pick(children, size)
+    inlined, symbol = _transparent(), symbols.split()
+    children = tuple((int(k.rstrip("*")), k[-1] == "*" and symbol[int(k[:-1])] not in inlined)
+                     for k in kept[expand1:])
+    pick = TRANSPARENT if origin in inlined else _pick(children, len(symbol))
+    return origin, name, len(symbol), children, expand1, pick
+
+
+TRANSPARENT: Any = object()
+"""`pick` of an inlined rule that only passes its one symbol on (`_operation: arith_binary`):
+no node is made, and the rules that splice it keep that symbol instead (the same tree)."""
+_TRANSPARENT: list[frozenset[str]] = []
+
+
+def _transparent() -> frozenset[str]:
+    """The inlined rules (`_name`) each of whose alternatives is one symbol, kept as it is."""
+    if not _TRANSPARENT:
+        passes: dict[str, bool] = {}
+        for line in tables.RULES.splitlines():
+            head, shape = line.split(" => ")
+            origin, symbols = head.split(":")
+            one = origin[0] == "_" and origin[1] != "_" and len(symbols.split()) == 1 \
+                and shape.split()[1:] == ["0"]
+            passes[origin] = passes.get(origin, True) and one
+        _TRANSPARENT.append(frozenset(origin for origin, one in passes.items() if one))
+    return _TRANSPARENT[0]
+
+
+class Append(int):
+    """`pick` of `__list: __list ... item`: the list so far (spliced) with the item at this index."""
 
 
 def _pick(kept: tuple[tuple[int, bool], ...], size: int) -> Any:
     """How the driver takes a rule's kept children from the popped symbols, cheapest first:
-    KEEP_ALL (all of them), one index, an itemgetter of several, () for none, or None
-    when some are spliced (the general loop in `_children`)."""
+    KEEP_ALL (all of them), one index, an itemgetter of several, () for none, an Append,
+    or None when others are spliced (the general loop in `_children`)."""
+    if len(kept) == 2 and kept[0] == (0, True) and not kept[1][1]:
+        return Append(kept[1][0])
     if any(splice for _, splice in kept):
         return None
     indices = tuple(index for index, _ in kept)
@@ -253,6 +157,27 @@ _GOTOS: dict[int, dict[str, int]] = _Rows(tables.GOTOS, _goto_row)
 _RULES: dict[int, Rule] = _Rows(tables.RULES, _rule)
 
 
+_STEPS: dict[int, dict[str, int | Rule]] = {}
+"""`_ACTIONS` with the rules looked up (a shift's state, or the Rule to reduce by): plain
+dicts (the driver's fastest lookup), filled as `parse` visits states."""
+_TARGETS: dict[int, dict[str, int]] = {}
+"""`_GOTOS` as plain dicts, filled as `parse` visits states."""
+
+
+def _step(state: int, terminal: str) -> int | Rule | None:
+    """What `parse` does in `state` on `terminal` (None: a syntax error); fills `_STEPS`."""
+    row = _STEPS.get(state)
+    if row is None:
+        row = _STEPS[state] = {kind: action if action >= 0 else _RULES[~action]
+                               for kind, action in _ACTIONS[state].items()}
+    return row.get(terminal)
+
+
+def _target(state: int, origin: str) -> int:
+    row = _TARGETS[state] = _TARGETS.get(state) or dict(_GOTOS[state])
+    return row[origin]
+
+
 def parse(tokens: Iterable[Token]) -> Tree:
     """The parse tree of a token stream; raises ParseError at the first token that cannot follow.
 
@@ -260,9 +185,11 @@ def parse(tokens: Iterable[Token]) -> Tree:
     recovery; the first succeeds or fails fast, the second runs only on errors).
     A reduction is `_reduce` written out in the loop: a large function makes
     about as many reductions as tokens, and the call and the tuple of
-    arguments were a third of the driver's time.
+    arguments were a third of the driver's time. Rows of `_STEPS` and
+    `_TARGETS` are read in a `try`; a state's first visit fills its row.
     """
-    actions, gotos, rules, new, tree_cls = _ACTIONS, _GOTOS, _RULES, object.__new__, Tree
+    steps, targets, new, tree_cls, keep_all = _STEPS, _TARGETS, object.__new__, Tree, KEEP_ALL
+    transparent, append = TRANSPARENT, Append
     states = [tables.START_STATE]
     values: list = []
     push, push_state = values.append, states.append
@@ -271,30 +198,38 @@ def parse(tokens: Iterable[Token]) -> Tree:
     for token in tokens:
         kind = token.type
         while True:
-            action = actions[state].get(kind)
-            if action is None:
-                raise ParseError(token, states)
-            if action >= 0:
+            try:
+                action = steps[state][kind]
+            except KeyError:
+                action = _step(state, kind)
+                if action is None:
+                    raise ParseError(token, states) from None
+            if action.__class__ is int:
                 push_state(action)
                 push(token)
                 state = action
                 break
-            origin, name, size, kept, expand1, pick = rules[~action]
-            if size == 1 and pick is KEEP_ALL:  # the most common shape: one symbol, kept
-                child = values[-1]
-                if expand1:  # `?rule` of one child: the child itself (its place is the rule's)
-                    node = child
-                else:
+            origin, name, size, kept, expand1, pick = action
+            if (size == 1 and pick is keep_all) or pick is transparent:  # the commonest shape:
+                if pick is keep_all and not expand1:  # one symbol, kept under a new node
+                    child = values[-1]
                     node = new(tree_cls)
                     if child.__class__ is tree_cls:
                         node._first, node._last = child._first, child._last
                     else:
                         node._first = node._last = child
-                    node.data, node.children, node._own = name, [child], None
+                    node.data = name
+                    node.children = [child]
+                    node._own = None
+                    values[-1] = node
+                # (else the symbol itself stands for the rule: a `?rule` of one child, whose
+                # place is the rule's, or an inlined rule that passes its symbol on)
                 del states[-1]
-                state = gotos[states[-1]][origin]
+                try:
+                    state = targets[states[-1]][origin]
+                except KeyError:
+                    state = _target(states[-1], origin)
                 states.append(state)
-                values[-1] = node
                 continue
             if size:
                 children = values[-size:]
@@ -309,8 +244,11 @@ def parse(tokens: Iterable[Token]) -> Tree:
                     first, last = _bounds(children)
             else:
                 children, first, last = [], None, None
-            if pick is KEEP_ALL:
+            if pick is keep_all:
                 filtered = children
+            elif pick.__class__ is append:  # the list so far, one more: no call to `_children`
+                filtered = children[0].children
+                filtered.append(children[pick])
             elif pick.__class__ is int:
                 filtered = [children[pick]]
             else:
@@ -321,8 +259,15 @@ def parse(tokens: Iterable[Token]) -> Tree:
                     _widen(node, first, last)
             else:
                 node = new(tree_cls)
-                node.data, node.children, node._first, node._last, node._own = name, filtered, first, last, None
-            state = gotos[states[-1]][origin]
+                node.data = name
+                node.children = filtered
+                node._first = first
+                node._last = last
+                node._own = None
+            try:
+                state = targets[states[-1]][origin]
+            except KeyError:
+                state = _target(states[-1], origin)
             push_state(state)
             push(node)
         previous = token
@@ -331,11 +276,7 @@ def parse(tokens: Iterable[Token]) -> Tree:
 
 def _finish(last: Token | None, states: list[int], values: list) -> Tree:
     """The reductions at the end of the input, up to the start symbol."""
-    if last is None:
-        end = Token("$END", "", 0, 1, 1)
-    else:
-        end = Token("$END", "", last.start_pos, last.line, last.column, last.end_line,
-                    last.end_column, last.end_pos)
+    end = _end(last)
     while True:
         action = _ACTIONS[states[-1]].get("$END")
         if action is None or action >= 0:  # the grammar never shifts $END
@@ -343,6 +284,12 @@ def _finish(last: Token | None, states: list[int], values: list) -> Tree:
         _reduce(_RULES[~action], states, values, _GOTOS)
         if states[-1] == tables.END_STATE:
             return values[-1]
+
+
+def _end(last: Token | None) -> Token:
+    """The end of the input, placed at the last token (errors point there)."""
+    return Token("$END", "", 0, 1, 1) if last is None else Token(
+        "$END", "", last.start_pos, last.line, last.column, last.end_line, last.end_column, last.end_pos)
 
 
 MAX_ERRORS = 20
@@ -371,8 +318,7 @@ def parse_recovering(tokens: Sequence[Token], limit: int = MAX_ERRORS) -> tuple[
     errors: list[ParseError] = []
     count = len(tokens)
     last = tokens[-1] if tokens else None
-    end = Token("$END", "", 0, 1, 1) if last is None else Token(
-        "$END", "", last.start_pos, last.line, last.column, last.end_line, last.end_column, last.end_pos)
+    end = _end(last)
     i = 0
     resumed_at = -1
     while True:
@@ -423,6 +369,10 @@ def _resynchronise(tokens: Sequence[Token], i: int, states: list[int], values: l
 def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:
     """Replace the rule's symbols on the stacks by its node (what `parse` does inline)."""
     origin, name, size, kept, expand1, pick = rule
+    if pick is TRANSPARENT:
+        del states[-1]
+        states.append(gotos[states[-1]][origin])
+        return
     if size:
         children = values[-size:]
         del values[-size:]

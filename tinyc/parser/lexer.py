@@ -47,13 +47,18 @@ _INF_NAN = re.compile(r"[+-]?(?:inf|nan)(?![A-Za-z0-9_])")
 REPLACEMENT = "\ufffd"
 """What a byte that is not UTF-8 decodes to (`tinyc.compiler.source_text`): fine in a
 comment, reported like an unexpected character elsewhere."""
-_FAST = re.compile(r"(?:[ \t\r\f\v\ufeff]+|;[^\n]*)*(?:(?P<name>[%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
-                   r"|(?P<punctuation>[{}()\[\],:=?>]|<(?!=))"
-                   r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
-                   r"|(?P<modifier>\.[A-Za-z_][A-Za-z0-9_]*))?")
-"""White space and comments on a line, then the common token, one group per kind (`tokens`):
-a word with its `.segments` (`arith.add`, `gemm.n.t`), split once per distinct spelling;
-everything else goes through `_scan`."""
+_FAST = re.compile(r"(?=.)([ \t\r\f\v\ufeff]*(?:;[^\n]*)?)(?:([%@](?:[0-9]+|[A-Za-z][A-Za-z0-9_]*))"
+                   r"|([{}()\[\],:=?>]|<(?!=))"
+                   r"|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
+                   r"|(\.[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?![0-9A-Za-z_.]))"
+                   r"|(.))?")
+"""White space and comments, then the common token, one group per kind (`tokens`): a name,
+punctuation, a word with its `.segments` (`arith.add`, `gemm.n.t`: split once per distinct
+spelling), a modifier or a plain integer (no FLOAT can start there: no `.`, exponent or `x`
+follows), else any other character: there `_scan` takes over. Every group is optional, so
+the matches of `findall` over a line follow each other without a gap; `(?=.)` spares the
+empty match at the line's end. (A comment runs to the end of the line: white space, then
+at most one comment, is all the white space a line can have before a token.)"""
 
 
 class ErrorToken(Token):
@@ -100,6 +105,7 @@ class TensorLexer:
         # `arith` in `arith.add`: words that join the next `.segment` into one name.
         self.families = {k.split(".")[0] for k in self.keywords if "." in k[1:]}
         self._words: dict[str, list[tuple[str, int, int]]] = {}  # word -> its tokens (offsets)
+        self._whole_words: dict[str, str] = {}  # word -> its terminal, when it is one token
 
     def lex(self, text: str, recover: bool = False, tolerant: bool = False) -> Iterator[Token]:
         """Tokens of `text`; a LexError at the first character that starts none.
@@ -121,9 +127,12 @@ class TensorLexer:
         """`lex` as a list (the parser takes them all anyway; no generator in the hot loop).
 
         Line by line: no token spans lines (strings, comments and `!calc(...)` end on theirs),
-        so a token's line is the loop's and its columns are offsets from the line's start."""
-        new, fast, keywords = object.__new__, _FAST.match, self.keywords
-        words, token_cls = self._words, Token
+        so a token's line is the loop's and its columns are offsets from the line's start.
+        `_FAST.findall` cuts a line into its common tokens at C speed (a tuple of strings
+        each: positions follow from their lengths); at the first other character the rest of
+        the line goes through `_scan`, then `findall` again after what it read."""
+        new, findall, keywords = object.__new__, _FAST.findall, self.keywords
+        words, whole, token_cls = self._words, self._whole_words, Token
         out: list[Token] = []
         append = out.append
         n = len(text)
@@ -135,43 +144,57 @@ class TensorLexer:
                 line_end = n
             pos = line_start
             while pos < line_end:
-                m = fast(text, pos, line_end)  # always matches: everything in it is optional
-                kind = m.lastgroup
-                if kind is None:
-                    pos = m.end()
-                    if pos >= line_end:
+                for space, name, punctuation, word, other, rest in findall(text, pos, line_end):
+                    start = pos + len(space)
+                    if punctuation:  # (the kinds by how often they come)
+                        value = punctuation
+                        terminal = keywords.get(punctuation, DOTWORD)
+                    elif name:
+                        value = name
+                        terminal = "LOCAL_ID" if name[0] == "%" else "GLOBAL_ID"
+                    elif word:
+                        value = word
+                        terminal = whole.get(word)
+                        if terminal is None:  # glued to a shape or modifiers, or new
+                            pieces = words.get(word)
+                            if pieces is None:
+                                pieces = words[word] = self._pieces(word)
+                                if len(pieces) == 1 and pieces[0][2] == len(word):
+                                    whole[word] = pieces[0][0]
+                            column = start - line_start + 1
+                            for terminal, a, b in pieces:
+                                tok = new(token_cls)
+                                tok.type = terminal
+                                tok.value = word if b - a == len(word) else word[a:b]
+                                tok.start_pos = start + a
+                                tok.end_pos = start + b
+                                tok.line = tok.end_line = line
+                                tok.column = column + a
+                                tok.end_column = column + b
+                                append(tok)
+                            pos = start + len(word)
+                            continue
+                    elif other:  # a modifier or an integer
+                        value = other
+                        terminal = keywords.get(other, DOTWORD) if other[0] == "." else "INTEGER"
+                    elif rest:
+                        pos = start
                         break
-                elif kind == "word":
-                    start, end = m.span(kind)
-                    word = m.group(kind)
-                    pieces = words.get(word)
-                    if pieces is None:
-                        pieces = words[word] = self._pieces(word)
-                    column = start - line_start + 1
-                    for terminal, a, b in pieces:
-                        value = word if b - a == len(word) else word[a:b]
-                        tok = new(token_cls)
-                        tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, start + a, start + b
-                        tok.line = tok.end_line = line
-                        tok.column, tok.end_column = column + a, column + b
-                        append(tok)
-                    pos = end
-                    continue
-                else:
-                    start, end = m.span(kind)
-                    value = m.group(kind)
-                    if kind == "name":
-                        terminal = "LOCAL_ID" if value[0] == "%" else "GLOBAL_ID"
-                    else:  # punctuation or a .modifier
-                        terminal = keywords.get(value, DOTWORD)
-                    tok = new(token_cls)
-                    tok.type, tok.value, tok.start_pos, tok.end_pos = terminal, value, start, end
+                    else:  # white space or a comment up to the line's end
+                        continue
+                    end = start + len(value)
+                    tok = new(token_cls)  # (one store a statement: no tuple packed and unpacked)
+                    tok.type = terminal
+                    tok.value = value
+                    tok.start_pos = start
+                    tok.end_pos = end
                     tok.line = tok.end_line = line
                     tok.column = start - line_start + 1
                     tok.end_column = end - line_start + 1
                     append(tok)
                     pos = end
-                    continue
+                else:
+                    break
                 try:
                     scanned = self._scan(text, pos, line, pos - line_start + 1)
                 except LexError as err:

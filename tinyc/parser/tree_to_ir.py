@@ -12,7 +12,7 @@ from typing import Sequence
 
 from tinyc.diagnostics import CompilationError, Note, Source, Span
 from tinyc.ir.core import Function, Instruction, Program, Region, Value
-from tinyc.parser.context import MAX_NESTING, BuildContext
+from tinyc.parser.context import MAX_NESTING, BuildContext, span_of
 from tinyc.parser.instructions import build_instruction, keyword_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, dictionary
@@ -118,11 +118,11 @@ class ProgramBuilder:
         else:
             names, op_tree = [], children[0]
         inst = build_instruction(self, op_tree)
-        inst.span = span = self.ctx.span(tree)
+        inst.span = span = span_of(tree, self.ctx.source)
         results = inst.results
-        for value in results[len(names):]:  # (a named result gets its name's span below)
-            value.span = span
         if len(results) != len(names):
+            for value in results[len(names):]:  # (a named result gets its name's span below)
+                value.span = span
             self._check_result_count(inst, names, op_tree)
         define = self.ctx.define
         for value, token in zip(results, names):

@@ -37,6 +37,8 @@ class StoreFlag(Enum):
     @classmethod
     def of(cls, s: "Parsed") -> "StoreFlag":
         """The flag among an instruction's modifiers."""
+        if not s.modifiers:  # (most stores: no walk over the enum)
+            return cls.NONE
         return next((flag for flag in cls if flag.value and flag.value in s.modifiers), cls.NONE)
 
 
@@ -89,7 +91,8 @@ class Load(Instruction):
         if isinstance(t, MemrefType):
             expect_index_count(ctx, self, indices, t.order, self.tensor)
             expect_indices(ctx, self, 1, indices)
-            expect_result(ctx, self, t.element, f" (the element type of {t})", [self.tensor])
+            if self.result.type is not t.element:  # (the reason's text only for an error)
+                expect_result(ctx, self, t.element, f" (the element type of {t})", [self.tensor])
         elif isinstance(t, GroupType):
             expect_index_count(ctx, self, indices, 1, self.tensor)
             expect_indices(ctx, self, 1, indices)
@@ -193,7 +196,8 @@ class Store(Instruction):
         t = expect_memref(ctx, self, 1, "the tensor")
         if t is None:
             return
-        expect_type(ctx, self, 0, "the value", t.element, f" (the element type of {t})")
+        if self.operands[0].type is not t.element:  # (the reason's text only for an error)
+            expect_type(ctx, self, 0, "the value", t.element, f" (the element type of {t})")
         expect_index_count(ctx, self, len(self.indices), t.order, self.tensor)
         expect_indices(ctx, self, 2, len(self.indices))
 
