@@ -151,15 +151,17 @@ def _rows(b: LoweringBuilder, start: Value, end: Value, step: int, r: int,
           body: Callable[[Value], None]) -> None:
     """body(i) for i = start + step·u (u < r) in steps of r·step up to `end` (exclusive).
 
-    `start` lies in [0, step). Offsets past a static end are dropped, guarded
-    when the end is known only at run time or not divisible.
+    `start` lies in [0, step). The loop runs over whole chunks of r·step rows
+    from 0, the same bounds on every lane, and adds `start` inside (a loop
+    starting at the lane id ran masked on the CPU runtime); the rows past the
+    last whole chunk are one more step, each row checked against `end`.
     """
     n = static(end)
 
-    def unrolled(i0: Value) -> None:
+    def unrolled(i0: Value, checked: bool) -> None:
         for u in range(r):
             i = b.iadd(i0, step * u) if u else i0
-            if u == 0 or (n is not None and n % (step * r) == 0):
+            if not checked:
                 body(i)
                 continue
             with b.if_(b.lt(i, end)) as branch, branch.then():
@@ -172,6 +174,9 @@ def _rows(b: LoweringBuilder, start: Value, end: Value, step: int, r: int,
             with b.if_(b.lt(start, end)) as branch, branch.then():
                 body(start)
         return
-    with b.for_(start, end, b.int_const(step * r)) as (i0, _, _):
-        b.named(i0, "i")
-        unrolled(i0)
+    chunk = step * r
+    full = b.int_const(n - n % chunk) if n is not None else b.round_down(end, chunk)
+    with b.for_(b.int_const(0), full, b.int_const(chunk)) as (t0, _, _):
+        unrolled(b.named(b.iadd(t0, start), "i"), False)
+    if n is None or n % chunk:
+        unrolled(b.iadd(full, start), True)
