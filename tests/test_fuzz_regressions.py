@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tinyc
@@ -155,3 +156,26 @@ def test_group_ids_in_two_kernels_do_not_crash_the_device_compiler(device):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("] [") == ["[-1, -1, -1, -1, -1, -1, -1, -1", "0, 0, 0, 0, 0, 0, 0, 0",
                                         "-1, -1, -1, -1, -1, -1, -1, -1]\n"]
+
+
+KNOWN = REGRESSIONS / "known"
+
+
+@pytest.mark.xfail(strict=True, raises=tinyc.BoundsError,
+                   reason="known defect, open: the bounds-checked variant reports an access that a "
+                          "lane guard skips (fuzz seed 20261126, program 243; see the file's comments)")
+def test_bounds_checked_expand_under_a_lane_guard(device):
+    """The checked variant must run an in-bounds program as the plain one does. Strict: when
+    the defect is fixed this test passes unexpectedly and must lose its mark."""
+    source = (KNOWN / "checked_expand_under_a_lane_guard.ir").read_text()
+    kernel = tinyc.compile(source, name="checked_expand_under_a_lane_guard.ir")["k"]
+    rng = np.random.default_rng(3)
+    plain = np.asfortranarray(rng.integers(-100, 100, (8, 5, 8, 2)).astype(np.int16))
+    checked = plain.copy(order="F")
+    want = plain.copy(order="F")
+    for g in range(2):   # every element of the 8x7 block %s10 gets the loaded value
+        want[:, 3, 1:8, g] = want[4, 4, 0, g]
+    kernel(plain, batch=2)
+    np.testing.assert_array_equal(plain, want)
+    kernel(checked, batch=2, check_bounds=True)
+    np.testing.assert_array_equal(checked, want)
