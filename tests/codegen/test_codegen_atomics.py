@@ -62,7 +62,10 @@ def test_atomics_under_contention(device, t):
         want = [(int(s) + 2 ** (bits - 1)) % 2**bits - 2 ** (bits - 1) for s in per_lane.astype(object).sum(0)]
         np.testing.assert_array_equal(O, np.array(want, NUMPY[t]))
     np.testing.assert_array_equal(S, V)  # atomic stores do not clobber neighbours
-    assert Q[0] in V
+    if t in COMPLEX_TYPES:   # racing stores: the spec lets the parts come from different ones
+        assert Q[0].real in V.real and Q[0].imag in V.imag
+    else:
+        assert Q[0] in V
 
 
 def test_native_atomics_where_available():
