@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 from tinyc.ir.addressing import SliceView
 from tinyc.ir.core import EffectKind, Function, Instruction, Region, Value, view_root
-from tinyc.ir.instructions import Alloca
 from tinyc.ir.types import AddressSpace, GroupType, MemrefType
 
 __all__ = ["EffectKind", "MemoryEffect", "MemoryObject", "conflicts", "direct_effects", "effects",
@@ -53,7 +52,7 @@ class MemoryObject:
 
     @property
     def is_alloca(self) -> bool:
-        return self.root is not None and isinstance(self.root.owner, Alloca)
+        return self.root is not None and isinstance(self.root.owner, Instruction) and self.root.owner.allocates()
 
     def __repr__(self) -> str:
         name = f"%{self.root.name}" if self.root is not None and self.root.name else "?"
@@ -142,7 +141,8 @@ def _inside(value: object, body: Region) -> bool:
 def root_of(value: Value) -> Value | None:
     """The argument or alloca result that `value`'s memory belongs to; None if unknown."""
     root = view_root(value)
-    return root if isinstance(root.owner, Function) or isinstance(root.owner, Alloca) else None
+    owner = root.owner
+    return root if isinstance(owner, Function) or isinstance(owner, Instruction) and owner.allocates() else None
 
 
 def memory_object(value: Value) -> MemoryObject | None:

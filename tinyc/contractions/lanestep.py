@@ -67,7 +67,7 @@ class Chunk:
     budget: int = 6       # accumulators per register block (complex: half)
     vectors: Any = None   # vectors of entries this work-group has (uniform: the short last chunk)
     ksplit: int | None = None   # rows of the summed label per pass (0: all in one; None: auto_ksplit)
-    full: Any = None      # vectors whose every lane is an entry (uniform; None: test each vector)
+    full: Any = None      # vectors whose every lane is an entry (uniform)
 
 
 @dataclass
@@ -256,7 +256,7 @@ def _block(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, s
     if not split:
         _pass(fn, inputs, out, sizes, chunk, compute, scaling, offsets, summed, None, True)
         return
-    label, total = summed[0], sizes[summed[0]]
+    total = sizes[summed[0]]
     relu_pass = scaling is not None and scaling.relu
     if relu_pass:
         scaling = Scaling(scaling.alpha, scaling.beta, scaling.beta_is_zero, False)
@@ -351,9 +351,6 @@ def for_entries(fn: FunctionBuilder, chunk: Chunk, body: Callable[[Value, Value]
     measured in the dumped assembly; 30% less CPU time on `ik,kjb->ijb`), so the full
     vectors get their own copy. Its uniform `if` is always true; it tells the launch-bounds
     analysis (analysis/launch_bounds.py) that every lane's entry is below n."""
-    if chunk.full is None:
-        _entries_from(fn, chunk, 0, chunk.vectors, body)
-        return
     with fn.for_(0, chunk.full) as vectors:
         first = fn.mul(vectors.var, chunk.sg)
         slot = fn.add(first, chunk.lane)

@@ -232,6 +232,11 @@ class Instruction:
         sum of two values (what codegen's fp_contract fuses into fma); None otherwise."""
         return None
 
+    def allocates(self) -> bool:
+        """Whether its result is memory it allocates (`alloca`): a memory object of its own,
+        not a view of an argument."""
+        return False
+
     def null_checked(self) -> "Value | None":
         """The memref or group operand whose base address this instruction tests for null
         (`associated`); the runtime then lets None through for that argument."""

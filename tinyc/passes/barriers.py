@@ -103,10 +103,12 @@ class BarrierPlanner:
         self.conflict = conflict
         self.pre_check = pre_check
         self._effects: dict[Instruction, list[MemoryEffect]] = {}
+        self._views: dict[For, tuple[dict[tuple, set], dict[Value, bool]]] = {}
 
     def plan(self, fn: Function) -> Plan:
         plan: Plan = {}
         self._effects.clear()
+        self._views.clear()
         self.region(fn.body, frozenset(), plan)
         return plan
 
@@ -147,11 +149,7 @@ class BarrierPlanner:
         back edge marked, so that the same block in the next iteration needs no barrier (a loop
         over batch entries, each a collective on its own slice)."""
         body, var = loop.body, loop.body.args[0]
-        views: dict[tuple, set] = {}     # (object, kind) -> every view the body uses for it
-        for nested in body.walk():
-            for e in direct_effects(nested):
-                views.setdefault((e.obj, e.kind), set()).add(e.via)
-        blocks: dict[Value, bool] = {}
+        views, blocks = self._loop_views(loop)
 
         def carried(e: MemoryEffect) -> MemoryEffect:
             """Marked only when the one view of its kind of access is a per-iteration block: a
@@ -171,6 +169,18 @@ class BarrierPlanner:
                 return frozenset(replace(e, carried_view=None) if e.carried_view is not None else e
                                  for e in entry)
             entry = after
+
+    def _loop_views(self, loop: For) -> tuple[dict[tuple, set], dict[Value, bool]]:
+        """Per loop, once per plan (an outer loop's fixed point walks an inner loop again):
+        every view the body uses per (object, kind), and the views found per-iteration blocks."""
+        found = self._views.get(loop)
+        if found is None:
+            views: dict[tuple, set] = {}
+            for nested in loop.body.walk():
+                for e in direct_effects(nested):
+                    views.setdefault((e.obj, e.kind), set()).add(e.via)
+            found = self._views[loop] = (views, {})
+        return found
 
     # -- SPMD regions -----------------------------------------------------------
     def spmd(self, region: Region, outer: State, inner: State) -> tuple[Fence, State]:

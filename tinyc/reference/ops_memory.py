@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from tinyc.ir.core import Instruction
 from tinyc.ir.instructions import (
     WHOLE_MODE, Alloca, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag,
     Subview,
@@ -54,7 +55,9 @@ def lifetime_stop(inst: LifetimeStop, st: State) -> None:
     """The memory may be reused from here on: scribble over it so late reads show."""
     value = inst.operands[0]
     m = st.get(value)
-    if isinstance(value.owner, Alloca) and isinstance(m, Memref) and isinstance(m.buffer, np.ndarray):
+    owner = value.owner
+    if isinstance(owner, Instruction) and owner.allocates() and isinstance(m, Memref) \
+            and isinstance(m.buffer, np.ndarray):
         m.buffer[...] = garbage(m.element, m.buffer.size)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tinyc.ir.core import Function
-from tinyc.ir.instructions import Alloca, BlasInstruction
+from tinyc.ir.instructions import BlasInstruction
 from tinyc.target.device_info import DeviceInfo
 from tinyc.schedule.defaults import can_stage, default_swap, matmul_defaults, staged_bytes
 
@@ -22,7 +22,7 @@ def allocas_bytes(fn: Function) -> int:
     """Local memory of every alloca of the function, as if all were live at once."""
     from tinyc.passes.local_memory import alloca_size
 
-    return sum(alloca_size(inst) for inst in fn.walk() if isinstance(inst, Alloca))
+    return sum(alloca_size(inst) for inst in fn.walk() if inst.allocates())
 
 
 def resolve_knobs(inst: BlasInstruction, S: int, device: DeviceInfo, stage_room: int,

@@ -174,9 +174,8 @@ def _rows(b: LoweringBuilder, start: Value, end: Value, step: int, r: int,
             with b.if_(b.lt(start, end)) as branch, branch.then():
                 body(start)
         return
-    chunk = step * r
-    full = b.int_const(n - n % chunk) if n is not None else b.round_down(end, chunk)
-    with b.for_(b.int_const(0), full, b.int_const(chunk)) as (t0, _, _):
+    full = b.round_down(end, step * r)   # a constant when `end` is
+    with b.for_(b.int_const(0), full, b.int_const(step * r)) as (t0, _, _):
         unrolled(b.named(b.iadd(t0, start), "i"), False)
-    if n is None or n % chunk:
+    if n is None or static(full) != n:
         unrolled(b.iadd(full, start), True)

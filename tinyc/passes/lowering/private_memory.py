@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from tinyc.ir.addressing import LoopRange
 from tinyc.ir.core import Function, Instruction, Value, erase
-from tinyc.ir.instructions import Alloca, Barrier, CoopMatrixLoad, CoopMatrixStore, LifetimeStop
+from tinyc.ir.instructions import Barrier, CoopMatrixLoad, CoopMatrixStore, LifetimeStop
 from tinyc.ir.types import CoopMatrixType, MatrixUse
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def local_memory_is_lane_private(fn: Function) -> bool:
     S = int(fn.attrs.get("subgroup_size", 0))
     if not S or list(fn.attrs.get("work_group_size", [])) != [S, 1]:
         return False
-    allocas = {inst.result for inst in fn.walk() if isinstance(inst, Alloca)}
+    allocas = {inst.result for inst in fn.walk() if inst.allocates()}
     residues: set[int] = set()
     for inst in fn.walk():
         for i, operand in enumerate(inst.operands):

@@ -149,8 +149,7 @@ def accumulate(b: LoweringBuilder, start: Value, end: Value, step: int, out_type
     """
     width = partials * unroll
     chunk = step * width
-    n = static(end)
-    full = b.int_const(n - n % chunk) if n is not None else b.round_down(end, chunk)
+    full = b.round_down(end, chunk)   # a constant when `end` is
     sums = [b.zero(out_type) for _ in range(partials)]
     with b.for_(b.int_const(0), full, b.int_const(chunk), init=sums) as (t0, carried, loop):
         i0 = b.named(b.iadd(t0, start), names[0])
@@ -160,7 +159,7 @@ def accumulate(b: LoweringBuilder, start: Value, end: Value, step: int, out_type
         sums = _chunk_step(b, i0, None, step, partials, unroll, out_type, element, sums)
         b.yield_(sums)
     sums = list(loop.results)
-    if n is None or n % chunk:
+    if static(full) is None or static(full) != static(end):
         sums = _chunk_step(b, b.iadd(full, start), end, step, partials, unroll, out_type, element, sums)
     total = sums[0]
     for p in range(1, partials):
