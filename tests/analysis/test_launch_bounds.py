@@ -127,6 +127,35 @@ def test_batch_left_out_is_what_the_arrays_hold(program):
     np.testing.assert_array_equal(B, np.r_[2 * A[:20], [0, 0]])
 
 
+def test_arrays_of_no_entries_run_nothing_with_batch_left_out(program):
+    """Empty batch modes hold batch 0 (as NumPy does nothing on empty arrays); arrays that
+    hold entries but too few for one work-group are still refused."""
+    k = program["by_four"]
+    empty = np.zeros(0, np.float32)
+    k(empty, empty)
+    assert k.max_batch(empty, empty) == 0
+    with pytest.raises(tinyc.LaunchError, match=r"argument 'A'.*no batch fits"):
+        k(data(3), np.zeros(3, np.float32))
+
+
+def test_an_empty_array_fits_whatever_its_strides(device):
+    """NumPy gives an array with a zero-length mode any strides (np.zeros((4, 4, 0)) has
+    (0, 0, 0)); no element is addressed, so they are not compared with the memref's."""
+    k = tinyc.compile("""func @copy(%A: memref<f32x4x4x?>, %B: memref<f32x4x4x?>) {
+  %g = builtin.group_id : index
+  %a = subview %A[:, :, %g] : memref<f32x4x4>
+  %b = subview %B[:, :, %g] : memref<f32x4x4>
+  %one = constant 1.0 : f32
+  %zero = constant 0.0 : f32
+  axpby.n %one, %a, %zero, %b
+}""")["copy"]
+    for empty in (np.zeros((4, 4, 0), np.float32), np.zeros((4, 4, 0), np.float32, order="F")):
+        k(empty, empty)
+        k(empty, empty, batch=0)
+        with pytest.raises(tinyc.LaunchError, match=r"argument 'A'.*no batch fits"):
+            k(empty, empty, batch=1)
+
+
 def test_a_batch_beyond_what_one_launch_may_have(program):
     k = program["no_group_id"]
     with pytest.raises(tinyc.LaunchError, match=rf"work-items.*the largest batch is {launch_limit(k)}"):
