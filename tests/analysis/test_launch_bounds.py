@@ -510,3 +510,27 @@ func @accumulate(%x: memref<f32x?>, %out: memref<f32x?>) {
     out = np.zeros(37, np.float32)
     k(x, out, batch=3)
     np.testing.assert_allclose(out, 3 * x)
+
+
+STEPPED = """func @stepped(%A: memref<f32x3x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %c3 = constant 3 : index
+  %r = arith.rem %g, %c3 : index
+  for %i = %r, %c3, %c3 {
+    %x = load %A[%i, %g] : f32
+    store %x, %B[%g]
+  }
+}
+"""
+
+
+def test_a_stepped_loop_variable_stays_below_its_upper_bound(device):
+    """Fuzz seed 777001, program 449: `for %i = %g mod 3, 3, 3` runs once, at i = g mod 3;
+    the bound of i's last value, lo + floor((3 - 1 - lo) / 3)·3, took lo's interval twice
+    and reached 4, so a launch of every valid batch beyond 1 was refused. i < 3 always."""
+    k = tinyc.compile(STEPPED)["stepped"]
+    A = np.asfortranarray(np.arange(30, dtype=np.float32).reshape(3, 10))
+    B = np.zeros(10, np.float32)
+    assert k.info.max_batch(A, B) == 10
+    k(A, B)
+    np.testing.assert_array_equal(B, A[np.arange(10) % 3, np.arange(10)])
