@@ -333,7 +333,8 @@ def kernel_functions(assembly: str) -> dict[str, list[str]]:
 
 
 def global_writes(lines: list[str]) -> list[str]:
-    """The lines that write through a pointer that is not Workgroup (local) memory."""
+    """The lines that write through a pointer that is not Workgroup (local) or Function
+    (private: where the checks note a work-item's first violation) memory."""
     types = {}
     for line in lines:
         parts = line.split()
@@ -350,7 +351,10 @@ def global_writes(lines: list[str]) -> list[str]:
             pointer = parts[4]
         else:
             continue
-        if "Workgroup" not in types.get(pointer, "") or "CrossWorkgroup" in types.get(pointer, ""):
+        kind = types.get(pointer, "")
+        if "_Function_" in kind:
+            continue
+        if "Workgroup" not in kind or "CrossWorkgroup" in kind:
             found.append(line)
     return found
 

@@ -9,9 +9,9 @@ a report buffer of REPORT_WORDS int64 values (zeroed by the runtime).
   indices lie inside the memref's shape (one unsigned compare per mode, and
   the memref's `valid` flag). An access that does not is redirected to a
   scratch area in the report buffer (or, for local memory, to a small
-  Workgroup scratch array), so it does not happen, and is recorded.
+  Workgroup scratch array), so it does not happen, and is noted.
 * Views (subview, expand, fuse, load from a group) check their rule and
-  carry the result in `MemrefDesc.valid`; an invalid view is recorded where
+  carry the result in `MemrefDesc.valid`; an invalid view is noted where
   it is made, and every access through it is redirected.
 * Collectives are guarded before lowering (passes/check_shapes.py): their
   lowered code (`lowered_from` set) is in bounds by construction and skipped
@@ -22,8 +22,10 @@ writes: tinyc/analysis/own_writes.py) writes to global memory are left out
 (by writes.write, codegen's one write point), so the run only checks; the
 runtime launches the plain kernel after it.
 
-The first violation wins a compare-exchange on report[0] and writes, through
-one small helper function per module: the site (an index into the kernel's
+Each work-item notes its first violation in private variables, by selects
+(no branch: `record`), and reports it at the kernel's end (`finish`). The
+first report wins a compare-exchange on report[0] and writes, through one
+small helper function per module: the site (an index into the kernel's
 `bounds_sites`), the work-group, and up to LIMIT values, extra values and
 bounds (indices and shape, offsets/sizes and shape, ...). Memrefs of more
 than LIMIT modes report their first LIMIT modes.
@@ -44,8 +46,7 @@ from tinyc.signature import BoundsSite
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
 from tinyc.spirv.codegen.types import element_pointer
 from tinyc.spirv.instruction import Id
-from tinyc.spirv.spv import (BuiltIn, FunctionControl, MemoryAccess, Op, Scope, SelectionControl,
-                             StorageClass)
+from tinyc.spirv.spv import BuiltIn, MemoryAccess, Op, Scope, SelectionControl, StorageClass
 
 REPORT_WORDS = 64
 LIMIT = 4
@@ -54,6 +55,7 @@ LOCAL_SCRATCH_BYTES = 256
 FIELDS = {"flag": 0, "site": 1, "group": 2, "count": 3, "values": 4, "extra": 8, "bounds": 12}
 
 Cond = Id | bool
+NO_SITE = -1  # the first-violation site of a work-item that had none
 
 
 class Bounds:
@@ -67,6 +69,7 @@ class Bounds:
         self._site_ids: dict[tuple, int] = {}
         self._quiet = 0
         self._local_scratch: Id | None = None
+        self._state: list[Id] | None = None   # the first violation (_first_violation)
 
     # -- sites ----------------------------------------------------------------------
     def site(self, inst: Instruction | None, kind: str, detail: str = "") -> int:
@@ -172,37 +175,65 @@ class Bounds:
     # -- recording --------------------------------------------------------------------------
     def record(self, ok: Cond, site: int, values: Sequence[IndexLike], extra: Sequence[IndexLike],
                bounds: Sequence[IndexLike]) -> None:
-        """Where `ok` is false: record the site and values (if no violation was recorded).
+        """Where `ok` is false: keep the site and values as this work-item's first violation
+        (reported once, at the kernel's end: `finish`).
 
-        The kernel calls the recorder unconditionally and the recorder tests `ok`: a
-        branch around the call, on a condition that is uniform and loop-invariant inside
-        a lane-divergent `if`, made the CPU runtime's vectorizer run the call for lanes
-        the `if` had switched off (a false report; tests/fuzz_regressions/checked/
-        expand_under_a_lane_guard.ir). The recorder is not inlined for the same
-        reason: inlined, its own branch is that branch again.
+        Nothing here branches: the first violation is kept in private variables by selects.
+        A branch around a recorder call, on a condition that is uniform and loop-invariant
+        inside a lane-divergent `if`, made the CPU runtime's vectorizer run the call for
+        lanes the `if` had switched off (a false report; tests/fuzz_regressions/checked/);
+        an unconditional call per check (not inlined) was right but made checked kernels
+        2-4x slower than the branches (benchmarks/bounds_overhead.md).
         """
         if ok is True:
             return
         ctx = self.ctx
-        group = ctx.builtin(BuiltIn.WorkgroupId, ctx.batch_axis)  # the batch's work-group
-        args = [self.as_id(ok), self.report, ctx.const64(site), group, ctx.const64(len(values))]
+        state = self._first_violation()
+        fields = [ctx.const64(site), ctx.const64(len(values))]
         for seq in (values, extra, bounds):
             padded = [ctx.as_id(v) for v in list(seq)[:LIMIT]]
-            args += padded + [ctx.const64(0)] * (LIMIT - len(padded))
-        ctx.op(Op.FunctionCall, ctx.m.type_void(), self._recorder(), *args)
+            fields += padded + [ctx.const64(0)] * (LIMIT - len(padded))
+        i64 = ctx.i64
+        noted = ctx.op(Op.Load, i64, state[0])
+        take = ctx.op(Op.IEqual, ctx.bool, noted, ctx.const64(NO_SITE))  # nothing noted yet
+        if ok is not False:
+            take = ctx.op(Op.LogicalAnd, ctx.bool, take, ctx.op(Op.LogicalNot, ctx.bool, ok))
+        for var, value in zip(state, fields):
+            old = noted if var == state[0] else ctx.op(Op.Load, i64, var)
+            ctx.do(Op.Store, var, ctx.op(Op.Select, i64, take, value, old))
+
+    def _first_violation(self) -> list[Id]:
+        """Private variables: the site (NO_SITE: none yet), the count, values, extra, bounds."""
+        if self._state is None:
+            m = self.ctx.m
+            ptr = m.type_pointer(StorageClass.Function, m.type_int(64))
+            inits = [NO_SITE] + [0] * (1 + 3 * LIMIT)
+            self._state = [self.ctx.fn.variable(ptr, self.ctx.const64(v)) for v in inits]
+        return self._state
+
+    def finish(self) -> None:
+        """At the kernel's end: report this work-item's first violation, if it had one (the
+        recorder tests it)."""
+        if self._state is None:
+            return
+        ctx = self.ctx
+        site, *fields = [ctx.op(Op.Load, ctx.i64, var) for var in self._state]
+        ok = ctx.op(Op.IEqual, ctx.bool, site, ctx.const64(NO_SITE))
+        group = ctx.builtin(BuiltIn.WorkgroupId, ctx.batch_axis)  # the batch's work-group
+        ctx.op(Op.FunctionCall, ctx.m.type_void(), self._recorder(), ok, self.report, site, group, *fields)
 
     def _recorder(self) -> Id:
         """`void record(bool ok, long *report, long site, long group, long count, long v[4],
         e[4], b[4])`, once per module: where not ok, the first caller wins report[0] and
-        writes the rest."""
+        writes the rest. Called once per work-item, at the kernel's end (outside every
+        region, so its branch is in no lane-divergent `if`)."""
         m = self.ctx.m
         found = getattr(m, "_bounds_recorder", None)
         if found is not None:
             return found
         i64, boolean = m.type_int(64), m.type_bool()
         ptr = m.type_pointer(StorageClass.CrossWorkgroup, i64)
-        fn = m.function(m.type_void(), [boolean, ptr] + [i64] * (3 + 3 * LIMIT),
-                        name="tinyc_bounds_record", control=FunctionControl.DontInline)
+        fn = m.function(m.type_void(), [boolean, ptr] + [i64] * (3 + 3 * LIMIT), name="tinyc_bounds_record")
         entry, claim, write, done = fn.block(), fn.block(), fn.block(), fn.block()
         ok, report, *fields = fn.params
         entry.op(Op.SelectionMerge, done.label, SelectionControl.None_)

@@ -106,6 +106,8 @@ def emit_kernel(m: Module, fn: IRFunction, batch_axis: int = 2,
     declare_local_memory(ctx, size)
 
     emit_region(ctx, fn.body)
+    if check_bounds:
+        ctx.bounds.finish()
     ctx.do(Op.Return)
     ctx.prologue.op(Op.Branch, ctx.body_label)
     params = param_infos(fn)
