@@ -27,6 +27,8 @@ class Block:
         self.function = function
         self.label = label
         self.instructions: list[Instruction] = []
+        module = function.module  # (what every append needs, looked up once per block)
+        self._new_id, self._value_types = module.new_id, module.value_types
 
     def inst(self, opcode: Op, *args: Operand, result: Id | None = None) -> Instruction:
         """Append an instruction and return it (its operands stay patchable).
@@ -41,10 +43,9 @@ class Block:
         return self._append(opcode, args, result).result
 
     def _append(self, opcode: Op, args: tuple[Operand, ...], result: Id | None) -> Instruction:
-        module = self.function.module
-        inst = make_instruction(opcode, args, result, module.new_id)
-        if inst.result is not None and inst.result_type is not None:
-            module.value_types[inst.result] = inst.result_type
+        inst = make_instruction(opcode, args, result, self._new_id)
+        if inst.result_type is not None and inst.result is not None:
+            self._value_types[inst.result] = inst.result_type
         self.instructions.append(inst)
         return inst
 
@@ -63,7 +64,7 @@ class Block:
     def ext(self, instruction: OpenCLStd, result_type: Id, *args: Operand) -> Id:
         """OpExtInst of the OpenCL.std set (imported on first use)."""
         ocl = self.function.module.ext_inst_import("OpenCL.std")
-        return self.op(Op.ExtInst, result_type, ocl, instruction, *args)
+        return self._append(Op.ExtInst, (result_type, ocl, instruction, *args), None).result
 
     @property
     def terminated(self) -> bool:
