@@ -49,6 +49,18 @@ class Block:
         self.instructions.append(inst)
         return inst
 
+    def value(self, opcode: Op, result_type: Id, *operands: Operand) -> Id:
+        """Append an instruction that has a result type, with a fresh result id; returns it.
+
+        What `op` does for such an opcode, for codegen's most frequent instructions (index
+        arithmetic, addresses, loads): the caller's operands are ids, enum members and
+        literal words, taken as they are (`op` checks each one).
+        """
+        result = self._new_id()
+        self._value_types[result] = result_type
+        self.instructions.append(Instruction(opcode, result_type, result, [*operands]))
+        return result
+
     def phi(self, result_type: Id, *incoming: tuple[Id, Id], result: Id | None = None) -> Instruction:
         """OpPhi placed after the block's other Phis; extend `.operands` later
         with (value, parent label) pairs for back edges."""
@@ -64,7 +76,7 @@ class Block:
     def ext(self, instruction: OpenCLStd, result_type: Id, *args: Operand) -> Id:
         """OpExtInst of the OpenCL.std set (imported on first use)."""
         ocl = self.function.module.ext_inst_import("OpenCL.std")
-        return self._append(Op.ExtInst, (result_type, ocl, instruction, *args), None).result
+        return self.value(Op.ExtInst, result_type, ocl, instruction, *args)
 
     @property
     def terminated(self) -> bool:

@@ -189,7 +189,7 @@ class Ctx:
         i64 = self.m.type_int(64)
         x = a if a.__class__ is Id else self.const64(a)
         y = b if b.__class__ is Id else self.const64(b)
-        return self.block._append(opcode, (i64, x, y), None).result
+        return self.block.value(opcode, i64, x, y)
 
     def dot(self, indices: Sequence[IndexLike], strides: Sequence[IndexLike]) -> IndexLike:
         """Σ index_i · stride_i with the constant parts folded."""

@@ -44,7 +44,8 @@ def offset_pointer(ctx: Ctx, desc_type: MemrefType, base: Id, offset: IndexLike)
     """base + offset elements."""
     if offset.__class__ is not Id and offset == 0:
         return base
-    return ctx.op(Op.InBoundsPtrAccessChain, element_pointer(ctx.m, desc_type), base, ctx.as_id(offset))
+    return ctx.block.value(Op.InBoundsPtrAccessChain, element_pointer(ctx.m, desc_type), base,
+                           ctx.as_id(offset))
 
 
 def element_address(ctx: Ctx, desc: MemrefDesc, indices: list[IndexLike]) -> Id:
@@ -83,8 +84,8 @@ def _checked_view(ctx: Ctx, desc: MemrefDesc, ok: "Id | bool", kind: str, values
 
 
 def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
-    return ctx.op(Op.Load, scalar_type(ctx.m, desc.type.element), ptr,
-                  MemoryAccess.Aligned, natural_alignment(desc.type))
+    return ctx.block.value(Op.Load, scalar_type(ctx.m, desc.type.element), ptr,
+                           MemoryAccess.Aligned, natural_alignment(desc.type))
 
 
 def store_element(ctx: Ctx, desc: MemrefDesc, ptr: Id, value: Id, flag: StoreFlag) -> None:
