@@ -211,6 +211,15 @@ class Module(Uniquifier):
         head += [Instruction(Op.Extension, None, None, [e]) for e in exts]
         return head + body
 
+    def release(self) -> None:
+        """Forget everything once assembled (the module is unusable after). Functions, blocks
+        and the module refer to each other, so only the garbage collector could free them: a
+        kernel's thousand instructions would sit through its collections, which then cost as
+        much as a tenth of the compile. Without the cycles they go when codegen returns."""
+        for func in self.functions:
+            func.blocks.clear()
+        vars(self).clear()
+
     def assemble(self) -> bytes:
         """The SPIR-V binary: header (magic, version, generator 0, bound, 0) + words."""
         words = [MAGIC_NUMBER, (self.version[0] << 16) | (self.version[1] << 8), 0, self._bound, 0]
