@@ -69,7 +69,9 @@ def dump(out: Path, recorded: Path | None, fuzz: str | None) -> None:
             digests[f"{name} check_bounds={checked}"] = _digest(source, {**options, "check_bounds": checked})
     out.write_text(json.dumps(digests, indent=0, sort_keys=True) + "\n")
     errors = sum(d.startswith("error") for d in digests.values())
-    print(f"{len(digests)} cases ({errors} raise) -> {out}")
+    import tinyc
+
+    print(f"{len(digests)} cases ({errors} raise) by {Path(tinyc.__file__).parent} -> {out}")
 
 
 def compare(before: Path, after: Path) -> int:
