@@ -118,15 +118,7 @@ class Expr:
         return _of({m: -c for m, c in self.terms.items()})
 
     def __sub__(self, other: "Expr | int") -> "Expr":
-        other = other if other.__class__ is Expr else _expr(other)
-        terms = dict(self.terms)  # (self + -other, without making -other: bounds subtract often)
-        for m, c in other.terms.items():
-            total = terms.get(m, 0) - c
-            if total:
-                terms[m] = total
-            else:
-                del terms[m]
-        return _of(terms)
+        return self + (-_expr(other))
 
     def __rsub__(self, other: "Expr | int") -> "Expr":
         return _expr(other) - self
