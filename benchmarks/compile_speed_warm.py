@@ -9,9 +9,12 @@ the interpreters taking turns, the order alternating round by round. Times are
 CPU time (`time.process_time`, which the interpreters put in place of the
 pipeline's clock, so `CompileResult.timings` is CPU time per stage): on a
 machine shared with other work, wall time counts the others' turns too.
-Reported per stage: the minimum and median over all compiles; and the ratio
-now/baseline of each round's median totals, whose median is the headline.
-The table goes to benchmarks/compile_speed_warm.md (`--out`).
+Reported per stage (and for the whole call, which also makes the stage
+texts and the result, and pays the garbage collections): the minimum and median
+over all compiles; and the ratio now/baseline of each round's medians, whose
+median is the headline.
+The table goes to benchmarks/compile_speed_warm.md (`--out`; its "## Notes" part
+is kept).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 STAGES = ("parse", "verify", "passes", "verify-lowered", "codegen")
+NOTES = "## Notes"
+"""The output file's hand-written part from this heading on is kept when it is regenerated."""
 
 
 def serve() -> None:
@@ -43,7 +48,11 @@ def serve() -> None:
         if path not in sources:
             sources[path] = Path(path).read_text()
             compile_to_spirv(sources[path], path, validate=False)  # warm-up
-        runs = [compile_to_spirv(sources[path], path, validate=False).timings for _ in range(int(batch))]
+        runs = []
+        for _ in range(int(batch)):
+            start = time.process_time()
+            timings = compile_to_spirv(sources[path], path, validate=False).timings
+            runs.append({**timings, "call": time.process_time() - start})
         print(json.dumps(runs), flush=True)
 
 
@@ -98,19 +107,20 @@ def markdown(names: list[str], path: str, runs: list[list[list[dict[str, float]]
              "", "| stage | " + " | ".join(f"{n} min ms | {n} median ms" for n in names) + " |",
              "|---|" + "---|---|" * len(names)]
     flat = [[run for round_ in tree for run in round_] for tree in runs]
-    for stage in (*STAGES, "total"):
+    labels = {"total": "**source → SPIR-V** (the stages)", "call": "the whole call (stage texts, results, GC too)"}
+    for stage in (*STAGES, "total", "call"):
         cells = []
         for tree in flat:
             values = [_total(r) if stage == "total" else r.get(stage, 0.0) for r in tree]
             cells += [_ms(min(values)), _ms(statistics.median(values))]
-        label = "**source → SPIR-V**" if stage == "total" else stage
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {labels.get(stage, stage)} | " + " | ".join(cells) + " |")
     if len(runs) == 2:
-        ratios = [statistics.median(map(_total, now)) / statistics.median(map(_total, before))
-                  for now, before in zip(runs[0], runs[1])]
-        lines += ["", f"Ratio {names[0]} / {names[1]} of each round's median total: "
-                      + ", ".join(f"{r:.2f}" for r in ratios)
-                      + f"; median **{statistics.median(ratios):.2f}**."]
+        for what, key in (("the stages' total", _total), ("the whole call", lambda r: r["call"])):
+            ratios = [statistics.median(map(key, now)) / statistics.median(map(key, before))
+                      for now, before in zip(runs[0], runs[1])]
+            lines += ["", f"Ratio {names[0]} / {names[1]} of each round's median of {what}: "
+                          + ", ".join(f"{r:.2f}" for r in ratios)
+                          + f"; median **{statistics.median(ratios):.2f}**."]
     return "\n".join(lines) + "\n"
 
 
@@ -136,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         sections.append(markdown(names, shown, measure(trees, path, args.rounds, args.batch), args.batch))
     text = "\n".join(sections)
     print(text)
-    args.out.write_text(text)
+    kept = args.out.read_text().split(NOTES, 1) if args.out.exists() else []
+    args.out.write_text(text + ("\n" + NOTES + kept[1] if len(kept) == 2 else ""))
     return 0
 
 
