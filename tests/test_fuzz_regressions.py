@@ -158,17 +158,15 @@ def test_group_ids_in_two_kernels_do_not_crash_the_device_compiler(device):
                                         "-1, -1, -1, -1, -1, -1, -1, -1]\n"]
 
 
-KNOWN = REGRESSIONS / "known"
+CHECKED = sorted((REGRESSIONS / "checked").glob("*.ir"))
 
 
-@pytest.mark.xfail(strict=True, raises=tinyc.BoundsError,
-                   reason="known defect, open: the bounds-checked variant reports an access that a "
-                          "lane guard skips (fuzz seed 20261126, program 243; see the file's comments)")
-def test_bounds_checked_expand_under_a_lane_guard(device):
-    """The checked variant must run an in-bounds program as the plain one does. Strict: when
-    the defect is fixed this test passes unexpectedly and must lose its mark."""
-    source = (KNOWN / "checked_expand_under_a_lane_guard.ir").read_text()
-    kernel = tinyc.compile(source, name="checked_expand_under_a_lane_guard.ir")["k"]
+@pytest.mark.parametrize("path", CHECKED, ids=lambda p: p.stem)
+def test_bounds_checked_variant_skips_what_a_lane_guard_skips(path, device):
+    """Programs whose bounds-checked variant reported an access a lane guard skips (see
+    each file's comments): checked, they must run as the plain kernel does. Each writes the
+    value it loads into every element of the 8x7 block %s10 of each batch entry."""
+    kernel = tinyc.compile(path.read_text(), name=path.name)["k"]
     rng = np.random.default_rng(3)
     plain = np.asfortranarray(rng.integers(-100, 100, (8, 5, 8, 2)).astype(np.int16))
     checked = plain.copy(order="F")

@@ -127,6 +127,35 @@ def test_batch_left_out_is_what_the_arrays_hold(program):
     np.testing.assert_array_equal(B, np.r_[2 * A[:20], [0, 0]])
 
 
+def test_arrays_of_no_entries_run_nothing_with_batch_left_out(program):
+    """Empty batch modes hold batch 0 (as NumPy does nothing on empty arrays); arrays that
+    hold entries but too few for one work-group are still refused."""
+    k = program["by_four"]
+    empty = np.zeros(0, np.float32)
+    k(empty, empty)
+    assert k.max_batch(empty, empty) == 0
+    with pytest.raises(tinyc.LaunchError, match=r"argument 'A'.*no batch fits"):
+        k(data(3), np.zeros(3, np.float32))
+
+
+def test_an_empty_array_fits_whatever_its_strides(device):
+    """NumPy gives an array with a zero-length mode any strides (np.zeros((4, 4, 0)) has
+    (0, 0, 0)); no element is addressed, so they are not compared with the memref's."""
+    k = tinyc.compile("""func @copy(%A: memref<f32x4x4x?>, %B: memref<f32x4x4x?>) {
+  %g = builtin.group_id : index
+  %a = subview %A[:, :, %g] : memref<f32x4x4>
+  %b = subview %B[:, :, %g] : memref<f32x4x4>
+  %one = constant 1.0 : f32
+  %zero = constant 0.0 : f32
+  axpby.n %one, %a, %zero, %b
+}""")["copy"]
+    for empty in (np.zeros((4, 4, 0), np.float32), np.zeros((4, 4, 0), np.float32, order="F")):
+        k(empty, empty)
+        k(empty, empty, batch=0)
+        with pytest.raises(tinyc.LaunchError, match=r"argument 'A'.*no batch fits"):
+            k(empty, empty, batch=1)
+
+
 def test_a_batch_beyond_what_one_launch_may_have(program):
     k = program["no_group_id"]
     with pytest.raises(tinyc.LaunchError, match=rf"work-items.*the largest batch is {launch_limit(k)}"):
@@ -481,3 +510,27 @@ func @accumulate(%x: memref<f32x?>, %out: memref<f32x?>) {
     out = np.zeros(37, np.float32)
     k(x, out, batch=3)
     np.testing.assert_allclose(out, 3 * x)
+
+
+STEPPED = """func @stepped(%A: memref<f32x3x?>, %B: memref<f32x?>) {
+  %g = builtin.group_id : index
+  %c3 = constant 3 : index
+  %r = arith.rem %g, %c3 : index
+  for %i = %r, %c3, %c3 {
+    %x = load %A[%i, %g] : f32
+    store %x, %B[%g]
+  }
+}
+"""
+
+
+def test_a_stepped_loop_variable_stays_below_its_upper_bound(device):
+    """Fuzz seed 777001, program 449: `for %i = %g mod 3, 3, 3` runs once, at i = g mod 3;
+    the bound of i's last value, lo + floor((3 - 1 - lo) / 3)·3, took lo's interval twice
+    and reached 4, so a launch of every valid batch beyond 1 was refused. i < 3 always."""
+    k = tinyc.compile(STEPPED)["stepped"]
+    A = np.asfortranarray(np.arange(30, dtype=np.float32).reshape(3, 10))
+    B = np.zeros(10, np.float32)
+    assert k.info.max_batch(A, B) == 10
+    k(A, B)
+    np.testing.assert_array_equal(B, A[np.arange(10) % 3, np.arange(10)])

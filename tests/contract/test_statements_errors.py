@@ -117,6 +117,17 @@ def test_a_shape_no_statement_uses_is_an_error():
     assert "shapes=: no statement uses K" in str(err)
 
 
+def test_statements_that_write_only_temporaries_are_an_error():
+    """Every target missing from shapes= is a temporary: the kernel would write nothing
+    (it compiled to an empty loop, with an unused-value warning, and its call refused Q2)."""
+    shapes = {"K": (3, 56, 56), "Q": (56, 9, None), "A": (3, 9, 9, None)}
+    err = error_of(["T[k,q,e] = K[d,l,k] * Q[l,a,e] * A[d,a,q,e]", "Q2[k,q,e] = Q[k,q,e] + dt * T[k,q,e]"],
+                   shapes)
+    assert str(err).startswith("statement 2: no statement writes an argument: Q2, T are temporaries")
+    assert "give Q2's shape in shapes=" in str(err)
+    assert caret_under(err, "Q2[k,q,e]")
+
+
 @pytest.mark.parametrize("bad", ["Q2[k,q,e] = Q[k,q,e]", ["Q2[k,q,e] = Q[k,q,e]", 3], []])
 def test_statements_must_be_a_list_of_strings(bad):
     with pytest.raises((TypeError, ValueError)):

@@ -100,3 +100,19 @@ def test_a_second_process_runs_from_the_binary(cache_dir, device):
     for path, before in stored.items():
         assert path.stat().st_mtime_ns > before - 10**9, "the second run loaded the binaries"
     assert sorted(cache_dir.glob("*.bin")) == sorted(stored), "and stored no other"
+
+
+def test_the_runtimes_code_generation_settings_are_part_of_the_key(device, monkeypatch):
+    """CL_CONFIG_CPU_TARGET_ARCH=core-avx2 makes the CPU runtime emit AVX2 code on an AVX-512
+    host: a binary made under one setting must not be loaded under another (a shared cache
+    directory, a user who tries the AVX2 path). The dump settings change no code."""
+    from tinyc.runtime.device import select_queue
+
+    queue = select_queue(device)
+    monkeypatch.delenv("CL_CONFIG_CPU_TARGET_ARCH", raising=False)
+    plain = binary_cache.cache_key(queue, b"spirv")
+    monkeypatch.setenv("CL_CONFIG_CPU_TARGET_ARCH", "core-avx2")
+    assert binary_cache.cache_key(queue, b"spirv") != plain
+    monkeypatch.delenv("CL_CONFIG_CPU_TARGET_ARCH")
+    monkeypatch.setenv("CL_CONFIG_DUMP_ASM", "True")
+    assert binary_cache.cache_key(queue, b"spirv") == plain

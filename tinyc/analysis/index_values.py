@@ -324,7 +324,9 @@ class IndexValues:
                 step = self.of(r.step) if r.step is not None else None
                 k = step.constant if step is not None else None
                 if last is not None and lo is not None and k is not None and k > 1:
-                    last = lo + node("floordiv", last - lo, Expr.const(k)) * k  # the last value the step reaches
+                    # the last value the step reaches, and never beyond hi - 1 (its interval
+                    # may be wider when lo appears twice: `for i = g % 3, 3, 3`)
+                    last = node("min", last, lo + node("floordiv", last - lo, Expr.const(k)) * k)
                 var = self.variable(r.var.name or "i", lo, last)
                 self.values[r.var] = Expr.atom(var)
                 self.fits[r.var] = self.fits_of([r.lower, r.upper])

@@ -247,6 +247,8 @@ class MemrefFit:
         if len(shape) != self.order or any(shape[i] != s for i, s in self.static_sizes):
             expected = _shape_text(self.memref.shape)
             raise LaunchError(f"{what}: expected shape {expected}, got {_shape_text(shape)}", argument=name)
+        if 0 in shape:  # no element, so no stride addresses memory (NumPy may give any)
+            return self.complete(shape, (None,) * len(shape))
         free = False
         for i, n in enumerate(shape):
             if n <= 1:

@@ -172,6 +172,13 @@ def _load_bridge() -> Any:
         return _bridge[0]
 
 
+def _runtime_settings() -> str:
+    """The CPU runtime's code-generation settings from the environment (CL_CONFIG_CPU_TARGET_ARCH
+    makes AVX2 code on an AVX-512 host, CL_CONFIG_CPU_VECTORIZER_MODE another vector width)."""
+    return ";".join(f"{k}={v}" for k, v in sorted(os.environ.items())
+                    if k.startswith("CL_CONFIG_") and not k.startswith("CL_CONFIG_DUMP"))
+
+
 def _host_features() -> str:
     """The CPU features the JIT may have used (the binaries are machine code)."""
     try:
@@ -188,7 +195,7 @@ def _host_features() -> str:
 def cache_key(queue: Any, spirv: bytes, options: str = "") -> bytes:
     """Everything a binary depends on, as the header its file starts with."""
     device = queue.sycl_device
-    text = "\0".join([device.name, device.driver_version, _host_features(), options])
+    text = "\0".join([device.name, device.driver_version, _host_features(), _runtime_settings(), options])
     key = text.encode() + b"\0" + spirv
     return _MAGIC + len(key).to_bytes(8, "little") + key
 

@@ -168,8 +168,16 @@ class LaunchCheck:
             raise LaunchError(f"kernel '{self.info.name}': no argument bounds the batch, so batch= is "
                               f"needed", argument="batch")
         if largest == 0:
-            raise self._error(self._failing(sizes, 1, args), sizes, 1, args)
-        return largest  # (verify refuses it if one launch cannot have that many work-groups)
+            failed = self._failing(sizes, 1, args)
+            if self._empty(failed, sizes, args):  # an array of no entries: nothing to run
+                return 0
+            raise self._error(failed, sizes, 1, args)
+        return largest
+
+    def _empty(self, failed: int, sizes: tuple | None, args: Sequence[Any]) -> bool:
+        """Whether the condition that fails at batch 1 is an access to a mode of no entries."""
+        c = self.conditions[failed]
+        return c.kind == "upper" and c.limit is not None and interval(c.limit, self._values(sizes, 1, args)) == (0, 0)  # (verify refuses it if one launch cannot have that many work-groups)
 
 
 class _Absent(Exception):

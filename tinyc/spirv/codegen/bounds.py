@@ -44,7 +44,8 @@ from tinyc.signature import BoundsSite
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
 from tinyc.spirv.codegen.types import element_pointer
 from tinyc.spirv.instruction import Id
-from tinyc.spirv.spv import BuiltIn, MemoryAccess, Op, Scope, SelectionControl, StorageClass
+from tinyc.spirv.spv import (BuiltIn, FunctionControl, MemoryAccess, Op, Scope, SelectionControl,
+                             StorageClass)
 
 REPORT_WORDS = 64
 LIMIT = 4
@@ -171,44 +172,47 @@ class Bounds:
     # -- recording --------------------------------------------------------------------------
     def record(self, ok: Cond, site: int, values: Sequence[IndexLike], extra: Sequence[IndexLike],
                bounds: Sequence[IndexLike]) -> None:
-        """Where `ok` is false: record the site and values (if no violation was recorded)."""
+        """Where `ok` is false: record the site and values (if no violation was recorded).
+
+        The kernel calls the recorder unconditionally and the recorder tests `ok`: a
+        branch around the call, on a condition that is uniform and loop-invariant inside
+        a lane-divergent `if`, made the CPU runtime's vectorizer run the call for lanes
+        the `if` had switched off (a false report; tests/fuzz_regressions/checked/
+        expand_under_a_lane_guard.ir). The recorder is not inlined for the same
+        reason: inlined, its own branch is that branch again.
+        """
         if ok is True:
             return
         ctx = self.ctx
         group = ctx.builtin(BuiltIn.WorkgroupId, ctx.batch_axis)  # the batch's work-group
-        args = [self.report, ctx.const64(site), group, ctx.const64(len(values))]
+        args = [self.as_id(ok), self.report, ctx.const64(site), group, ctx.const64(len(values))]
         for seq in (values, extra, bounds):
             padded = [ctx.as_id(v) for v in list(seq)[:LIMIT]]
             args += padded + [ctx.const64(0)] * (LIMIT - len(padded))
-
-        def call() -> list[Id]:
-            ctx.op(Op.FunctionCall, ctx.m.type_void(), self._recorder(), *args)
-            return []
-
-        if ok is False:
-            call()
-            return
-        ctx.branch(ctx.op(Op.LogicalNot, ctx.bool, ok), call)
+        ctx.op(Op.FunctionCall, ctx.m.type_void(), self._recorder(), *args)
 
     def _recorder(self) -> Id:
-        """`void record(long *report, long site, long group, long count, long v[4], e[4], b[4])`,
-        once per module: the first caller wins report[0] and writes the rest."""
+        """`void record(bool ok, long *report, long site, long group, long count, long v[4],
+        e[4], b[4])`, once per module: where not ok, the first caller wins report[0] and
+        writes the rest."""
         m = self.ctx.m
         found = getattr(m, "_bounds_recorder", None)
         if found is not None:
             return found
-        i64 = m.type_int(64)
+        i64, boolean = m.type_int(64), m.type_bool()
         ptr = m.type_pointer(StorageClass.CrossWorkgroup, i64)
-        fn = m.function(m.type_void(), [ptr] + [i64] * (3 + 3 * LIMIT), name="tinyc_bounds_record")
-        entry, write, done = fn.block(), fn.block(), fn.block()
-        report, *fields = fn.params
+        fn = m.function(m.type_void(), [boolean, ptr] + [i64] * (3 + 3 * LIMIT),
+                        name="tinyc_bounds_record", control=FunctionControl.DontInline)
+        entry, claim, write, done = fn.block(), fn.block(), fn.block(), fn.block()
+        ok, report, *fields = fn.params
+        entry.op(Op.SelectionMerge, done.label, SelectionControl.None_)
+        entry.op(Op.BranchConditional, ok, done.label, claim.label)
         scope = m.const_int(int(Scope.Device), 32)
         relaxed = m.const_int(0, 32)
-        old = entry.op(Op.AtomicCompareExchange, i64, report, scope, relaxed, relaxed,
+        old = claim.op(Op.AtomicCompareExchange, i64, report, scope, relaxed, relaxed,
                        m.const_int(1, 64), m.const_int(0, 64))
-        first = entry.op(Op.IEqual, m.type_bool(), old, m.const_int(0, 64))
-        entry.op(Op.SelectionMerge, done.label, SelectionControl.None_)
-        entry.op(Op.BranchConditional, first, write.label, done.label)
+        first = claim.op(Op.IEqual, boolean, old, m.const_int(0, 64))
+        claim.op(Op.BranchConditional, first, write.label, done.label)
         for k, value in enumerate(fields, start=1):
             slot = write.op(Op.InBoundsPtrAccessChain, ptr, report, m.const_int(k, 64))
             write.op(Op.Store, slot, value, MemoryAccess.Aligned, 8)
