@@ -21,7 +21,7 @@ decides whether the batch can be split over devices (batch_split.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from tinyc.analysis.batch_split import BatchSplit
@@ -270,8 +270,8 @@ class _Walk:
             self._unbounded(inst, f"{detail} of {subject}: {why}")
             return
         site = _site(inst)
-        self._condition(Condition(c.size - 1 - high, "upper", high, c.size, param, subject, detail, site))
-        self._condition(Condition(low, "lower", low, c.size, param, subject, detail, site))
+        self._condition(c.size - 1 - high, "upper", high, c.size, param, subject, detail, site)
+        self._condition(low, "lower", low, c.size, param, subject, detail, site)
 
     def _fits(self, inst: Instruction, operands: list) -> None:
         """The arithmetic behind these index operands must fit its types."""
@@ -285,10 +285,10 @@ class _Walk:
                 self._unbounded(inst, f"arithmetic in {fit.type}: {why}")
                 continue
             subject, site = f"{fit.type} arithmetic", _site(fit.where)
-            self._condition(Condition(limits[1] - high, "fits", high, Expr.const(limits[1]), None, subject,
-                                      "the value", site))
-            self._condition(Condition(low - limits[0], "fits", low, Expr.const(limits[0]), None, subject,
-                                      "the value", site))
+            self._condition(limits[1] - high, "fits", high, Expr.const(limits[1]), None, subject,
+                            "the value", site)
+            self._condition(low - limits[0], "fits", low, Expr.const(limits[0]), None, subject,
+                            "the value", site)
 
     def _rules(self, inst: Instruction, rules: tuple) -> None:
         """A collective's shape rule: its `?` sizes must agree (its lowering relies on it)."""
@@ -301,17 +301,19 @@ class _Walk:
             if left == right:
                 continue
             site = _site(inst)
-            self._condition(Condition(left - right, "rule", left, right, None, rule.what, "", site))
-            self._condition(Condition(right - left, "rule", left, right, None, rule.what, "", site))
+            self._condition(left - right, "rule", left, right, None, rule.what, "", site)
+            self._condition(right - left, "rule", left, right, None, rule.what, "", site)
 
-    def _condition(self, condition: Condition) -> None:
-        k = condition.slack.constant
+    def _condition(self, slack: Expr, *about: Any) -> None:
+        """Keep Condition(slack, *about) unless it holds for every launch (made only then:
+        most accesses are always inside)."""
+        k = slack.constant
         if k is not None and k >= 0:
-            return  # holds for every launch
-        slack = simplify(condition.slack)
+            return
+        slack = simplify(slack)
         if self.ints.holds_always(slack):
             return
-        condition = replace(condition, slack=slack)
+        condition = Condition(slack, *about)
         key = (condition.slack, condition.param, condition.subject, condition.detail)
         self.conditions.setdefault(key, condition)
 

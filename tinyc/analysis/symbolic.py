@@ -128,7 +128,8 @@ class Expr:
         terms: dict[Monomial, int] = {}
         for m1, c1 in self.terms.items():
             for m2, c2 in other.terms.items():
-                m = tuple(sorted(m1 + m2, key=_sort_key))
+                # (a constant factor keeps the other monomial as it is, sorted)
+                m = m2 if not m1 else m1 if not m2 else tuple(sorted(m1 + m2, key=_sort_key))
                 terms[m] = terms.get(m, 0) + c1 * c2
         return Expr(terms)
 

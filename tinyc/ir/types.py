@@ -108,7 +108,7 @@ class ScalarType(Type):
     @property
     def component(self) -> "ScalarType":
         """The real type of a complex type (c32 → f32); itself otherwise."""
-        return {"c32": f32, "c64": f64}.get(self.name, self)
+        return _COMPONENTS.get(self.name, self)
 
 
 def _scalar(name: str, kind: ScalarKind, size: int) -> ScalarType:
@@ -133,6 +133,9 @@ f32 = _scalar("f32", ScalarKind.FLOAT, 4)
 f64 = _scalar("f64", ScalarKind.FLOAT, 8)
 c32 = _scalar("c32", ScalarKind.COMPLEX, 8)
 c64 = _scalar("c64", ScalarKind.COMPLEX, 16)
+
+_COMPONENTS = {"c32": f32, "c64": f64}
+"""ScalarType.component of the complex types (codegen asks per element access)."""
 
 SCALAR_TYPES: dict[str, ScalarType] = {
     t.name: t for t in (i8, i16, i32, i64, index, bf16, f16, f32, f64, c32, c64)

@@ -27,6 +27,8 @@ class Block:
         self.function = function
         self.label = label
         self.instructions: list[Instruction] = []
+        module = function.module  # (what every append needs, looked up once per block)
+        self._new_id, self._value_types = module.new_id, module.value_types
 
     def inst(self, opcode: Op, *args: Operand, result: Id | None = None) -> Instruction:
         """Append an instruction and return it (its operands stay patchable).
@@ -41,12 +43,23 @@ class Block:
         return self._append(opcode, args, result).result
 
     def _append(self, opcode: Op, args: tuple[Operand, ...], result: Id | None) -> Instruction:
-        module = self.function.module
-        inst = make_instruction(opcode, args, result, module.new_id)
-        if inst.result is not None and inst.result_type is not None:
-            module.value_types[inst.result] = inst.result_type
+        inst = make_instruction(opcode, args, result, self._new_id)
+        if inst.result_type is not None and inst.result is not None:
+            self._value_types[inst.result] = inst.result_type
         self.instructions.append(inst)
         return inst
+
+    def value(self, opcode: Op, result_type: Id, *operands: Operand) -> Id:
+        """Append an instruction that has a result type, with a fresh result id; returns it.
+
+        What `op` does for such an opcode, for codegen's most frequent instructions (index
+        arithmetic, addresses, loads): the caller's operands are ids, enum members and
+        literal words, taken as they are (`op` checks each one).
+        """
+        result = self._new_id()
+        self._value_types[result] = result_type
+        self.instructions.append(Instruction(opcode, result_type, result, [*operands]))
+        return result
 
     def phi(self, result_type: Id, *incoming: tuple[Id, Id], result: Id | None = None) -> Instruction:
         """OpPhi placed after the block's other Phis; extend `.operands` later
@@ -63,7 +76,7 @@ class Block:
     def ext(self, instruction: OpenCLStd, result_type: Id, *args: Operand) -> Id:
         """OpExtInst of the OpenCL.std set (imported on first use)."""
         ocl = self.function.module.ext_inst_import("OpenCL.std")
-        return self.op(Op.ExtInst, result_type, ocl, instruction, *args)
+        return self.value(Op.ExtInst, result_type, ocl, instruction, *args)
 
     @property
     def terminated(self) -> bool:

@@ -39,4 +39,6 @@ def generate(program: Program, check_bounds: bool = False,
     m = Module((1, 4))
     axis = BATCH_AXIS[program.std]
     kernels = {fn.name: emit_kernel(m, fn, axis, check_bounds, fp_contract) for fn in program.functions}
-    return m.assemble(), kernels
+    binary = m.assemble()
+    m.release()
+    return binary, kernels

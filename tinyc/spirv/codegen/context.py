@@ -172,7 +172,7 @@ class Ctx:
                 return b
         elif b.__class__ is not Id and b == 0:
             return a
-        return self.block._append(Op.IAdd, (self.m.type_int(64), self.as_id(a), self.as_id(b)), None).result
+        return self._index_op(Op.IAdd, a, b)
 
     def imul(self, a: IndexLike, b: IndexLike) -> IndexLike:
         if a.__class__ is not Id:
@@ -182,13 +182,25 @@ class Ctx:
                 return 0 if a == 0 else b
         elif b.__class__ is not Id and (b == 0 or b == 1):
             return 0 if b == 0 else a
-        return self.block._append(Op.IMul, (self.m.type_int(64), self.as_id(a), self.as_id(b)), None).result
+        return self._index_op(Op.IMul, a, b)
+
+    def _index_op(self, opcode: Op, a: IndexLike, b: IndexLike) -> Id:
+        """An i64 instruction on two indices (a known one as its constant, made in this order)."""
+        i64 = self.m.type_int(64)
+        x = a if a.__class__ is Id else self.const64(a)
+        y = b if b.__class__ is Id else self.const64(b)
+        return self.block.value(opcode, i64, x, y)
 
     def dot(self, indices: Sequence[IndexLike], strides: Sequence[IndexLike]) -> IndexLike:
         """Σ index_i · stride_i with the constant parts folded."""
-        total: IndexLike = 0
-        for i, s in zip(indices, strides):
-            total = self.iadd(total, self.imul(i, s))
+        pairs = zip(indices, strides)
+        first = next(pairs, None)
+        if first is None:
+            return 0
+        iadd, imul = self.iadd, self.imul
+        total = imul(*first)  # (what iadd(0, ...) would give: the int, or the id itself)
+        for i, s in pairs:
+            total = iadd(total, imul(i, s))
         return total
 
     # -- local memory ----------------------------------------------------------------

@@ -42,9 +42,10 @@ LOCAL_ALIGNMENT = 64
 # -- addressing ----------------------------------------------------------------------------
 def offset_pointer(ctx: Ctx, desc_type: MemrefType, base: Id, offset: IndexLike) -> Id:
     """base + offset elements."""
-    if not isinstance(offset, Id) and offset == 0:
+    if offset.__class__ is not Id and offset == 0:
         return base
-    return ctx.op(Op.InBoundsPtrAccessChain, element_pointer(ctx.m, desc_type), base, ctx.as_id(offset))
+    return ctx.block.value(Op.InBoundsPtrAccessChain, element_pointer(ctx.m, desc_type), base,
+                           ctx.as_id(offset))
 
 
 def element_address(ctx: Ctx, desc: MemrefDesc, indices: list[IndexLike]) -> Id:
@@ -59,9 +60,12 @@ def element_address(ctx: Ctx, desc: MemrefDesc, indices: list[IndexLike]) -> Id:
 
 def base_pointer(ctx: Ctx, desc: MemrefDesc) -> Id:
     """Pointer to the memref's base (a local one formed here, see the module docstring)."""
-    if isinstance(desc.base, LocalSlot):
-        return ctx.local_pointer(desc.base, element_pointer(ctx.m, desc.type))
-    return desc.base
+    base = desc.base
+    if base.__class__ is Id:
+        return base
+    if isinstance(base, LocalSlot):
+        return ctx.local_pointer(base, element_pointer(ctx.m, desc.type))
+    return base
 
 
 def first_element(ctx: Ctx, desc: MemrefDesc) -> Id:
@@ -80,8 +84,8 @@ def _checked_view(ctx: Ctx, desc: MemrefDesc, ok: "Id | bool", kind: str, values
 
 
 def load_element(ctx: Ctx, desc: MemrefDesc, ptr: Id) -> Id:
-    return ctx.op(Op.Load, scalar_type(ctx.m, desc.type.element), ptr,
-                  MemoryAccess.Aligned, natural_alignment(desc.type))
+    return ctx.block.value(Op.Load, scalar_type(ctx.m, desc.type.element), ptr,
+                           MemoryAccess.Aligned, natural_alignment(desc.type))
 
 
 def store_element(ctx: Ctx, desc: MemrefDesc, ptr: Id, value: Id, flag: StoreFlag) -> None:
