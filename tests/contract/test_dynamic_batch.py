@@ -99,6 +99,28 @@ def test_lanes_for_the_fastest_batch_mode_groups_for_the_slowest():
     assert source.groups_for({"i": 16, "j": 12, "k": 8, "b": 100000}) == -(-100000 // lanes.lanes.chunk)
 
 
+def spec_of(subscripts, *arrays):
+    sigs = [Signature("numpy", a.dtype, a.shape, a.strides) for a in arrays]
+    return kernel_spec(analyse(subscripts, sigs, None, None, None), None)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_lanes_with_one_operand_gathered_not_two(device, dtype):
+    """The output's stride-1 batch goes on the lanes when at most one operand holds the batch
+    at another stride (lanes.GATHERED: its elements gathered); with two, entries per
+    work-group. Batch sizes below, at and past a subgroup and a chunk."""
+    for n in (1, 7, 17, 1001):
+        mixed = [(("ijb,jb->ib"), rand(32, 32, n, dtype=dtype), rand(32, n, dtype=dtype, order="F")),
+                 (("ik,kjb->ijb"), rand(12, 5, dtype=dtype), rand(5, 5, n, dtype=dtype, order="F"))]
+        for subscripts, *ops in mixed:
+            if n > 32:   # (the batch label is the largest one: test_every_batch_size_runs...)
+                assert spec_of(subscripts, *ops).plan.lanes is not None, subscripts
+            close(tinyc.einsum(subscripts, *ops), np.einsum(subscripts, *ops), dtype)
+        both = [rand(n, 8, 8, dtype=dtype), rand(n, 8, 8, dtype=dtype)]
+        assert n <= 8 or spec_of("bij,bjk->ikb", *both).plan.lanes is None
+        close(tinyc.einsum("bij,bjk->ikb", *both), np.einsum("bij,bjk->ikb", *both), dtype)
+
+
 def test_lane_kernel_is_one_subgroup_with_a_guard():
     from tinyc.compiler import check_source
     from tinyc.contractions.emit import build_kernel
