@@ -105,20 +105,20 @@ def spec_of(subscripts, *arrays):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
-def test_lanes_with_one_operand_gathered_not_two(device, dtype):
-    """The output's stride-1 batch goes on the lanes when at most one operand holds the batch
-    at another stride (lanes.GATHERED: its elements gathered); with two, entries per
-    work-group. Batch sizes below, at and past a subgroup and a chunk."""
+def test_lanes_gather_a_small_operand_only(device, dtype):
+    """The output's stride-1 batch goes on the lanes when the one operand that holds the batch
+    at another stride is small beside the stride-1 tensors (lanes.GATHER_SHARE: its elements
+    are gathered); otherwise entries per work-group. Batch sizes below, at and past a subgroup
+    and a chunk (the batch label must be the largest label to be dynamic: from 33 up)."""
     for n in (1, 7, 17, 1001):
-        mixed = [(("ijb,jb->ib"), rand(32, 32, n, dtype=dtype), rand(32, n, dtype=dtype, order="F")),
-                 (("ik,kjb->ijb"), rand(12, 5, dtype=dtype), rand(5, 5, n, dtype=dtype, order="F"))]
-        for subscripts, *ops in mixed:
-            if n > 32:   # (the batch label is the largest one: test_every_batch_size_runs...)
-                assert spec_of(subscripts, *ops).plan.lanes is not None, subscripts
+        cases = [("ijb,jb->ib", True, rand(32, 32, n, dtype=dtype), rand(32, n, dtype=dtype, order="F")),
+                 ("ik,kjb->ijb", False, rand(12, 5, dtype=dtype), rand(5, 5, n, dtype=dtype, order="F")),
+                 ("bij->b", False, rand(n, 16, 12, dtype=dtype)),
+                 ("bij,bjk->ikb", False, rand(n, 8, 8, dtype=dtype), rand(n, 8, 8, dtype=dtype))]
+        for subscripts, lanes, *ops in cases:
+            if n > 32:
+                assert (spec_of(subscripts, *ops).plan.lanes is not None) == lanes, subscripts
             close(tinyc.einsum(subscripts, *ops), np.einsum(subscripts, *ops), dtype)
-        both = [rand(n, 8, 8, dtype=dtype), rand(n, 8, 8, dtype=dtype)]
-        assert n <= 8 or spec_of("bij,bjk->ikb", *both).plan.lanes is None
-        close(tinyc.einsum("bij,bjk->ikb", *both), np.einsum("bij,bjk->ikb", *both), dtype)
 
 
 def test_lane_kernel_is_one_subgroup_with_a_guard():

@@ -18,7 +18,7 @@ entry reads every element with a stride; the natural mapping is the other:
 
 One subgroup per work-group; lane l handles entries base + e·SG + l, so
 every store and every load of a batched tensor whose batch is at stride 1 is
-SG consecutive elements (one operand may hold it at another stride: GATHERED),
+SG consecutive elements (a small operand may hold it at another stride: GATHER_SHARE),
 and an operand the batch shares is read at one address by all lanes. Other dynamic
 labels (a second batch mode) are on the group id, as whole chunks.
 
@@ -46,13 +46,15 @@ CHUNK_BYTES = 4 << 20
 MAX_CHUNK = 512
 SLOT_BYTES = 160 * 1024
 SHARED_BYTES = 64 * 1024
-GATHERED = 1
-"""Operands a lane plan may read with the batch at a stride other than 1 (each lane's element
-from its own cache line: a gather). The output's stride-1 batch decides: with it on the lanes
-every store is one vector, and one gathered operand still pays (measured at 2,000 and 20,000
-entries against one entry per work-group: `ijb,jb->ib` with a C-order matrix and a
-Fortran-order vector 6x, `ik,kjb->ijb` with a Fortran-order B 1.3-1.5x, others within
-±5%); with two (`bij,bjk->ikb`, `bij,bj->ib` in C order) it lost up to 17%."""
+GATHER_SHARE = 8
+"""A lane plan may read one operand with the batch at a stride other than 1 (each lane's
+element from its own cache line: a gather) when it holds at most 1/GATHER_SHARE of the
+elements per entry that the stride-1 tensors (the output, the other operands) hold.
+Measured through tinyc.einsum against one entry per work-group, 2,000 and 20,000 entries:
+`ijb,jb->ib` (C-order matrix, Fortran-order vector; shares 1/9 to 1/33) 1.4-5.7x faster;
+a larger gathered share lost: `bij->b` 3-10x, `ik,kjb->ijb` with a Fortran-order 15x10
+B 1.5-3x, `ikb,kjb->ijb` with a Fortran-order B 1.3-1.6x; two gathered operands
+(`bij,bjk->ikb` in C order) up to 17%."""
 
 """Local memory for products of shared operands (made once per work-group)."""
 
@@ -72,15 +74,13 @@ def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], s
               dynamic: frozenset[str], itemsize: int, chunk: int | None = None,
               budget: int | None = None, ksplit: int | None = None) -> Plan | None:
     """A plan with the batch on the lanes, or None when the layout does not suit it: no
-    dynamic label of stride 1 in the output, or more than one operand that holds it at
-    another stride (GATHERED).
+    dynamic label of stride 1 in the output, or operands that hold it at another stride
+    where gathers do not pay (GATHER_SHARE).
 
     The plan's steps see the lane label as a mode of the chunk's size (like a tile), so
     products of shared operands are costed once per chunk and made first when that pays."""
     lane = next((label for label in sorted(dynamic) if output.stride_of(label) == 1), None)
-    if lane is None:
-        return None
-    if sum(lane in t.labels and t.stride_of(lane) != 1 for t in inputs) > GATHERED:
+    if lane is None or not _gathers_pay(inputs, output, lane):
         return None
     groups = [lane, *sorted(dynamic - {lane}, key=output.stride_of)]
     sg = max(1, SUBGROUP_BYTES // itemsize)
@@ -98,6 +98,19 @@ def lane_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], s
     plan.lanes = Lanes(lane, sg, chunk, budget or BLOCK, ksplit)
     plan.dynamic = frozenset(dynamic)
     return plan
+
+
+def _gathers_pay(inputs: Sequence[Layout], output: Layout, lane: str) -> bool:
+    """At most one operand holds the lane label at a stride other than 1, and it is small
+    beside the stride-1 tensors (GATHER_SHARE)."""
+    def elements(t: Layout) -> int:
+        return math.prod(n for label, n in zip(t.labels, t.shape) if label != lane)
+
+    gathered = [t for t in inputs if lane in t.labels and t.stride_of(lane) != 1]
+    if not gathered:
+        return True
+    contiguous = elements(output) + sum(elements(t) for t in inputs if lane in t.labels and t.stride_of(lane) == 1)
+    return len(gathered) == 1 and elements(gathered[0]) * GATHER_SHARE <= contiguous
 
 
 def _chunk(entry: Plan, inputs: Sequence[Layout], lane: str, sg: int, itemsize: int) -> int:
