@@ -118,6 +118,8 @@ def cases() -> list[Case]:
         Case("matvec_first", "mat-vec", "bij,bj->bi", ["Nx16x16", "Nx16"], matmul=lambda a, x: np.matmul(a, x[..., None])[..., 0]),
         Case("matvec_last", "mat-vec", "ijb,jb->ib", ["16x16xN", "16xN"],
              matmul=lambda a, x: np.matmul(a.transpose(2, 0, 1), x.T[..., None])[..., 0].T),
+        Case("matvec_mixed", "mat-vec", "ijb,jb->ib", ["16x16xN", "16xN"], "float64", "mixed",
+             matmul=lambda a, x: np.matmul(a.transpose(2, 0, 1), x.T[..., None])[..., 0].T),
         # outer products
         Case("outer_first", "outer product", "bi,bj->bij", ["Nx16", "Nx12"],
              matmul=lambda x, y: np.matmul(x[:, :, None], y[:, None, :])),
