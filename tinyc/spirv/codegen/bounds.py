@@ -183,7 +183,7 @@ class Bounds:
         inside a lane-divergent `if`, made the CPU runtime's vectorizer run the call for
         lanes the `if` had switched off (a false report; tests/fuzz_regressions/checked/);
         an unconditional call per check (not inlined) was right but made checked kernels
-        2-4x slower than the branches (benchmarks/bounds_overhead.md).
+        2-6x slower than the branches (benchmarks/bounds_overhead.md).
         """
         if ok is True:
             return
