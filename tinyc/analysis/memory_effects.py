@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tinyc.ir.addressing import SliceView
-from tinyc.ir.core import EffectKind, Function, Instruction, Region, Value, view_root
+from tinyc.ir.core import EffectKind, Function, Instruction, Region, Value, is_allocated, view_root
 from tinyc.ir.types import AddressSpace, GroupType, MemrefType
 
 __all__ = ["EffectKind", "MemoryEffect", "MemoryObject", "conflicts", "direct_effects", "effects",
@@ -52,7 +52,7 @@ class MemoryObject:
 
     @property
     def is_alloca(self) -> bool:
-        return self.root is not None and isinstance(self.root.owner, Instruction) and self.root.owner.allocates()
+        return self.root is not None and is_allocated(self.root)
 
     def __repr__(self) -> str:
         name = f"%{self.root.name}" if self.root is not None and self.root.name else "?"
@@ -141,8 +141,7 @@ def _inside(value: object, body: Region) -> bool:
 def root_of(value: Value) -> Value | None:
     """The argument or alloca result that `value`'s memory belongs to; None if unknown."""
     root = view_root(value)
-    owner = root.owner
-    return root if isinstance(owner, Function) or isinstance(owner, Instruction) and owner.allocates() else None
+    return root if isinstance(root.owner, Function) or is_allocated(root) else None
 
 
 def memory_object(value: Value) -> MemoryObject | None:

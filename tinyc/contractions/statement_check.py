@@ -130,11 +130,11 @@ def check(statements: Sequence[Statement], shapes: dict[str, tuple[int | None, .
     _mark_dead(infos, tensors)
     if infos and not any(info.live for info in infos):
         s = infos[-1].statement
-        temporaries = ", ".join(sorted({i.statement.target.name for i in infos}))
-        raise s.error(f"no statement writes an argument: {temporaries} "
-                      f"{'is a temporary' if ', ' not in temporaries else 'are temporaries'} (not in "
-                      f"shapes=), so the kernel would compute nothing; give {s.target.name}'s shape in "
-                      f"shapes= to make it an output", s.target.span)
+        names = sorted({i.statement.target.name for i in infos})
+        kind = "is a temporary" if len(names) == 1 else "are temporaries"
+        raise s.error(f"no statement writes an argument: {', '.join(names)} {kind} (not in shapes=), so "
+                      f"the kernel would compute nothing; give {s.target.name}'s shape in shapes= to make "
+                      f"it an output", s.target.span)
     checked = Checked(infos, tensors, scalars, list(shapes))
     if checked.batched:
         for info in infos:

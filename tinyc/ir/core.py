@@ -334,6 +334,12 @@ def view_root(value: Value) -> Value:
         value = found
 
 
+def is_allocated(value: Value) -> bool:
+    """Whether `value` is the result of an instruction that allocates it (`allocates()`)."""
+    owner = value.owner
+    return isinstance(owner, Instruction) and owner.allocates()
+
+
 def replace_uses(root: Region, old: Value, new: Value) -> None:
     """Make every operand `old` inside `root` (nested regions included) refer to `new`."""
     for inst in root.walk():

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyc.ir.core import Instruction
+from tinyc.ir.core import is_allocated
 from tinyc.ir.instructions import (
     WHOLE_MODE, Alloca, Associated, Expand, Fuse, LifetimeStop, Load, Size, Store, StoreFlag,
     Subview,
@@ -55,9 +55,7 @@ def lifetime_stop(inst: LifetimeStop, st: State) -> None:
     """The memory may be reused from here on: scribble over it so late reads show."""
     value = inst.operands[0]
     m = st.get(value)
-    owner = value.owner
-    if isinstance(owner, Instruction) and owner.allocates() and isinstance(m, Memref) \
-            and isinstance(m.buffer, np.ndarray):
+    if is_allocated(value) and isinstance(m, Memref) and isinstance(m.buffer, np.ndarray):
         m.buffer[...] = garbage(m.element, m.buffer.size)
 
 

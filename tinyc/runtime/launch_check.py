@@ -172,12 +172,14 @@ class LaunchCheck:
             if self._empty(failed, sizes, args):  # an array of no entries: nothing to run
                 return 0
             raise self._error(failed, sizes, 1, args)
-        return largest
+        return largest  # (verify refuses it if one launch cannot have that many work-groups)
 
     def _empty(self, failed: int, sizes: tuple | None, args: Sequence[Any]) -> bool:
         """Whether the condition that fails at batch 1 is an access to a mode of no entries."""
         c = self.conditions[failed]
-        return c.kind == "upper" and c.limit is not None and interval(c.limit, self._values(sizes, 1, args)) == (0, 0)  # (verify refuses it if one launch cannot have that many work-groups)
+        if c.kind != "upper" or c.limit is None:
+            return False
+        return interval(c.limit, self._values(sizes, 1, args)) == (0, 0)
 
 
 class _Absent(Exception):

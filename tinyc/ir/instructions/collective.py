@@ -35,11 +35,11 @@ class Alloca(Instruction):
     syntax = 'dictionary? ":" memref_type'
     memory_accesses = no_memory_access
     addressing = no_addressing
+    integer_facts = no_integer_facts
 
     def allocates(self) -> bool:
         """Its result is local memory of its own."""
         return True
-    integer_facts = no_integer_facts
 
     def __init__(self, type: Type, attrs: dict | None = None, span: Span | None = None,
                  name: str | None = None):

@@ -149,6 +149,7 @@ def accumulate(b: LoweringBuilder, start: Value, end: Value, step: int, out_type
     """
     width = partials * unroll
     chunk = step * width
+    n = static(end)
     full = b.round_down(end, chunk)   # a constant when `end` is
     sums = [b.zero(out_type) for _ in range(partials)]
     with b.for_(b.int_const(0), full, b.int_const(chunk), init=sums) as (t0, carried, loop):
@@ -159,7 +160,7 @@ def accumulate(b: LoweringBuilder, start: Value, end: Value, step: int, out_type
         sums = _chunk_step(b, i0, None, step, partials, unroll, out_type, element, sums)
         b.yield_(sums)
     sums = list(loop.results)
-    if static(full) is None or static(full) != static(end):
+    if n is None or static(full) != n:
         sums = _chunk_step(b, b.iadd(full, start), end, step, partials, unroll, out_type, element, sums)
     total = sums[0]
     for p in range(1, partials):

@@ -198,8 +198,8 @@ class Bounds:
         take = ctx.op(Op.IEqual, ctx.bool, noted, ctx.const64(NO_SITE))  # nothing noted yet
         if ok is not False:
             take = ctx.op(Op.LogicalAnd, ctx.bool, take, ctx.op(Op.LogicalNot, ctx.bool, ok))
-        for var, value in zip(state, fields):
-            old = noted if var == state[0] else ctx.op(Op.Load, i64, var)
+        olds = [noted] + [ctx.op(Op.Load, i64, var) for var in state[1:]]
+        for var, value, old in zip(state, fields, olds):
             ctx.do(Op.Store, var, ctx.op(Op.Select, i64, take, value, old))
 
     def _first_violation(self) -> list[Id]:
