@@ -100,3 +100,43 @@ def test_benchmarks_count_with_the_same_model(name, per_element):
 
     case = make_case(name, batch=10)
     assert case.flops == per_element * 64 * 64 * 10
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+def test_arithmetic_in_spmd_regions_counts_once_per_lane_that_ran_it():
+    """samples/elementwise.ir, per element k of a column: Horner's 3 steps (a mul and an add
+    each), the final add, and where x <= 0 the `exp(v) - 1` subtraction (math.exp and index
+    arithmetic are no flops): `tinyc bench` said 0 GFLOP/s for every kernel without a
+    collective."""
+    source = (SAMPLES / "elementwise.ir").read_text()
+    fn = parse(source)["elementwise"]
+    info = compile_to_spirv(source, "elementwise.ir").kernels["elementwise"]
+    batch = 3
+    x = np.asfortranarray(np.random.default_rng(4).standard_normal((64, batch)).astype(np.float32))
+    y = np.zeros((64, batch), np.float32, order="F")
+    per_group = 64 * 7 + int(np.count_nonzero(x[:, 0] <= 0))  # work-group 0, times the batch
+    assert count_work(fn, info, [x, y], batch).flops == batch * per_group
+
+
+def test_a_coopmatrix_multiply_add_counts_per_subgroup_that_ran_it():
+    """samples/coopmatrix_gemm.ir: subgroup 0 alone computes alpha·(A·B + C) on 16x8 by 8x16."""
+    source = (SAMPLES / "coopmatrix_gemm.ir").read_text()
+    fn = parse(source)["coopmatrix_gemm"]
+    info = compile_to_spirv(source, "coopmatrix_gemm.ir").kernels["coopmatrix_gemm"]
+    batch = 2
+    args = [np.float32(0.5), np.ones((16, 8, batch), np.float16, order="F"),
+            np.ones((8, 16, batch), np.float16, order="F"), np.ones((16, 16, batch), np.float32, order="F")]
+    assert count_work(fn, info, args, batch).flops == batch * (2 * 16 * 16 * 8 + 16 * 16)
+
+
+def test_complex_scalar_arithmetic_counts_real_flops():
+    """A complex multiply is 6 real flops and an add 2 (a multiply-add 8, as the collectives
+    count a complex one: 4 times the real 2)."""
+    fn = _fn("%A: memref<c32x8>, %B: memref<c32x8>",
+             "  parallel {\n    %i32 = builtin.subgroup_local_id : i32\n    %i = cast %i32 : index\n"
+             "    %a = load %A[%i] : c32\n    %m = arith.mul %a, %a : c32\n    %s = arith.add %m, %a : c32\n"
+             "    store %s, %B[%i]\n  }")
+    arrays = [np.ones(8, np.complex64), np.zeros(8, np.complex64)]
+    assert group_flops(fn, arrays, batch=1, work_group_size=(8, 1), subgroup_size=8) == 8 * (6 + 2)

@@ -4,8 +4,10 @@
 collectives' own `flops(shape_of)` (tinyc/ir/instructions/blas.py:
 the term X of alpha·X + beta·C, plus the update where alpha and beta are
 not the constants that make it free), evaluated with the sizes the
-collectives really have: the reference interpreter runs work-group 0 and
-shows each collective to the counter first; the batch multiplies it.
+collectives really have, and from every other instruction's `run_flops()`
+(floating-point arithmetic, coopmatrix multiply-adds) times the lanes that
+ran it: the reference interpreter runs work-group 0 and shows each
+instruction to the counter; the batch multiplies it.
 Memory traffic is the minimum: every byte of every memref or group
 argument the kernel reads is read once, every byte it writes is written
 once (tinyc.analysis.memory_effects says which). It lives here, above the
@@ -22,7 +24,7 @@ import numpy as np
 from tinyc.analysis.memory_effects import EffectKind, effects
 from tinyc.ir.core import Function, Value
 from tinyc.ir.instructions import BlasInstruction
-from tinyc.ir.types import GroupType, MemrefType
+from tinyc.ir.types import CoopMatrixType, GroupType, MemrefType
 
 
 @dataclass
@@ -49,9 +51,24 @@ def group_flops(fn: Function, args: Sequence[Any], batch: int,
 
         total[0] += inst.flops(shape_of)
 
+    def count_run(inst: Any, st: Any) -> None:
+        flops = inst.run_flops()
+        if flops:
+            total[0] += flops * _runs(inst, st)
+
     run_reference(fn, copies, batch, [0], work_group_size=work_group_size,
-                  subgroup_size=subgroup_size, on_collective=count)
+                  subgroup_size=subgroup_size, on_collective=count, after_instruction=count_run)
     return total[0]
+
+
+def _runs(inst: Any, st: Any) -> int:
+    """How many times an instruction just ran: once per active lane of an SPMD region (per
+    active subgroup for a coopmatrix result), once in the collective part of a work-group."""
+    if st.lanes is None:
+        return 1
+    if inst.results and isinstance(inst.results[0].type, CoopMatrixType):
+        return int(np.count_nonzero(st.subgroups(inst.opname)[2]))
+    return st.lanes.count if st.mask is None else int(np.count_nonzero(st.mask))
 
 
 def count_work(fn: Function, info: Any, args: Sequence[Any], batch: int) -> Work:

@@ -232,6 +232,12 @@ class Instruction:
         sum of two values (what codegen's fp_contract fuses into fma); None otherwise."""
         return None
 
+    def run_flops(self) -> float:
+        """Floating-point operations of one execution: per work-item for a scalar result, per
+        subgroup for a coopmatrix one (the whole matrix). Collectives count theirs apart
+        (`flops(shape_of)`); the work model (harness/work.py) sums both over a work-group."""
+        return 0.0
+
     def allocates(self) -> bool:
         """Whether its result is memory it allocates (`alloca`): a memory object of its own,
         not a view of an argument."""

@@ -32,7 +32,8 @@ def geometry_of(fn: Function, work_group_size: Sequence[int] | None = None,
 def run(fn: Function, args: Sequence[Any], batch: int, groups: Iterable[int] | None = None, *,
         work_group_size: Sequence[int] | None = None, subgroup_size: int | None = None,
         on_collective: Callable[[Any, State], None] | None = None,
-        after_collective: Callable[[Any, State], None] | None = None) -> None:
+        after_collective: Callable[[Any, State], None] | None = None,
+        after_instruction: Callable[[Any, State], None] | None = None) -> None:
     """Run work-groups `groups` (default: all of range(batch)) of `fn` on `args`, in place.
 
     `fn` is checked, unlowered IR. Arguments follow the kernel's Python API
@@ -42,7 +43,9 @@ def run(fn: Function, args: Sequence[Any], batch: int, groups: Iterable[int] | N
     access, ...), tinyc.LaunchError for arguments that do not fit.
     `on_collective(inst, state)` sees each BLAS-like collective before it runs
     (`tinyc bench` counts flops with it); `after_collective(inst, state)` sees it
-    after it wrote its output (the fuzzer checks the result against NumPy).
+    after it wrote its output (the fuzzer checks the result against NumPy);
+    `after_instruction(inst, state)` sees every other instruction after it ran, with
+    the lanes that ran it still active (`tinyc bench` counts their `run_flops`).
     """
     geometry = geometry_of(fn, work_group_size, subgroup_size)
     values = bind_arguments(fn, args)
@@ -53,6 +56,6 @@ def run(fn: Function, args: Sequence[Any], batch: int, groups: Iterable[int] | N
             if not 0 <= group_id < batch:
                 raise ValueError(f"group {group_id} is outside the batch 0..{batch - 1}")
             st = State(int(group_id), batch, geometry, on_collective=on_collective,
-                       after_collective=after_collective)
+                       after_collective=after_collective, after_instruction=after_instruction)
             st.env.update(zip(fn.args, values))
             execute_region(fn.body, st)

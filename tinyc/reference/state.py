@@ -68,6 +68,7 @@ class State:
     yielded: list[Any] | None = None  # set by `yield`, read by the enclosing for/if
     on_collective: Callable[[Any, "State"], None] | None = None  # sees each collective first
     after_collective: Callable[[Any, "State"], None] | None = None  # ... and after it wrote
+    after_instruction: Callable[[Any, "State"], None] | None = None  # sees each instruction it ran
 
     def get(self, value: Value) -> Any:
         return self.env[value]
@@ -156,7 +157,10 @@ def execute_region(region: Region, st: State) -> list[Any] | None:
     """Run a region's instructions; returns the values of its final `yield`, if any."""
     st.yielded = None
     table = EVALUATORS
+    after = st.after_instruction
     for inst in region.instructions:
         table.get(type(inst), _unsupported)(inst, st)
+        if after is not None:
+            after(inst, st)
     yielded, st.yielded = st.yielded, None
     return yielded

@@ -188,6 +188,12 @@ class ArithBinary(Instruction):
             return self.op.value, tuple(self.operands)
         return None
 
+    def run_flops(self) -> float:
+        """add, sub, mul, div of floating-point values: 1 flop per real component operation
+        (a complex add 2, a complex mul 6, a complex div 11); per element of a coopmatrix.
+        min, max and rem are not counted (comparisons, a library call)."""
+        return _arith_flops(self.op, self.result.type)
+
     def __init__(self, op: ArithBinaryOp, a: Value, b: Value, type: Type,
                  span: Span | None = None, name: str | None = None):
         super().__init__([a, b], [type], span=span, result_names=[name])
@@ -220,6 +226,19 @@ class ArithBinary(Instruction):
         if self.op in (ArithBinaryOp.DIV, ArithBinaryOp.REM) and is_int(t) \
                 and known_integer(self.operands[1]) == 0:
             operand_error(ctx, self, 1, "integer division by zero (the divisor is always 0)")
+
+
+_COMPLEX_FLOPS = {ArithBinaryOp.ADD: 2, ArithBinaryOp.SUB: 2, ArithBinaryOp.MUL: 6, ArithBinaryOp.DIV: 11}
+
+
+def _arith_flops(op: ArithBinaryOp, t: Type) -> float:
+    """ArithBinary.run_flops: flops of `op` on one value of type `t`."""
+    elements = 1
+    if isinstance(t, CoopMatrixType):
+        elements, t = t.rows * t.cols, t.component
+    if not isinstance(t, ScalarType) or op not in _COMPLEX_FLOPS or not (t.is_float or t.is_complex):
+        return 0.0
+    return float(elements * (_COMPLEX_FLOPS[op] if t.is_complex else 1))
 
 
 def known_integer(value: Value, depth: int = 0) -> int | None:

@@ -168,6 +168,14 @@ class CoopMatrixMulAdd(Instruction):
                  name: str | None = None):
         super().__init__([a, b, c], [type], span=span, result_names=[name])
 
+    def run_flops(self) -> float:
+        """2·M·N·K per subgroup (a complex multiply-add: 8·M·N·K)."""
+        a, b = self.operands[0].type, self.operands[1].type
+        if not isinstance(a, CoopMatrixType) or not isinstance(b, CoopMatrixType):
+            return 0.0
+        complex_ = a.component.is_complex or b.component.is_complex
+        return float((8 if complex_ else 2) * a.rows * a.cols * b.cols)
+
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixMulAdd":
         return cls(*s.operands, s.type)
@@ -240,6 +248,13 @@ class CoopMatrixScale(Instruction):
     def __init__(self, scalar: Value, matrix: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
         super().__init__([scalar, matrix], [type], span=span, result_names=[name])
+
+    def run_flops(self) -> float:
+        """One multiply per element (6 flops for a complex one), per subgroup."""
+        t = self.result.type
+        if not isinstance(t, CoopMatrixType):
+            return 0.0
+        return float(t.rows * t.cols * (6 if t.component.is_complex else 1))
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixScale":
