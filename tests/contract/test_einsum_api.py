@@ -122,6 +122,20 @@ def test_fortran_order_inputs_give_fortran_output(device):
     close(got, a @ b)
 
 
+def test_the_new_result_takes_the_order_holding_more_of_the_batch(device):
+    """A C-order shared matrix times a Fortran-order batch of matrices: the result is
+    Fortran-ordered like the batched operand (each entry's result where its matrix is); a
+    C-order batch of matrices times a Fortran-order batch of vectors stays C."""
+    s, b = rand(6, 15), np.asfortranarray(rand(15, 10, 37))
+    got = tinyc.einsum("ik,kjb->ijb", s, b)
+    assert got.flags.f_contiguous and not got.flags.c_contiguous
+    close(got, np.einsum("ik,kjb->ijb", s, b))
+    a, x = rand(16, 16, 37), np.asfortranarray(rand(16, 37))
+    got = tinyc.einsum("ijb,jb->ib", a, x)
+    assert got.flags.c_contiguous and not got.flags.f_contiguous
+    close(got, np.einsum("ijb,jb->ib", a, x))
+
+
 @pytest.mark.parametrize("make", [
     lambda x: x[::2, 1::2],              # strided view
     lambda x: x.T,                       # transposed view

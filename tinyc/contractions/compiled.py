@@ -162,8 +162,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
             assert found is not None
         inputs.append(found)
         convert.append(needs_copy)
-    all_f = bool(operands) and all(_is_f_only(o) for o in operands)
-    out_order = "F" if all_f else "C"
+    out_order = new_output_order(sub, operands, dynamic)
     output_layout, direct = None, False
     if out is not None:
         strides = byte_strides_to_elements(out.strides, out.dtype.itemsize) if out.aligned else None
@@ -215,6 +214,40 @@ def materialize(x: np.ndarray, labels: Sequence[str], dtype: np.dtype) -> np.nda
         shape = [x.shape[labels.index(label)] for label in distinct]
         x = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
     return np.array(x, dtype=dtype, order="C", copy=True)
+
+
+def new_output_order(sub: subs.Subscripts, operands: Sequence[Signature], dynamic: frozenset[str]) -> str:
+    """The order of a new result ("C" or "F"): the layout that holds more of the batched data.
+
+    Each operand holding a batch label counts its elements per batch entry for its order
+    (Fortran-ordered or C-ordered; other layouts and operands without the batch count for
+    neither); Fortran order when that side is larger, so the kernel writes each entry's
+    result the way it reads most of its inputs (NumPy's `order='K'` in spirit). Measured
+    (tinyc.einsum, new C-order result against an F-order `out=`): `ik,kjb->ijb` with B in
+    Fortran order 1.4-2.8x faster, `ikb,kjb->ijb` with A in Fortran order 2.6x; the other
+    way, `ijb,jb->ib` with a C-order A, `bik,bkj->bij` with B alone in Fortran order, C
+    stays faster. Without batch labels: Fortran when every operand is Fortran-ordered."""
+    if not dynamic:
+        return "F" if operands and all(_is_f_only(o) for o in operands) else "C"
+    held = {"C": 0, "F": 0}
+    for labels, o in zip(sub.inputs, operands):
+        distinct = set(labels)
+        if not distinct & dynamic:
+            continue
+        per_entry = math.prod(sub.sizes[label] for label in distinct - dynamic)
+        if _is_f_only(o):
+            held["F"] += per_entry
+        elif _is_c_only(o):
+            held["C"] += per_entry
+    return "F" if held["F"] > held["C"] else "C"
+
+
+def _is_c_only(o: Signature) -> bool:
+    """C-contiguous and not Fortran-contiguous (an array of order >= 2 stored row-major)."""
+    if len([n for n in o.shape if n > 1]) < 2:
+        return False
+    strides = byte_strides_to_elements(o.strides, o.dtype.itemsize)
+    return strides is not None and _same_live(strides, c_order_strides(o.shape), o.shape)
 
 
 def _is_f_only(o: Signature) -> bool:
