@@ -80,6 +80,10 @@ DEPTH = 5
 NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
 
 
+_UNSEEN = object()
+"""(`of`: a value not looked up yet)"""
+
+
 def _loaded_by(where: Any) -> str:
     line = f" at line {where.span.line}" if getattr(where, "span", None) is not None else ""
     return f"it depends on a value loaded from memory (`{where.opname}`{line})"
@@ -142,8 +146,9 @@ class IndexValues:
         """The expression of an integer value (an int is a constant); None if unknown."""
         if isinstance(value, int):
             return Expr.const(value)
-        if value in self.values:
-            return self.values[value]
+        found = self.values.get(value, _UNSEEN)
+        if found is not _UNSEEN:
+            return found
         sym = self._scalar(value)  # a scalar argument of the kernel
         found = Expr.atom(sym) if sym is not None else None
         self.values[value] = found
@@ -181,9 +186,10 @@ class IndexValues:
         value = self._compute(result, op)
         self.values[result] = value
         if value is None:
-            self.unknown[result] = next((self._reason(a) for a in args if self.of(a) is None),
-                                        f"`{getattr(where, 'opname', '?')}` computes it")
-        fits = self.fits_of(args)
+            reason = next((self._reason(a) for a in args if self.of(a) is None), None)
+            self.unknown[result] = reason if reason is not None else \
+                f"`{getattr(where, 'opname', '?')}` computes it"
+        fits = self.fits_of(args) if self.fits else ()
         if value is not None and op.op in _WRAPPING and not self._fits_statically(value, result.type):
             fits = fits + (Fit(value, result.type, where),)
         if fits:

@@ -176,20 +176,20 @@ class _Walk:
             self.instruction(inst)
 
     def instruction(self, inst: Instruction) -> None:
-        facts, addressing = inst.integer_facts(), inst.addressing()
+        facts, addressing, results = inst.integer_facts(), inst.addressing(), inst.results
         if facts is NO_INTEGER_FACTS and addressing is NO_ADDRESSING and not inst.regions and (
-                not inst.results or not isinstance(inst.results[0].type, MemrefType)):
+                not results or not isinstance(results[0].type, MemrefType)):
             if self.split is not None:  # (float arithmetic: nothing else to follow)
                 self.split.visit(inst, addressing, facts)
             return
-        if facts.value is not None and inst.results:
-            self.ints.define(inst.results[0], facts.value, inst)
+        if facts.value is not None and results:
+            self.ints.define(results[0], facts.value, inst)
         if addressing.loaded:
             self.ints.loaded(addressing.loaded, inst)
-        if addressing.view is not None and inst.results:
+        if addressing.view is not None and results:
             self._view(inst, addressing.view)
-        elif inst.results and isinstance(inst.results[0].type, MemrefType) and root_of(inst.results[0]) is inst.results[0]:
-            result = inst.results[0]  # local memory
+        elif results and isinstance(results[0].type, MemrefType) and root_of(results[0]) is results[0]:
+            result = results[0]  # local memory
             self.maps[result] = local(result.name or "tmp", result.type)
         for footprint in addressing.footprints:
             self._footprint(inst, footprint)
@@ -197,6 +197,10 @@ class _Walk:
             self._rules(inst, addressing.rules)
         if self.split is not None:
             self.split.visit(inst, addressing, facts)
+        if inst.regions:
+            self._regions(inst, facts)
+
+    def _regions(self, inst: Instruction, facts: Any) -> None:
         chosen: list[tuple] = []  # per region: what its yield hands to the results (`chooses`)
         for k, region in enumerate(inst.regions):
             self.ints.push()
