@@ -5,9 +5,11 @@ change a word of it).
 
 For each program of the corpus (every tests/**/*.ir and samples/*.ir file, the
 IR strings of the tests' Python files, the fuzz campaign's programs of a few
-seeds with mutated copies of each, and benchmarks/parse_speed.py's generated
-function) one line per fact is written: the diagnostics (errors, warnings and
-`tinyc check`'s launch-bounds notes) rendered as text and as JSON, the printed
+seeds with mutated copies of each, the einsum corpus's contraction kernels,
+random kernels of index arithmetic with bounded and unbounded accesses, and
+benchmarks/parse_speed.py's generated function) one line per fact is written:
+the diagnostics (errors, warnings and `tinyc check`'s launch-bounds notes)
+rendered as text (plain and coloured) and as JSON, the printed
 IR of a program that checks, and the whole launch-bounds analysis of each of
 its functions (conditions, notes, the batch-split verdict). The checkout's own
 `tinyc check` command is also run on the files and on the generated 40,002
@@ -161,7 +163,7 @@ def dump(out: Path, seeds: int, mutants: int) -> None:
             try:
                 program = check_source(text, "input.ir")
             except CompilationError as err:
-                f.write(f"{name}: errors\n{err.render(False)}\n{err.to_json()}\n")
+                f.write(f"{name}: errors\n{err.render(False)}\n{err.render(True)}\n{err.to_json()}\n")
                 continue
             except Exception as exc:  # the same crash on both sides is the same output
                 f.write(f"{name}: crash {type(exc).__name__}: {exc}\n")
@@ -169,7 +171,7 @@ def dump(out: Path, seeds: int, mutants: int) -> None:
             f.write(f"{name}: checked\n{print_program(program)}\n")
             try:
                 said = list(program.warnings) + launch_notes(program)
-                f.write("".join(d.render(False) + "\n" for d in said))
+                f.write("".join(d.render(False) + "\n" + d.render(True) + "\n" for d in said))
                 f.write(json.dumps([d.to_json() for d in said]) + "\n")
                 for fn in program.functions:
                     bounds = analyse(fn)
