@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import json
 import os
 import random
@@ -160,6 +161,7 @@ def dump(out: Path, seeds: int, mutants: int) -> None:
 
     with out.open("w") as f:
         for name, text in corpus(seeds, mutants):
+            f.write(f"{_PROGRAM}{name}\n")
             try:
                 program = check_source(text, "input.ir")
             except CompilationError as err:
@@ -213,20 +215,39 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--baseline DIR is required")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        texts = []
+        dumps = []
         for label, checkout in (("before", args.baseline.resolve()), ("after", REPO)):
             out = work / f"{label}.txt"
             env = dict(os.environ, PYTHONPATH=str(checkout))  # (this file run by path: its tinyc)
             subprocess.run([sys.executable, __file__, "--dump", str(out),
                             "--seeds", str(args.seeds), "--mutants", str(args.mutants)],
                            check=True, env=env, cwd=REPO)
-            texts.append(out.read_text() + cli_outputs(checkout, work))
-        before, after = (t.splitlines() for t in texts)
-        differing = [k for k, (a, b) in enumerate(zip(before, after)) if a != b]
-        print(f"{len(before)} lines before, {len(after)} after, {len(differing)} differ")
-        for k in differing[:10]:
-            print(f"line {k}:\n- {before[k]}\n+ {after[k]}")
-        return 0 if before == after and not differing else 1
+            found = _blocks(out.read_text())
+            found["(the tinyc check commands)"] = cli_outputs(checkout, work)
+            dumps.append(found)
+    before, after = dumps
+    differing = [name for name in before if before[name] != after.get(name)]
+    differing += [name for name in after if name not in before]
+    print(f"{len(before)} programs before, {len(after)} after, {len(differing)} differ"
+          + "".join(f"\n  {name}" for name in differing[:20]))
+    for name in differing[:3]:
+        print("".join(difflib.unified_diff(before.get(name, "").splitlines(True),
+                                           after.get(name, "").splitlines(True), "before", "after",
+                                           n=1)))
+    return 0 if not differing else 1
+
+
+_PROGRAM = "\x00program "
+"""Starts each program's lines in a dump."""
+
+
+def _blocks(dumped: str) -> dict[str, str]:
+    """A dump's lines per program."""
+    found = {}
+    for part in dumped.split(_PROGRAM)[1:]:
+        name, _, rest = part.partition("\n")
+        found[name] = rest
+    return found
 
 
 if __name__ == "__main__":
