@@ -185,7 +185,7 @@ class IndexValues:
         args = [a for a in op.args if isinstance(a, Value)]
         value = self._compute(result, op)
         self.values[result] = value
-        if value is None:
+        if value is None and result not in self.unknown:
             reason = next((self._reason(a) for a in args if self.of(a) is None), None)
             self.unknown[result] = reason if reason is not None else \
                 f"`{getattr(where, 'opname', '?')}` computes it"
@@ -236,7 +236,11 @@ class IndexValues:
         if name == "cast":
             return values[0]  # (its Fit says whether the type holds it)
         if name in ("min", "max", "div", "rem", "abs"):
-            return node(name, *values)
+            try:
+                return node(name, *values)
+            except ZeroDivisionError:  # undefined on the device: unknown
+                self.unknown[result] = "its divisor is 0"
+                return None
         if name == "shl" and values[1].constant is not None and 0 <= values[1].constant < 64:
             return values[0] * (1 << values[1].constant)
         if name == "and":  # with a non-negative constant mask: between 0 and the mask
