@@ -179,7 +179,7 @@ def dump(out: Path, seeds: int, mutants: int) -> None:
                     bounds = analyse(fn)
                     f.write(f"{fn.name}: {bounds.conditions!r}\n{bounds.unbounded!r}\n"
                             f"{bounds.batch_split_problem!r} {sorted(map(repr, bounds.symbols))} "
-                            f"{bounds.last_groups!r}\n")
+                            f"{bounds.last_groups!r} {getattr(bounds, 'write_blocks', None)!r}\n")
             except Exception as exc:
                 f.write(f"crash {type(exc).__name__}: {exc}\n")
 

@@ -95,20 +95,54 @@ def warm_timings(path: Path, repeat: int) -> dict[str, Any]:
         return {"status": f"not available ({_short(exc)})"}
 
 
+def cpu_runs(path: Path, batch: int) -> list[dict[str, float]]:
+    """`batch` compiles of `path` in a row (the first compile of a path is an untimed warm-up):
+    each compile's stage times and its whole call, in CPU time. The pipeline's stage clock
+    becomes `time.process_time` in this interpreter (a server's own: WarmServer), since on a
+    machine shared with other work wall time counts the others' turns too."""
+    time.perf_counter = time.process_time
+    from tinyc.pipeline import compile_to_spirv
+
+    source = _SOURCES.get(path)
+    if source is None:
+        source = _SOURCES[path] = path.read_text()
+        compile_to_spirv(source, str(path), validate=False)
+    runs = []
+    for _ in range(batch):
+        start = time.process_time()
+        timings = compile_to_spirv(source, str(path), validate=False).timings
+        runs.append({**timings, "call": time.process_time() - start})
+    return runs
+
+
+_SOURCES: dict[Path, str] = {}
+
+
 class WarmServer:
-    """A warm interpreter running another checkout's tinyc: one `warm_run` per request."""
+    """A warm interpreter running a checkout's tinyc: one `warm_run`, or one `cpu_runs` batch,
+    per request."""
 
     def __init__(self, tree: Path) -> None:
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--tree", str(tree), "--serve"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tree)
 
-    def run(self, path: Path) -> dict[str, Any]:
-        """One warm run, or {"error": ...}."""
+    def _ask(self, request: dict[str, Any]) -> Any:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(f"{path}\n")
+        self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         return json.loads(line) if line else {"error": "the server died"}
+
+    def run(self, path: Path) -> dict[str, Any]:
+        """One warm run, or {"error": ...}."""
+        return self._ask({"path": str(path)})
+
+    def cpu_runs(self, path: Path, batch: int) -> list[dict[str, float]]:
+        """`cpu_runs(path, batch)` in the server (which keeps CPU time as its clock after)."""
+        answer = self._ask({"path": str(path), "batch": batch})
+        if isinstance(answer, dict):
+            raise RuntimeError(answer["error"])
+        return answer
 
     def close(self) -> None:
         if self.proc.stdin is not None:
@@ -117,10 +151,13 @@ class WarmServer:
 
 
 def serve() -> None:
-    """`--serve`: answer one warm run per path read from stdin, as a JSON line."""
+    """`--serve`: answer each JSON request read from stdin ({"path"}: a warm run; {"path",
+    "batch"}: cpu_runs) with a JSON line."""
     for line in sys.stdin:
+        request = json.loads(line)
+        path = Path(request["path"])
         try:
-            answer = warm_run(Path(line.strip()))
+            answer: Any = cpu_runs(path, request["batch"]) if "batch" in request else warm_run(path)
         except Exception as exc:
             answer = {"error": _short(exc)}
         print(json.dumps(answer), flush=True)

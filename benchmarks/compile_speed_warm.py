@@ -2,13 +2,14 @@
 
     python -m benchmarks.compile_speed_warm --baseline DIR [--rounds 12] [--batch 20] [FILE ...]
 
-Each checkout's tinyc runs in its own warm interpreter (one untimed compile
-first: imports, tables, first-use caches). In each round every interpreter
-compiles the file `batch` times in a row (`compile_to_spirv(..., validate=False)`),
-the interpreters taking turns, the order alternating round by round. Times are
-CPU time (`time.process_time`, which the interpreters put in place of the
-pipeline's clock, so `CompileResult.timings` is CPU time per stage): on a
-machine shared with other work, wall time counts the others' turns too.
+Each checkout's tinyc runs in its own warm interpreter (compile_speed's
+WarmServer; one untimed compile first: imports, tables, first-use caches). In
+each round every interpreter compiles the file `batch` times in a row
+(`compile_to_spirv(..., validate=False)`), the interpreters taking turns, the
+order alternating round by round. Times are CPU time (`time.process_time`,
+which the interpreters put in place of the pipeline's clock, so
+`CompileResult.timings` is CPU time per stage): on a machine shared with other
+work, wall time counts the others' turns too.
 Reported per stage (and for the whole call, which also makes the stage
 texts and the result, and pays the garbage collections): the minimum and median
 over all compiles; and the ratio now/baseline of each round's medians, whose
@@ -24,56 +25,15 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
+
+from benchmarks.compile_speed import STAGES, WarmServer
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-STAGES = ("parse", "verify", "passes", "verify-lowered", "codegen")
 NOTES = "## Notes"
 """The output file's hand-written part from this heading on is kept when it is regenerated."""
-
-
-def serve() -> None:
-    """`--serve`: for each "PATH BATCH" line, compile PATH BATCH times; print the stage times."""
-    time.perf_counter = time.process_time  # the pipeline's stage clock becomes CPU time
-    from tinyc.pipeline import compile_to_spirv
-
-    sources: dict[str, str] = {}
-    for line in sys.stdin:
-        path, batch = line.rsplit(" ", 1)
-        if path not in sources:
-            sources[path] = Path(path).read_text()
-            compile_to_spirv(sources[path], path, validate=False)  # warm-up
-        runs = []
-        for _ in range(int(batch)):
-            start = time.process_time()
-            timings = compile_to_spirv(sources[path], path, validate=False).timings
-            runs.append({**timings, "call": time.process_time() - start})
-        print(json.dumps(runs), flush=True)
-
-
-class Server:
-    """A warm interpreter running one checkout's tinyc."""
-
-    def __init__(self, tree: Path) -> None:
-        env = dict(os.environ, PYTHONPATH=str(tree))
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve"], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tree)
-
-    def runs(self, path: Path, batch: int) -> list[dict[str, float]]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(f"{path} {batch}\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait()
 
 
 def _total(run: dict[str, float]) -> float:
@@ -82,13 +42,13 @@ def _total(run: dict[str, float]) -> float:
 
 def measure(trees: list[Path], path: Path, rounds: int, batch: int) -> list[list[list[dict[str, float]]]]:
     """runs[tree][round] = the stage times of that round's compiles."""
-    servers = [Server(tree) for tree in trees]
+    servers = [WarmServer(tree) for tree in trees]
     runs: list[list[list[dict[str, float]]]] = [[] for _ in trees]
     try:
         for round_ in range(rounds):
             order = range(len(trees)) if round_ % 2 == 0 else reversed(range(len(trees)))
             for k in order:
-                runs[k].append(servers[k].runs(path, batch))
+                runs[k].append(servers[k].cpu_runs(path, batch))
     finally:
         for server in servers:
             server.close()
@@ -133,11 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=12)
     p.add_argument("--batch", type=int, default=20)
     p.add_argument("--out", type=Path, default=HERE / "compile_speed_warm.md")
-    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.serve:
-        serve()
-        return 0
     trees = [REPO] + ([args.baseline.resolve()] if args.baseline else [])
     names = [args.label] + ([args.baseline_label] if args.baseline else [])
     sections = []

@@ -216,3 +216,15 @@ def test_every_knob_computes_the_contraction(device, knobs):
         want = 0.5 * np.einsum(subscripts, *ops) + 2.0 * out
         run(Call(a, compiled, compiled.groups(a)), ops, out, 0.5, 2.0)
         close(out, np.maximum(want, 0) if epilogue else want, "float64")
+
+
+def test_lane_kernel_on_staged_operands_checks_clean(device):
+    """A lane kernel whose last step reads and writes only local tensors indexed no global
+    entry: its unused `base + slot` gave every call an unused-value warning (campaign seed 1)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((8, 9, 3, 5)).astype(np.float32)
+    b = rng.standard_normal((24, 16, 10))[::2, ::2, ::2].astype(np.float32)
+    c = rng.standard_normal((3, 8, 5)).astype(np.float32)
+    got = tinyc.einsum("ljib,mlb,inb->lnb", a, b, c, alpha=2.5)
+    want = 2.5 * np.einsum("ljib,mlb,inb->lnb", a.astype(np.float64), b, c)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

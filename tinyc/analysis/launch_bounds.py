@@ -65,6 +65,20 @@ class Note:
 
 
 @dataclass(frozen=True)
+class WriteBlock:
+    """Work-group g writes argument `param` only in entries [step·g, step·g + step) of `mode`,
+    at a launch where every `slacks` expression is >= 0 (they bound the part of each write's
+    index beside step·g to [0, step)): a kernel that gives each work-group a chunk of the
+    batch (step 1: the group id indexes the mode). `tinyc run --check` compares the chunks of
+    sampled work-groups of such an argument (harness/check.py)."""
+
+    param: int
+    mode: int
+    step: int
+    slacks: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class LaunchBounds:
     """What the compiler knows about the launches of one kernel (module docs)."""
 
@@ -75,6 +89,8 @@ class LaunchBounds:
     last_groups: tuple[Expr, ...] = ()
     """The last work-group that can access an argument, per access (the group id's bound
     where it runs: `batch - 1` unless a guard or an empty loop stops later work-groups)."""
+    write_blocks: tuple["WriteBlock", ...] = ()
+    """The arguments each work-group writes in a chunk of its own (WriteBlock)."""
 
     @property
     def bounded(self) -> bool:
@@ -122,7 +138,10 @@ def analyse(fn: Function) -> LaunchBounds:
     problem = walk.split.problem(set(fn.args) if None in written else written)
     conditions = tuple(walk.conditions.values())
     symbols = frozenset(s for c in conditions for s in c.slack.symbols())
-    return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups))
+    blocks = () if walk.blind_writes else tuple(
+        WriteBlock(param, mode, step, tuple(dict.fromkeys(slacks)))
+        for param, (mode, step, slacks) in walk.blocks.items() if step)
+    return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups), blocks)
 
 
 def _inside(c: Coordinate) -> bool:
@@ -155,6 +174,8 @@ class _Walk:
         self.last_groups: dict[Expr, None] = {}  # the group id's upper bound where an argument is accessed
         self.notes: list[Note] = []
         self.split = BatchSplit(fn) if conditions else None
+        self.blocks: dict[int, tuple[int, int, list[Expr]]] = {}  # written argument -> (mode, step, slacks); step 0: none
+        self.blind_writes = 0  # writes whose coordinates are not known: no argument has a block
 
     # -- what the values say --------------------------------------------------------
     def _scalar(self, value: Value) -> Sym | None:
@@ -247,6 +268,9 @@ class _Walk:
 
     # -- accesses --------------------------------------------------------------------------
     def _footprint(self, inst: Instruction, footprint: Footprint) -> None:
+        writes = self.keeps_conditions and footprint.kind is not EffectKind.READ  # (WriteBlock)
+        if writes:
+            self.blind_writes += 1  # until this write's coordinates are known (below)
         mapped = self.maps.get(footprint.operand)
         if mapped is None or mapped.to_root is None or footprint.modes is None:
             self._unbounded(inst, f"it accesses %{footprint.operand.name or '?'} where the compiler "
@@ -281,6 +305,10 @@ class _Walk:
                 self._unbounded(inst, "the compiler cannot follow the view")
                 return
             root = mapped.root
+            if writes:
+                self.blind_writes -= 1
+                if root.param is not None:
+                    self._note_block(root.param, coordinates)
             for c in coordinates:
                 if self.keeps_conditions and root.param is not None:
                     self._useful_work()
@@ -290,6 +318,32 @@ class _Walk:
                 self._bound(inst, c, f"{root.label} ({root.type_text})", detail, root.param)
         finally:
             ints.pop()
+
+    def _note_block(self, param: int, coordinates: list[Coordinate]) -> None:
+        """Narrow the chunk (WriteBlock) argument `param` is written in by this write: one mode
+        whose index is step·g plus a part that stays in [0, step) where the write runs."""
+        g = self.ints.group_id
+        found = None
+        for c in coordinates:
+            step = c.index.terms.get((g,), 0)
+            if len(c.modes) != 1 or step <= 0:
+                continue
+            rest = c.index - Expr.atom(g) * step
+            if g in rest.variables():
+                continue
+            try:
+                high, low = self.ints.upper(rest), self.ints.lower(rest)
+            except Unbounded:
+                continue
+            found = (c.modes[0], step, [simplify(low), simplify(Expr.const(step - 1) - high)])
+            break
+        known = self.blocks.get(param)
+        if found is None or (known is not None and known[:2] != found[:2]):
+            self.blocks[param] = (0, 0, [])
+        elif known is None:
+            self.blocks[param] = found
+        else:
+            known[2].extend(found[2])
 
     def _useful_work(self) -> None:
         """An access to an argument: the last work-group that gets here does useful work."""

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from tinyc.builder import FunctionBuilder, Value
+from tinyc.ir.core import erase
 from tinyc.ir.types import ScalarType
 
 LANE = "\u2022"
@@ -358,7 +359,17 @@ def for_entries(fn: FunctionBuilder, chunk: Chunk, body: Callable[[Value, Value]
         with fn.if_(fn.lt(fn.add(fn.add(chunk.base, first), chunk.sg - 1), chunk.n)) as inside:
             with inside.then():   # always true: uniform, so not masked; it states the bound
                 body(entry, slot)
+    _erase_if_unused(entry)   # a body on local tensors only indexes by slot
     _entries_from(fn, chunk, chunk.full, chunk.vectors, body)   # none or the short one
+
+
+def _erase_if_unused(value: Value) -> None:
+    """Drop `value`'s instruction when nothing in its region reads it: a generated kernel
+    must check without an unused-value warning."""
+    inst = value.owner
+    region = inst.parent
+    if not any(value in user.operands for user in region.walk()):
+        erase(inst)
 
 
 def _entries_from(fn: FunctionBuilder, chunk: Chunk, first: Any, end: Any,

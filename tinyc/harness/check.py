@@ -4,10 +4,12 @@ The reference runs on the same inputs — over every work-group for batches up
 to FULL_CHECK_LIMIT, else over SAMPLED_GROUPS sampled work-groups, whose slices
 of the outputs indexed by the work-group are compared — and the check says
 which outputs it compared, over how many elements; it fails when it could
-compare nothing. An output that the work-group id does not index (a
-contraction's `?` batch mode, blocks of entries per work-group) cannot be
-sliced: when the sample's time says the reference would run every work-group
-within FULL_CHECK_SECONDS, it does so and compares them whole.
+compare nothing. An output that each work-group writes in a chunk of its own
+(entries [step·g, step·g + step) of one mode: a contraction's blocks or lanes
+of batch entries; launch_bounds.WriteBlock) is compared over the sampled
+work-groups' chunks. Any other output cannot be sliced: when the sample's time
+says the reference would run every work-group within FULL_CHECK_SECONDS, it
+does so and compares them whole.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from tinyc.diagnostics import LaunchError
 from tinyc.harness.arguments import group_members
 from tinyc.ir.types import GroupType, ScalarType
 from tinyc.reference.arguments import copy_argument
+from tinyc.runtime.launch_check import write_blocks
 
 FULL_CHECK_LIMIT = 256
 SAMPLED_GROUPS = 64
@@ -57,11 +60,14 @@ def _difference(element: ScalarType, got: np.ndarray, want: np.ndarray) -> str |
 
 
 def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any], batch: int,
-                    groups: Sequence[int] | None) -> tuple[list[Compared], list[str]]:
-    """The written arguments compared (elements, scope, error) and those that could not be."""
+                    groups: Sequence[int] | None,
+                    blocks: dict[int, tuple[int, int]] | None = None) -> tuple[list[Compared], list[str]]:
+    """The written arguments compared (elements, scope, error) and those that could not be.
+    `blocks`: the arguments written in a chunk per work-group (launch_check.write_blocks)."""
     compared: list[Compared] = []
     skipped: list[str] = []
-    for p, got, want in zip(info.params, device_args, reference_args):
+    blocks = blocks or {}
+    for k, (p, got, want) in enumerate(zip(info.params, device_args, reference_args)):
         if not p.written or isinstance(p.type, ScalarType):
             continue
         element = p.type.memref.element if isinstance(p.type, GroupType) else p.type.element
@@ -70,6 +76,12 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
         if groups is None:
             pairs = list(zip(got, want)) if isinstance(got, list) else [(got, want)]
             scope = f"every work-group of {batch}"
+        elif p.batch_mode is None and k in blocks and not isinstance(got, list):
+            mode, step = blocks[k]
+            entries = np.concatenate([np.arange(step * g, min(step * g + step, np.shape(got)[mode]))
+                                      for g in groups])
+            pairs = [(np.take(got, entries, axis=mode), np.take(want, entries, axis=mode))]
+            scope = f"the chunks of {step} entries of {len(groups)} sampled work-groups of {batch}"
         elif p.batch_mode is None:
             skipped.append(f"%{p.name} (not partitioned by work-group, so only a check of every "
                            f"work-group compares it: with --batch {FULL_CHECK_LIMIT} or less, or "
@@ -88,10 +100,11 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
     return compared, skipped
 
 
-def _unpartitioned(info: Any) -> bool:
-    """True if some written array is not indexed by the work-group id (no slice to sample)."""
-    return any(p.written and p.batch_mode is None and not isinstance(p.type, ScalarType)
-               for p in info.params)
+def _unpartitioned(info: Any, blocks: dict[int, tuple[int, int]]) -> bool:
+    """True if some written array is neither indexed by the work-group id nor written in a
+    chunk per work-group (no slice to sample)."""
+    return any(p.written and p.batch_mode is None and k not in blocks and not isinstance(p.type, ScalarType)
+               for k, p in enumerate(info.params))
 
 
 def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
@@ -104,6 +117,7 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
     fn = program.checked_ir()[name]
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
+    blocks = write_blocks(info, inputs, batch) if groups is not None else {}
     def reference(groups: Sequence[int] | None) -> list[Any]:
         reference_args = [copy_argument(a) for a in inputs]
         run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,
@@ -113,7 +127,7 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
     try:
         began = time.perf_counter()
         reference_args = reference(groups)
-        if groups is not None and _unpartitioned(info):
+        if groups is not None and _unpartitioned(info, blocks):
             whole = (time.perf_counter() - began) * batch / len(groups)
             if whole <= FULL_CHECK_SECONDS:
                 groups = None
@@ -124,7 +138,7 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
     except ReferenceFault as exc:
         raise LaunchError(f"check: the kernel does something undefined on these inputs: "
                                 f"{exc}") from None
-    compared, skipped = compare_outputs(info, results, reference_args, batch, groups)
+    compared, skipped = compare_outputs(info, results, reference_args, batch, groups, blocks)
     if not compared:
         why = "the kernel writes no array argument" if not skipped else \
             "not compared: " + "; ".join(skipped)

@@ -243,15 +243,7 @@ class IntegerFacts:
 
     def __init__(self, value: IntOp | None = None, ranges: tuple[LoopRange | TileRange, ...] = (),
                  guard: Guard | None = None, chooses: bool = False):
-        fields = self.__dict__  # (as ModeSpan's: only the fields given)
-        if value is not None:
-            fields["value"] = value
-        if ranges:
-            fields["ranges"] = ranges
-        if guard is not None:
-            fields["guard"] = guard
-        if chooses:
-            fields["chooses"] = chooses
+        self.__dict__.update(value=value, ranges=ranges, guard=guard, chooses=chooses)  # (as IntOp's)
 
 
 NO_INTEGER_FACTS = IntegerFacts()

@@ -285,6 +285,32 @@ def max_batch(info: Any, args: Sequence[Any]) -> int:
     return check.largest_batch(check.sizes(Sizes, args), args)
 
 
+def write_blocks(info: Any, args: Sequence[Any], batch: int) -> dict[int, tuple[int, int]]:
+    """parameter -> (mode, step) for each argument that work-group g writes only in entries
+    [step·g, step·g + step) of that mode at this launch (launch_bounds.WriteBlock: its
+    expressions evaluated with the arguments' sizes and the batch)."""
+    launch = info.launch
+    blocks = getattr(launch, "write_blocks", ()) if launch is not None else ()
+    if not blocks:
+        return {}
+    sizes = read_sizes(info, args)
+    values: dict[Sym, tuple[int, int]] = {Sym("batch", (), 0): (batch, batch)}
+    found = {}
+    for block in blocks:
+        try:
+            for slack in block.slacks:
+                for sym in slack.symbols():
+                    if sym not in values:
+                        v = _getter(sym)(sizes, args)
+                        values[sym] = v if isinstance(v, tuple) else (v, v)
+            holds = all(interval(slack, values)[0] >= 0 for slack in block.slacks)
+        except (_Absent, KeyError, ZeroDivisionError):
+            continue
+        if holds:
+            found[block.param] = (block.mode, block.step)
+    return found
+
+
 def read_sizes(info: Any, args: Sequence[Any]) -> dict[int, Any]:
     """The sizes a call's packers record (Call.sizes), read from the arguments themselves."""
     from tinyc.runtime.arrays import array_view, fitter
