@@ -29,7 +29,7 @@ from tinyc.analysis.index_values import IndexValues, type_range
 from tinyc.analysis.memory_effects import EffectKind, direct_effects, root_of
 from tinyc.analysis.memory_map import Coordinate, Mapped, argument, derive, group_count, local, member
 from tinyc.analysis.symbolic import ZERO, Expr, Sym, Unbounded, simplify
-from tinyc.ir.addressing import NO_ADDRESSING, NO_INTEGER_FACTS, Footprint, MemberView
+from tinyc.ir.addressing import NO_ADDRESSING, NO_INTEGER_FACTS, Footprint, IntegerFacts, MemberView
 from tinyc.ir.core import Function, Instruction, Region, Value
 from tinyc.ir.types import GroupType, MemrefType, ScalarType
 
@@ -221,7 +221,9 @@ class _Walk:
         if inst.regions:
             self._regions(inst, facts)
 
-    def _regions(self, inst: Instruction, facts: Any) -> None:
+    def _regions(self, inst: Instruction, facts: IntegerFacts) -> None:
+        """Each region in a scope of its own: its loop ranges, the guard that holds there, and
+        what an `if` chooses from the regions' yields."""
         chosen: list[tuple] = []  # per region: what its yield hands to the results (`chooses`)
         for k, region in enumerate(inst.regions):
             self.ints.push()
