@@ -22,8 +22,9 @@ With `--baseline DIR` (another checkout, e.g. main), the largest program is
 also checked side by side: each round starts a fresh process per checkout
 (the order alternating; each from a bytecode-compiled copy of its package, as
 benchmarks/startup.py runs them) that times the stages one after the other
-(lexing, the LALR driver, building the IR, verifying with the warnings) and
-then `check_source` whole, CPU time with the collector paused; and a cold
+(lexing, the LALR driver, building the IR, verifying with the warnings), then
+`check_source` whole and `tinyc check`'s launch-bounds notes of its program,
+CPU time with the collector paused; and a cold
 `tinyc check` process per checkout, its CPU time. Medians over the rounds,
 and this checkout's time over the baseline's.
 """
@@ -102,6 +103,7 @@ def measure(n: int, repeat: int) -> list[dict]:
 
 STAGES = r"""
 import gc, json, sys, time
+from tinyc.analysis.launch_bounds import launch_notes
 from tinyc.diagnostics import Source
 from tinyc.ir.verifier import verify
 from tinyc.lint import WarningOptions
@@ -121,14 +123,18 @@ d = clock(); verify(program, warnings=WarningOptions.of(None))
 e = clock()
 del tokens, tree, program
 gc.collect()
-f = clock(); check_source(text, "big.ir"); g = clock()
-print(json.dumps({"lex": b - a, "lalr": c - b, "build": d - c, "verify": e - d, "check_source": g - f}))
+f = clock(); program = check_source(text, "big.ir"); g = clock()
+launch_notes(program); h = clock()
+print(json.dumps({"lex": b - a, "lalr": c - b, "build": d - c, "verify": e - d, "check_source": g - f,
+                  "notes": h - g}))
 """
 """One fresh process of `--baseline`: the stages of `check_source` one after the other, then
-`check_source` whole (the same program again), CPU seconds, the collector paused."""
+`check_source` whole (the same program again) and `tinyc check`'s launch-bounds notes of its
+program, CPU seconds, the collector paused."""
 
 SIDE_BY_SIDE = [("lex", "lexing"), ("lalr", "the LALR driver"), ("build", "building the IR"),
                 ("verify", "verifying, with the warnings"), ("check_source", "`check_source`, whole"),
+                ("notes", "`tinyc check`'s launch-bounds notes (after `check_source`)"),
                 ("cold", "a cold `tinyc check` process (start-up, check, notes, printing)")]
 
 

@@ -134,6 +134,8 @@ class Diagnostic:
 
     def render(self, color: bool = False) -> str:
         """The text form; `color` adds ANSI colours as clang does (bold location, red error)."""
+        if not self.notes and not self.hint:  # (most: `tinyc check` prints 20,000 warnings)
+            return _render(self.severity, self.message + self.option, self.span, color)
         parts = [_render(self.severity, self.message + self.option, self.span, color)]
         parts += [_render("note", n.message, n.span, color) for n in self.notes]
         if self.hint:
@@ -195,17 +197,18 @@ def _render(severity: str, message: str, span: Span | None, color: bool = False)
         message = f"{_BOLD}{message}{_RESET}"
     if span is None:
         return f"{label} {message}"
-    name = span.source.name if span.source else "<string>"
+    source = span.source
+    name = source.name if source else "<string>"
     where = f"{_BOLD}{name}:{span}:{_RESET}" if color else f"{name}:{span}:"
-    head = f"{where} {label} {message}"
-    if span.source is None:
-        return head
-    text = span.source.line(span.line).expandtabs(1)
-    last = span.end_column if span.end_line == span.line else max(len(text), span.column)
-    carets = " " * (span.column - 1) + "^" * max(1, last - span.column + 1)
+    if source is None:
+        return f"{where} {label} {message}"
+    line, column = span.line, span.column
+    text = source.line(line).expandtabs(1)
+    last = span.end_column if span.end_line == line else max(len(text), column)
+    carets = " " * (column - 1) + "^" * max(1, last - column + 1)
     if color:
         carets = f"{_GREEN}{carets}{_RESET}"
-    return f"{head}\n{text}\n{carets}"
+    return f"{where} {label} {message}\n{text}\n{carets}"
 
 
 class CompilationError(Exception):

@@ -263,6 +263,35 @@ def test_tinyc_check_notes_what_it_cannot_bound(tmp_path):
     assert len(notes) == 1 and "k.ir:62.3" in notes[0] and "loaded from memory" in notes[0]
 
 
+@pytest.mark.parametrize("op", ["div", "rem"])
+def test_an_index_divided_by_a_zero_the_verifier_cannot_see_is_noted(tmp_path, op):
+    """`%z` is 0 only once folded (the verifier rejects a constant 0 divisor, not this); the
+    quotient is undefined on the device (the spec), so its accesses cannot be bounded: a note,
+    and launches check them. It crashed `tinyc check` and `tinyc.compile` (exit 3)."""
+    from click.testing import CliRunner
+
+    from tinyc.cli import cli
+
+    source = f"""
+func @k(%A: memref<f32x?>, %n: index) {{
+  %z = arith.sub %n, %n : index
+  %d = arith.{op} %z, %z : index
+  %v = load %A[%d] : f32
+  store %v, %A[%d]
+}}
+"""
+    path = tmp_path / "k.ir"
+    path.write_text(source)
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.output.splitlines() if ": note: " in line]
+    assert len(notes) == 2 and "k.ir:5.3" in notes[0] and "k.ir:6.3" in notes[1], result.output
+    assert all("its divisor is 0" in n and "launches check it at run time" in n for n in notes)
+    from tinyc.pipeline import compile_to_spirv
+
+    assert not compile_to_spirv(source).kernels["k"].launch.bounded  # runs bounds-checked
+
+
 GUARDED = """
 func @blocks(%A: memref<f32x?>, %B: memref<f32x?>) {
   %g = builtin.group_id : index

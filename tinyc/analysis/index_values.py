@@ -80,13 +80,22 @@ DEPTH = 5
 NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
 
 
+_UNSEEN = object()
+"""(`of`: a value not looked up yet)"""
+
+
+def _loaded_by(where: Any) -> str:
+    line = f" at line {where.span.line}" if getattr(where, "span", None) is not None else ""
+    return f"it depends on a value loaded from memory (`{where.opname}`{line})"
+
+
 class IndexValues:
     """Integer values, variables and their bounds, scoped by region (module docs)."""
 
     def __init__(self, work_group: tuple[int, int] | None, subgroup_size: int | None,
                  scalar: Callable[[Value], Sym | None], size: Callable[[Value, int], Expr | None]):
         self.values: dict[Value, Expr | None] = {}
-        self.unknown: dict[Value, str] = {}  # why a value is not known (for notes)
+        self.unknown: dict[Value, Any] = {}  # why a value is not known (for notes; `why` words it)
         self.fits: dict[Value, tuple[Fit, ...]] = {}  # what a value's computation must fit
         self.comparisons: dict[Value, tuple[Comparison, ...]] = {}  # bools: all must hold
         self.scopes: list[dict[Var, tuple[Expr | None, Expr | None]]] = [{}]
@@ -137,8 +146,9 @@ class IndexValues:
         """The expression of an integer value (an int is a constant); None if unknown."""
         if isinstance(value, int):
             return Expr.const(value)
-        if value in self.values:
-            return self.values[value]
+        found = self.values.get(value, _UNSEEN)
+        if found is not _UNSEEN:
+            return found
         sym = self._scalar(value)  # a scalar argument of the kernel
         found = Expr.atom(sym) if sym is not None else None
         self.values[value] = found
@@ -147,15 +157,21 @@ class IndexValues:
     def why(self, value: Value | int) -> str:
         """Why a value is not known (it is loaded from memory, carried by a loop, ...)."""
         if isinstance(value, Value) and value in self.unknown:
+            reason = self.unknown[value]
+            return reason if isinstance(reason, str) else _loaded_by(reason)
+        return "it is not an integer the compiler follows"
+
+    def _reason(self, value: Value | int) -> Any:
+        """`why` as kept: a loading instruction's reason is worded only if a note says it."""
+        if isinstance(value, Value) and value in self.unknown:
             return self.unknown[value]
         return "it is not an integer the compiler follows"
 
     def loaded(self, values: tuple, where: Any) -> None:
-        """Results read from memory: their values depend on the data."""
-        line = f" at line {where.span.line}" if getattr(where, "span", None) is not None else ""
+        """Results read from memory: their values depend on the data (`where` loads them)."""
         for v in values:
             self.values[v] = None
-            self.unknown[v] = f"it depends on a value loaded from memory (`{where.opname}`{line})"
+            self.unknown[v] = where
 
     def fits_of(self, values: list[Value | int]) -> tuple[Fit, ...]:
         found: dict[Fit, None] = {}
@@ -169,10 +185,11 @@ class IndexValues:
         args = [a for a in op.args if isinstance(a, Value)]
         value = self._compute(result, op)
         self.values[result] = value
-        if value is None:
-            self.unknown[result] = next((self.why(a) for a in args if self.of(a) is None),
-                                        f"`{getattr(where, 'opname', '?')}` computes it")
-        fits = self.fits_of(args)
+        if value is None and result not in self.unknown:
+            reason = next((self._reason(a) for a in args if self.of(a) is None), None)
+            self.unknown[result] = reason if reason is not None else \
+                f"`{getattr(where, 'opname', '?')}` computes it"
+        fits = self.fits_of(args) if self.fits else ()
         if value is not None and op.op in _WRAPPING and not self._fits_statically(value, result.type):
             fits = fits + (Fit(value, result.type, where),)
         if fits:
@@ -182,6 +199,8 @@ class IndexValues:
         limits = type_range(t)
         if limits is None:
             return True
+        if value.constant is not None:
+            return limits[0] <= value.constant <= limits[1]
         try:
             lo, hi = interval(self.lower(value), _STATIC), interval(self.upper(value), _STATIC)
         except (Unbounded, KeyError, ZeroDivisionError):
@@ -217,7 +236,11 @@ class IndexValues:
         if name == "cast":
             return values[0]  # (its Fit says whether the type holds it)
         if name in ("min", "max", "div", "rem", "abs"):
-            return node(name, *values)
+            try:
+                return node(name, *values)
+            except ZeroDivisionError:  # undefined on the device: unknown
+                self.unknown[result] = "its divisor is 0"
+                return None
         if name == "shl" and values[1].constant is not None and 0 <= values[1].constant < 64:
             return values[0] * (1 << values[1].constant)
         if name == "and":  # with a non-negative constant mask: between 0 and the mask

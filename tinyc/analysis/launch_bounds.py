@@ -29,7 +29,7 @@ from tinyc.analysis.index_values import IndexValues, type_range
 from tinyc.analysis.memory_effects import EffectKind, direct_effects, root_of
 from tinyc.analysis.memory_map import Coordinate, Mapped, argument, derive, group_count, local, member
 from tinyc.analysis.symbolic import ZERO, Expr, Sym, Unbounded, simplify
-from tinyc.ir.addressing import Footprint, MemberView
+from tinyc.ir.addressing import NO_ADDRESSING, NO_INTEGER_FACTS, Footprint, IntegerFacts, MemberView
 from tinyc.ir.core import Function, Instruction, Region, Value
 from tinyc.ir.types import GroupType, MemrefType, ScalarType
 
@@ -118,8 +118,16 @@ def launch_notes(program: Any) -> list:
 
     found = []
     for fn in program.functions:
-        found += [Diagnostic(n.message, n.span, severity="note") for n in analyse(fn).unbounded]
+        found += [Diagnostic(n.message, n.span, severity="note") for n in unbounded_accesses(fn)]
     return found
+
+
+def unbounded_accesses(fn: Function) -> tuple[Note, ...]:
+    """`analyse(fn).unbounded` alone: the same walk, without keeping its conditions or
+    deciding the batch split (half the time of a long function)."""
+    walk = _Walk(fn, conditions=False)
+    walk.region(fn.body)
+    return tuple(walk.notes)
 
 
 def analyse(fn: Function) -> LaunchBounds:
@@ -136,14 +144,21 @@ def analyse(fn: Function) -> LaunchBounds:
     return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups), blocks)
 
 
+def _inside(c: Coordinate) -> bool:
+    """A constant index into a static mode, inside it (the common case: nothing to check)."""
+    index, size = c.index.constant, c.size.constant
+    return index is not None and size is not None and 0 <= index < size
+
+
 def _site(inst: Instruction) -> str:
     where = f" at {inst.span.line}.{inst.span.column}" if inst.span is not None else ""
     return f"`{inst.opname}`{where}"
 
 
 class _Walk:
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, conditions: bool = True):
         self.fn = fn
+        self.keeps_conditions = conditions  # False: only the notes are wanted
         self.params = {a: k for k, a in enumerate(fn.args)}
         self.groups: dict[Value, tuple[int, GroupType]] = {}
         self.maps: dict[Value, Mapped] = {}
@@ -158,7 +173,7 @@ class _Walk:
         self.conditions: dict[tuple, Condition] = {}
         self.last_groups: dict[Expr, None] = {}  # the group id's upper bound where an argument is accessed
         self.notes: list[Note] = []
-        self.split = BatchSplit(fn)
+        self.split = BatchSplit(fn) if conditions else None
         self.blocks: dict[int, tuple[int, int, list[Expr]]] = {}  # written argument -> (mode, step, slacks); step 0: none
         self.blind_writes = 0  # writes whose coordinates are not known: no argument has a block
 
@@ -182,21 +197,33 @@ class _Walk:
             self.instruction(inst)
 
     def instruction(self, inst: Instruction) -> None:
-        facts, addressing = inst.integer_facts(), inst.addressing()
-        if facts.value is not None and inst.results:
-            self.ints.define(inst.results[0], facts.value, inst)
+        facts, addressing, results = inst.integer_facts(), inst.addressing(), inst.results
+        if facts is NO_INTEGER_FACTS and addressing is NO_ADDRESSING and not inst.regions and (
+                not results or not isinstance(results[0].type, MemrefType)):
+            if self.split is not None:  # (float arithmetic: nothing else to follow)
+                self.split.visit(inst, addressing, facts)
+            return
+        if facts.value is not None and results:
+            self.ints.define(results[0], facts.value, inst)
         if addressing.loaded:
             self.ints.loaded(addressing.loaded, inst)
-        if addressing.view is not None and inst.results:
+        if addressing.view is not None and results:
             self._view(inst, addressing.view)
-        elif inst.results and isinstance(inst.results[0].type, MemrefType) and root_of(inst.results[0]) is inst.results[0]:
-            result = inst.results[0]  # local memory
+        elif results and isinstance(results[0].type, MemrefType) and root_of(results[0]) is results[0]:
+            result = results[0]  # local memory
             self.maps[result] = local(result.name or "tmp", result.type)
         for footprint in addressing.footprints:
             self._footprint(inst, footprint)
         if addressing.rules:
             self._rules(inst, addressing.rules)
-        self.split.visit(inst, addressing, facts)
+        if self.split is not None:
+            self.split.visit(inst, addressing, facts)
+        if inst.regions:
+            self._regions(inst, facts)
+
+    def _regions(self, inst: Instruction, facts: IntegerFacts) -> None:
+        """Each region in a scope of its own: its loop ranges, the guard that holds there, and
+        what an `if` chooses from the regions' yields."""
         chosen: list[tuple] = []  # per region: what its yield hands to the results (`chooses`)
         for k, region in enumerate(inst.regions):
             self.ints.push()
@@ -226,8 +253,9 @@ class _Walk:
             param, group = found
             self._fits(inst, [view.index])
             subject = f"%{view.source.name} ({group})"
-            self._within(inst, Coordinate(index, group_count(param, group), (0,)),
-                         subject, "the member index", param)
+            c = Coordinate(index, group_count(param, group), (0,))
+            if not _inside(c):
+                self._bound(inst, c, subject, "the member index", param)
             self.maps[result] = member(param, view.source.name or f"arg{param}", group, index)
             return
         source = self.maps.get(view.source)
@@ -242,7 +270,7 @@ class _Walk:
 
     # -- accesses --------------------------------------------------------------------------
     def _footprint(self, inst: Instruction, footprint: Footprint) -> None:
-        writes = footprint.kind is not EffectKind.READ
+        writes = self.keeps_conditions and footprint.kind is not EffectKind.READ  # (WriteBlock)
         if writes:
             self.blind_writes += 1  # until this write's coordinates are known (below)
         mapped = self.maps.get(footprint.operand)
@@ -250,13 +278,17 @@ class _Walk:
             self._unbounded(inst, f"it accesses %{footprint.operand.name or '?'} where the compiler "
                                   f"cannot follow the memref")
             return
-        self.ints.push()
+        ints = self.ints
+        ints.push()
         try:
             indices = []
             for k, span in enumerate(footprint.modes):
+                start = ints.of(span.start)
+                if span.count == 1 and start is not None and not span.clipped:
+                    indices.append(start)  # one entry (an element access: every mode of it)
+                    continue
                 size = mapped.sizes[k] if k < len(mapped.sizes) else None
-                start = self.ints.of(span.start)
-                count = 1 if span.count == 1 else (self.ints.of(span.count) if span.count is not None else None)
+                count = 1 if span.count == 1 else (ints.of(span.count) if span.count is not None else None)
                 if span.clipped or (span.count is None and start is not None and start.constant == 0):
                     start, count = ZERO, size  # every entry of the mode at most
                 elif count is None and start is not None and size is not None:
@@ -264,10 +296,12 @@ class _Walk:
                 if start is None or count is None:
                     part = span.start if start is None else span.count
                     self._unbounded(inst, f"the index of mode {k} of %{footprint.operand.name or '?'}: "
-                                          f"{self.ints.why(part)}")
+                                          f"{ints.why(part)}")
                     return
                 indices.append(start if count == 1 else start + self._fresh("entry", count))
-            self._fits(inst, [s for span in footprint.modes for s in (span.start, span.count) if s is not None])
+            if ints.fits:  # (no index value carries arithmetic to check yet: nothing to fit)
+                self._fits(inst, [s for span in footprint.modes for s in (span.start, span.count)
+                                  if s is not None])
             coordinates = mapped.to_root(indices)
             if coordinates is None:
                 self._unbounded(inst, "the compiler cannot follow the view")
@@ -278,10 +312,14 @@ class _Walk:
                 if root.param is not None:
                     self._note_block(root.param, coordinates)
             for c in coordinates:
+                if self.keeps_conditions and root.param is not None:
+                    self._useful_work()
+                if _inside(c):
+                    continue
                 detail = f"mode {c.modes[0]}" if len(c.modes) == 1 else f"modes {c.modes[0]}..{c.modes[-1]}"
-                self._within(inst, c, f"{root.label} ({root.type_text})", detail, root.param)
+                self._bound(inst, c, f"{root.label} ({root.type_text})", detail, root.param)
         finally:
-            self.ints.pop()
+            ints.pop()
 
     def _note_block(self, param: int, coordinates: list[Coordinate]) -> None:
         """Narrow the chunk (WriteBlock) argument `param` is written in by this write: one mode
@@ -309,15 +347,15 @@ class _Walk:
         else:
             known[2].extend(found[2])
 
-    def _within(self, inst: Instruction, c: Coordinate, subject: str, detail: str, param: int | None) -> None:
-        """Conditions that `c.index` lies in [0, c.size) wherever the access runs."""
-        if param is not None and detail != "the member index":  # work on an argument: useful
-            last = self.ints.bounds(self.ints.group_id)[1]
-            if last is not None:
-                self.last_groups[last] = None
-        index, size = c.index.constant, c.size.constant
-        if index is not None and size is not None and 0 <= index < size:
-            return  # (the common case of a constant index into a static mode)
+    def _useful_work(self) -> None:
+        """An access to an argument: the last work-group that gets here does useful work."""
+        last = self.ints.bounds(self.ints.group_id)[1]
+        if last is not None:
+            self.last_groups[last] = None
+
+    def _bound(self, inst: Instruction, c: Coordinate, subject: str, detail: str, param: int | None) -> None:
+        """Conditions that `c.index` lies in [0, c.size) wherever the access runs (not known
+        to at compile time)."""
         try:
             high, low = self.ints.upper(c.index), self.ints.lower(c.index)
         except Unbounded as why:
@@ -361,6 +399,8 @@ class _Walk:
     def _condition(self, slack: Expr, *about: Any) -> None:
         """Keep Condition(slack, *about) unless it holds for every launch (made only then:
         most accesses are always inside)."""
+        if not self.keeps_conditions:
+            return
         k = slack.constant
         if k is not None and k >= 0:
             return

@@ -32,13 +32,17 @@ class Root:
     member: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Coordinate:
     """One coordinate of an access in its root: `index` must lie in [0, size)."""
 
     index: Expr
     size: Expr
     modes: tuple[int, ...]  # the root's modes it covers (several for a fuse)
+
+    def __init__(self, index: Expr, size: Expr, modes: tuple[int, ...]):
+        # (one per mode of every access: a frozen dataclass's own __init__ takes twice as long)
+        self.__dict__.update(index=index, size=size, modes=modes)
 
 
 ToRoot = Callable[[list[Expr]], list[Coordinate] | None]

@@ -40,7 +40,7 @@ Operand = Union["Value", int]
 """An index-typed value, or a constant known when the instruction was made."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ModeSpan:
     """Entries start .. start + count - 1 of one mode.
 
@@ -53,12 +53,22 @@ class ModeSpan:
     count: Operand | None = 1
     clipped: bool = False
 
+    def __init__(self, start: Operand, count: Operand | None = 1, clipped: bool = False):
+        # (one per index of every access: a frozen dataclass's own __init__ takes 3x as long;
+        # fields at their defaults are the class's)
+        fields = self.__dict__
+        fields["start"] = start
+        if count != 1:
+            fields["count"] = count
+        if clipped:
+            fields["clipped"] = clipped
+
 
 WHOLE_SPAN = ModeSpan(0, None)
 """Every entry of a mode."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Footprint:
     """The entries of one memref operand an instruction touches, and how.
 
@@ -69,10 +79,13 @@ class Footprint:
     kind: "EffectKind"
     modes: tuple[ModeSpan, ...] | None
 
+    def __init__(self, operand: "Value", kind: "EffectKind", modes: tuple[ModeSpan, ...] | None):
+        self.__dict__.update(operand=operand, kind=kind, modes=modes)  # (as ModeSpan's)
+
     @classmethod
     def element(cls, operand: "Value", kind: "EffectKind", indices: "list[Value]") -> "Footprint":
         """One element: an index per mode."""
-        return cls(operand, kind, tuple(ModeSpan(i) for i in indices))
+        return cls(operand, kind, tuple([ModeSpan(i) for i in indices]))
 
     @classmethod
     def whole(cls, operand: "Value", kind: "EffectKind") -> "Footprint":
@@ -80,7 +93,7 @@ class Footprint:
         return cls(operand, kind, (WHOLE_SPAN,) * getattr(operand.type, "order", 0))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class SliceView:
     """A subview: per mode of `source`, the entries kept (count 0: one entry, the mode dropped).
 
@@ -91,6 +104,9 @@ class SliceView:
     source: "Value"
     modes: tuple[ModeSpan, ...]
     extra_modes: int = 0
+
+    def __init__(self, source: "Value", modes: tuple[ModeSpan, ...], extra_modes: int = 0):
+        self.__dict__.update(source=source, modes=modes, extra_modes=extra_modes)  # (as ModeSpan's)
 
 
 @dataclass(frozen=True)
@@ -136,7 +152,7 @@ class SizeRule:
     what: str  # e.g. "columns of op(A) = rows of op(B)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Addressing:
     """An instruction's answer to "where do you address memory" (module docs)."""
 
@@ -145,11 +161,23 @@ class Addressing:
     loaded: tuple["Value", ...] = ()
     rules: tuple[SizeRule, ...] | None = None
 
+    def __init__(self, footprints: tuple[Footprint, ...] = (), view: View | None = None,
+                 loaded: tuple["Value", ...] = (), rules: tuple[SizeRule, ...] | None = None):
+        fields = self.__dict__  # (as ModeSpan's: only the fields given)
+        if footprints:
+            fields["footprints"] = footprints
+        if view is not None:
+            fields["view"] = view
+        if loaded:
+            fields["loaded"] = loaded
+        if rules is not None:
+            fields["rules"] = rules
+
 
 NO_ADDRESSING = Addressing()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class IntOp:
     """The integer (or bool) an instruction's result computes from its operands.
 
@@ -168,6 +196,9 @@ class IntOp:
 
     op: str
     args: tuple = ()
+
+    def __init__(self, op: str, args: tuple = ()):
+        self.__dict__.update(op=op, args=args)  # (as ModeSpan's)
 
 
 @dataclass(frozen=True)
@@ -201,7 +232,7 @@ class Guard:
     otherwise: int | None = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class IntegerFacts:
     """An instruction's answer to "which integers do you compute" (module docs)."""
 
@@ -209,6 +240,10 @@ class IntegerFacts:
     ranges: tuple[LoopRange | TileRange, ...] = ()
     guard: Guard | None = None
     chooses: bool = False  # result k is value k of the `yield` ending the region that ran
+
+    def __init__(self, value: IntOp | None = None, ranges: tuple[LoopRange | TileRange, ...] = (),
+                 guard: Guard | None = None, chooses: bool = False):
+        self.__dict__.update(value=value, ranges=ranges, guard=guard, chooses=chooses)  # (as IntOp's)
 
 
 NO_INTEGER_FACTS = IntegerFacts()

@@ -11,7 +11,7 @@ from tinyc.ir.checks import (
     cast_problem, expect_result, expect_scalar, expect_type, inst_error, is_bool, is_complex, is_float,
     is_int, is_scalar, operand_error, result_error,
 )
-from tinyc.ir.addressing import IntegerFacts, IntOp
+from tinyc.ir.addressing import NO_INTEGER_FACTS, IntegerFacts, IntOp
 from tinyc.ir.core import Instruction, Value, no_addressing, no_integer_facts, no_memory_access
 from tinyc.ir.instructions.scalar import Constant, is_integral
 from tinyc.ir.types import CoopMatrixType, ScalarType, Type, bool_, coopmatrix_type
@@ -178,7 +178,7 @@ class ArithBinary(Instruction):
     def integer_facts(self) -> IntegerFacts:
         """Its integer (or bool) result, for index arithmetic and guards."""
         return IntegerFacts(IntOp(self.op.value, tuple(self.operands))) if is_integral(self.result.type) \
-            else IntegerFacts()
+            else NO_INTEGER_FACTS
 
     def float_arithmetic(self) -> tuple[str, tuple[Value, ...]] | None:
         """A real f32/f64 product or sum (the fp_contract option fuses them into fma)."""
@@ -281,7 +281,7 @@ class ArithUnary(Instruction):
         """abs, neg and not of an integer (or bool)."""
         if is_integral(self.result.type) and self.op in (ArithUnaryOp.ABS, ArithUnaryOp.NEG, ArithUnaryOp.NOT):
             return IntegerFacts(IntOp(self.op.value, tuple(self.operands)))
-        return IntegerFacts()
+        return NO_INTEGER_FACTS
 
     def __init__(self, op: ArithUnaryOp, a: Value, type: Type, span: Span | None = None,
                  name: str | None = None):
@@ -335,7 +335,7 @@ class Cast(Instruction):
     def integer_facts(self) -> IntegerFacts:
         """A conversion to an integer type."""
         return IntegerFacts(IntOp("cast", tuple(self.operands))) if is_integral(self.result.type) \
-            else IntegerFacts()
+            else NO_INTEGER_FACTS
 
     def __init__(self, a: Value, type: Type, span: Span | None = None, name: str | None = None):
         super().__init__([a], [type], span=span, result_names=[name])

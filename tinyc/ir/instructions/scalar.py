@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from tinyc.diagnostics import Span
 from tinyc.ir.checks import constant_problem, expect_result, result_error
-from tinyc.ir.addressing import IntegerFacts, IntOp
+from tinyc.ir.addressing import NO_INTEGER_FACTS, IntegerFacts, IntOp
 from tinyc.ir.core import Instruction, Kind, no_addressing, no_integer_facts, no_memory_access
 from tinyc.ir.types import BoolType, ScalarType, Type, i32, index
 from tinyc.std import Std
@@ -188,7 +188,7 @@ class Constant(Instruction):
         """An integer or bool constant."""
         if isinstance(self.value, (bool, int)) and is_integral(self.result.type):
             return IntegerFacts(IntOp("constant", (self.value,)))
-        return IntegerFacts()
+        return NO_INTEGER_FACTS
 
     def __init__(self, value: bool | int | float | complex, type: Type,
                  span: Span | None = None, name: str | None = None):

@@ -222,8 +222,8 @@ class Subview(Instruction):
 
     def addressing(self) -> Addressing:
         """A view: per mode the entries kept (a single index: one entry, the mode dropped)."""
-        modes = tuple(WHOLE_SPAN if isinstance(size, int) and size == WHOLE_MODE else ModeSpan(off, size)
-                      for off, size in self.mode_slices())
+        modes = tuple([WHOLE_SPAN if isinstance(size, int) and size == WHOLE_MODE else ModeSpan(off, size)
+                       for off, size in self.mode_slices()])
         t = self.result.type
         extra = t.order - self.kept_order if isinstance(t, MemrefType) else 0
         return Addressing(view=SliceView(self.tensor, modes, max(extra, 0)))
