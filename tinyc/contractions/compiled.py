@@ -244,18 +244,21 @@ def new_output_order(sub: subs.Subscripts, operands: Sequence[Signature], dynami
 
 def _is_c_only(o: Signature) -> bool:
     """C-contiguous and not Fortran-contiguous (an array of order >= 2 stored row-major)."""
-    if len([n for n in o.shape if n > 1]) < 2:
-        return False
-    strides = byte_strides_to_elements(o.strides, o.dtype.itemsize)
-    return strides is not None and _same_live(strides, c_order_strides(o.shape), o.shape)
+    return _stored_as(o, c_order_strides)
 
 
 def _is_f_only(o: Signature) -> bool:
     """Fortran-contiguous and not C-contiguous (an array of order >= 2 stored column-major)."""
+    return _stored_as(o, f_order_strides)
+
+
+def _stored_as(o: Signature, strides_of: Any) -> bool:
+    """Whether `o` has the strides `strides_of(shape)` on its live modes, two or more of them
+    (so it is not also stored the other way)."""
     if len([n for n in o.shape if n > 1]) < 2:
         return False
     strides = byte_strides_to_elements(o.strides, o.dtype.itemsize)
-    return strides is not None and _same_live(strides, f_order_strides(o.shape), o.shape)
+    return strides is not None and _same_live(strides, strides_of(o.shape), o.shape)
 
 
 def _same_live(a: Sequence[int], b: Sequence[int], shape: Sequence[int]) -> bool:

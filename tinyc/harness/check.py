@@ -118,6 +118,7 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
     groups = None if batch <= FULL_CHECK_LIMIT else sorted(
         np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
     blocks = write_blocks(info, inputs, batch) if groups is not None else {}
+
     def reference(groups: Sequence[int] | None) -> list[Any]:
         reference_args = [copy_argument(a) for a in inputs]
         run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,

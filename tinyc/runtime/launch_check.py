@@ -289,8 +289,7 @@ def write_blocks(info: Any, args: Sequence[Any], batch: int) -> dict[int, tuple[
     """parameter -> (mode, step) for each argument that work-group g writes only in entries
     [step·g, step·g + step) of that mode at this launch (launch_bounds.WriteBlock: its
     expressions evaluated with the arguments' sizes and the batch)."""
-    launch = info.launch
-    blocks = getattr(launch, "write_blocks", ()) if launch is not None else ()
+    blocks = info.launch.write_blocks if info.launch is not None else ()
     if not blocks:
         return {}
     sizes = read_sizes(info, args)

@@ -229,6 +229,7 @@ class ArithBinary(Instruction):
 
 
 _COMPLEX_FLOPS = {ArithBinaryOp.ADD: 2, ArithBinaryOp.SUB: 2, ArithBinaryOp.MUL: 6, ArithBinaryOp.DIV: 11}
+"""The operations counted as flops, with their count on complex values (1 on real ones)."""
 
 
 def _arith_flops(op: ArithBinaryOp, t: Type) -> float:
