@@ -114,6 +114,27 @@ def test_out_dtype_safe_casting(device):
         tinyc.einsum("ij,jk->ik", a.astype(np.float64), b, out=np.zeros((3, 2), np.float32))
 
 
+def test_repeated_calls_by_address_take_each_calls_scalars_and_arrays(device):
+    """Calls of one signature with out=, alpha or beta relaunch one packing by address (the
+    first call checks it): each must see its own alpha, beta, operands and output."""
+    s, b = rand(6, 5), rand(5, 4, 40)
+    out = np.ones((6, 4, 40), np.float32)
+    for alpha, beta in ((1.0, 0.0), (2.0, 0.5), (-1.0, 3.0), (0.25, 0.0), (2, 1)):
+        b = b + 1
+        before = out.copy()
+        assert tinyc.einsum("ik,kjb->ijb", s, b, out=out, alpha=alpha, beta=beta) is out
+        close(out, alpha * np.einsum("ik,kjb->ijb", s, b) + beta * before)
+    other = np.zeros_like(out)
+    tinyc.einsum("ik,kjb->ijb", s, b, out=other, alpha=3.0)
+    close(other, 3 * np.einsum("ik,kjb->ijb", s, b))
+    zs, zb = s.astype(np.complex64), (b + 1j).astype(np.complex64)
+    zout = np.ones((6, 4, 40), np.complex64)
+    for alpha in (1 + 1j, 2 - 1j):
+        before = zout.copy()
+        tinyc.einsum("ik,kjb->ijb", zs, zb, out=zout, alpha=alpha, beta=0.5j)
+        close(zout, alpha * np.einsum("ik,kjb->ijb", zs, zb) + 0.5j * before)
+
+
 # -- layouts -----------------------------------------------------------------------------------
 def test_fortran_order_inputs_give_fortran_output(device):
     a, b = np.asfortranarray(rand(5, 4)), np.asfortranarray(rand(4, 6))
