@@ -344,15 +344,15 @@ class Contraction:
 
     def _operands(self, operands: Sequence[Any]) -> list:
         """The operands as arrays, checked against the shapes the contraction was made for."""
-        arrays = [_as_operand(x, k) for k, x in enumerate(operands)]
+        arrays = [x if type(x) is np.ndarray else _as_operand(x, k) for k, x in enumerate(operands)]
         if len(arrays) != len(self.shapes):
             raise ValueError(f"the contraction '{self.subscripts}' takes {len(self.shapes)} operands, "
                              f"got {len(arrays)}")
         terms = self._main.analysis.subscripts.inputs
         for k, (x, shape, labels) in enumerate(zip(arrays, self.shapes, terms)):
-            got = _signature(x).shape
-            if len(got) != len(shape) or any(g != n and label not in self._batch
-                                             for g, n, label in zip(got, shape, labels)):
+            got = x.shape if type(x) is np.ndarray else _signature(x).shape
+            if got != shape and (len(got) != len(shape) or any(g != n and label not in self._batch
+                                                               for g, n, label in zip(got, shape, labels))):
                 batch = f" (any size along the batch label{'s' if len(self._batch) > 1 else ''} " \
                         f"{', '.join(sorted(self._batch))})" if self._batch else ""
                 raise ValueError(f"operand {k} has shape {got} but the contraction was made for {shape}{batch}")

@@ -143,7 +143,8 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
         raise ValueError("out is read-only")
     if split is not None and a.dynamic and not check_bounds:   # (a checked launch is not split)
         split(arrays, target, alpha, beta)   # each slice converts and scales its own
-    elif check_bounds or not _by_address(call, [*inputs, target], alpha * a.scale, beta):
+    elif check_bounds or not _by_address(call, [*inputs, target], _addresses([*inputs, target]),
+                                         alpha * a.scale, beta):
         c.kernel(*kernel_arguments(call, inputs, target, alpha, beta), batch=call.groups,
                  check_bounds=True if check_bounds else None)
     if temp is not None:
@@ -165,33 +166,41 @@ def kernel_arguments(call: Call, inputs: Sequence[Any], target: Any, alpha: Any,
 def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:
     """A plain call (NumPy arrays in, a new array out) of a signature seen before; None when
     an operand is misaligned (the general path copies it)."""
-    if any(x.ctypes.data % x.itemsize for x in operands):
+    addresses = _addresses(operands)
+    if addresses is None:
         return None
     a = call.analysis
     result = np.empty(a.out_shape, a.result, order=a.out_order)
-    if not _by_address(call, [*operands, result], 1, 0):
+    addresses.append(result.ctypes.data)
+    if not _by_address(call, [*operands, result], addresses, 1, 0):
         call.compiled.kernel(*kernel_arguments(call, operands, result, 1, 0), batch=call.groups)
     return result[()] if result.ndim == 0 else result
 
 
-def _by_address(call: Call, arrays: Sequence[Any], alpha: Any, beta: Any) -> bool:
-    """Launch a call whose arrays (its operands, then its target) are aligned NumPy arrays by
-    their addresses: the first call of a signature is checked and packed by the kernel, later
-    ones write their addresses (and a real alpha and beta) into that packing, about 20 us of
-    Python instead of 60-70 for the checked path. False when a call cannot go so (USM or
-    copied arrays, a scratch buffer, a device that cannot read host memory, complex scalars
-    other than the packed ones): the caller launches it checked."""
-    c = call.compiled
-    if c.scratch_per_group or not c.spec.inputs or not c.kernel.host_pointers:
-        return False
-    addresses = []
+def _addresses(arrays: Sequence[Any]) -> list[int] | None:
+    """The arrays' addresses when all are aligned NumPy arrays (else None)."""
+    found = []
     for x in arrays:
         if type(x) is not np.ndarray:
-            return False
-        found = x.ctypes.data
-        if found % x.itemsize:
-            return False
-        addresses.append(found)
+            return None
+        where = x.ctypes.data
+        if where % x.itemsize:
+            return None
+        found.append(where)
+    return found
+
+
+def _by_address(call: Call, arrays: Sequence[np.ndarray], addresses: list[int] | None, alpha: Any,
+                beta: Any) -> bool:
+    """Launch a call whose arrays (its operands, then its target) are aligned NumPy arrays
+    (`addresses`, from `_addresses`) by address: the first call of a signature is checked and
+    packed by the kernel, later ones write their addresses (and a real alpha and beta) into
+    that packing, about 20 us of Python instead of 60-70 for the checked path. False when a
+    call cannot go so (USM or misaligned arrays, a scratch buffer, a device that cannot read
+    host memory, complex scalars other than the packed ones): the caller launches it checked."""
+    c = call.compiled
+    if addresses is None or c.scratch_per_group or not c.spec.inputs or not c.kernel.host_pointers:
+        return False
     with call.lock:
         packed = call.packed
         if packed is None:
