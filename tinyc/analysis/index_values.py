@@ -156,10 +156,8 @@ class IndexValues:
 
     def why(self, value: Value | int) -> str:
         """Why a value is not known (it is loaded from memory, carried by a loop, ...)."""
-        if isinstance(value, Value) and value in self.unknown:
-            reason = self.unknown[value]
-            return reason if isinstance(reason, str) else _loaded_by(reason)
-        return "it is not an integer the compiler follows"
+        reason = self._reason(value)
+        return reason if isinstance(reason, str) else _loaded_by(reason)
 
     def _reason(self, value: Value | int) -> Any:
         """`why` as kept: a loading instruction's reason is worded only if a note says it."""

@@ -311,9 +311,9 @@ class _Walk:
                 self.blind_writes -= 1
                 if root.param is not None:
                     self._note_block(root.param, coordinates)
+            if self.keeps_conditions and root.param is not None and coordinates:
+                self._useful_work()
             for c in coordinates:
-                if self.keeps_conditions and root.param is not None:
-                    self._useful_work()
                 if _inside(c):
                     continue
                 detail = f"mode {c.modes[0]}" if len(c.modes) == 1 else f"modes {c.modes[0]}..{c.modes[-1]}"

@@ -204,7 +204,8 @@ def _by_address(call: Call, arrays: Sequence[np.ndarray], addresses: list[int] |
     with call.lock:
         packed = call.packed
         if packed is None:
-            return _pack(call, arrays, alpha, beta)
+            _pack(call, arrays, alpha, beta)
+            return True
         if not _set_scalars(call, alpha, beta):
             return False
         for slot, where in zip(call.slots, addresses):
@@ -219,8 +220,7 @@ def _set_scalars(call: Call, alpha: Any, beta: Any) -> bool:
     if (alpha, beta) == call.scalars:
         return True
     packed = call.packed
-    if not all(hasattr(packed[k], "value") for k in (0, 1)) or isinstance(alpha, complex) \
-            or isinstance(beta, complex):
+    if not all(hasattr(packed[k], "value") for k in (0, 1)):   # (a complex kernel's raw bytes)
         return False
     try:
         packed[0].value, packed[1].value = float(alpha), float(beta)
@@ -230,7 +230,7 @@ def _set_scalars(call: Call, alpha: Any, beta: Any) -> bool:
     return True
 
 
-def _pack(call: Call, arrays: Sequence[np.ndarray], alpha: Any, beta: Any) -> bool:
+def _pack(call: Call, arrays: Sequence[np.ndarray], alpha: Any, beta: Any) -> None:
     """The first call of a signature by address: checked and packed by the kernel, then
     launched; its packing kept for the next calls when every array went in by address."""
     from tinyc.runtime.arguments import abi_arity
@@ -250,7 +250,6 @@ def _pack(call: Call, arrays: Sequence[np.ndarray], alpha: Any, beta: Any) -> bo
         for s in slots:
             prepared.args[s].keep = None     # the arrays of later calls are alive while they run
         call.slots, call.packed, call.scalars = slots, prepared.args, (alpha, beta)
-    return True
 
 
 def _overlaps(out: Any, inputs: Sequence[Any]) -> bool:
