@@ -89,6 +89,39 @@ def test_nodes_fold_as_c_and_python_do(op, pairs):
         assert got == want, (op, a, b)
 
 
+def test_a_remainder_by_a_size_at_least_one_is_below_it():
+    """rem(g, max(n, 1)) lies in [0, max(n, 1) - 1]: a batch entry split by a dynamic size
+    (generated kernels with two batch labels) indexes that mode within its size."""
+    g = Var(1, 1, "g")
+    table = {g: (ZERO, Expr.atom(N) - 1)}
+    split = node("rem", Expr.atom(g), node("max", Expr.atom(n), ONE))
+    high, low = upper(split, bounds_of(table)), lower(split, bounds_of(table))
+    for size in (1, 5, 300):
+        assert interval(high, {N: (10**6, 10**6), n: (size, size)})[1] == size - 1
+        assert interval(low, {N: (10**6, 10**6), n: (size, size)})[0] == 0
+
+
+@pytest.mark.parametrize("divisor", [Expr.atom(n), Expr.atom(n) - 1, node("min", Expr.atom(n), ONE)])
+def test_a_remainder_by_a_size_that_may_be_zero_is_unbounded(divisor):
+    g = Var(1, 1, "g")
+    with pytest.raises(Unbounded, match="may be 0"):
+        upper(node("rem", Expr.atom(g), divisor), bounds_of({g: (ZERO, Expr.atom(N) - 1)}))
+
+
+@pytest.mark.parametrize("e, least", [
+    (Expr.const(-3), -3), (Expr.atom(n), 0), (Expr.atom(n) + 2, 2), (Expr.atom(n) * 3 + 1, 1),
+    (node("max", Expr.atom(n), ONE), 1), (node("max", -Expr.atom(n), Expr.const(2)), 2),
+    (node("min", Expr.atom(n) + 4, Expr.const(2)), 2), (node("div", Expr.atom(n) + 9, Expr.const(4)), 2),
+    (-Expr.atom(n), None), (node("min", -Expr.atom(n), ONE), None),
+])
+def test_lowest_bounds_an_expression_from_below_over_every_launch(e, least):
+    from tinyc.analysis.symbolic import lowest
+
+    assert lowest(e) == least
+    if least is not None:
+        assert all(interval(e, {n: (k, k)})[0] >= least for k in range(0, 50))
+
+
 # -- soundness against enumeration ----------------------------------------------------------------
 def _random_expr(rng, atoms, depth=0):
     choice = rng.random()
@@ -97,7 +130,10 @@ def _random_expr(rng, atoms, depth=0):
     a, b = _random_expr(rng, atoms, depth + 1), _random_expr(rng, atoms, depth + 1)
     op = rng.choice(["add", "sub", "mul", "min", "max", "div", "rem", "floordiv"])
     if op in ("div", "rem", "floordiv"):
-        return node(op, a, Expr.const(rng.choice([1, 2, 3, 4])))
+        size = Expr.atom(n)  # divisors a kernel splits a batch entry by: sizes at least 1
+        divisors = [Expr.const(k) for k in (1, 2, 3, 4)] + [node("max", size, ONE), size + 1,
+                                                             node("min", size + 1, Expr.const(3))]
+        return node(op, a, rng.choice(divisors))
     return {"add": a + b, "sub": a - b, "mul": a * b}.get(op) or node(op, a, b)
 
 
@@ -107,7 +143,7 @@ def _plug(e, env):
     return e
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(80))
 def test_bounds_hold_for_every_value(seed):
     rng = random.Random(seed)
     g, i, j = Var(1, 1, "g"), Var(2, 2, "i"), Var(3, 3, "j")
@@ -119,7 +155,7 @@ def test_bounds_hold_for_every_value(seed):
         high, low = upper(e, bounds_of(table)), lower(e, bounds_of(table))
     except Unbounded:
         return
-    for batch, size in itertools.product((1, 2, 3), (0, 4)):
+    for batch, size in itertools.product((1, 2, 3), (0, 1, 4)):
         syms = {N: (batch, batch), n: (size, size)}
         hi, lo = interval(high, syms)[1], interval(low, syms)[0]
         for gv in range(batch):

@@ -81,6 +81,26 @@ def test_every_batch_size_runs_on_one_kernel(device, monkeypatch, subscripts, sh
     assert not compiled and api.cache_info()["entries"] == kernels
 
 
+@pytest.mark.parametrize("subscripts, shapes, order", [
+    ("abij,abjk->abik", ["10xNx4x5", "10xNx5x6"], "C"),     # blocks of entries: b split off by %nb
+    ("abij,abjk->abik", ["Nx10x8x8", "Nx10x8x8"], "C"),
+    ("aibj,ajbk->aibk", ["20x8xNx8", "20x8xNx8"], "C"),
+    ("kabi,kajb->ijab", ["4x7xNx5", "4x7x3xN"], "C"),       # both batch labels dynamic in a sum
+    ("ijab,jkab->ikab", ["3x4x7xN", "4x5x7xN"], "F"),
+])
+def test_two_batch_labels_split_by_a_batch_size_run_unchecked(device, subscripts, shapes, order):
+    """A batch entry's number split into two batch labels by a `?` size (rem and div by
+    max(%nb, 1)): the compiler bounds every access, so calls run the unchecked kernel, at
+    every batch size (it was a remainder by a variable: every call ran bounds-checked)."""
+    for n in (1, 2, 57, 300):
+        ops = [rand(*s, order=order) for s in _shapes(shapes, n)]
+        c = tinyc.Contraction(subscripts, ops)
+        kernel = c.program["einsum"]
+        assert kernel.info.launch.bounded and not kernel._unbounded, kernel.info.unbounded
+        close(c(*ops), np.einsum(subscripts, *ops))
+        close(tinyc.einsum(subscripts, *ops), np.einsum(subscripts, *ops))
+
+
 def test_alpha_beta_and_out_with_every_batch_size(device):
     for n in (3, 40, 1000):
         a, b = rand(16, 8, n), rand(8, 12, n)

@@ -58,7 +58,7 @@ def sampled(monkeypatch):
 def test_a_chunk_per_work_group_is_found_at_the_launch(device):
     kernel = tinyc.compile(chunked(4))["k"]
     a, b = np.zeros(4 * 300, np.float32), np.zeros(4 * 300, np.float32)
-    assert write_blocks(kernel.info, [a, b], 300) == {1: (0, 4)}
+    assert write_blocks(kernel.info, [a, b], 300) == {1: ((0,), 4)}
     wide = tinyc.compile(chunked(6))["k"]  # g also writes 4(g+1), 4(g+1) + 1
     assert write_blocks(wide.info, [a, b], 300) == {}
 
@@ -83,10 +83,49 @@ def test_a_difference_inside_a_sampled_chunk_fails_the_check(device):
     inside, outside = want.copy(), want.copy()
     inside[4 * 250 + 3] += 1
     outside[4 * 251] += 1  # work-group 251 was not sampled
-    blocks = {1: (0, 4)}
+    blocks = {1: ((0,), 4)}
     (found,), _ = compare_outputs(kernel.info, [None, inside], [None, want], 300, groups, blocks)
     assert found.elements == 8 and found.error is not None
     (found,), _ = compare_outputs(kernel.info, [None, outside], [None, want], 300, groups, blocks)
+    assert found.error is None
+
+
+def split_entries(sized_by: str) -> str:
+    """Work-group g writes B[g rem d, g div d] with d = max(size of `sized_by` mode 0, 1): an
+    entry's number split into two modes (what `tinyc einsum` prints for two batch labels)."""
+    return f"""func @k(%A: memref<f32x?x?>, %B: memref<f32x?x?>) {{
+  %g = builtin.group_id : index
+  %n = size %{sized_by}[0] : index
+  %c1 = constant 1 : index
+  %small = cmp.lt %n, %c1 : bool
+  %d = if %small -> (index) {{
+    yield (%c1)
+  }} else {{
+    yield (%n)
+  }}
+  %i = arith.rem %g, %d : index
+  %j = arith.div %g, %d : index
+  %x = load %A[%i, %j] : f32
+  %y = arith.add %x, %x : f32
+  store %y, %B[%i, %j]
+}}
+"""
+
+
+def test_an_entry_split_into_two_modes_is_a_chunk_of_both_flattened(device):
+    kernel = tinyc.compile(split_entries("B"))["k"]
+    a, b = np.zeros((7, 50), np.float32, order="F"), np.zeros((7, 50), np.float32, order="F")
+    assert write_blocks(kernel.info, [a, b], 350) == {1: ((0, 1), 1)}
+    other = tinyc.compile(split_entries("A"))["k"]  # split by another argument's size: not B's chunk
+    assert write_blocks(other.info, [a, b], 350) == {}
+    want = np.arange(350, dtype=np.float32).reshape(7, 50, order="F")
+    inside, outside = want.copy(), want.copy()
+    inside[3, 36] += 1   # entry 3 + 7 * 36 = 255: a sampled work-group
+    outside[4, 36] += 1  # entry 256: not sampled
+    blocks = {1: ((0, 1), 1)}
+    (found,), _ = compare_outputs(kernel.info, [None, inside], [None, want], 350, [3, 255], blocks)
+    assert found.elements == 2 and found.error is not None
+    (found,), _ = compare_outputs(kernel.info, [None, outside], [None, want], 350, [3, 255], blocks)
     assert found.error is None
 
 
@@ -94,12 +133,16 @@ def test_a_difference_inside_a_sampled_chunk_fails_the_check(device):
     ("ijb,jb->ib", ["A=16x16x1000", "B=16x1000"]),               # lanes: chunks of 512 entries
     ("bij,bjk->bik", ["A=1000x8x8", "B=1000x8x12"]),              # blocks of entries
     ("lik,jkb,ljb->jlb", ["A=1x16x17", "B=1x17x100", "C=1x1x100"]),
+    ("abij,abjk->abik", ["A=10x30x4x5", "B=10x30x5x6"]),         # an entry split by %nb
+    ("aibj,ajbk->aibk", ["A=20x8x100x8", "B=20x8x100x8"]),
 ])
 def test_printed_einsum_programs_check_at_a_large_batch(tmp_path, device, sampled, subscripts, shapes):
     printed = invoke("einsum", subscripts, *[x for s in shapes for x in ("--shape", s)])
     assert printed.exit_code == 0, printed.output
     path = tmp_path / "e.ir"
     path.write_text(printed.output)
+    checked = invoke("check", str(path))
+    assert checked.exit_code == 0 and ": note: " not in checked.output, checked.output  # all bounded
     result = invoke("run", str(path), "--batch", "300", "--check", "--repeat", "1")
     assert result.exit_code == 0, result.output
     assert "sampled work-groups of 300" in result.output and "results match" in result.output

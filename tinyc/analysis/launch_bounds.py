@@ -28,7 +28,7 @@ from tinyc.analysis.batch_split import BatchSplit
 from tinyc.analysis.index_values import IndexValues, type_range
 from tinyc.analysis.memory_effects import EffectKind, direct_effects, root_of
 from tinyc.analysis.memory_map import Coordinate, Mapped, argument, derive, group_count, local, member
-from tinyc.analysis.symbolic import ZERO, Expr, Sym, Unbounded, simplify
+from tinyc.analysis.symbolic import ONE, ZERO, Expr, Sym, Unbounded, only_node, node, simplify
 from tinyc.ir.addressing import NO_ADDRESSING, NO_INTEGER_FACTS, Footprint, IntegerFacts, MemberView
 from tinyc.ir.core import Function, Instruction, Region, Value
 from tinyc.ir.types import GroupType, MemrefType, ScalarType
@@ -66,14 +66,15 @@ class Note:
 
 @dataclass(frozen=True)
 class WriteBlock:
-    """Work-group g writes argument `param` only in entries [step·g, step·g + step) of `mode`,
-    at a launch where every `slacks` expression is >= 0 (they bound the part of each write's
-    index beside step·g to [0, step)): a kernel that gives each work-group a chunk of the
-    batch (step 1: the group id indexes the mode). `tinyc run --check` compares the chunks of
-    sampled work-groups of such an argument (harness/check.py)."""
+    """Work-group g writes argument `param` only in entries [step·g, step·g + step) of `modes`
+    (one mode, or neighbouring modes flattened fastest first: batch labels an entry's number
+    is split into by rem and div), at a launch where every `slacks` expression is >= 0 (they
+    bound the part of each write's index beside step·g to [0, step)): a kernel that gives
+    each work-group a chunk of the batch (step 1: the group id indexes the mode). `tinyc run
+    --check` compares the chunks of sampled work-groups of such an argument (harness/check.py)."""
 
     param: int
-    mode: int
+    modes: tuple[int, ...]
     step: int
     slacks: tuple[Expr, ...]
 
@@ -139,9 +140,40 @@ def analyse(fn: Function) -> LaunchBounds:
     conditions = tuple(walk.conditions.values())
     symbols = frozenset(s for c in conditions for s in c.slack.symbols())
     blocks = () if walk.blind_writes else tuple(
-        WriteBlock(param, mode, step, tuple(dict.fromkeys(slacks)))
-        for param, (mode, step, slacks) in walk.blocks.items() if step)
+        WriteBlock(param, modes, step, tuple(dict.fromkeys(slacks)))
+        for param, (modes, step, slacks) in walk.blocks.items() if step)
     return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups), blocks)
+
+
+def _joined(coordinates: list[Coordinate]) -> list[tuple[Coordinate, list[Expr]]]:
+    """The coordinates of one access, with two indexed rem(x, d) and div(x, d) (d: the first
+    one's size, or max(size, 1)) joined into one coordinate indexed x over both modes (the
+    first fastest), repeatedly: a batch entry's number split into its labels. Each comes
+    with what a launch must satisfy for the join to hold (a size of at least 1)."""
+    found = [(c, []) for c in coordinates if len(c.modes) == 1]
+    while any(only_node(c.index) is not None for c, _ in found):
+        for (low, slack), (high, more) in ((a, b) for a in found for b in found if a is not b):
+            x = _split_by(low, high)
+            if x is not None:
+                joined = Coordinate(x[0], low.size * high.size, low.modes + high.modes)
+                found = [f for f in found if f[0] is not low and f[0] is not high] + [(joined, slack + more + x[1])]
+                break
+        else:
+            break
+    return found
+
+
+def _split_by(low: Coordinate, high: Coordinate) -> tuple[Expr, list[Expr]] | None:
+    """x (and the launch's slack) if `low` is indexed rem(x, d) and `high` div(x, d) by low's size."""
+    rem, div = only_node(low.index), only_node(high.index)
+    if rem is None or div is None or rem.op != "rem" or div.op != "div" or rem.args != div.args:
+        return None
+    x, d = rem.args
+    if d == low.size:
+        return x, []
+    if d == node("max", low.size, ONE):
+        return x, [low.size - 1]
+    return None
 
 
 def _inside(c: Coordinate) -> bool:
@@ -174,7 +206,7 @@ class _Walk:
         self.last_groups: dict[Expr, None] = {}  # the group id's upper bound where an argument is accessed
         self.notes: list[Note] = []
         self.split = BatchSplit(fn) if conditions else None
-        self.blocks: dict[int, tuple[int, int, list[Expr]]] = {}  # written argument -> (mode, step, slacks); step 0: none
+        self.blocks: dict[int, tuple[tuple[int, ...], int, list[Expr]]] = {}  # written argument -> (modes, step, slacks); step 0: none
         self.blind_writes = 0  # writes whose coordinates are not known: no argument has a block
 
     # -- what the values say --------------------------------------------------------
@@ -323,12 +355,13 @@ class _Walk:
 
     def _note_block(self, param: int, coordinates: list[Coordinate]) -> None:
         """Narrow the chunk (WriteBlock) argument `param` is written in by this write: one mode
-        whose index is step·g plus a part that stays in [0, step) where the write runs."""
+        (or modes split by rem and div: `_joined`) whose index is step·g plus a part that stays
+        in [0, step) where the write runs."""
         g = self.ints.group_id
         found = None
-        for c in coordinates:
+        for c, slack in _joined(coordinates):
             step = c.index.terms.get((g,), 0)
-            if len(c.modes) != 1 or step <= 0:
+            if step <= 0:
                 continue
             rest = c.index - Expr.atom(g) * step
             if g in rest.variables():
@@ -337,11 +370,11 @@ class _Walk:
                 high, low = self.ints.upper(rest), self.ints.lower(rest)
             except Unbounded:
                 continue
-            found = (c.modes[0], step, [simplify(low), simplify(Expr.const(step - 1) - high)])
+            found = (c.modes, step, [simplify(low), simplify(Expr.const(step - 1) - high), *slack])
             break
         known = self.blocks.get(param)
         if found is None or (known is not None and known[:2] != found[:2]):
-            self.blocks[param] = (0, 0, [])
+            self.blocks[param] = ((), 0, [])
         elif known is None:
             self.blocks[param] = found
         else:

@@ -235,7 +235,7 @@ def node(op: str, *args: Expr) -> Expr:
     if op in ("min", "max"):
         flat: list[Expr] = []
         for a in args:  # min(min(a, b), c) = min(a, b, c)
-            inner = _only_node(a)
+            inner = only_node(a)
             flat.extend(inner.args if inner is not None and inner.op == op else (a,))
         unique = sorted(set(flat), key=lambda e: e.sort_key())
         if len(unique) == 1:
@@ -246,7 +246,7 @@ def node(op: str, *args: Expr) -> Expr:
     return Expr.atom(Node(op, tuple(args)))
 
 
-def _only_node(e: Expr) -> Node | None:
+def only_node(e: Expr) -> Node | None:
     """The node if the expression is exactly one node."""
     if len(e.terms) == 1:
         (m, c), = e.terms.items()
@@ -297,7 +297,7 @@ def _upper(e: Expr, bounds: Bounds, depth: int) -> Expr:
     variables = e.variables()
     if not variables:
         return e
-    alone = _only_node(e)
+    alone = only_node(e)
     if alone is not None:
         return _node_bound(alone, bounds, True, depth)
     v = max(variables, key=lambda x: (x.depth, x.ident))  # the innermost variable first
@@ -343,7 +343,7 @@ def _linear_in(e: Expr, v: Var) -> tuple[Expr, Expr] | None:
 def _distribute(coefficient: Expr, value: Expr, rest: Expr) -> Expr:
     """coefficient*value + rest, with a constant coefficient and the rest pushed inside a
     min or max value (so that a bound like o + min(16, n - o) becomes min(o + 16, n))."""
-    inner = _only_node(value)
+    inner = only_node(value)
     k = coefficient.constant
     if inner is not None and inner.op in ("min", "max") and k:
         op = inner.op if k > 0 else ("max" if inner.op == "min" else "min")
@@ -369,17 +369,19 @@ def _own_node_bound(n: Node, bounds: Bounds, up: bool, depth: int) -> Expr:
         return node(n.op, *(bound(a, bounds, depth + 1) for a in n.args))
     if n.op in ("div", "floordiv"):
         a, b = n.args
-        if b.variables() or sign_of(b) not in (0, 1) or (b.constant is not None and b.constant <= 0):
+        least = lowest(b)
+        if b.variables() or least is None or least < 0 or b.constant == 0:
             raise Unbounded("a division by a variable or by a number that may be negative")
         return node(n.op, bound(a, bounds, depth + 1), b)  # monotone for a non-negative divisor
     if n.op == "rem":
         a, b = n.args
-        k = abs(b.constant) if b.constant is not None else 0
-        if not k:
-            raise Unbounded("a remainder by a variable or zero")
+        least = lowest(b) if b.constant is None else abs(b.constant)
+        if b.variables() or least is None or least < 1:
+            raise Unbounded("a remainder by a variable or by a size that may be 0")
+        k = Expr.const(abs(b.constant)) if b.constant is not None else b
         if up:  # the remainder has the dividend's sign and is smaller than |b|
-            return node("min", Expr.const(k - 1), node("max", _upper(a, bounds, depth + 1), ZERO))
-        return node("max", Expr.const(1 - k), node("min", _lower(a, bounds, depth + 1), ZERO))
+            return node("min", k - 1, node("max", _upper(a, bounds, depth + 1), ZERO))
+        return node("max", 1 - k, node("min", _lower(a, bounds, depth + 1), ZERO))
     if n.op == "abs":
         a = n.args[0]
         if up:
@@ -448,6 +450,40 @@ def sign_of(e: Expr) -> int | None:
             return None
         signs.add(1 if c > 0 else -1)
     return signs.pop() if len(signs) == 1 else None
+
+
+def lowest(e: Expr) -> int | None:
+    """A number <= every value of a Sym-only e, from the Syms' `low` alone (None if e may
+    be unbounded below): a divisor max(%n, 1) is at least 1, a size %n at least 0."""
+    total = 0
+    for m, c in e.terms.items():
+        if not m:
+            total += c
+            continue
+        lows = [_lowest_atom(a) for a in m]
+        if c < 0 or any(x is None or x < 0 for x in lows):
+            return None
+        total += c * prod(lows)  # type: ignore[arg-type]
+    return total
+
+
+def _lowest_atom(a: Atom) -> int | None:
+    if isinstance(a, Sym):
+        return a.low
+    if isinstance(a, Var):
+        return None
+    lows = [lowest(x) for x in a.args]
+    if a.op == "max":
+        known = [x for x in lows if x is not None]
+        return max(known) if known else None
+    if a.op == "min":
+        return None if None in lows else min(lows)  # type: ignore[type-var]
+    if a.op == "abs":
+        return 0
+    dividend, divisor = lows
+    if dividend is None or dividend < 0 or divisor is None or divisor < 1:
+        return None
+    return 0 if a.op == "rem" else dividend // divisor if a.args[1].constant is not None else 0
 
 
 # -- evaluation ------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from tinyc.contractions.kernel_parts import (  # noqa: F401 (importable here too
 )
 from tinyc.contractions.lanes import build_lane_kernel
 from tinyc.contractions.plan import Plan
-from tinyc.contractions.tensors import Tensor, least, view
+from tinyc.contractions.tensors import Tensor, divisor, least, view
 
 
 def build_kernel(spec: KernelSpec) -> Program:
@@ -74,10 +74,12 @@ def build_kernel(spec: KernelSpec) -> Program:
             memory.release(made)
 
     size_of = {**plan.sizes, **extents}
+    split_by = {label: divisor(fn, size_of[label], name=once(f"d{label}" if label.isalpha() and label.isascii() else None))
+                for label in (plan.groups[1:-1] if plan.tile else plan.groups[:-1])}
     if plan.tile:
-        _tiled(fn, plan, gid, body, once, size_of)
+        _tiled(fn, plan, gid, body, once, size_of, split_by)
     elif plan.block == 1:
-        body(_split(fn, plan, gid, size_of), plan.sizes)
+        body(_split(fn, plan, gid, split_by), plan.sizes)
     else:  # several batch entries per work-group: a loop over this group's block
         total = label_product(fn, [size_of[g] for g in plan.groups])
         first = fn.mul(gid, plan.block, name=once("first"))
@@ -86,35 +88,36 @@ def build_kernel(spec: KernelSpec) -> Program:
         else:  # the last block is short; work-groups past the end run nothing
             count = least(fn, fn.sub(total, least(fn, first, total)), plan.block, name=once("count"))
         with fn.for_(0, count) as loop:
-            body(_split(fn, plan, fn.add(first, loop.var), size_of), plan.sizes)
+            body(_split(fn, plan, fn.add(first, loop.var), split_by), plan.sizes)
     memory.release(shared)
     return prog
 
 
-def _split(fn: FunctionBuilder, plan: Plan, entry, size_of: dict, groups: Sequence[str] | None = None) -> dict:
-    """A batch entry's number split into the batch labels (fastest first)."""
+def _split(fn: FunctionBuilder, plan: Plan, entry, split_by: dict, groups: Sequence[str] | None = None) -> dict:
+    """A batch entry's number split into the batch labels (fastest first; `split_by`: each
+    label's size, at least 1: tensors.divisor)."""
     groups = plan.groups if groups is None else groups
     if not groups:
         return {}
     env, rest = {}, entry
     for label in groups[:-1]:
-        env[label] = fn.rem(rest, size_of[label])
-        rest = fn.div(rest, size_of[label])
+        env[label] = fn.rem(rest, split_by[label])
+        rest = fn.div(rest, split_by[label])
     env[groups[-1]] = rest
     return env
 
 
-def _tiled(fn: FunctionBuilder, plan: Plan, gid, body, once, size_of: dict) -> None:
+def _tiled(fn: FunctionBuilder, plan: Plan, gid, body, once, size_of: dict, split_by: dict) -> None:
     """The first group label in tiles: this work-group's tile is a mode of size `tile`.
     A short last tile is its own static size (a second copy of the body); when the label
     is dynamic, its entries one by one (a loop of the body with the label of size 1)."""
     label = plan.groups[0]
     extent = size_of[label]
     if plan.groups[1:]:
-        tiles = plan.tiles if isinstance(extent, int) else fn.div(fn.add(extent, plan.tile - 1), plan.tile,
-                                                                  name=once("tiles"))
+        tiles = plan.tiles if isinstance(extent, int) else divisor(
+            fn, fn.div(fn.add(extent, plan.tile - 1), plan.tile), name=once("tiles"))
         tile = fn.rem(gid, tiles, name=once("tile"))
-        env = _split(fn, plan, fn.div(gid, tiles), size_of, plan.groups[1:])
+        env = _split(fn, plan, fn.div(gid, tiles), split_by, plan.groups[1:])
     else:
         tile, env = gid, {}
     first = fn.mul(tile, plan.tile, name=once("first"))

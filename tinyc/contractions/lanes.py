@@ -38,7 +38,7 @@ from tinyc.contractions.kernel_parts import Memory, dynamic_sizes, emit_steps, k
 from tinyc.contractions.layout import Layout
 from tinyc.contractions.lanestep import BLOCK, LANE, Chunk, LaneTensor, Scaling, emit_lane_step, per_entry
 from tinyc.contractions.plan import Plan, make_steps
-from tinyc.contractions.tensors import Tensor, least, view
+from tinyc.contractions.tensors import Tensor, divisor, least, view
 
 SUBGROUP_BYTES = 64
 """A subgroup's vector of one element per lane: 16 f32, 8 f64 or c32, 4 c64 (512 bits)."""
@@ -149,12 +149,13 @@ def build_lane_kernel(spec, prog: Program) -> None:
     others = plan.groups[1:]
     env: dict = {}
     if others:
-        chunks = fn.div(fn.add(n, lanes.chunk - 1), lanes.chunk, name=once("chunks"))
+        chunks = divisor(fn, fn.div(fn.add(n, lanes.chunk - 1), lanes.chunk), name=once("chunks"))
         rest = fn.div(gid, chunks)
         chunk_id = fn.rem(gid, chunks, name=once("chunk"))
         for label in others[:-1]:
-            env[label] = fn.rem(rest, extents[label])
-            rest = fn.div(rest, extents[label])
+            split_by = divisor(fn, extents[label])
+            env[label] = fn.rem(rest, split_by)
+            rest = fn.div(rest, split_by)
         env[others[-1]] = rest
     else:
         chunk_id = gid

@@ -119,17 +119,35 @@ def _neighbours(t: Tensor, a: str, b: str) -> bool:
     return stride[pos] * t.sizes[pos] == stride[pos + 1]
 
 
+def divisor(fn: FunctionBuilder, size: int | Value, name: str | None = None) -> int | Value:
+    """A dynamic size as the divisor that splits an entry's number: max(size, 1), so that no
+    launch divides by 0 and the launch-bounds analysis bounds the remainder by size - 1."""
+    if isinstance(size, int):
+        return size
+    return most(fn, size, 1, name=name)
+
+
+def most(fn: FunctionBuilder, a: Any, b: Any, name: str | None = None) -> Value:
+    """max(a, b) of uniform index values, as an `if` (why: `least`)."""
+    return _if_less(fn, a, b, b, a, name)
+
+
 def least(fn: FunctionBuilder, a: Any, b: Any, name: str | None = None) -> Value:
     """min(a, b) of uniform index values, as an `if`: the CPU runtime's vectorizer keeps an
     `if` on uniform values uniform but takes `arith.min`'s result as varying, so a loop it
     bounds ran masked (twice the instructions, measured)."""
+    return _if_less(fn, a, b, a, b, name)
+
+
+def _if_less(fn: FunctionBuilder, a: Any, b: Any, then: Any, otherwise: Any, name: str | None) -> Value:
+    """`if a < b` yielding `then`, else `otherwise` (the launch-bounds analysis reads min and
+    max in this form: index_values._min_or_max)."""
     from tinyc.builder import index
 
     with fn.if_(fn.lt(a, b), [index]) as branch:
-        with branch.then():
-            fn.yield_([a if isinstance(a, Value) else fn.constant(a, index)])
-        with branch.otherwise():
-            fn.yield_([b if isinstance(b, Value) else fn.constant(b, index)])
+        for region, value in ((branch.then, then), (branch.otherwise, otherwise)):
+            with region():
+                fn.yield_([value if isinstance(value, Value) else fn.constant(value, index)])
     result = branch.results[0]
     if name is not None:
         result.name = name

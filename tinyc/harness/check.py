@@ -14,6 +14,8 @@ does so and compares them whole.
 
 from __future__ import annotations
 
+import math
+
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -77,10 +79,11 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
             pairs = list(zip(got, want)) if isinstance(got, list) else [(got, want)]
             scope = f"every work-group of {batch}"
         elif p.batch_mode is None and k in blocks and not isinstance(got, list):
-            mode, step = blocks[k]
-            entries = np.concatenate([np.arange(step * g, min(step * g + step, np.shape(got)[mode]))
+            modes, step = blocks[k]
+            got, want, axis = _flattened(got, modes), _flattened(want, modes), min(modes)
+            entries = np.concatenate([np.arange(step * g, min(step * g + step, np.shape(got)[axis]))
                                       for g in groups])
-            pairs = [(np.take(got, entries, axis=mode), np.take(want, entries, axis=mode))]
+            pairs = [(np.take(got, entries, axis=axis), np.take(want, entries, axis=axis))]
             scope = f"the chunks of {step} entries of {len(groups)} sampled work-groups of {batch}"
         elif p.batch_mode is None:
             skipped.append(f"%{p.name} (not partitioned by work-group, so only a check of every "
@@ -98,6 +101,18 @@ def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any]
                                   for g, w in pairs) if e is not None), None)
         compared.append(Compared(p.name, elements, scope, error))
     return compared, skipped
+
+
+def _flattened(array: Any, modes: tuple[int, ...]) -> np.ndarray:
+    """`array` with its `modes` as one mode in place of the lowest of them (the first of
+    `modes` fastest: moved next to each other, a reshape in Fortran order merges them so)."""
+    array = np.asarray(array)
+    if len(modes) == 1:
+        return array
+    at, count = min(modes), len(modes)
+    moved = np.moveaxis(array, modes, range(at, at + count))
+    merged = math.prod(moved.shape[at:at + count])
+    return moved.reshape(moved.shape[:at] + (merged,) + moved.shape[at + count:], order="F")
 
 
 def _unpartitioned(info: Any, blocks: dict[int, tuple[int, int]]) -> bool:

@@ -285,9 +285,9 @@ def max_batch(info: Any, args: Sequence[Any]) -> int:
     return check.largest_batch(check.sizes(Sizes, args), args)
 
 
-def write_blocks(info: Any, args: Sequence[Any], batch: int) -> dict[int, tuple[int, int]]:
-    """parameter -> (mode, step) for each argument that work-group g writes only in entries
-    [step·g, step·g + step) of that mode at this launch (launch_bounds.WriteBlock: its
+def write_blocks(info: Any, args: Sequence[Any], batch: int) -> dict[int, tuple[tuple[int, ...], int]]:
+    """parameter -> (modes, step) for each argument that work-group g writes only in entries
+    [step·g, step·g + step) of those modes (flattened, fastest first) at this launch (launch_bounds.WriteBlock: its
     expressions evaluated with the arguments' sizes and the batch)."""
     blocks = info.launch.write_blocks if info.launch is not None else ()
     if not blocks:
@@ -306,7 +306,7 @@ def write_blocks(info: Any, args: Sequence[Any], batch: int) -> dict[int, tuple[
         except (_Absent, KeyError, ZeroDivisionError):
             continue
         if holds:
-            found[block.param] = (block.mode, block.step)
+            found[block.param] = (block.modes, block.step)
     return found
 
 
