@@ -67,7 +67,7 @@ class Note:
 @dataclass(frozen=True)
 class WriteBlock:
     """Work-group g writes argument `param` only in entries [step·g, step·g + step) of `modes`
-    (one mode, or neighbouring modes flattened fastest first: batch labels an entry's number
+    (one mode, or several flattened, the first fastest: the batch labels an entry's number
     is split into by rem and div), at a launch where every `slacks` expression is >= 0 (they
     bound the part of each write's index beside step·g to [0, step)): a kernel that gives
     each work-group a chunk of the batch (step 1: the group id indexes the mode). `tinyc run
@@ -206,7 +206,8 @@ class _Walk:
         self.last_groups: dict[Expr, None] = {}  # the group id's upper bound where an argument is accessed
         self.notes: list[Note] = []
         self.split = BatchSplit(fn) if conditions else None
-        self.blocks: dict[int, tuple[tuple[int, ...], int, list[Expr]]] = {}  # written argument -> (modes, step, slacks); step 0: none
+        # written argument -> (modes, step, slacks); step 0: none
+        self.blocks: dict[int, tuple[tuple[int, ...], int, list[Expr]]] = {}
         self.blind_writes = 0  # writes whose coordinates are not known: no argument has a block
 
     # -- what the values say --------------------------------------------------------

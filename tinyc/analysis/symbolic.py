@@ -480,10 +480,12 @@ def _lowest_atom(a: Atom) -> int | None:
         return None if None in lows else min(lows)  # type: ignore[type-var]
     if a.op == "abs":
         return 0
-    dividend, divisor = lows
+    dividend, divisor = lows  # div, floordiv, rem of a non-negative dividend by a positive divisor
     if dividend is None or dividend < 0 or divisor is None or divisor < 1:
         return None
-    return 0 if a.op == "rem" else dividend // divisor if a.args[1].constant is not None else 0
+    if a.op == "rem" or a.args[1].constant is None:
+        return 0
+    return dividend // divisor
 
 
 # -- evaluation ------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from typing import Sequence
 
 from tinyc.builder import FunctionBuilder, Program, memref
 from tinyc.contractions.kernel_parts import (  # noqa: F401 (importable here too: KernelSpec, ...)
-    KernelSpec, Memory, dynamic_sizes, emit_steps, kernel_parameters, label_product, operand_names,
-    scratch_layout, unique_names,
+    KernelSpec, Memory, dynamic_sizes, emit_steps, kernel_parameters, label_name, label_product,
+    operand_names, scratch_layout, unique_names,
 )
 from tinyc.contractions.lanes import build_lane_kernel
 from tinyc.contractions.plan import Plan
@@ -74,7 +74,7 @@ def build_kernel(spec: KernelSpec) -> Program:
             memory.release(made)
 
     size_of = {**plan.sizes, **extents}
-    split_by = {label: divisor(fn, size_of[label], name=once(f"d{label}" if label.isalpha() and label.isascii() else None))
+    split_by = {label: divisor(fn, size_of[label], name=once(label_name("d", label)))
                 for label in (plan.groups[1:-1] if plan.tile else plan.groups[:-1])}
     if plan.tile:
         _tiled(fn, plan, gid, body, once, size_of, split_by)

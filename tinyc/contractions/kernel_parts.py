@@ -88,9 +88,14 @@ def unique_names(taken) -> Callable[[str | None], str | None]:
 
 def dynamic_sizes(fn: FunctionBuilder, holder: Tensor, labels, once) -> dict[str, Value]:
     """The size of each dynamic label, read from a tensor that holds them all (`size`)."""
-    return {label: fn.size(holder.value, holder.labels.index(label),
-                           name=once(f"n{label}" if label.isalpha() and label.isascii() else None))
+    return {label: fn.size(holder.value, holder.labels.index(label), name=once(label_name("n", label)))
             for label in sorted(labels, key=holder.labels.index)}
+
+
+def label_name(prefix: str, label: str) -> str | None:
+    """A value's name after a label (%nb: the size of b), or None for a label that is no
+    ASCII letter (the builder then numbers the value)."""
+    return f"{prefix}{label}" if label.isascii() and label.isalpha() else None
 
 
 def label_product(fn: FunctionBuilder, factors: Sequence[int | Value]) -> int | Value:
