@@ -1,4 +1,4 @@
-"""Bounds of index expressions (tinyc/analysis/symbolic.py), checked against enumeration.
+"""Bounds of index expressions (symbolic.py, symbolic_bounds.py), checked against enumeration.
 
 Every bound the analysis states must hold for every value the variables take:
 small random expressions over a few bounded variables are enumerated
@@ -14,9 +14,8 @@ import random
 
 import pytest
 
-from tinyc.analysis.symbolic import (
-    ONE, ZERO, Expr, Sym, Unbounded, Var, interval, lower, node, simplify, upper,
-)
+from tinyc.analysis.symbolic import ONE, ZERO, Expr, Sym, Var, interval, lowest, node, simplify
+from tinyc.analysis.symbolic_bounds import Unbounded, lower, upper
 
 N = Sym("batch", (), 0)
 n = Sym("dim", (0, 0), 0)
@@ -115,8 +114,6 @@ def test_a_remainder_by_a_size_that_may_be_zero_is_unbounded(divisor):
     (-Expr.atom(n), None), (node("min", -Expr.atom(n), ONE), None),
 ])
 def test_lowest_bounds_an_expression_from_below_over_every_launch(e, least):
-    from tinyc.analysis.symbolic import lowest
-
     assert lowest(e) == least
     if least is not None:
         assert all(interval(e, {n: (k, k)})[0] >= least for k in range(0, 50))

@@ -20,9 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tinyc.analysis.symbolic import (
-    ONE, ZERO, Expr, Interval, Node, Sym, Unbounded, Var, interval, lower, node, simplify, upper,
-)
+from tinyc.analysis.symbolic import ONE, ZERO, Expr, Interval, Node, Sym, Var, interval, node, simplify
+from tinyc.analysis.symbolic_bounds import Unbounded, lower, upper
 from tinyc.ir.addressing import IntOp, LoopRange, TileRange
 from tinyc.ir.core import Value
 from tinyc.ir.types import BoolType, ScalarType, Type

@@ -4,7 +4,7 @@ One walk over a function (before its collectives are lowered) asks every
 instruction where it addresses memory (`addressing()`) and which integers it
 computes (`integer_facts()`). Each access becomes coordinates of its root
 (memory_map.py) whose index expressions (index_values.py) are bounded over
-the kernel's variables (symbolic.py): the group id, loop variables, lanes.
+the kernel's variables (symbolic_bounds.py): the group id, loop variables, lanes.
 What is left is a `Condition` on the launch: an expression of the batch,
 scalar arguments and `?` sizes that must not be negative, e.g.
 
@@ -28,7 +28,8 @@ from tinyc.analysis.batch_split import BatchSplit
 from tinyc.analysis.index_values import IndexValues, type_range
 from tinyc.analysis.memory_effects import EffectKind, direct_effects, root_of
 from tinyc.analysis.memory_map import Coordinate, Mapped, argument, derive, group_count, local, member
-from tinyc.analysis.symbolic import ONE, ZERO, Expr, Sym, Unbounded, only_node, node, simplify
+from tinyc.analysis.symbolic import ONE, ZERO, Expr, Sym, node, only_node, simplify
+from tinyc.analysis.symbolic_bounds import Unbounded
 from tinyc.ir.addressing import NO_ADDRESSING, NO_INTEGER_FACTS, Footprint, IntegerFacts, MemberView
 from tinyc.ir.core import Function, Instruction, Region, Value
 from tinyc.ir.types import GroupType, MemrefType, ScalarType

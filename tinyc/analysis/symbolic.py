@@ -1,4 +1,4 @@
-"""Integer expressions over launch sizes and loop variables, and their bounds.
+"""Integer expressions over launch sizes and loop variables (their bounds: symbolic_bounds.py).
 
 An index in a kernel is an expression of the group id, loop variables,
 constants, scalar arguments and sizes of arguments. `Expr` is a polynomial
@@ -9,7 +9,7 @@ constants, scalar arguments and sizes of arguments. `Expr` is a polynomial
     Var   a variable of the kernel with bounds (group id, loop variables, lanes)
     Node  what a polynomial cannot say: min, max, division, remainder, abs
 
-`upper(e, bounds)` and `lower(e, bounds)` give expressions over Syms only
+`upper(e, bounds)` and `lower(e, bounds)` (symbolic_bounds.py) give expressions over Syms only
 that bound e for every value its Vars take: the innermost variable first is
 replaced by its bound (its upper one where its coefficient is positive, its
 lower one where negative, both under a max when the sign is unknown), so
@@ -95,11 +95,11 @@ class Expr:
     @staticmethod
     def const(value: int) -> "Expr":
         value = int(value)
-        return _of({(): value} if value else {})
+        return from_terms({(): value} if value else {})
 
     @staticmethod
     def atom(atom: Atom) -> "Expr":
-        return _of({(atom,): 1})
+        return from_terms({(atom,): 1})
 
     def __add__(self, other: "Expr | int") -> "Expr":
         other = other if other.__class__ is Expr else _expr(other)
@@ -110,12 +110,12 @@ class Expr:
                 terms[m] = total
             else:
                 del terms[m]  # (c is not 0: m was in self's terms)
-        return _of(terms)
+        return from_terms(terms)
 
     __radd__ = __add__
 
     def __neg__(self) -> "Expr":
-        return _of({m: -c for m, c in self.terms.items()})
+        return from_terms({m: -c for m, c in self.terms.items()})
 
     def __sub__(self, other: "Expr | int") -> "Expr":
         return self + (-_expr(other))
@@ -209,7 +209,7 @@ def _sort_key(atom: Atom) -> tuple:
     return atom.sort_key()
 
 
-def _of(terms: dict[Monomial, int]) -> Expr:
+def from_terms(terms: dict[Monomial, int]) -> Expr:
     """An Expr of terms that hold no zero coefficient (Expr() filters them out)."""
     e = _new(Expr)
     e.terms, e._hash = terms, None
@@ -271,159 +271,7 @@ def _apply(op: str, values: list[int]) -> int:
     return q if op == "div" else a - q * b
 
 
-# -- bounds ------------------------------------------------------------------------------------
-Bounds = Callable[[Atom], "tuple[Expr | None, Expr | None]"]
-"""A variable's (lower, upper) bounds (inclusive), as expressions of earlier variables and
-Syms; for a node, what a guard says of it (else (None, None))."""
-
-
-class Unbounded(Exception):
-    """The expression has no bound the analysis can state."""
-
-
-def upper(e: Expr, bounds: Bounds) -> Expr:
-    """An expression over Syms that is >= e for every value of e's variables (Unbounded if none)."""
-    return _upper(e, bounds, 0)
-
-
-def lower(e: Expr, bounds: Bounds) -> Expr:
-    """An expression over Syms that is <= e for every value of e's variables."""
-    return -_upper(-e, bounds, 0)
-
-
-def _upper(e: Expr, bounds: Bounds, depth: int) -> Expr:
-    if depth > 64:
-        raise Unbounded("the bounds nest too deeply")
-    variables = e.variables()
-    if not variables:
-        return e
-    alone = only_node(e)
-    if alone is not None:
-        return _node_bound(alone, bounds, True, depth)
-    v = max(variables, key=lambda x: (x.depth, x.ident))  # the innermost variable first
-    linear = _linear_in(e, v)
-    if linear is None:  # v inside a node or in a product with itself: bound those parts first
-        return _upper(_bound_parts(e, bounds, depth), bounds, depth + 1)
-    coefficient, rest = linear
-    low, high = bounds(v)
-    sign = sign_of(coefficient)
-    if sign is None:
-        choices = [low, high]
-    else:
-        choices = [high if sign > 0 else low]
-    if any(c is None for c in choices):
-        raise Unbounded(f"{v!r} has no bound")
-    options = [_upper(_distribute(coefficient, c, rest), bounds, depth + 1) for c in choices]
-    return options[0] if len(options) == 1 else node("max", *options)
-
-
-def _lower(e: Expr, bounds: Bounds, depth: int) -> Expr:
-    return -_upper(-e, bounds, depth + 1)
-
-
-def _linear_in(e: Expr, v: Var) -> tuple[Expr, Expr] | None:
-    """(a, b) with e = a*v + b and v in neither, or None."""
-    a: dict[Monomial, int] = {}
-    b: dict[Monomial, int] = {}
-    for m, c in e.terms.items():
-        if any(x.__class__ is Node and any(v in arg.variables() for arg in x.args) for x in m):
-            return None
-        count = m.count(v)
-        if count == 0:
-            b[m] = c  # (the monomials of e differ: no two land on one)
-        elif count == 1:
-            rest = list(m)
-            rest.remove(v)
-            a[tuple(rest)] = c
-        else:
-            return None
-    return _of(a), _of(b)
-
-
-def _distribute(coefficient: Expr, value: Expr, rest: Expr) -> Expr:
-    """coefficient*value + rest, with a constant coefficient and the rest pushed inside a
-    min or max value (so that a bound like o + min(16, n - o) becomes min(o + 16, n))."""
-    inner = only_node(value)
-    k = coefficient.constant
-    if inner is not None and inner.op in ("min", "max") and k:
-        op = inner.op if k > 0 else ("max" if inner.op == "min" else "min")
-        return node(op, *(simplify(a * k + rest) for a in inner.args))
-    return simplify(coefficient * value + rest)
-
-
-def _node_bound(n: Node, bounds: Bounds, up: bool, depth: int) -> Expr:
-    """An upper (or lower) bound of a node's value; also what a guard says of it (`bounds`
-    of the node: `if %q < %m` with %q = %l / 4)."""
-    found = _own_node_bound(n, bounds, up, depth)
-    low, high = bounds(n)  # type: ignore[arg-type]
-    guard = high if up else low
-    if guard is None:
-        return found
-    guard = (_upper if up else _lower)(guard, bounds, depth + 1)
-    return node("min" if up else "max", found, guard)
-
-
-def _own_node_bound(n: Node, bounds: Bounds, up: bool, depth: int) -> Expr:
-    bound = _upper if up else _lower
-    if n.op in ("min", "max"):  # monotone in every argument
-        return node(n.op, *(bound(a, bounds, depth + 1) for a in n.args))
-    if n.op in ("div", "floordiv"):
-        a, b = n.args
-        least = lowest(b)
-        if b.variables() or least is None or least < 0 or b.constant == 0:
-            raise Unbounded("a division by a variable or by a number that may be negative")
-        return node(n.op, bound(a, bounds, depth + 1), b)  # monotone for a non-negative divisor
-    if n.op == "rem":
-        a, b = n.args
-        least = lowest(b) if b.constant is None else abs(b.constant)
-        if b.variables() or least is None or least < 1:
-            raise Unbounded("a remainder by a variable or by a size that may be 0")
-        k = Expr.const(abs(b.constant)) if b.constant is not None else b
-        if up:  # the remainder has the dividend's sign and is smaller than |b|
-            return node("min", k - 1, node("max", _upper(a, bounds, depth + 1), ZERO))
-        return node("max", 1 - k, node("min", _lower(a, bounds, depth + 1), ZERO))
-    if n.op == "abs":
-        a = n.args[0]
-        if up:
-            return node("max", _upper(a, bounds, depth + 1), -_lower(a, bounds, depth + 1))
-        return node("max", _lower(a, bounds, depth + 1), -_upper(a, bounds, depth + 1), ZERO)
-    raise Unbounded(f"no bound for {n.op}")
-
-
-def _bound_parts(e: Expr, bounds: Bounds, depth: int) -> Expr:
-    """An upper bound of e in which every node holding a variable, and every product of
-    variables, is replaced by its bound (a node only in a monomial of its own)."""
-    result = Expr({})
-    for m, c in e.terms.items():
-        held = [x for x in m if isinstance(x, Node) and Expr.atom(x).variables()]
-        if held:
-            if len(m) != 1:
-                raise Unbounded("a product with a min, max, division or remainder")
-            n = held[0]
-            k = n.args[1].constant if n.op == "floordiv" else None
-            if k and k > 0 and c % k == 0:  # c*floor(x/k) is c/k*x, less at most c/k*(k - 1)
-                x = n.args[0]
-                result = result + (x if c > 0 else x - (k - 1)) * (c // k)
-                continue
-            result = result + _node_bound(n, bounds, c > 0, depth) * c
-        elif sum(isinstance(x, Var) for x in m) > 1:
-            result = result + _product_bound(m, c, bounds, depth)
-        else:
-            result = result + Expr({m: c})
-    return result
-
-
-def _product_bound(m: Monomial, c: int, bounds: Bounds, depth: int) -> Expr:
-    """An upper bound of a product of variables (v*v, v*w): the largest corner of its
-    factors' bounds."""
-    corners = [Expr.const(c)]
-    for x in m:
-        f = Expr.atom(x)
-        lo, hi = _lower(f, bounds, depth + 1), _upper(f, bounds, depth + 1)
-        corners = [y * z for y in corners for z in (lo, hi)]
-    return node("max", *corners)
-
-
+# -- expression facts -------------------------------------------------------------------------
 def simplify(e: Expr) -> Expr:
     """e with its terms moved into its one min or max (x - min(a, x) = max(x - a, 0)), so that
     evaluating it over intervals loses nothing to the repeated x."""
