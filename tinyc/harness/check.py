@@ -15,7 +15,6 @@ does so and compares them whole.
 from __future__ import annotations
 
 import math
-
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -63,7 +62,7 @@ def _difference(element: ScalarType, got: np.ndarray, want: np.ndarray) -> str |
 
 def compare_outputs(info: Any, device_args: list[Any], reference_args: list[Any], batch: int,
                     groups: Sequence[int] | None,
-                    blocks: dict[int, tuple[int, int]] | None = None) -> tuple[list[Compared], list[str]]:
+                    blocks: dict[int, tuple[tuple[int, ...], int]] | None = None) -> tuple[list[Compared], list[str]]:
     """The written arguments compared (elements, scope, error) and those that could not be.
     `blocks`: the arguments written in a chunk per work-group (launch_check.write_blocks)."""
     compared: list[Compared] = []
@@ -115,7 +114,7 @@ def _flattened(array: Any, modes: tuple[int, ...]) -> np.ndarray:
     return moved.reshape(moved.shape[:at] + (merged,) + moved.shape[at + count:], order="F")
 
 
-def _unpartitioned(info: Any, blocks: dict[int, tuple[int, int]]) -> bool:
+def _unpartitioned(info: Any, blocks: dict[int, tuple[tuple[int, ...], int]]) -> bool:
     """True if some written array is neither indexed by the work-group id nor written in a
     chunk per work-group (no slice to sample)."""
     return any(p.written and p.batch_mode is None and k not in blocks and not isinstance(p.type, ScalarType)

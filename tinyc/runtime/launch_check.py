@@ -287,8 +287,8 @@ def max_batch(info: Any, args: Sequence[Any]) -> int:
 
 def write_blocks(info: Any, args: Sequence[Any], batch: int) -> dict[int, tuple[tuple[int, ...], int]]:
     """parameter -> (modes, step) for each argument that work-group g writes only in entries
-    [step·g, step·g + step) of those modes (flattened, fastest first) at this launch (launch_bounds.WriteBlock: its
-    expressions evaluated with the arguments' sizes and the batch)."""
+    [step·g, step·g + step) of those modes (flattened, the first fastest) at this launch
+    (launch_bounds.WriteBlock: its expressions evaluated with the arguments' sizes and the batch)."""
     blocks = info.launch.write_blocks if info.launch is not None else ()
     if not blocks:
         return {}

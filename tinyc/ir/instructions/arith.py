@@ -232,6 +232,12 @@ _COMPLEX_FLOPS = {ArithBinaryOp.ADD: 2, ArithBinaryOp.SUB: 2, ArithBinaryOp.MUL:
 """The operations counted as flops, with their count on complex values (1 on real ones)."""
 
 
+def element_flops(op: ArithBinaryOp, is_complex: bool) -> int:
+    """Flops of one add, sub, mul or div of two elements: 1, or the complex count above (the
+    coopmatrix instructions count their multiplies and adds with it too)."""
+    return _COMPLEX_FLOPS[op] if is_complex else 1
+
+
 def _arith_flops(op: ArithBinaryOp, t: Type) -> float:
     """ArithBinary.run_flops: flops of `op` on one value of type `t`."""
     elements = 1
@@ -239,7 +245,7 @@ def _arith_flops(op: ArithBinaryOp, t: Type) -> float:
         elements, t = t.rows * t.cols, t.component
     if not isinstance(t, ScalarType) or op not in _COMPLEX_FLOPS or not (t.is_float or t.is_complex):
         return 0.0
-    return float(elements * (_COMPLEX_FLOPS[op] if t.is_complex else 1))
+    return float(elements * element_flops(op, t.is_complex))
 
 
 def known_integer(value: Value, depth: int = 0) -> int | None:

@@ -14,6 +14,7 @@ from tinyc.ir.addressing import Addressing, Footprint, ModeSpan
 from tinyc.ir.core import (
     Accesses, EffectKind, Instruction, Kind, Value, no_addressing, no_integer_facts, no_memory_access,
 )
+from tinyc.ir.instructions.arith import ArithBinaryOp, element_flops
 from tinyc.ir.instructions.memory import StoreFlag
 from tinyc.ir.types import CoopMatrixType, MatrixUse, Type, i32, index, promotable, promote
 from tinyc.std import Std
@@ -174,7 +175,8 @@ class CoopMatrixMulAdd(Instruction):
         if not isinstance(a, CoopMatrixType) or not isinstance(b, CoopMatrixType):
             return 0.0
         complex_ = a.component.is_complex or b.component.is_complex
-        return float((8 if complex_ else 2) * a.rows * a.cols * b.cols)
+        per_product = element_flops(ArithBinaryOp.MUL, complex_) + element_flops(ArithBinaryOp.ADD, complex_)
+        return float(per_product * a.rows * a.cols * b.cols)
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixMulAdd":
@@ -254,7 +256,7 @@ class CoopMatrixScale(Instruction):
         t = self.result.type
         if not isinstance(t, CoopMatrixType):
             return 0.0
-        return float(t.rows * t.cols * (6 if t.component.is_complex else 1))
+        return float(t.rows * t.cols * element_flops(ArithBinaryOp.MUL, t.component.is_complex))
 
     @classmethod
     def from_syntax(cls, s: "Parsed") -> "CoopMatrixScale":
