@@ -81,7 +81,9 @@ def test_printed_programs_run_under_tinyc_run(device, tmp_path):
     With --check of every work-group (--batch up to 256) its results match the reference."""
     for args in (["ikb,kjb->ijb", "--shape", "A=16x8x1000", "--shape", "B=8x12x1000"],
                  ["bij,bjk->bik", "--shape", "A=1000x4x4", "--shape", "B=1000x4x4"],
-                 ["ikb,kj->ijb", "--shape", "A=4x3x1000", "--shape", "B=3x3", "--dtype", "f64"]):
+                 ["ikb,kj->ijb", "--shape", "A=4x3x1000", "--shape", "B=3x3", "--dtype", "f64"],
+                 ["ijb,jb->ib", "--shape", "A=9x5x1000", "--shape", "x=5x1000", "--dtype", "i8"],
+                 ["bij->bj", "--shape", "A=1000x6x5", "--dtype", "f16"]):
         path = tmp_path / "k.ir"
         program = run(*args).output
         path.write_text(program)

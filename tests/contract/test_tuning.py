@@ -95,3 +95,14 @@ def test_recipe_variants_share_the_tuned_schedule(device, cache):
     r(50, 1.0, A, B, 0.0, C)
     want = np.einsum("bmk,bnk->bnm", A.reshape(50, 4, 4), B.reshape(50, 4, 4))   # column-major: [b, col, row]
     np.testing.assert_allclose(C.reshape(50, 4, 4), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint16"])
+def test_integer_contractions_tune(device, cache, dtype):
+    """The tuner's synthetic operands and scalars suit integer kernels (signless: unsigned
+    dtypes run as the signed type of their width)."""
+    a = rng.integers(0, 1000, (6, 5, 300)).astype(dtype)
+    b = rng.integers(0, 1000, (5, 4, 300)).astype(dtype)
+    with np.errstate(over="ignore"):
+        want = np.einsum("ikb,kjb->ijb", a, b)
+    np.testing.assert_array_equal(tinyc.einsum("ikb,kjb->ijb", a, b, tune=True), want)

@@ -17,7 +17,10 @@ import click
 
 from tinyc.cli.common import EXIT_INPUT, error
 
-_DTYPES = {"f32": "float32", "f64": "float64", "c32": "complex64", "c64": "complex128"}
+_DTYPES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "f16": "float16",
+           "f32": "float32", "f64": "float64", "c32": "complex64", "c64": "complex128"}
+"""The language's types by NumPy name (tinyc.contractions.compiled.EINSUM_TYPES, without
+importing NumPy before the command runs)."""
 _SHAPE = re.compile(r"(?:([A-Za-z_][A-Za-z0-9_]*)=)?((?:\d+(?:x\d+)*)?)")
 
 

@@ -29,7 +29,7 @@ from tinyc.contractions.compiled import (
 from tinyc.contractions.layout import c_order_strides
 from tinyc.contractions.split import launch_split
 from tinyc.contractions.running import (
-    Call, kernel_arguments, queue_of as _queue_of, run, run_plain, signature as _signature,
+    Call, check_scalar, kernel_arguments, queue_of as _queue_of, run, run_plain, signature as _signature,
     usm_interface as _usm_interface,
 )
 from tinyc.runtime.devices import compile_target, is_split
@@ -339,7 +339,8 @@ class Contraction:
         a = call.analysis
         inputs = [materialize(x, labels, a.compute) if conv else x
                   for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
-        args = kernel_arguments(call, inputs, target, alpha, beta)
+        args = kernel_arguments(call, inputs, target, check_scalar(alpha, "alpha", a.compute),
+                                check_scalar(beta, "beta", a.result))
         return Bound(call.compiled.kernel, args, call.groups, {"out": target})
 
     def _operands(self, operands: Sequence[Any]) -> list:

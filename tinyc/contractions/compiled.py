@@ -31,11 +31,18 @@ from tinyc.contractions.knobs import Knobs
 from tinyc.contractions.lanes import lane_plan
 from tinyc.contractions.plan import Plan, Step, make_plan
 from tinyc.ir.types import SCALAR_TYPES, ScalarType, promotable
+from tinyc.runtime.arrays import dtypes_for
 
-DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
-          np.dtype(np.complex64): "c32", np.dtype(np.complex128): "c64"}
-"""NumPy dtypes of the language's floating and complex types."""
-SUPPORTED = "float32, float64, complex64 or complex128"
+EINSUM_TYPES = ("i8", "i16", "i32", "i64", "f16", "f32", "f64", "c32", "c64")
+"""The language's types a contraction computes in: each has a NumPy dtype of its own (bf16's
+arrays are bit patterns, and `index` is i64)."""
+DTYPES = {dtypes_for(SCALAR_TYPES[name])[0]: name for name in EINSUM_TYPES}
+"""NumPy dtypes of those types."""
+UNSIGNED = {np.dtype(f"uint{bits}"): np.dtype(f"int{bits}") for bits in (8, 16, 32, 64)}
+"""Unsigned dtypes, computed in the signed type of their width: the language's integers
+are signless, and products and sums modulo 2^bits are the same bits either way."""
+SUPPORTED = ("float32, float64, complex64, complex128, float16 or an integer dtype "
+             "(the language's f32, f64, c32, c64, f16, i8-i64)")
 EPILOGUES = (None, "relu")
 REPRESENTATIVE_BATCH = 1 << 14
 """The size the planner assumes for a dynamic label (plans depend on the key alone)."""
@@ -62,8 +69,9 @@ def dtype_name(dtype: Any) -> str:
 def compute_dtype(dtypes: Sequence[np.dtype], forced: Any) -> np.dtype:
     """The dtype the contraction computes in: NumPy's result type, or `dtype=`."""
     if forced is not None:
+        alias = _dtype_alias(forced)
         try:
-            chosen = np.dtype(_dtype_alias(forced))
+            chosen = np.dtype(alias)
         except TypeError:
             raise TypeError(f"unknown dtype {forced!r}; use {SUPPORTED}") from None
     else:
@@ -72,21 +80,29 @@ def compute_dtype(dtypes: Sequence[np.dtype], forced: Any) -> np.dtype:
                 raise TypeError(f"operand {k} has dtype {d}, which einsum cannot compute with; "
                                 f"use {SUPPORTED}")
         chosen = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
-    if chosen not in DTYPES:
+    if chosen not in DTYPES and chosen not in UNSIGNED:
         raise TypeError(f"tinyc.einsum computes in {SUPPORTED}, not {chosen}"
-                        + (" (convert integer operands to a floating type)" if chosen.kind in "biu" else ""))
+                        + (" (convert bool operands to a number type)" if chosen.kind == "b" else ""))
     return chosen
 
 
 def _dtype_alias(d: Any) -> Any:
-    """The language's spellings (f32, c32 = complex64, ...) as NumPy dtypes."""
+    """The language's spellings (i8 = int8, f16 = float16, c32 = complex64, ...) as NumPy
+    dtypes: NumPy reads "i8" as int64 and "f16" as a 16-byte float."""
     if isinstance(d, str) and d in SCALAR_TYPES:
-        return {"f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128}.get(d, d)
+        if d not in EINSUM_TYPES:
+            raise TypeError(f"dtype {d!r}: a contraction computes in {SUPPORTED}")
+        return dtypes_for(SCALAR_TYPES[d])[0]
     return d
 
 
+def signed(dtype: np.dtype) -> np.dtype:
+    """The dtype the kernel sees: an unsigned one as the signed type of its width."""
+    return UNSIGNED.get(dtype, dtype)
+
+
 def scalar_type(dtype: np.dtype) -> ScalarType:
-    return SCALAR_TYPES[DTYPES[dtype]]
+    return SCALAR_TYPES[DTYPES[signed(dtype)]]
 
 
 @dataclass
@@ -132,8 +148,12 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     if out is not None:
         if out.shape != out_shape:
             raise ValueError(f"out has shape {out.shape} but the result of '{text}' has shape {out_shape}")
-        if out.dtype not in DTYPES:
+        if out.dtype not in DTYPES and out.dtype not in UNSIGNED:
             raise TypeError(f"out has dtype {out.dtype}; use {SUPPORTED}")
+        if out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED):
+            raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype}: "
+                            f"an unsigned result, or one into an unsigned out, needs out of the "
+                            f"result's own dtype")
         if not promotable(scalar_type(compute), scalar_type(out.dtype)):
             raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} "
                             f"(casting rule 'safe')")

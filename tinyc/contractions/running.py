@@ -15,13 +15,14 @@ dictionary lookup, a new output array and one submit.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tinyc.contractions.compiled import Analysis, Compiled, Signature, materialize
+from tinyc.contractions.compiled import UNSIGNED, Analysis, Compiled, Signature, materialize, signed
 from tinyc.contractions.layout import Layout
 
 
@@ -74,7 +75,8 @@ def memref_view(x: Any, t: Layout) -> Any:
     """The array as the kernel's memref of layout `t`: the same memory, modes ordered by stride
     (size-1, broadcast and diagonal dimensions as the layout has them)."""
     if isinstance(x, np.ndarray):
-        return np.lib.stride_tricks.as_strided(x, t.shape, tuple(s * x.itemsize for s in t.strides))
+        view = np.lib.stride_tricks.as_strided(x, t.shape, tuple(s * x.itemsize for s in t.strides))
+        return view.view(signed(x.dtype)) if x.dtype in UNSIGNED else view
     return UsmView(x, t.shape, t.strides)
 
 
@@ -84,6 +86,9 @@ class UsmView:
     def __init__(self, base: Any, shape: Sequence[int], strides: Sequence[int]):
         iface = dict(base.__sycl_usm_array_interface__)
         iface["shape"], iface["strides"] = tuple(shape), tuple(strides)
+        kind = np.dtype(iface["typestr"])
+        if kind in UNSIGNED:   # (the kernel's integers are signless)
+            iface["typestr"] = signed(kind).str
         self._base = base
         self.__sycl_usm_array_interface__ = iface
 
@@ -104,12 +109,35 @@ def finish(result: Any, out: Any) -> Any:
     return result
 
 
-def _check_scalar(value: Any, name: str, complex_ok: bool) -> Any:
+def check_scalar(value: Any, name: str, dtype: np.dtype) -> Any:
+    """alpha or beta as the kernel takes it for a contraction computing in `dtype`: complex
+    only for complex types, an integer for integer types (modulo 2^bits for unsigned ones, as
+    the signed kernel computes)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number)):
         raise TypeError(f"{name} must be a number, got {value!r}")
-    if not complex_ok and isinstance(value, (complex, np.complexfloating)) and value.imag != 0:
-        raise TypeError(f"{name} is complex ({value}) but the contraction computes in real numbers")
-    return value.real if not complex_ok and isinstance(value, (complex, np.complexfloating)) else value
+    if dtype.kind != "c" and isinstance(value, (complex, np.complexfloating)):
+        if value.imag != 0:
+            raise TypeError(f"{name} is complex ({value}) but the kernel computes in {dtype}")
+        value = value.real
+    if dtype.kind in "iu":
+        if not isinstance(value, (int, np.integer)) and not float(value).is_integer():
+            raise TypeError(f"{name}={value!r} is not an integer, but the kernel computes in {dtype}")
+        value = wrapped(int(value), dtype) if dtype.kind == "u" else int(value)
+    return value
+
+
+def wrapped(value: int, dtype: np.dtype) -> int:
+    """An integer modulo 2^bits of `dtype`, in the signed range the kernel's scalar takes."""
+    half = 1 << (8 * dtype.itemsize - 1)
+    return (value + half) % (2 * half) - half
+
+
+def scaled_alpha(alpha: Any, a: Analysis) -> Any:
+    """alpha times the call's scale (summed labels no operand holds); modulo 2^bits for
+    integers, as the sum itself would wrap."""
+    if a.scale == 1:
+        return alpha
+    return wrapped(alpha * a.scale, a.compute) if a.compute.kind in "iu" else alpha * a.scale
 
 
 # -- calls ------------------------------------------------------------------------------
@@ -119,8 +147,8 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
     bounds-checked kernel; `split(arrays, target, alpha, beta)`, if given, launches the call
     split over several devices instead (split.py)."""
     a, c = call.analysis, call.compiled
-    alpha = _check_scalar(alpha, "alpha", a.compute.kind == "c")
-    beta = _check_scalar(beta, "beta", a.result.kind == "c")
+    alpha = check_scalar(alpha, "alpha", a.compute)
+    beta = check_scalar(beta, "beta", a.result)
     usm_queue = next((queue_of(x) for x in arrays if usm_interface(x) is not None), None)
     target, result = out, out
     if out is None:
@@ -144,7 +172,7 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
     if split is not None and a.dynamic and not check_bounds:   # (a checked launch is not split)
         split(arrays, target, alpha, beta)   # each slice converts and scales its own
     elif check_bounds or not _by_address(call, [*inputs, target], _addresses([*inputs, target]),
-                                         alpha * a.scale, beta):
+                                         scaled_alpha(alpha, a), beta):
         c.kernel(*kernel_arguments(call, inputs, target, alpha, beta), batch=call.groups,
                  check_bounds=True if check_bounds else None)
     if temp is not None:
@@ -159,8 +187,8 @@ def kernel_arguments(call: Call, inputs: Sequence[Any], target: Any, alpha: Any,
     views = [memref_view(x, t) for x, t in zip(inputs, a.inputs)] if c.spec.inputs else []
     views.append(memref_view(target, a.output))
     if c.scratch_per_group:
-        views.append(np.empty((c.scratch_per_group, call.groups), a.compute, order="F"))
-    return [alpha * a.scale if a.scale != 1 else alpha, beta, *views]
+        views.append(np.empty((c.scratch_per_group, call.groups), signed(a.compute), order="F"))
+    return [scaled_alpha(alpha, a), beta, *views]
 
 
 def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:
@@ -214,13 +242,17 @@ def _by_address(call: Call, arrays: Sequence[np.ndarray], addresses: list[int] |
     return True
 
 
+_REAL_SCALARS = (ctypes.c_float, ctypes.c_double)
+"""Packed scalars a new alpha or beta is written into as a float; others are packed again."""
+
+
 def _set_scalars(call: Call, alpha: Any, beta: Any) -> bool:
     """Write alpha and beta into the packing (its first two arguments); complex ones, packed
     as raw bytes, only match the packed values."""
     if (alpha, beta) == call.scalars:
         return True
     packed = call.packed
-    if not all(hasattr(packed[k], "value") for k in (0, 1)):   # (a complex kernel's raw bytes)
+    if not all(type(packed[k]) in _REAL_SCALARS for k in (0, 1)):   # (complex raw bytes, f16 bits)
         return False
     try:
         packed[0].value, packed[1].value = float(alpha), float(beta)

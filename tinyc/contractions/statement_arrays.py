@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tinyc.contractions.layout import byte_strides_to_elements
+from tinyc.contractions.running import check_scalar
 from tinyc.runtime.arrays import array_view
 
 
@@ -112,10 +113,13 @@ def check_overlaps(arrays: dict[str, ArrayInfo], outputs: Sequence[str]) -> None
 
 
 def scalar_value(value: Any, name: str, dtype: np.dtype) -> Any:
-    """A scalar argument as a number of the kernel's dtype."""
+    """A scalar argument as a number of the kernel's dtype (an integer for integer types)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Number, np.generic)):
         raise TypeError(f"{name} is a scalar; pass a number, got {type(value).__name__}")
-    complex_value = isinstance(value, (complex, np.complexfloating))
-    if complex_value and dtype.kind != "c" and value.imag != 0:
-        raise TypeError(f"{name} is complex ({value}) but the kernel computes in {dtype}")
-    return dtype.type(value.real if complex_value and dtype.kind != "c" else value)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        number = check_scalar(value, name, dtype)
+        if not info.min <= number <= info.max:
+            raise TypeError(f"{name}={value!r} is out of range for {dtype} [{info.min}, {info.max}]")
+        return dtype.type(number)
+    return dtype.type(check_scalar(value, name, dtype))

@@ -222,17 +222,17 @@ class _Emitter:
         beta: Any = 1 if s.accumulate else 0
         for k, term in enumerate(terms):   # X = c·X + rest: X updated in place with beta = c
             if len(term.tensors) == 1 and _same(term.tensors[0], s.target) and not term.scalars:
-                beta = beta + term.number
+                beta = beta + self.number(term.number)
                 terms.pop(k)
                 break
         if not terms:  # X = c·X (or X += c·X)
-            self.fn.axpby(0.0, target.value, beta, target.value)
+            self.fn.axpby(0, target.value, beta, target.value)
             return
         if any(a.name == s.target.name for term in terms for a in term.tensors):
             # read in another way: the right-hand side into local memory first
             result = Tensor(self.local([sizes[label] for label in target.labels], None), target.labels)
             self.terms(terms, result, 0, sizes)
-            self.fn.axpby(1.0, result.value, beta, target.value)
+            self.fn.axpby(1, result.value, beta, target.value)
             self.release(result.value)
             return
         self.terms(terms, target, beta, sizes)
@@ -252,10 +252,15 @@ class _Emitter:
                 factor = fn.div(fn.constant(1.0, self.element), factor)
             value = factor if value is None else fn.mul(value, factor)
         if value is None:
-            return term.number
+            return self.number(term.number)
         if term.number != 1:
-            value = fn.mul(value, fn.constant(term.number, self.element))
+            value = fn.mul(value, fn.constant(self.number(term.number), self.element))
         return value
+
+    def number(self, x: float) -> Any:
+        """A statement's number in the kernel's type: an int for integer types (integral:
+        statement_kernel checks that first)."""
+        return int(x) if self.element.is_int else x
 
     def term(self, inputs: list[Tensor], out: Tensor, alpha: Any, beta: Any, sizes: dict[str, int]) -> None:
         """out := alpha Π inputs (summed over the labels out lacks) + beta out."""

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from tinyc.contractions.compiled import DTYPES, _dtype_alias
 from tinyc.contractions.statement_arrays import ArrayInfo, check_overlaps, describe, scalar_value, usm_queue
 from tinyc.contractions.statement_check import BATCH, Checked, check, check_shapes
 from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements, choose_block, scratch_elements
@@ -30,20 +31,18 @@ from tinyc.contractions.statement_layout import ArgLayout, default_layout, deriv
 from tinyc.contractions.statements import parse
 from tinyc.runtime.devices import compile_target, is_split
 
-DTYPES = {"f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128}
-
-
 def statement_dtype(dtype: Any) -> np.dtype | None:
-    """`dtype=` as a NumPy dtype of the language's floating types (None stays None)."""
+    """`dtype=` as a NumPy dtype of the language's types (None stays None): einsum's, but
+    for unsigned ones (statements read their arrays as given)."""
     if dtype is None:
         return None
     try:
-        found = np.dtype(DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
+        found = np.dtype(_dtype_alias(dtype))
     except TypeError:
         found = None
-    if found not in [np.dtype(d) for d in DTYPES.values()]:
-        raise TypeError(f"dtype={dtype!r}: statements compute in f32, f64, c32 or c64 "
-                        f"(float32, float64, complex64, complex128)")
+    if found not in DTYPES:
+        raise TypeError(f"dtype={dtype!r}: statements compute in f32, f64, c32, c64, f16 or i8-i64 "
+                        f"(float32, float64, complex64, complex128, float16, int8-int64)")
     return found
 
 
@@ -76,6 +75,8 @@ def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype
 
     block = choose_block(checked) if block is None else block
     element = scalar(dtype)
+    if element.is_int:
+        _check_integral(checked, dtype)
     scratch = scratch_elements(checked, layouts, element, block)
     lines = [f"; {info.statement.text}" for info in checked.statements]
     shown = ", ".join(f"{name}=({', '.join('None' if n is BATCH else str(n) for n in shape)})"
@@ -87,6 +88,19 @@ def _source(checked: Checked, shapes: dict, layouts: dict[str, ArgLayout], dtype
         lines.append(f"; temporaries in {where}: {', '.join(checked.temporaries)}")
     program = build_statements(checked, layouts, element, block=block, scratch=scratch)
     return "\n".join(lines) + "\n" + program.checked_source(), scratch
+
+
+def _check_integral(checked: Checked, dtype: np.dtype) -> None:
+    """Integer kernels multiply by integers only: no fractional number, no division."""
+    for info in checked.statements:
+        for term in info.statement.terms:
+            if not float(term.number).is_integer():
+                raise TypeError(f"statement {info.statement.number}: the factor {term.number:g} is not an "
+                                f"integer, but the kernel computes in {dtype}")
+            divided = next((x.name for x in term.scalars if x.inverse), None)
+            if divided is not None:
+                raise TypeError(f"statement {info.statement.number}: divides by {divided}, but the kernel "
+                                f"computes in {dtype} (integers); use a floating dtype")
 
 
 @dataclass
@@ -266,7 +280,7 @@ class Statements:
             return statement_dtype(found)  # type: ignore[return-value]
         except TypeError:
             raise TypeError(f"the arrays have dtype {found}; statements compute in float32, float64, "
-                            f"complex64 or complex128") from None
+                            f"complex64, complex128, float16 or int8-int64") from None
 
     def _batch_size(self, tensors: dict[str, ArrayInfo]) -> int:
         found: tuple[str, int] | None = None

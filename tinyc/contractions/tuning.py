@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyc.contractions.compiled import Analysis, compile_contraction, kernel_spec
+from tinyc.contractions.compiled import Analysis, compile_contraction, kernel_spec, signed
 from tinyc.contractions.knobs import Knobs, candidates
 from tinyc.contractions.running import memref_view
 
@@ -111,7 +111,7 @@ class _Bench:
         self.views = []
         for t in [*a.inputs, a.output]:
             layout = t.representative(rep)
-            data = rng.standard_normal(max(layout.extent, 1)).astype(a.compute)
+            data = rng.standard_normal(max(layout.extent, 1)).astype(signed(a.compute))
             self.views.append(memref_view(data, layout))
         self.prepared: dict[int, Any] = {}
 
@@ -122,7 +122,7 @@ class _Bench:
             views = self.views if compiled.spec.inputs else self.views[-1:]
             if compiled.scratch_per_group:
                 views = views + [np.empty((compiled.scratch_per_group, groups), self.views[0].dtype, order="F")]
-            prepared = self.prepared[id(compiled)] = (compiled, compiled.kernel.prepare(1.0, 0.0, *views,
+            prepared = self.prepared[id(compiled)] = (compiled, compiled.kernel.prepare(1, 0, *views,
                                                                                          batch=groups))
         start = time.perf_counter()
         compiled.kernel.launch_raw(prepared[1].args, groups)

@@ -1,0 +1,144 @@
+"""tinyc.einsum and tinyc.contract on the language's integer types (i8-i64, signless: NumPy's
+signed and unsigned dtypes) and f16, against NumPy. Integer results are exact, overflow
+included: products and sums wrap modulo 2^bits in the kernel as in NumPy, whatever the
+order of the sum, so every element must be equal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinyc
+
+rng = np.random.default_rng(20261127)
+
+INTEGERS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+FAMILIES = {   # subscripts and operand shapes (the batch label b)
+    "gemm, batch last": ("ikb,kjb->ijb", [(5, 6, 40), (6, 3, 40)]),
+    "gemm, batch first": ("bij,bjk->bik", [(40, 5, 6), (40, 6, 3)]),
+    "shared operand": ("ik,kjb->ijb", [(5, 6), (6, 3, 40)]),
+    "mat-vec": ("ijb,jb->ib", [(7, 5, 40), (5, 40)]),
+    "outer product": ("ib,jb->ijb", [(4, 40), (3, 40)]),
+    "reduction": ("ijb->b", [(4, 5, 40)]),
+    "kept reduction": ("bij->bj", [(40, 4, 5)]),
+    "chain": ("kl,lmb,mn->knb", [(3, 4), (4, 5, 40), (5, 2)]),
+    "trace": ("bii->b", [(40, 4, 4)]),
+}
+
+
+def full_range(shape, dtype):
+    """Values over the dtype's whole range: products and sums overflow."""
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("dtype", INTEGERS)
+@pytest.mark.parametrize("family", ["gemm, batch last", "reduction", "outer product"])
+def test_every_integer_dtype_wraps_as_numpy(device, dtype, family):
+    subscripts, shapes = FAMILIES[family]
+    ops = [full_range(s, dtype) for s in shapes]
+    got = tinyc.einsum(subscripts, *ops)
+    want = np.einsum(subscripts, *ops)
+    assert got.dtype == want.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("batch", [1, 7, 300])
+def test_int32_every_family_at_any_batch(device, family, batch):
+    subscripts, shapes = FAMILIES[family]
+    terms = subscripts.split("->")[0].split(",")
+    ops = [full_range(tuple(batch if label == "b" else n for label, n in zip(term, shape)), "int32")
+           for term, shape in zip(terms, shapes)]
+    np.testing.assert_array_equal(tinyc.einsum(subscripts, *ops), np.einsum(subscripts, *ops))
+
+
+def test_alpha_beta_and_out_on_integers(device):
+    a, b = full_range((5, 6, 30), "int32"), full_range((6, 3, 30), "int32")
+    product = np.einsum("ikb,kjb->ijb", a, b)
+    with np.errstate(over="ignore"):
+        for alpha in (1, 3, -2, 1):   # one packing relaunched with each call's alpha
+            np.testing.assert_array_equal(tinyc.einsum("ikb,kjb->ijb", a, b, alpha=alpha),
+                                          product * np.int32(alpha))
+        out = full_range(product.shape, "int32")
+        want = product * np.int32(2) + out * np.int32(-1)
+        tinyc.einsum("ikb,kjb->ijb", a, b, out=out, alpha=2.0, beta=-1)   # 2.0: an integral float
+    np.testing.assert_array_equal(out, want)
+    wide = np.zeros(product.shape, np.int64)
+    tinyc.einsum("ikb,kjb->ijb", a, b, out=wide)
+    np.testing.assert_array_equal(wide, product.astype(np.int64))
+    with pytest.raises(TypeError, match=r"alpha=2.5 is not an integer, but the kernel computes in int32"):
+        tinyc.einsum("ikb,kjb->ijb", a, b, alpha=2.5)
+    with pytest.raises(TypeError, match="casting rule 'safe'"):
+        tinyc.einsum("ikb,kjb->ijb", a, b, out=np.zeros(product.shape, np.int16))
+    with pytest.raises(TypeError, match="needs out of the result's own dtype"):
+        tinyc.einsum("ikb,kjb->ijb", a, b, out=np.zeros(product.shape, np.uint32))
+
+
+def test_unsigned_alpha_is_taken_modulo_its_width(device):
+    a, b = full_range((4, 5, 20), "uint32"), full_range((5, 3, 20), "uint32")
+    with np.errstate(over="ignore"):
+        want = np.einsum("ikb,kjb->ijb", a, b) * np.uint32(3_000_000_000)
+    np.testing.assert_array_equal(tinyc.einsum("ikb,kjb->ijb", a, b, alpha=3_000_000_000), want)
+
+
+def test_mixed_integer_and_bool_operands_promote_as_numpy(device):
+    a, b = full_range((4, 5, 20), "uint8"), full_range((5, 3, 20), "int16")
+    want = np.einsum("ikb,kjb->ijb", a, b)   # int16
+    got = tinyc.einsum("ikb,kjb->ijb", a, b)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    flags = rng.random((4, 5, 20)) < 0.5
+    np.testing.assert_array_equal(tinyc.einsum("ikb,kjb->ijb", flags, b), np.einsum("ikb,kjb->ijb", flags, b))
+
+
+@pytest.mark.parametrize("name, dtype", [("i8", "int8"), ("i16", "int16"), ("i32", "int32"),
+                                         ("i64", "int64"), ("f16", "float16")])
+def test_dtype_names_are_the_languages(device, name, dtype):
+    """NumPy reads "i8" as int64 and "f16" as a 16-byte float; dtype= takes the language's."""
+    a, b = full_range((3, 4, 10), "int8"), full_range((4, 2, 10), "int8")
+    got = tinyc.einsum("ikb,kjb->ijb", a, b, dtype=name)
+    assert got.dtype == np.dtype(dtype)
+    assert tinyc.contract("ikb,kjb->ijb", a.shape, b.shape, dtype=name)(a, b).dtype == np.dtype(dtype)
+    with pytest.raises(TypeError, match="dtype 'bf16'"):
+        tinyc.einsum("ikb,kjb->ijb", a, b, dtype="bf16")
+
+
+@pytest.mark.parametrize("subscripts, shapes", [FAMILIES["gemm, batch first"], FAMILIES["mat-vec"],
+                                                FAMILIES["reduction"]])
+def test_float16_within_its_rounding_bound(device, subscripts, shapes):
+    """f16 arithmetic rounds each operation (RUNTIME-NOTES): within γ_n Σ|terms| of the exact
+    sum (Higham), n the terms per result plus one for each product, u = 2^-11."""
+    ops = [rng.uniform(-2, 2, s).astype(np.float16) for s in shapes]
+    got = tinyc.einsum(subscripts, *ops)
+    assert got.dtype == np.float16
+    exact = np.einsum(subscripts, *[x.astype(np.float64) for x in ops])
+    magnitude = np.einsum(subscripts, *[np.abs(x.astype(np.float64)) for x in ops])
+    terms, output = subscripts.split("->")
+    sizes = {label: n for term, shape in zip(terms.split(","), shapes) for label, n in zip(term, shape)}
+    n = int(np.prod([sizes[label] for label in set(terms) - set(output) - {","}])) + len(ops)
+    u = 2.0 ** -11
+    bound = n * u / (1 - n * u) * magnitude + u * np.abs(exact)   # the sum, then the final rounding
+    assert np.all(np.abs(got.astype(np.float64) - exact) <= bound)
+
+
+def test_statements_on_integers(device):
+    K, Q = full_range((3, 4, 4), "int32"), full_range((4, 5, 30), "int32")
+    A = full_range((3, 5, 6, 30), "int32")
+    c = tinyc.contract(["T[k,q,e] = K[d,l,k] * Q[l,a,e] * A[d,a,q,e]",
+                        "Q2[k,q,e] = 2 * T[k,q,e] - s * T[k,q,e]"],
+                       shapes={"K": (3, 4, 4), "Q": (4, 5, None), "A": (3, 5, 6, None), "Q2": (4, 6, None)},
+                       dtype="i32")
+    Q2 = np.zeros((4, 6, 30), np.int32)
+    c(K=K, Q=Q, A=A, Q2=Q2, s=7)
+    with np.errstate(over="ignore"):
+        T = np.einsum("dlk,lae,daqe->kqe", K, Q, A)
+        want = T * np.int32(2) - T * np.int32(7)
+    np.testing.assert_array_equal(Q2, want)
+    with pytest.raises(TypeError, match="s=0.5 is not an integer"):
+        c(K=K, Q=Q, A=A, Q2=Q2, s=0.5)
+    shapes = {"X": (4, None), "Y": (4, None)}
+    with pytest.raises(TypeError, match="statement 1: the factor 0.5 is not an integer"):
+        tinyc.contract(["Y[i,e] = 0.5 * X[i,e]"], shapes=shapes, dtype="i32")
+    with pytest.raises(TypeError, match="statement 1: divides by s, but the kernel computes in int32"):
+        tinyc.contract(["Y[i,e] = X[i,e] / s"], shapes=shapes, dtype="i32")
