@@ -142,3 +142,13 @@ def test_statements_on_integers(device):
         tinyc.contract(["Y[i,e] = 0.5 * X[i,e]"], shapes=shapes, dtype="i32")
     with pytest.raises(TypeError, match="statement 1: divides by s, but the kernel computes in int32"):
         tinyc.contract(["Y[i,e] = X[i,e] / s"], shapes=shapes, dtype="i32")
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint8"])
+def test_usm_integer_arrays(device, dtype):
+    """dpnp arrays go to the kernel in place; an unsigned one as the signed type's memref."""
+    dpnp = pytest.importorskip("dpnp")
+    a, b = full_range((20, 4, 3), dtype), full_range((20, 3, 5), dtype)
+    got = tinyc.einsum("bij,bjk->bik", dpnp.asarray(a), dpnp.asarray(b))
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(dpnp.asnumpy(got), np.einsum("bij,bjk->bik", a, b))
