@@ -154,6 +154,24 @@ def cases() -> list[Case]:
     return c
 
 
+def dtype_cases() -> list[Case]:
+    """The language's other number types (`--set dtypes`): integers, whose sums wrap as
+    NumPy's, and f16. Kept out of the main suite's geometric means: NumPy has no BLAS for them."""
+    mm = np.matmul
+    return [
+        Case("i32_bmm_first", "integers and f16", "bij,bjk->bik", ["Nx16x8", "Nx8x12"], "int32", matmul=mm),
+        Case("i8_bmm_last", "integers and f16", "ikb,kjb->ijb", ["16x8xN", "8x12xN"], "int8",
+             matmul=_mm_batched_last),
+        Case("i64_shared_left", "integers and f16", "ik,kjb->ijb", ["16x8", "8x12xN"], "int64",
+             matmul=lambda s, a: np.matmul(s, a.transpose(2, 0, 1)).transpose(1, 2, 0)),
+        Case("u8_reduce_last", "integers and f16", "ijb->b", ["16x12xN"], "uint8"),
+        Case("u16_matvec_last", "integers and f16", "ijb,jb->ib", ["16x12xN", "12xN"], "uint16"),
+        Case("f16_bmm_first", "integers and f16", "bij,bjk->bik", ["Nx16x8", "Nx8x12"], "float16", matmul=mm),
+        Case("f16_shared_right", "integers and f16", "ikb,kj->ijb", ["16x8xN", "8x12"], "float16",
+             matmul=lambda a, s: np.tensordot(a, s, axes=([1], [0])).transpose(0, 2, 1)),
+    ]
+
+
 FAMILIES = [
     ("batched matmul", ["{i}{k}b,{k}{j}b->{i}{j}b", "b{i}{k},b{k}{j}->b{i}{j}", "{k}{i}b,{j}{k}b->{i}{j}b"]),
     ("shared operand", ["{i}{k}b,{k}{j}->{i}{j}b", "{i}{k},{k}{j}b->{i}{j}b", "b{i}{k},{j}{k}->b{i}{j}"]),
@@ -185,6 +203,10 @@ def make_operands(case: Case, n: int, rng: np.random.Generator) -> list[np.ndarr
     shapes = case.operand_shapes(max(1, n // case.extra.get("batch_divisor", 1)))
     out = []
     for k, shape in enumerate(shapes):
+        if np.dtype(case.dtype).kind in "iu":
+            info = np.iinfo(case.dtype)
+            out.append(rng.integers(info.min, info.max, size=shape, dtype=case.dtype, endpoint=True))
+            continue
         values = rng.standard_normal(shape)
         if np.dtype(case.dtype).kind == "c":
             values = values + 1j * rng.standard_normal(shape)
@@ -210,15 +232,17 @@ def run_case(case: Case, batches: list[int], repeat: int, warmup: int) -> list[d
     for index, n in enumerate(batches):
         ops = make_operands(case, n, rng)
         s = case.subscripts
+        exact = np.dtype(case.dtype).kind in "iu"   # integers wrap: NumPy's own result is the reference
         wide = [o.astype(np.complex128 if o.dtype.kind == "c" else np.float64) for o in ops]
-        want = np.einsum(s, *wide, optimize=True)
+        with np.errstate(over="ignore"):
+            want = np.einsum(s, *(ops if exact else wide), optimize=True)
         kernels = tinyc.contractions.api.cache_info()["entries"]
         start = time.perf_counter()
         got = tinyc.einsum(s, *ops)
         first = time.perf_counter() - start
         new_kernels = tinyc.contractions.api.cache_info()["entries"] - kernels
-        tol = 2e-4 if case.dtype in ("float32", "complex64") else 1e-10
-        error = _error(got, want)
+        tol = {"float32": 2e-4, "complex64": 2e-4, "float16": 1e-2}.get(case.dtype, 1e-10)
+        error = (0.0 if np.array_equal(got, want) else np.inf) if exact else _error(got, want)
         row = {"case": case.name, "family": case.family, "subscripts": s, "dtype": case.dtype,
                "order": case.order, "batch": n, "shapes": [list(x.shape) for x in ops], "error": error,
                "first_call_s": first, "first_at": "compile" if index == 0 else "new batch size",
@@ -235,7 +259,10 @@ def run_case(case: Case, batches: list[int], repeat: int, warmup: int) -> list[d
             "opt_einsum": lambda: opt_einsum.contract(s, *ops),
         }
         if case.matmul is not None:
-            assert _error(case.matmul(*ops), want) <= tol, f"{case.name}: the matmul formulation is wrong"
+            with np.errstate(over="ignore"):
+                formulated = case.matmul(*ops)
+            assert (np.array_equal(formulated, want) if exact else _error(formulated, want) <= tol), \
+                f"{case.name}: the matmul formulation is wrong"
             sides["matmul"] = lambda: case.matmul(*ops)
         medians = time_interleaved(sides, repeat, warmup, budget=3.0)
         cpu = cpu_times(sides, max(3, repeat // 3))
@@ -385,8 +412,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--list", action="store_true")
     p.add_argument("--out", type=Path, default=HERE)
+    p.add_argument("--set", choices=["main", "dtypes"], default="main",
+                   help="main: the suite (einsum_suite.md); dtypes: integers and f16 (einsum_dtypes.md)")
     args = p.parse_args(argv)
-    everything = cases() + random_cases(args.random)
+    everything = cases() + random_cases(args.random) if args.set == "main" else dtype_cases()
+    stem = "einsum_suite" if args.set == "main" else "einsum_dtypes"
     if args.list:
         print("\n".join(f"{c.name:18s} {c.family:16s} {c.subscripts:24s} {c.dtype:10s} {c.order}"
                         for c in everything))
@@ -417,10 +447,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{r['case']:18s} {r['batch']:6d} WRONG error {r['error']:.2e}", flush=True)
     meta["load_after"] = "/".join(f"{x:.1f}" for x in os.getloadavg())
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "einsum_suite.json").write_text(json.dumps(
+    (args.out / f"{stem}.json").write_text(json.dumps(
         {"meta": meta, "summary": [summary(rows, b) for b in batches], "rows": rows}, indent=1, default=str))
     text = report(rows, meta, batches)
-    (args.out / "einsum_suite.md").write_text(text)
+    (args.out / f"{stem}.md").write_text(text)
     print(text)
     return 0 if all("wrong" not in r for r in rows) else 1
 
