@@ -80,10 +80,10 @@ def test_mul_add_matches_numpy(device, k):
     if tc.startswith("i"):
         np.testing.assert_array_equal(C, want.astype(NUMPY[tc]))  # wraps like the device
         return
-    # K products and C summed in C's compute type (f32 for bf16), in any order, then rounded
+    # K products and C summed in C's compute type (f32 for bf16 and f16), in any order, then rounded
     magnitude = np.abs(value(ta, A)) @ np.abs(value(tb, B))
     magnitude = magnitude[:, :, None] + np.abs(value(tc, C_start))
-    work = "f32" if tc == "bf16" else tc
+    work = "f32" if tc in ("bf16", "f16") else tc
     bound = sum_error_bound(K + 1, work, magnitude) + UNIT_ROUNDOFF[tc] * np.abs(want)
     assert_within(value(tc, C), want, bound, f"mm{k}")
 
