@@ -106,6 +106,7 @@ def test_the_oracle_catches_a_wrong_reference_collective(device, monkeypatch):
     NumPy meaning, which the oracle shares): the NumPy check must notice."""
     import numpy as np
 
+    import tinyc.reference.interpreter  # noqa: F401  (registers the evaluators: patched after)
     from tinyc.ir.instructions import Gemm
     from tinyc.reference.memory import read_array, write_array
     from tinyc.reference.scalars import compute_dtype
