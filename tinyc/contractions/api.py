@@ -24,7 +24,7 @@ import numpy as np
 from tinyc.contractions import subscripts as subs
 from tinyc.contractions.compiled import (
     REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
-    materialize, _dtype_alias,
+    dtype_alias, materialize,
 )
 from tinyc.contractions.layout import c_order_strides
 from tinyc.contractions.split import launch_split
@@ -377,7 +377,7 @@ def contract(subscripts: Any, *shapes_or_arrays: Any, dtype: Any = None, device:
         return Statements(subscripts, shapes if shapes is not None else {}, dtype, device, tune, check_bounds)
     if shapes is not None:
         raise TypeError("shapes= goes with a list of statements; an einsum takes its shapes as arguments")
-    return Contraction(subscripts, shapes_or_arrays, dtype=_dtype_alias(dtype) if dtype is not None
+    return Contraction(subscripts, shapes_or_arrays, dtype=dtype_alias(dtype) if dtype is not None
                        else None, device=device, epilogue=epilogue, tune=tune, check_bounds=check_bounds)
 
 

@@ -69,7 +69,7 @@ def dtype_name(dtype: Any) -> str:
 def compute_dtype(dtypes: Sequence[np.dtype], forced: Any) -> np.dtype:
     """The dtype the contraction computes in: NumPy's result type, or `dtype=`."""
     if forced is not None:
-        alias = _dtype_alias(forced)
+        alias = dtype_alias(forced)
         try:
             chosen = np.dtype(alias)
         except TypeError:
@@ -86,7 +86,7 @@ def compute_dtype(dtypes: Sequence[np.dtype], forced: Any) -> np.dtype:
     return chosen
 
 
-def _dtype_alias(d: Any) -> Any:
+def dtype_alias(d: Any) -> Any:
     """The language's spellings (i8 = int8, f16 = float16, c32 = complex64, ...) as NumPy
     dtypes: NumPy reads "i8" as int64 and "f16" as a 16-byte float."""
     if isinstance(d, str) and d in SCALAR_TYPES:

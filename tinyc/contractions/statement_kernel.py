@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tinyc.contractions.compiled import DTYPES, _dtype_alias
+from tinyc.contractions.compiled import DTYPES, dtype_alias
 from tinyc.contractions.statement_arrays import ArrayInfo, check_overlaps, describe, scalar_value, usm_queue
 from tinyc.contractions.statement_check import BATCH, Checked, check, check_shapes
 from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements, choose_block, scratch_elements
@@ -37,7 +37,7 @@ def statement_dtype(dtype: Any) -> np.dtype | None:
     if dtype is None:
         return None
     try:
-        found = np.dtype(_dtype_alias(dtype))
+        found = np.dtype(dtype_alias(dtype))
     except TypeError:
         found = None
     if found not in DTYPES:
