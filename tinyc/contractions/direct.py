@@ -18,13 +18,15 @@ from typing import Sequence
 
 from tinyc.builder import FunctionBuilder, Value
 from tinyc.contractions.tensors import Env, Tensor
-from tinyc.ir.types import ScalarType
+from tinyc.ir.types import ScalarType, accumulation_type
 
 
 def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, sizes: dict[str, int],
                 compute: ScalarType, alpha: Value | None, beta: Value | None,
                 relu: bool = False) -> None:
-    """out := alpha Σ Π inputs + beta out; `alpha None` is 1, `beta None` is 0 (out not read)."""
+    """out := alpha Σ Π inputs + beta out; `alpha None` is 1, `beta None` is 0 (out not read).
+    Products and sums run in `compute`'s accumulation type (f32 for 16-bit floats)."""
+    compute = accumulation_type(compute)
     summed: list[str] = []
     for t in inputs:
         summed += [label for label in t.labels if label not in out.labels and label not in summed]
@@ -41,7 +43,7 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
         else:
             value = _product(fn, inputs, env, compute)
         if alpha is not None:
-            value = fn.mul(alpha, value)
+            value = fn.mul(alpha if alpha.type is compute else fn.cast(alpha, compute), value)
         if out_type is not compute:
             value = fn.cast(value, out_type)
         index = [env[label] for label in labels]

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from tinyc.builder import FunctionBuilder, Value
 from tinyc.ir.core import erase
-from tinyc.ir.types import ScalarType
+from tinyc.ir.types import ScalarType, accumulation_type
 
 LANE = "\u2022"
 """The label of a tensor's batch mode in a lane kernel (the entry, or its slot in the chunk)."""
@@ -83,7 +83,9 @@ class Scaling:
 
 def emit_lane_step(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, sizes: dict[str, int],
                    chunk: Chunk, compute: ScalarType, scaling: Scaling | None = None) -> None:
-    """out := the product of `inputs` summed over the labels `out` lacks, per batch entry."""
+    """out := the product of `inputs` summed over the labels `out` lacks, per batch entry.
+    Products and sums run in `compute`'s accumulation type (f32 for 16-bit floats)."""
+    compute = accumulation_type(compute)
     if len(inputs) == 1:
         _stream(fn, inputs[0], out, sizes, chunk, compute, scaling)
         return
@@ -145,7 +147,7 @@ def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str
         def body(entry: Value, slot: Value) -> None:
             value = None
             for at in where:
-                row = fn.load(x.value, x.index(at, entry, slot))
+                row = _load(fn, x, x.index(at, entry, slot), compute)
                 value = row if value is None else fn.add(value, row)
             if first:
                 _store(fn, out, env, entry, slot, value, compute, scaling)
@@ -174,10 +176,19 @@ def _add(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: Va
     index = out.index(env, entry, slot)
     element = out.value.type.element  # type: ignore[attr-defined]
     if scaling is not None and scaling.alpha is not None:
-        value = fn.mul(scaling.alpha, value)
+        value = fn.mul(_as(fn, scaling.alpha, compute), value)
     if element is not compute:
         value = fn.cast(value, element)
     fn.store(fn.add(fn.load(out.value, index), value), out.value, index)
+
+
+def _load(fn: FunctionBuilder, t: LaneTensor, index: Any, compute: ScalarType) -> Value:
+    """An element of `t` in the type the step computes in."""
+    return _as(fn, fn.load(t.value, index), compute)
+
+
+def _as(fn: FunctionBuilder, value: Value, compute: ScalarType) -> Value:
+    return value if value.type is compute else fn.cast(value, compute)
 
 
 def block_shape(rows: int, cols: int, budget: int) -> tuple[int, int]:
@@ -309,7 +320,7 @@ def _pass(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, si
                     index = t.index(full, entry, slot)
                     key = (id(t), tuple(id(i) if isinstance(i, Value) else i for i in index))
                     if key not in loaded:
-                        loaded[key] = fn.load(t.value, index)
+                        loaded[key] = _load(fn, t, index, compute)
                     value = loaded[key] if value is None else fn.mul(value, loaded[key])
                 values.append(value)
             return values
@@ -403,7 +414,7 @@ def _store(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: 
     element = out.value.type.element  # type: ignore[attr-defined]
     if scaling is not None:
         if scaling.alpha is not None:
-            value = fn.mul(scaling.alpha, value)
+            value = fn.mul(_as(fn, scaling.alpha, compute), value)
         if element is not compute:
             value = fn.cast(value, element)
         if scaling.beta is not None:

@@ -178,6 +178,16 @@ def promote(a: ScalarType, b: ScalarType) -> ScalarType | None:
     return None
 
 
+def accumulation_type(t: ScalarType) -> ScalarType:
+    """The type sums of `t` run in: f32 for the 16-bit floats, `t` otherwise.
+
+    Collectives, coopmatrix multiply-adds and generated contractions sum f16 and bf16 data
+    in f32 and round once per result (docs/decisions.md): a long half-precision sum
+    stagnates (2048 + 1 is 2048), and the CPU has no half arithmetic (each operation is a
+    conversion to f32 and back; a half fma is emulated in double by a library call)."""
+    return f32 if t is f16 or t is bf16 else t
+
+
 class AddressSpace(Enum):
     GLOBAL = "global"
     LOCAL = "local"

@@ -5,7 +5,8 @@ Sums along the contiguous mode 0 use lane-strided partial sums and one
 with lanes along mode 0. Cumulative sums along mode 0 scan chunks of S
 elements with `subgroup_add.inclusive_scan` and carry the running sum;
 along other modes (or a short mode 0) each lane scans sequentially.
-Accumulation happens in the output's element type.
+Accumulation happens in the output's element type, f32 for the 16-bit floats
+(tinyc.ir.types.accumulation_type), rounded to it once per stored value.
 
 Knobs: for sum, `tile` [r, 1] keeps r independent partial sums per lane
 (added together at the end: this changes the order of the additions) and
@@ -19,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from tinyc.ir.core import Value
 from tinyc.ir.instructions import Cumsum, SubgroupMode, Sum
-from tinyc.ir.types import DYNAMIC, MemrefType, ScalarType
+from tinyc.ir.types import DYNAMIC, MemrefType, ScalarType, accumulation_type
 from tinyc.passes.lowering.blas1 import INDEX_NAMES, foreach_over
 from tinyc.passes.lowering.lowering_builder import LoweringBuilder, static
 from tinyc.passes.lowering.context import LoweringContext
@@ -48,9 +49,9 @@ def _row_sums(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
     partials, unroll = _sum_knobs(ctx, inst)
     with foreach_over(b, out) as (i,):
         N = b.named(b.dim(A, 1), "size1")
-        total = accumulate(b, b.int_const(0), N, 1, out_type, lambda j: b.load(A, [i, j]),
-                           partials, unroll, ("j", "acc"))
-        store_update(b, scaling, b.named(total, "row_sum"), out, [i])
+        total = accumulate(b, b.int_const(0), N, 1, accumulation_type(out_type),
+                           lambda j: b.load(A, [i, j]), partials, unroll, ("j", "acc"))
+        store_update(b, scaling, b.named(b.cast(total, out_type), "row_sum"), out, [i])
 
 
 def _column_sums(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
@@ -66,9 +67,9 @@ def _column_sums(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
         partials, unroll = _sum_knobs(ctx, inst)
 
         def column(j: Value) -> None:
-            partial = _lane_strided_sum(b, lane, M, ctx.subgroup_size, out_type,
+            partial = _lane_strided_sum(b, lane, M, ctx.subgroup_size, accumulation_type(out_type),
                                         lambda i: b.load(A, [i, j]), partials, unroll)
-            total = b.named(b.subgroup_add(SubgroupMode.REDUCE, partial), "col_sum")
+            total = b.named(b.cast(b.subgroup_add(SubgroupMode.REDUCE, partial), out_type), "col_sum")
             _on_lane0(b, lane, lambda: store_update(b, scaling, total, out, [j]))
 
         distribute(b, N, b.subgroup_id(ctx.num_subgroups), ctx.num_subgroups, column, "j")
@@ -90,9 +91,9 @@ def _sum_to_scalar(ctx: LoweringContext, b: LoweringBuilder, inst: Sum) -> None:
         partials, unroll = _sum_knobs(ctx, inst)
 
         def reduce(start: Value, step: int) -> None:
-            partial = _lane_strided_sum(b, start, M, step, out_type, lambda i: b.load(A, [i]),
-                                        partials, unroll)
-            total = b.named(b.subgroup_add(SubgroupMode.REDUCE, partial), "total")
+            partial = _lane_strided_sum(b, start, M, step, accumulation_type(out_type),
+                                        lambda i: b.load(A, [i]), partials, unroll)
+            total = b.named(b.cast(b.subgroup_add(SubgroupMode.REDUCE, partial), out_type), "total")
             _on_lane0(b, lane, lambda: store_update(b, scaling, total, out, []))
 
         if nsg == 1:
@@ -222,11 +223,12 @@ def _cumsum_sequential(ctx: LoweringContext, b: LoweringBuilder, inst: Cumsum) -
             idx.insert(n, j)
             return idx
 
-        with b.for_(b.int_const(0), length, init=[b.zero(out_type)]) as (j, (run,), _):
+        acc = accumulation_type(out_type)
+        with b.for_(b.int_const(0), length, init=[b.zero(acc)]) as (j, (run,), _):
             b.named(j, INDEX_NAMES[n] if n < len(INDEX_NAMES) else f"i{n}")
             b.named(run, "running")
-            new = b.named(b.add(run, b.cast(b.load(A, index(j)), out_type)), "prefix")
-            store_update(b, scaling, new, B, index(j))
+            new = b.named(b.add(run, b.cast(b.load(A, index(j)), acc)), "prefix")
+            store_update(b, scaling, b.cast(new, out_type), B, index(j))
             b.yield_([new])
 
 
@@ -270,7 +272,7 @@ def _unflatten(b: LoweringBuilder, t: Value, sizes: Sequence[Value]) -> list[Val
 def _scan_line(b: LoweringBuilder, scaling: Scaling, A: Value, B: Value,
                rest_idx: list[Value], lane: Value, length: Value, S: int, chunks: int = 1) -> None:
     """Inclusive scan of A[:, rest] into B[:, rest], `chunks` chunks of S elements per step."""
-    out_type = scaling.out_type
+    out_type, acc = scaling.out_type, accumulation_type(scaling.out_type)
     n = static(length)
 
     def chunk(start: Value, carry: Value | None, needs_check: bool) -> Value | None:
@@ -278,21 +280,21 @@ def _scan_line(b: LoweringBuilder, scaling: Scaling, A: Value, B: Value,
         i = b.named(b.iadd(start, lane), "i")
         inside = b.named(b.lt(i, length), "inside") if needs_check else None
         if inside is None:
-            x = b.cast(b.load(A, [i, *rest_idx]), out_type)
+            x = b.cast(b.load(A, [i, *rest_idx]), acc)
         else:
-            with b.if_(inside, [out_type]) as branch:
+            with b.if_(inside, [acc]) as branch:
                 with branch.then():
-                    b.yield_([b.cast(b.load(A, [i, *rest_idx]), out_type)])
+                    b.yield_([b.cast(b.load(A, [i, *rest_idx]), acc)])
                 with branch.otherwise():
-                    b.yield_([b.zero(out_type)])
+                    b.yield_([b.zero(acc)])
             x = branch.results[0]
         scan = b.named(b.subgroup_add(SubgroupMode.INCLUSIVE_SCAN, x), "scan")
         prefix = scan if carry is None else b.named(b.add(carry, scan), "prefix")
         if inside is None:
-            store_update(b, scaling, prefix, B, [i, *rest_idx])
+            store_update(b, scaling, b.cast(prefix, out_type), B, [i, *rest_idx])
         else:
             with b.if_(inside) as branch, branch.then():
-                store_update(b, scaling, prefix, B, [i, *rest_idx])
+                store_update(b, scaling, b.cast(prefix, out_type), B, [i, *rest_idx])
         if carry is None:
             return None
         return b.add(carry, b.subgroup_broadcast(scan, S - 1))
@@ -302,7 +304,7 @@ def _scan_line(b: LoweringBuilder, scaling: Scaling, A: Value, B: Value,
         return
     needs_check = n is None or n % (S * chunks) != 0
     step = b.int_const(S * chunks)
-    with b.for_(b.int_const(0), length, step, init=[b.zero(out_type)]) as (c, (carry,), _):
+    with b.for_(b.int_const(0), length, step, init=[b.zero(acc)]) as (c, (carry,), _):
         b.named(c, "chunk")
         b.named(carry, "carry")
         for u in range(chunks):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tinyc.ir.coopmatrix_layout import row_blocks, vector_length
 from tinyc.ir.types import (
-    AddressSpace, BoolType, CoopMatrixType, MemrefType, ScalarType, Type, bf16, f16, f32,
+    AddressSpace, BoolType, CoopMatrixType, MemrefType, ScalarType, Type, accumulation_type, bf16,
 )
 from tinyc.spirv.codegen.context import CodegenError, Ctx
 from tinyc.spirv.instruction import Id
@@ -90,10 +90,5 @@ def unflatten(t: Type, ids: list[Id]):
 
 
 def compute_type(t: ScalarType) -> ScalarType:
-    """The type a coopmatrix multiply-add on `t` runs in: f32 for bf16 and f16, `t` otherwise.
-
-    Half precision has no fused multiply-add on the CPU: the runtime computes fma(half) in
-    double and rounds it by a library call per element (batched f16 products through
-    tinyc.einsum ran 20x slower than f32). In f32 the step is vectorized, and the result,
-    rounded to half once per instruction, is closer to the exact sum."""
-    return f32 if t is bf16 or t is f16 else t
+    """The type a coopmatrix multiply-add on `t` runs in (tinyc.ir.types.accumulation_type)."""
+    return accumulation_type(t)
