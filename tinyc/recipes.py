@@ -47,7 +47,8 @@ def _element(dtype: Any) -> ScalarType:
     try:
         return scalar(dtype)
     except TypeError:
-        raise TypeError(f"unknown dtype {dtype!r}; use f32, f64, c32, c64 (or their NumPy names)") from None
+        raise TypeError(f"unknown dtype {dtype!r}; use a type of the language (f32, f64, c32, c64, f16, "
+                        f"bf16, i8, i16, i32, i64) or its NumPy name") from None
 
 
 def _check_ld(name: str, ld: int, rows: int) -> None:

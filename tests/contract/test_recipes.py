@@ -57,6 +57,27 @@ def test_small_gemm_batched(device, dtype, ta, tb):
     assert np.abs(Cv - want).max() <= TOL[dtype] * max(1, np.abs(want).max())
 
 
+@pytest.mark.parametrize("ta, tb", [(False, False), (True, True)])
+@pytest.mark.parametrize("dtype", ["i8", "i32", "i64"])
+def test_small_gemm_batched_on_integers(device, dtype, ta, tb):
+    """Integer recipes are exact as NumPy's integer products, wrap-around included."""
+    M, N, K, howmany = 5, 7, 3, 9
+    a_shape, b_shape = ((K, M) if ta else (M, K)), ((N, K) if tb else (K, N))
+    r = tinyc.recipes.small_gemm_batched(dtype, ta, tb, M, N, K, a_shape[0], a_shape[0] * a_shape[1],
+                                         b_shape[0], b_shape[0] * b_shape[1], M, M * N)
+    kind = np.dtype({"i8": "int8", "i32": "int32", "i64": "int64"}[dtype])
+    info = np.iinfo(kind)
+    A = rng.integers(info.min, info.max, (*a_shape, howmany), dtype=kind, endpoint=True)
+    B = rng.integers(info.min, info.max, (*b_shape, howmany), dtype=kind, endpoint=True)
+    A, B = np.asfortranarray(A), np.asfortranarray(B)
+    C = np.asfortranarray(rng.integers(info.min, info.max, (M, N, howmany), dtype=kind, endpoint=True))
+    with np.errstate(over="ignore"):
+        want = (np.einsum("mkb,knb->mnb", A.transpose(1, 0, 2) if ta else A, B.transpose(1, 0, 2) if tb else B)
+                * kind.type(3) + C * kind.type(-2))
+    r(3, A, B, -2, C, howmany=howmany)
+    np.testing.assert_array_equal(C, want)
+
+
 def test_small_gemm_batched_with_3d_arrays(device):
     M, N, K, howmany = 4, 4, 4, 6
     r = tinyc.recipes.small_gemm_batched(np.float32, "n", "n", M, N, K, M, M * K, K, K * N, M, M * N)
