@@ -64,15 +64,29 @@ def test_alpha_beta_and_out_on_integers(device):
         want = product * np.int32(2) + out * np.int32(-1)
         tinyc.einsum("ikb,kjb->ijb", a, b, out=out, alpha=2.0, beta=-1)   # 2.0: an integral float
     np.testing.assert_array_equal(out, want)
-    wide = np.zeros(product.shape, np.int64)
-    tinyc.einsum("ikb,kjb->ijb", a, b, out=wide)
-    np.testing.assert_array_equal(wide, product.astype(np.int64))
     with pytest.raises(TypeError, match=r"alpha=2.5 is not an integer, but the kernel computes in int32"):
         tinyc.einsum("ikb,kjb->ijb", a, b, alpha=2.5)
-    with pytest.raises(TypeError, match="casting rule 'safe'"):
-        tinyc.einsum("ikb,kjb->ijb", a, b, out=np.zeros(product.shape, np.int16))
-    with pytest.raises(TypeError, match="needs out of the result's own dtype"):
-        tinyc.einsum("ikb,kjb->ijb", a, b, out=np.zeros(product.shape, np.uint32))
+    for wrong in (np.int16, np.uint32):   # NumPy's 'safe' rule
+        with pytest.raises(TypeError, match="casting rule 'safe'"):
+            tinyc.einsum("ikb,kjb->ijb", a, b, out=np.zeros(product.shape, wrong))
+
+
+@pytest.mark.parametrize("operands, out", [("int8", "int32"), ("uint8", "uint16"), ("uint32", "int64"),
+                                           ("int16", "float32"), ("int32", "complex128")])
+@pytest.mark.parametrize("subscripts, shapes", [FAMILIES["gemm, batch last"], FAMILIES["reduction"]])
+def test_a_wider_out_is_the_computations_type(device, operands, out, subscripts, shapes):
+    """As NumPy: `out=` of a wider dtype is what the sum runs in (int8 operands into an int32
+    out do not wrap at 8 bits). Into a floating out the values stay small enough that every
+    product and partial sum is exact there, so the results are equal too."""
+    if np.dtype(out).kind in "iu":
+        ops = [full_range(s, operands) for s in shapes]
+    else:
+        ops = [rng.integers(-100, 100, size=s).astype(operands) for s in shapes]
+    got = np.zeros(np.einsum(subscripts, *ops).shape, out)
+    want = np.zeros_like(got)
+    tinyc.einsum(subscripts, *ops, out=got)
+    np.einsum(subscripts, *ops, out=want)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_unsigned_alpha_is_taken_modulo_its_width(device):

@@ -150,13 +150,15 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
             raise ValueError(f"out has shape {out.shape} but the result of '{text}' has shape {out_shape}")
         if out.dtype not in DTYPES and out.dtype not in UNSIGNED:
             raise TypeError(f"out has dtype {out.dtype}; use {SUPPORTED}")
-        if out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED):
-            raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype}: "
-                            f"an unsigned result, or one into an unsigned out, needs out of the "
-                            f"result's own dtype")
-        if not promotable(scalar_type(compute), scalar_type(out.dtype)):
+        if not np.can_cast(compute, out.dtype, "safe"):
             raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} "
                             f"(casting rule 'safe')")
+        if forced is None:
+            compute = out.dtype   # as NumPy: a wider out is the computation's type (operands converted)
+        elif out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED
+                                       or not promotable(scalar_type(compute), scalar_type(out.dtype))):
+            raise TypeError(f"cannot write the dtype={compute} result into out of dtype {out.dtype} in "
+                            f"the kernel; pass out of dtype {compute}, or no dtype=")
         if epilogue == "relu" and out.dtype.kind == "c":
             raise ValueError("epilogue 'relu' needs real numbers; out is complex")
         result = out.dtype
