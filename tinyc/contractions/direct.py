@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tinyc.builder import FunctionBuilder, Value
-from tinyc.contractions.tensors import Env, Tensor
+from tinyc.contractions.tensors import Env, Tensor, converted
 from tinyc.ir.types import ScalarType, accumulation_type
 
 
@@ -43,7 +43,7 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
         else:
             value = _product(fn, inputs, env, compute)
         if alpha is not None:
-            value = fn.mul(alpha if alpha.type is compute else fn.cast(alpha, compute), value)
+            value = fn.mul(converted(fn, alpha, compute), value)
         if out_type is not compute:
             value = fn.cast(value, out_type)
         index = [env[label] for label in labels]
@@ -63,9 +63,7 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
 def _product(fn: FunctionBuilder, inputs: Sequence[Tensor], env: Env, compute: ScalarType) -> Value:
     value = None
     for t in inputs:
-        x = fn.load(t.value, [env[label] for label in t.labels])
-        if x.type is not compute:
-            x = fn.cast(x, compute)
+        x = converted(fn, fn.load(t.value, [env[label] for label in t.labels]), compute)
         value = x if value is None else fn.mul(value, x)
     assert value is not None
     return value

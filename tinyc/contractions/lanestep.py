@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from tinyc.builder import FunctionBuilder, Value
+from tinyc.contractions.tensors import converted
 from tinyc.ir.core import erase
 from tinyc.ir.types import ScalarType, accumulation_type
 
@@ -176,7 +177,7 @@ def _add(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: Va
     index = out.index(env, entry, slot)
     element = out.value.type.element  # type: ignore[attr-defined]
     if scaling is not None and scaling.alpha is not None:
-        value = fn.mul(_as(fn, scaling.alpha, compute), value)
+        value = fn.mul(converted(fn, scaling.alpha, compute), value)
     if element is not compute:
         value = fn.cast(value, element)
     fn.store(fn.add(fn.load(out.value, index), value), out.value, index)
@@ -184,11 +185,7 @@ def _add(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: Va
 
 def _load(fn: FunctionBuilder, t: LaneTensor, index: Any, compute: ScalarType) -> Value:
     """An element of `t` in the type the step computes in."""
-    return _as(fn, fn.load(t.value, index), compute)
-
-
-def _as(fn: FunctionBuilder, value: Value, compute: ScalarType) -> Value:
-    return value if value.type is compute else fn.cast(value, compute)
+    return converted(fn, fn.load(t.value, index), compute)
 
 
 def block_shape(rows: int, cols: int, budget: int) -> tuple[int, int]:
@@ -414,7 +411,7 @@ def _store(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: 
     element = out.value.type.element  # type: ignore[attr-defined]
     if scaling is not None:
         if scaling.alpha is not None:
-            value = fn.mul(_as(fn, scaling.alpha, compute), value)
+            value = fn.mul(converted(fn, scaling.alpha, compute), value)
         if element is not compute:
             value = fn.cast(value, element)
         if scaling.beta is not None:

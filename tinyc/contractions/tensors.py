@@ -119,6 +119,11 @@ def _neighbours(t: Tensor, a: str, b: str) -> bool:
     return stride[pos] * t.sizes[pos] == stride[pos + 1]
 
 
+def converted(fn: FunctionBuilder, value: Value, t: Any) -> Value:
+    """`value` in scalar type `t` (a cast only where the types differ)."""
+    return value if value.type is t else fn.cast(value, t)
+
+
 def divisor(fn: FunctionBuilder, size: int | Value, name: str | None = None) -> int | Value:
     """A dynamic size as the divisor that splits an entry's number: max(size, 1), so that no
     launch divides by 0 and the launch-bounds analysis bounds the remainder by size - 1."""
