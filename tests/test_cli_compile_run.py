@@ -124,6 +124,28 @@ def test_bench_of_a_kernel_without_work_places_nothing_on_the_roofline(device, t
     assert "nothing to place on the roofline" in result.output and "inf flop/byte" not in result.output
 
 
+def test_bench_of_an_integer_kernel_claims_no_share_of_the_fma_peak(device, tmp_path):
+    """Integer arithmetic is not counted as flops: no "reaches 0% of the FMA peak" line."""
+    kernel = tmp_path / "ints.ir"
+    kernel.write_text("""func @k(%A: memref<i32x64x?>) {
+  %g = builtin.group_id : index
+  %b = subview %A[:, %g] : memref<i32x64>
+  %two = constant 2 : i32
+  %c0 = constant 0 : index
+  %c64 = constant 64 : index
+  foreach (%i) = (%c0), (%c64) {
+    %x = load %b[%i] : i32
+    %y = arith.mul %x, %two : i32
+    store %y, %b[%i]
+  }
+}
+""")
+    result = invoke("bench", str(kernel), "--batch", "100", "--repeat", "2", "--warmup", "1")
+    assert result.exit_code == 0, result.output
+    assert "memory ceiling" in result.output and "no floating-point operation counted" in result.output
+    assert "of the FMA peak" not in result.output and "FMA peak" not in result.output
+
+
 def test_roofline_ceilings_are_the_best_of_their_kernels(device):
     from tinyc.cli.roofline import STREAMS, measure
 

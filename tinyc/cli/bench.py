@@ -71,7 +71,10 @@ def bench_kernel(source: str, file: str, kernel_name: str | None, batch: int | N
         echo(f"  memory ceiling {ceilings.bandwidth / 1e9:.2f} GB/s (best of {streams} GB/s over "
              f"{ceilings.footprint / 1e6:.0f} MB): the kernel moves "
              f"{100 * result['bandwidth_share']:.0f}% of it")
-    if ceilings.peak_flops:
+    if ceilings.peak_flops and not work.flops and work.bytes:
+        echo("  no floating-point operation counted (integer arithmetic is not): "
+             "the memory ceiling is the one that applies")
+    elif ceilings.peak_flops:
         result["peak_share"] = work.flops / seconds / ceilings.peak_flops
         echo(f"  FMA peak {ceilings.peak_flops / 1e9:.1f} GFLOP/s ({ceilings.peak_type}, "
              f"{ceilings.peak_config}): the kernel reaches {100 * result['peak_share']:.0f}% of it")
