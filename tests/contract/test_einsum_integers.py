@@ -166,3 +166,14 @@ def test_usm_integer_arrays(device, dtype):
     got = tinyc.einsum("bij,bjk->bik", dpnp.asarray(a), dpnp.asarray(b))
     assert got.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(dpnp.asnumpy(got), np.einsum("bij,bjk->bik", a, b))
+
+
+def test_float16_calls_take_each_calls_alpha(device):
+    """A relaunch by address writes a new alpha only into f32/f64 scalars; an f16 kernel's
+    (a 16-bit pattern) is packed again: each call must see its own alpha."""
+    a = rng.integers(-4, 4, (5, 6, 30)).astype(np.float16)
+    b = rng.integers(-4, 4, (6, 3, 30)).astype(np.float16)
+    product = np.einsum("ikb,kjb->ijb", a.astype(np.float64), b.astype(np.float64))   # exact in f16
+    for alpha in (1, 0.5, -2, 1):
+        np.testing.assert_array_equal(tinyc.einsum("ikb,kjb->ijb", a, b, alpha=alpha),
+                                      (alpha * product).astype(np.float16))
