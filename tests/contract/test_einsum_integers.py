@@ -177,3 +177,17 @@ def test_float16_calls_take_each_calls_alpha(device):
     for alpha in (1, 0.5, -2, 1):
         np.testing.assert_array_equal(tinyc.einsum("ikb,kjb->ijb", a, b, alpha=alpha),
                                       (alpha * product).astype(np.float16))
+
+
+def test_usm_operands_into_a_wider_usm_out(device):
+    """USM operands are read in place, so a wider out is written by the kernel (the sum runs in
+    the operands' type): f32 into f64 works; an unsigned widening would sign-extend: refused."""
+    dpnp = pytest.importorskip("dpnp")
+    a, b = rng.standard_normal((6, 5, 40)).astype(np.float32), rng.standard_normal((5, 3, 40)).astype(np.float32)
+    out = dpnp.zeros((6, 3, 40), dtype=np.float64)
+    tinyc.einsum("ikb,kjb->ijb", dpnp.asarray(a), dpnp.asarray(b), out=out)
+    want = np.einsum("ikb,kjb->ijb", a.astype(np.float64), b.astype(np.float64))
+    assert np.abs(dpnp.asnumpy(out) - want).max() <= 1e-5 * np.abs(want).max()
+    small = dpnp.asarray(full_range((6, 5, 40), "uint8"))
+    with pytest.raises(TypeError, match="USM operands"):
+        tinyc.einsum("ikb->ib", small, out=dpnp.zeros((6, 40), dtype=np.uint16))

@@ -153,12 +153,13 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
         if not np.can_cast(compute, out.dtype, "safe"):
             raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} "
                             f"(casting rule 'safe')")
-        if forced is None:
+        if forced is None and all(o.kind == "numpy" for o in operands):
             compute = out.dtype   # as NumPy: a wider out is the computation's type (operands converted)
         elif out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED
                                        or not promotable(scalar_type(compute), scalar_type(out.dtype))):
-            raise TypeError(f"cannot write the dtype={compute} result into out of dtype {out.dtype} in "
-                            f"the kernel; pass out of dtype {compute}, or no dtype=")
+            why = "dtype=" if forced is not None else "USM operands (read in place)"
+            raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} in the "
+                            f"kernel ({why}); pass out of dtype {compute}")
         if epilogue == "relu" and out.dtype.kind == "c":
             raise ValueError("epilogue 'relu' needs real numbers; out is complex")
         result = out.dtype
