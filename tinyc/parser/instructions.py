@@ -58,8 +58,10 @@ def build_instruction(b: "ProgramBuilder", tree: Tree) -> Instruction:
     inst = cls.from_syntax(parsed)
     inst.spelling = parsed.keyword
     operands = inst.operands
-    inst.operand_spans = list(parsed.use_spans) if parsed.used == operands else parsed.spans_of(operands)
-    inst.type_span = parsed._whole.type_span
+    whole = parsed._whole
+    # (the list itself when the class keeps the textual order: nothing else holds it now)
+    inst.operand_spans = whole.use_spans if whole.used == operands else parsed.spans_of(operands)
+    inst.type_span = whole.type_span
     return inst
 
 

@@ -143,6 +143,7 @@ class TensorLexer:
             if line_end < 0:
                 line_end = n
             pos = line_start
+            before = line_start - 1  # a column is an offset less this
             while pos < line_end:
                 for space, name, punctuation, word, other, rest in findall(text, pos, line_end):
                     start = pos + len(space)
@@ -161,7 +162,7 @@ class TensorLexer:
                                 pieces = words[word] = self._pieces(word)
                                 if len(pieces) == 1 and pieces[0][2] == len(word):
                                     whole[word] = pieces[0][0]
-                            column = start - line_start + 1
+                            column = start - before
                             for terminal, a, b in pieces:
                                 tok = new(token_cls)
                                 tok.type = terminal
@@ -189,8 +190,8 @@ class TensorLexer:
                     tok.start_pos = start
                     tok.end_pos = end
                     tok.line = tok.end_line = line
-                    tok.column = start - line_start + 1
-                    tok.end_column = end - line_start + 1
+                    tok.column = start - before
+                    tok.end_column = end - before
                     append(tok)
                     pos = end
                 else:
