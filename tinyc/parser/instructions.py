@@ -95,9 +95,9 @@ class Parsed:
         self._b = b
         self.rule = rule = tree.data
         self._tree = tree  # its span is made only when asked for (errors): most never are
-        self.items: list[Any] = []          # Values used and literals, at this level
-        self.item_spans: list[Span] = []
-        self.types: list[Type] = []         # written types; a `-> (...)` list adds its entries
+        self.items = items = []             # Values used and literals, at this level
+        self.item_spans = item_spans = []
+        self.types = types = []             # written types; a `-> (...)` list adds its entries
         if whole is None:
             whole = _Whole(rule)
             self.names: list[Token] = whole.names  # the instruction's own definitions, in order
@@ -106,9 +106,8 @@ class Parsed:
         self._whole = whole
         ctx = b.ctx
         defines = rule in DEFINITION_RULES
-        items, item_spans, used, use_spans = self.items, self.item_spans, whole.used, whole.use_spans
-        values, source = ctx.scope.values, ctx.source
-        for child in tree.children:  # the common cases inline: names and types (one call each)
+        used, use_spans, values, source = whole.used, whole.use_spans, ctx.scope.values, ctx.source
+        for child in tree.children:  # the common cases inline: names and types (no call each)
             if child.__class__ is Token:
                 if child.type != "LOCAL_ID":
                     items.append(constant(child, ctx))
@@ -127,13 +126,17 @@ class Parsed:
                     use_spans.append(span)
                     items.append(value)
                     item_spans.append(span)
+                continue
+            data = child.data
+            if data in TYPE_RULES:  # one type
+                types.append(build_type(child, ctx))
+                self.types_span = whole.type_span = span_of(child, source)
+            elif data == whole.keyword_rule and not self.keyword:
+                self.keyword = child.children[0].value
             else:
-                data = child.data
                 read = _READERS.get(data)
                 if read is not None:
                     read(self, child)
-                elif data == whole.keyword_rule and not self.keyword:
-                    self.keyword = child.children[0].value
                 elif len(child.children) == 1 and child.children[0].__class__ is Token \
                         and child.children[0].value.startswith("."):
                     self.modifiers = [*self.modifiers, child.children[0].value]
@@ -144,12 +147,10 @@ class Parsed:
     def span(self) -> Span:
         return self._b.ctx.span(self._tree)
 
-    def _read_type(self, child: Tree) -> None:
+    def _read_return_types(self, child: Tree) -> None:
+        """A `-> (...)` list (one type is read inline in `__init__`)."""
         ctx = self._b.ctx
-        if child.data == "return_types":
-            self.types += [build_type(t, ctx) for t in child.children]
-        else:  # one type, the common case
-            self.types.append(build_type(child, ctx))
+        self.types += [build_type(t, ctx) for t in child.children]
         self.types_span = self._whole.type_span = span_of(child, ctx.source)
 
     def _read_literal(self, child: Tree) -> None:
@@ -253,7 +254,7 @@ class _Whole:
         self.type_span: Span | None = None
 
 
-_READERS = {**dict.fromkeys(TYPE_RULES | {"return_types"}, Parsed._read_type),
+_READERS = {"return_types": Parsed._read_return_types,
             **dict.fromkeys(_LITERAL_RULES, Parsed._read_literal),
             "dictionary": Parsed._read_dictionary, "region": Parsed._read_region}
 """How a `Parsed` reads a subtree, by its rule (keywords, modifiers and parts aside)."""

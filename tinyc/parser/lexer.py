@@ -67,17 +67,16 @@ class ErrorToken(Token):
     __slots__ = ("message",)
 
 
-def _token(new, terminal: str, value: str, start: int, end: int, line: int, line_start: int,
+def _token(new, terminal: str, value: str, start: int, end: int, line: int, starts: list[int],
            cls: type = Token) -> Token:
-    """A Token without keyword arguments: the lexer makes hundreds of thousands."""
+    """A Token without keyword arguments on line `line`, which starts at `starts[line - 1]`."""
     token = new(cls)
     token.type = terminal
     token.value = value
-    token.start_pos = start
-    token.end_pos = end
+    token._offsets = starts
     token.line = token.end_line = line
-    token.column = start - line_start + 1
-    token.end_column = end - line_start + 1
+    token.column = start - starts[line - 1] + 1
+    token.end_column = end - starts[line - 1] + 1
     return token
 
 
@@ -135,6 +134,8 @@ class TensorLexer:
         words, whole, token_cls = self._words, self._whole_words, Token
         out: list[Token] = []
         append = out.append
+        starts: list[int] = []  # where each line starts: the tokens' offsets (Token._offsets)
+        add_line = starts.append
         n = len(text)
         line, line_start = 0, 0
         while line_start <= n:
@@ -143,6 +144,7 @@ class TensorLexer:
             if line_end < 0:
                 line_end = n
             pos = line_start
+            add_line(line_start)
             before = line_start - 1  # a column is an offset less this
             while pos < line_end:
                 for space, name, punctuation, word, other, rest in findall(text, pos, line_end):
@@ -167,8 +169,7 @@ class TensorLexer:
                                 tok = new(token_cls)
                                 tok.type = terminal
                                 tok.value = word if b - a == len(word) else word[a:b]
-                                tok.start_pos = start + a
-                                tok.end_pos = start + b
+                                tok._offsets = starts
                                 tok.line = tok.end_line = line
                                 tok.column = column + a
                                 tok.end_column = column + b
@@ -187,8 +188,7 @@ class TensorLexer:
                     tok = new(token_cls)  # (one store a statement: no tuple packed and unpacked)
                     tok.type = terminal
                     tok.value = value
-                    tok.start_pos = start
-                    tok.end_pos = end
+                    tok._offsets = starts
                     tok.line = tok.end_line = line
                     tok.column = start - before
                     tok.end_column = end - before
@@ -206,13 +206,13 @@ class TensorLexer:
                         raise
                     else:  # the rest of the line is part of the error
                         stop = min(pos + err.end_column - err.column + 1, n)
-                        bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, line_start,
+                        bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, starts,
                                      ErrorToken)
                         bad.message = err.message
                         append(bad)
                         break
                 for terminal, start, end in scanned:
-                    append(_token(new, terminal, text[start:end], start, end, line, line_start))
+                    append(_token(new, terminal, text[start:end], start, end, line, starts))
                     pos = end
             line_start = line_end + 1
         return out
