@@ -104,7 +104,9 @@ class TensorLexer:
         # `arith` in `arith.add`: words that join the next `.segment` into one name.
         self.families = {k.split(".")[0] for k in self.keywords if "." in k[1:]}
         self._words: dict[str, list[tuple[str, int, int]]] = {}  # word -> its tokens (offsets)
-        self._whole_words: dict[str, str] = {}  # word -> its terminal, when it is one token
+        # word -> (its terminal, the word): when it is one token, whose tokens all share the
+        # first copy of its text (the one findall makes goes with its line)
+        self._whole_words: dict[str, tuple[str, str]] = {}
 
     def lex(self, text: str, recover: bool = False, tolerant: bool = False) -> Iterator[Token]:
         """Tokens of `text`; a LexError at the first character that starts none.
@@ -156,14 +158,15 @@ class TensorLexer:
                         value = name
                         terminal = "LOCAL_ID" if name[0] == "%" else "GLOBAL_ID"
                     elif word:
-                        value = word
-                        terminal = whole.get(word)
-                        if terminal is None:  # glued to a shape or modifiers, or new
+                        known = whole.get(word)
+                        if known is not None:
+                            terminal, value = known
+                        else:  # glued to a shape or modifiers, or new
                             pieces = words.get(word)
                             if pieces is None:
                                 pieces = words[word] = self._pieces(word)
                                 if len(pieces) == 1 and pieces[0][2] == len(word):
-                                    whole[word] = pieces[0][0]
+                                    whole[word] = (pieces[0][0], word)
                             column = start - before
                             for terminal, a, b in pieces:
                                 tok = new(token_cls)
