@@ -194,7 +194,7 @@ def parse(tokens: Iterable[Token]) -> Tree:
     values: list = []
     push, push_state = values.append, states.append
     state = tables.START_STATE
-    previous = None
+    token = None  # after the loop: the last token
     for token in tokens:
         kind = token.type
         while True:
@@ -270,8 +270,7 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 state = _target(states[-1], origin)
             push_state(state)
             push(node)
-        previous = token
-    return _finish(previous, states, values)
+    return _finish(token, states, values)
 
 
 def _finish(last: Token | None, states: list[int], values: list) -> Tree:
