@@ -37,17 +37,18 @@ class Token:
 
     @property
     def start_pos(self) -> int | None:
-        offsets = self._offsets
-        if offsets.__class__ is tuple:
-            return offsets[0]
-        return offsets[self.line - 1] + self.column - 1
+        return self._offset(0, self.line, self.column)
 
     @property
     def end_pos(self) -> int | None:
+        return self._offset(1, self.end_line, self.end_column)
+
+    def _offset(self, given: int, line: int, column: int) -> int | None:
+        """Offset number `given` of the constructor's, or the one at (line, column)."""
         offsets = self._offsets
         if offsets.__class__ is tuple:
-            return offsets[1]
-        return offsets[self.end_line - 1] + self.end_column - 1
+            return offsets[given]
+        return offsets[line - 1] + column - 1
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is str:
