@@ -87,6 +87,8 @@ def _rule(line: str) -> Rule:
     children = tuple((int(k.rstrip("*")), k[-1] == "*" and symbol[int(k[:-1])] not in inlined)
                      for k in kept[expand1:])
     pick = TRANSPARENT if origin in inlined else _pick(children, len(symbol))
+    if pick is KEEP_ALL and len(symbol) == 1:  # the commonest shapes, told apart once here
+        pick = STANDS if expand1 else UNIT
     return origin, name, len(symbol), children, expand1, pick
 
 
@@ -94,6 +96,11 @@ TRANSPARENT: Any = object()
 """`pick` of an inlined rule that only passes its one symbol on (`_operation: arith_binary`):
 no node is made, and the rules that splice it keep that symbol instead (the same tree)."""
 _TRANSPARENT: list[frozenset[str]] = []
+UNIT: Any = object()
+"""`pick` of a rule of one symbol kept under a node of its own (`scalar_type: F32`)."""
+STANDS: Any = object()
+"""`pick` of a `?rule` of one symbol kept: the symbol itself stands for the rule (its place is
+the rule's)."""
 
 
 def _transparent() -> frozenset[str]:
@@ -189,12 +196,12 @@ def parse(tokens: Iterable[Token]) -> Tree:
     `_TARGETS` are read in a `try`; a state's first visit fills its row.
     """
     steps, targets, new, tree_cls, keep_all = _STEPS, _TARGETS, object.__new__, Tree, KEEP_ALL
-    transparent, append = TRANSPARENT, Append
+    transparent, append, unit, stands = TRANSPARENT, Append, UNIT, STANDS
     states = [tables.START_STATE]
     values: list = []
     push, push_state = values.append, states.append
     state = tables.START_STATE
-    previous = None
+    token = None  # after the loop: the last token
     for token in tokens:
         kind = token.type
         while True:
@@ -210,8 +217,8 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 state = action
                 break
             origin, name, size, kept, expand1, pick = action
-            if (size == 1 and pick is keep_all) or pick is transparent:  # the commonest shape:
-                if pick is keep_all and not expand1:  # one symbol, kept under a new node
+            if pick is unit or pick is stands or pick is transparent:  # the commonest shapes:
+                if pick is unit:  # one symbol, kept under a new node
                     child = values[-1]
                     node = new(tree_cls)
                     if child.__class__ is tree_cls:
@@ -224,12 +231,11 @@ def parse(tokens: Iterable[Token]) -> Tree:
                     values[-1] = node
                 # (else the symbol itself stands for the rule: a `?rule` of one child, whose
                 # place is the rule's, or an inlined rule that passes its symbol on)
-                del states[-1]
-                try:
-                    state = targets[states[-1]][origin]
+                try:  # one state popped and the goto's pushed: the top one replaced
+                    state = targets[states[-2]][origin]
                 except KeyError:
-                    state = _target(states[-1], origin)
-                states.append(state)
+                    state = _target(states[-2], origin)
+                states[-1] = state
                 continue
             if size:
                 children = values[-size:]
@@ -270,8 +276,7 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 state = _target(states[-1], origin)
             push_state(state)
             push(node)
-        previous = token
-    return _finish(previous, states, values)
+    return _finish(token, states, values)
 
 
 def _finish(last: Token | None, states: list[int], values: list) -> Tree:

@@ -67,17 +67,16 @@ class ErrorToken(Token):
     __slots__ = ("message",)
 
 
-def _token(new, terminal: str, value: str, start: int, end: int, line: int, line_start: int,
+def _token(new, terminal: str, value: str, start: int, end: int, line: int, starts: list[int],
            cls: type = Token) -> Token:
-    """A Token without keyword arguments: the lexer makes hundreds of thousands."""
+    """A Token without keyword arguments on line `line`, which starts at `starts[line - 1]`."""
     token = new(cls)
     token.type = terminal
     token.value = value
-    token.start_pos = start
-    token.end_pos = end
+    token._offsets = starts
     token.line = token.end_line = line
-    token.column = start - line_start + 1
-    token.end_column = end - line_start + 1
+    token.column = start - starts[line - 1] + 1
+    token.end_column = end - starts[line - 1] + 1
     return token
 
 
@@ -105,7 +104,9 @@ class TensorLexer:
         # `arith` in `arith.add`: words that join the next `.segment` into one name.
         self.families = {k.split(".")[0] for k in self.keywords if "." in k[1:]}
         self._words: dict[str, list[tuple[str, int, int]]] = {}  # word -> its tokens (offsets)
-        self._whole_words: dict[str, str] = {}  # word -> its terminal, when it is one token
+        # word -> (its terminal, the word): when it is one token, whose tokens all share the
+        # first copy of its text (the one findall makes goes with its line)
+        self._whole_words: dict[str, tuple[str, str]] = {}
 
     def lex(self, text: str, recover: bool = False, tolerant: bool = False) -> Iterator[Token]:
         """Tokens of `text`; a LexError at the first character that starts none.
@@ -135,6 +136,8 @@ class TensorLexer:
         words, whole, token_cls = self._words, self._whole_words, Token
         out: list[Token] = []
         append = out.append
+        starts: list[int] = []  # where each line starts: the tokens' offsets (Token._offsets)
+        add_line = starts.append
         n = len(text)
         line, line_start = 0, 0
         while line_start <= n:
@@ -143,6 +146,8 @@ class TensorLexer:
             if line_end < 0:
                 line_end = n
             pos = line_start
+            add_line(line_start)
+            before = line_start - 1  # a column is an offset less this
             while pos < line_end:
                 for space, name, punctuation, word, other, rest in findall(text, pos, line_end):
                     start = pos + len(space)
@@ -153,21 +158,21 @@ class TensorLexer:
                         value = name
                         terminal = "LOCAL_ID" if name[0] == "%" else "GLOBAL_ID"
                     elif word:
-                        value = word
-                        terminal = whole.get(word)
-                        if terminal is None:  # glued to a shape or modifiers, or new
+                        known = whole.get(word)
+                        if known is not None:
+                            terminal, value = known
+                        else:  # glued to a shape or modifiers, or new
                             pieces = words.get(word)
                             if pieces is None:
                                 pieces = words[word] = self._pieces(word)
                                 if len(pieces) == 1 and pieces[0][2] == len(word):
-                                    whole[word] = pieces[0][0]
-                            column = start - line_start + 1
+                                    whole[word] = (pieces[0][0], word)
+                            column = start - before
                             for terminal, a, b in pieces:
                                 tok = new(token_cls)
                                 tok.type = terminal
                                 tok.value = word if b - a == len(word) else word[a:b]
-                                tok.start_pos = start + a
-                                tok.end_pos = start + b
+                                tok._offsets = starts
                                 tok.line = tok.end_line = line
                                 tok.column = column + a
                                 tok.end_column = column + b
@@ -186,11 +191,10 @@ class TensorLexer:
                     tok = new(token_cls)  # (one store a statement: no tuple packed and unpacked)
                     tok.type = terminal
                     tok.value = value
-                    tok.start_pos = start
-                    tok.end_pos = end
+                    tok._offsets = starts
                     tok.line = tok.end_line = line
-                    tok.column = start - line_start + 1
-                    tok.end_column = end - line_start + 1
+                    tok.column = start - before
+                    tok.end_column = end - before
                     append(tok)
                     pos = end
                 else:
@@ -205,13 +209,13 @@ class TensorLexer:
                         raise
                     else:  # the rest of the line is part of the error
                         stop = min(pos + err.end_column - err.column + 1, n)
-                        bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, line_start,
+                        bad = _token(new, LEX_ERROR, text[pos:stop], pos, stop, line, starts,
                                      ErrorToken)
                         bad.message = err.message
                         append(bad)
                         break
                 for terminal, start, end in scanned:
-                    append(_token(new, terminal, text[start:end], start, end, line, line_start))
+                    append(_token(new, terminal, text[start:end], start, end, line, starts))
                     pos = end
             line_start = line_end + 1
         return out

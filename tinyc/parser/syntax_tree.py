@@ -15,21 +15,40 @@ class Token:
     into a new object, and a large function has hundreds of thousands of
     tokens. It compares equal to a token of the same terminal and text, and
     to its text.
+
+    The offsets into the text (`start_pos`, `end_pos`) are read from
+    `_offsets`: the lexer's list of where each line starts (shared by all
+    the tokens of a text: two new ints a token fewer to make and free, which
+    checking never reads), or the two numbers given to the constructor.
     """
 
-    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+    __slots__ = ("type", "value", "line", "column", "end_line", "end_column", "_offsets")
 
     def __init__(self, type: str, value: str, start_pos: int | None = None, line: int | None = None,
                  column: int | None = None, end_line: int | None = None, end_column: int | None = None,
                  end_pos: int | None = None) -> None:
         self.type = type
         self.value = value
-        self.start_pos = start_pos
         self.line = line
         self.column = column
         self.end_line = end_line
         self.end_column = end_column  # exclusive, like lark's
-        self.end_pos = end_pos
+        self._offsets: list[int] | tuple[int | None, int | None] = (start_pos, end_pos)
+
+    @property
+    def start_pos(self) -> int | None:
+        return self._offset(0, self.line, self.column)
+
+    @property
+    def end_pos(self) -> int | None:
+        return self._offset(1, self.end_line, self.end_column)
+
+    def _offset(self, given: int, line: int, column: int) -> int | None:
+        """Offset number `given` of the constructor's, or the one at (line, column)."""
+        offsets = self._offsets
+        if offsets.__class__ is tuple:
+            return offsets[given]
+        return offsets[line - 1] + column - 1
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is str:
