@@ -191,3 +191,35 @@ def test_usm_operands_into_a_wider_usm_out(device):
     small = dpnp.asarray(full_range((6, 5, 40), "uint8"))
     with pytest.raises(TypeError, match="USM operands"):
         tinyc.einsum("ikb->ib", small, out=dpnp.zeros((6, 40), dtype=np.uint16))
+
+
+@pytest.mark.parametrize("family", ["gemm, batch last", "gemm, batch first", "shared operand", "mat-vec",
+                                    "reduction", "kept reduction", "chain", "trace"])
+def test_bool_is_numpys_or_of_ands(device, family):
+    """Bool operands give a bool result, NumPy's OR of ANDs (counted in int32, then != 0); sparse
+    and dense operands, so that both results occur."""
+    subscripts, shapes = FAMILIES[family]
+    for density in (0.02, 0.5):
+        ops = [rng.random(s) < density for s in shapes]
+        got, want = tinyc.einsum(subscripts, *ops), np.einsum(subscripts, *ops)
+        assert got.dtype == want.dtype == np.bool_
+        np.testing.assert_array_equal(got, want)
+        out = np.zeros(want.shape, bool)
+        tinyc.einsum(subscripts, *ops, out=out)
+        np.testing.assert_array_equal(out, want)
+
+
+def test_bool_counts_into_an_integer_out_and_refuses_scaling(device):
+    a, b = rng.random((5, 300)) < 0.5, rng.random(300) < 0.5
+    scalar = tinyc.einsum("i,i->", b, b)
+    assert isinstance(scalar, np.bool_) and scalar == np.einsum("i,i->", b, b)
+    counts, want = np.zeros(5, np.int64), np.zeros(5, np.int64)
+    tinyc.einsum("ik,k->i", a, b, out=counts)
+    np.einsum("ik,k->i", a, b, out=want)   # NumPy sums in out's dtype: the counts
+    np.testing.assert_array_equal(counts, want)
+    with pytest.raises(TypeError, match="the result is bool"):
+        tinyc.einsum("ik,k->i", a, b, alpha=2)
+    with pytest.raises(TypeError, match="the result is bool"):
+        tinyc.einsum("ik,k->i", a, b, out=np.zeros(5, bool), beta=1)
+    with pytest.raises(ValueError, match="an epilogue needs numbers"):
+        tinyc.einsum("ik,k->i", a, b, epilogue="relu")

@@ -333,9 +333,9 @@ class Contraction:
         plain = _is_one(alpha) and _is_zero(beta)
         call = _call(self.subscripts, sigs, _signature(target), self.dtype, compile_target(self.device),
                      self.epilogue, plain, False, self.tune)
-        if call.compiled is None or not call.analysis.out_direct:
-            raise ValueError("this call has no kernel to bind (the result is empty), or out has a layout "
-                             "the kernel cannot write; call the contraction instead")
+        if call.compiled is None or not call.analysis.out_direct or call.analysis.boolean:
+            raise ValueError("this call has no kernel to bind (the result is empty or bool), or out has a "
+                             "layout the kernel cannot write; call the contraction instead")
         a = call.analysis
         inputs = [materialize(x, labels, a.compute) if conv else x
                   for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]

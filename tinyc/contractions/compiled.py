@@ -41,8 +41,12 @@ DTYPES = {dtypes_for(SCALAR_TYPES[name])[0]: name for name in EINSUM_TYPES}
 UNSIGNED = {np.dtype(f"uint{bits}"): np.dtype(f"int{bits}") for bits in (8, 16, 32, 64)}
 """Unsigned dtypes, computed in the signed type of their width: the language's integers
 are signless, and products and sums modulo 2^bits are the same bits either way."""
-SUPPORTED = ("float32, float64, complex64, complex128, float16 or an integer dtype "
-             "(the language's f32, f64, c32, c64, f16, i8-i64)")
+SUPPORTED = ("float32, float64, complex64, complex128, float16, an integer dtype "
+             "(the language's f32, f64, c32, c64, f16, i8-i64) or bool")
+BOOL = np.dtype(np.bool_)
+COUNTS = np.dtype(np.int32)
+"""A bool contraction (NumPy: the OR of ANDs) counts the true products in int32, then
+compares with 0 (exact below 2^31 products per result)."""
 EPILOGUES = (None, "relu")
 REPRESENTATIVE_BATCH = 1 << 14
 """The size the planner assumes for a dynamic label (plans depend on the key alone)."""
@@ -80,9 +84,8 @@ def compute_dtype(dtypes: Sequence[np.dtype], forced: Any) -> np.dtype:
                 raise TypeError(f"operand {k} has dtype {d}, which einsum cannot compute with; "
                                 f"use {SUPPORTED}")
         chosen = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
-    if chosen not in DTYPES and chosen not in UNSIGNED:
-        raise TypeError(f"tinyc.einsum computes in {SUPPORTED}, not {chosen}"
-                        + (" (convert bool operands to a number type)" if chosen.kind == "b" else ""))
+    if chosen not in DTYPES and chosen not in UNSIGNED and chosen != BOOL:
+        raise TypeError(f"tinyc.einsum computes in {SUPPORTED}, not {chosen}")
     return chosen
 
 
@@ -123,6 +126,7 @@ class Analysis:
     empty: bool                  # the output has no elements
     zero: bool                   # a summed label has size 0: the sum is 0
     dynamic: frozenset[str] = frozenset()   # the batch labels: `?` modes of the kernel
+    boolean: bool = False                   # bool operands: counts in COUNTS, then != 0
 
     def key(self, epilogue: Any, plain: bool) -> tuple:
         """What the kernel depends on: the same for every size of the dynamic labels."""
@@ -148,7 +152,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     if out is not None:
         if out.shape != out_shape:
             raise ValueError(f"out has shape {out.shape} but the result of '{text}' has shape {out_shape}")
-        if out.dtype not in DTYPES and out.dtype not in UNSIGNED:
+        if out.dtype not in DTYPES and out.dtype not in UNSIGNED and out.dtype != BOOL:
             raise TypeError(f"out has dtype {out.dtype}; use {SUPPORTED}")
         if not np.can_cast(compute, out.dtype, "safe"):
             raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} "
@@ -163,6 +167,11 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
         if epilogue == "relu" and out.dtype.kind == "c":
             raise ValueError("epilogue 'relu' needs real numbers; out is complex")
         result = out.dtype
+    boolean = compute == BOOL
+    if boolean:
+        if epilogue is not None:
+            raise ValueError("an epilogue needs numbers; the result is bool")
+        compute = result = COUNTS
     sizes = dict(sub.sizes)
     zero_sum = any(sizes[label] == 0 for labels in sub.inputs for label in labels if label not in sub.output)
     empty_out = math.prod(out_shape) == 0
@@ -187,7 +196,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
         convert.append(needs_copy)
     out_order = new_output_order(sub, operands, dynamic)
     output_layout, direct = None, False
-    if out is not None:
+    if out is not None and not boolean:   # (a bool out is written from the counts)
         strides = byte_strides_to_elements(out.strides, out.dtype.itemsize) if out.aligned else None
         output_layout = layout(sub.output, out.shape, strides, write=True, keep=keep) \
             if strides is not None else None
@@ -203,7 +212,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     zero = not empty and zero_sum
     inputs = [t.with_dynamic(dynamic) for t in inputs]
     return Analysis(sub, compute, result, inputs, convert, output_layout.with_dynamic(dynamic), out_shape,
-                    out_order, direct, sizes, scale, empty, zero, dynamic)
+                    out_order, direct, sizes, scale, empty, zero, dynamic, boolean)
 
 
 def dynamic_labels(sub: subs.Subscripts, operands: Sequence[Signature]) -> frozenset[str]:

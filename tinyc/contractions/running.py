@@ -149,13 +149,15 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
     a, c = call.analysis, call.compiled
     alpha = check_scalar(alpha, "alpha", a.compute)
     beta = check_scalar(beta, "beta", a.result)
+    if a.boolean and (alpha != 1 or (out is not None and beta != 0)):
+        raise TypeError("alpha and beta need numbers; the result is bool (NumPy's OR of ANDs)")
     usm_queue = next((queue_of(x) for x in arrays if usm_interface(x) is not None), None)
     target, result = out, out
     if out is None:
         result = new_output(a.out_shape, a.result, a.out_order, usm_queue)
         target, beta = result, 0
     if a.empty:
-        return finish(result, out)
+        return finish(truth(result, a) if out is None else out, out)
     inputs = [materialize(x, labels, a.compute) if conv else x
               for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
     temp = None
@@ -163,7 +165,7 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
         if usm_interface(out) is not None:
             raise ValueError("out overlaps an operand (or has a layout the kernel cannot write); "
                              "pass a separate output array")
-        temp = np.empty(a.out_shape, a.result, order=a.out_order)
+        temp = _like_out(out, a) if a.out_direct else np.empty(a.out_shape, a.result, order=a.out_order)
         if beta != 0:
             temp[...] = out
         target = temp
@@ -176,8 +178,22 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
         c.kernel(*kernel_arguments(call, inputs, target, alpha, beta), batch=call.groups,
                  check_bounds=True if check_bounds else None)
     if temp is not None:
-        out[...] = temp
-    return finish(result, out)
+        out[...] = temp   # (into a bool out: nonzero counts are True)
+    return finish(truth(result, a) if out is None else out, out)
+
+
+def truth(result: Any, a: Analysis) -> Any:
+    """A bool contraction's result from its counts of true products (NumPy's OR of ANDs)."""
+    return result != 0 if a.boolean else result
+
+
+def _like_out(out: np.ndarray, a: Analysis) -> np.ndarray:
+    """A temporary for an `out` the kernel could write but overlaps an operand: its elements
+    where the kernel's output layout (made from out's strides) puts them."""
+    steps = [s // out.itemsize for s in out.strides]
+    extent = 1 + sum((n - 1) * step for n, step in zip(out.shape, steps))
+    base = np.empty(max(extent, 1), a.result)
+    return np.lib.stride_tricks.as_strided(base, out.shape, [step * base.itemsize for step in steps])
 
 
 def kernel_arguments(call: Call, inputs: Sequence[Any], target: Any, alpha: Any, beta: Any) -> list:
@@ -202,6 +218,7 @@ def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:
     addresses.append(result.ctypes.data)
     if not _by_address(call, [*operands, result], addresses, 1, 0):
         call.compiled.kernel(*kernel_arguments(call, operands, result, 1, 0), batch=call.groups)
+    result = truth(result, a)
     return result[()] if result.ndim == 0 else result
 
 
