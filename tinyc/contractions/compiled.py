@@ -159,7 +159,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
                             f"(casting rule 'safe')")
         if forced is None and all(o.kind == "numpy" for o in operands):
             compute = out.dtype   # as NumPy: a wider out is the computation's type (operands converted)
-        elif out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED
+        elif out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED or compute == BOOL
                                        or not promotable(scalar_type(compute), scalar_type(out.dtype))):
             why = "dtype=" if forced is not None else "USM operands (read in place)"
             raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} in the "

@@ -103,10 +103,14 @@ def new_output(shape: tuple[int, ...], dtype: np.dtype, order: str, queue: Any) 
     return dpnp.empty(shape, dtype=dtype, order=order, sycl_queue=queue)
 
 
-def finish(result: Any, out: Any) -> Any:
-    if out is None and isinstance(result, np.ndarray) and result.ndim == 0:
-        return result[()]
-    return result
+def finish(result: Any, out: Any, a: Analysis) -> Any:
+    """What the call returns: `out` itself, or the new result (a bool one from its counts of
+    true products, NumPy's OR of ANDs; a 0-d one as a NumPy scalar, as np.einsum)."""
+    if out is not None:
+        return out
+    if a.boolean:
+        result = result != 0
+    return result[()] if isinstance(result, np.ndarray) and result.ndim == 0 else result
 
 
 def check_scalar(value: Any, name: str, dtype: np.dtype) -> Any:
@@ -157,7 +161,7 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
         result = new_output(a.out_shape, a.result, a.out_order, usm_queue)
         target, beta = result, 0
     if a.empty:
-        return finish(truth(result, a) if out is None else out, out)
+        return finish(result, out, a)
     inputs = [materialize(x, labels, a.compute) if conv else x
               for x, conv, labels in zip(arrays, a.convert, a.subscripts.inputs)]
     temp = None
@@ -179,12 +183,7 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
                  check_bounds=True if check_bounds else None)
     if temp is not None:
         out[...] = temp   # (into a bool out: nonzero counts are True)
-    return finish(truth(result, a) if out is None else out, out)
-
-
-def truth(result: Any, a: Analysis) -> Any:
-    """A bool contraction's result from its counts of true products (NumPy's OR of ANDs)."""
-    return result != 0 if a.boolean else result
+    return finish(result, out, a)
 
 
 def _like_out(out: np.ndarray, a: Analysis) -> np.ndarray:
@@ -218,8 +217,7 @@ def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:
     addresses.append(result.ctypes.data)
     if not _by_address(call, [*operands, result], addresses, 1, 0):
         call.compiled.kernel(*kernel_arguments(call, operands, result, 1, 0), batch=call.groups)
-    result = truth(result, a)
-    return result[()] if result.ndim == 0 else result
+    return finish(result, None, a)
 
 
 def _addresses(arrays: Sequence[Any]) -> list[int] | None:

@@ -116,10 +116,7 @@ def scalar_value(value: Any, name: str, dtype: np.dtype) -> Any:
     """A scalar argument as a number of the kernel's dtype (an integer for integer types)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Number, np.generic)):
         raise TypeError(f"{name} is a scalar; pass a number, got {type(value).__name__}")
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        number = check_scalar(value, name, dtype)
-        if not info.min <= number <= info.max:
-            raise TypeError(f"{name}={value!r} is out of range for {dtype} [{info.min}, {info.max}]")
-        return dtype.type(number)
-    return dtype.type(check_scalar(value, name, dtype))
+    number = check_scalar(value, name, dtype)
+    if dtype.kind in "iu" and not np.iinfo(dtype).min <= number <= np.iinfo(dtype).max:
+        raise TypeError(f"{name}={value!r} is out of range for {dtype}")
+    return dtype.type(number)

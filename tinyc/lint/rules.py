@@ -12,7 +12,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
-from tinyc.diagnostics import Diagnostic, Note, Span
+from tinyc.diagnostics import Note, Span
 from tinyc.ir.core import EffectKind, Instruction, Value, view_root
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type
 
@@ -121,7 +121,6 @@ _RESULTS = attrgetter("results")
 
 def _unused(ctx: "LintContext", instructions: list[Instruction], used: set[Value]) -> None:
     """-Wunused-value: an instruction without side effects none of whose results is used."""
-    found = ctx.found  # (asked for once by `function_rules`: no `warn` call per warning)
     for inst in instructions:
         results = inst.results
         if not results or results[0] in used or inst.regions:
@@ -136,8 +135,7 @@ def _unused(ctx: "LintContext", instructions: list[Instruction], used: set[Value
         else:
             names = ", ".join(f"'%{r.name}'" for r in results if r.name) or "the result"
             verb = "are"
-        found.append(Diagnostic(f"{inst.title}: {names} {verb} never used",
-                                results[0].span or inst.span, (), "warning", warning="unused-value"))
+        ctx.warn("unused-value", f"{inst.title}: {names} {verb} never used", results[0].span or inst.span)
 
 
 def _unread_allocas(ctx: "LintContext", instructions: list[Instruction], result_types: set[Type]
