@@ -41,6 +41,9 @@ _transposes: dict[tuple, tuple[int, ...]] = {}   # (subscripts, ndim, dtype) -> 
 _plain: "OrderedDict[tuple, Call]" = OrderedDict()   # plain NumPy calls by (subscripts, dtype, shape, strides...)
 _cache_lock = threading.Lock()
 _ONE = 1
+CONTRACTION_CASTING = "same_kind"
+"""A contraction's calls convert operands into its dtype= within a kind (f64 arrays into an
+f32 contraction), never complex into real: its dtype is the one it was declared with."""
 
 
 def cache_info() -> dict[str, int]:
@@ -98,21 +101,21 @@ def _kernel(a: Analysis, device: Any, epilogue: Any, plain: bool, tune: bool = F
 
 
 def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogue: Any, plain: bool,
-          viewable: bool = False, tune: bool = False) -> Call:
+          viewable: bool = False, tune: bool = False, order: str = "K", casting: str = "safe") -> Call:
     """The cached call; `plain` (alpha = 1, beta = 0) compiles those as constants: no
     scaling, and the output is never read — the kernel of a plain einsum call."""
     key = (text, sigs, out_sig, str(dtype) if dtype is not None else None, _device_key(device), epilogue,
-           plain, viewable)
+           plain, viewable, order, casting)
     found = _calls.get(key)
     if found is not None and (not tune or found.compiled is None or found.compiled.knobs is not None):
         return found
-    a = analyse(text, sigs, out_sig, dtype, epilogue)
+    a = analyse(text, sigs, out_sig, dtype, epilogue, order, casting)
     view = _view_of(a, sigs[0]) if viewable and len(sigs) == 1 else None
     if view is not None or a.empty:
         return _remember(_calls, key, Call(a, None, view=view))
     compiled = _kernel(a, device, epilogue, plain and a.scale == 1, tune)
     call = _remember(_calls, key, Call(a, compiled, compiled.groups(a)))
-    if (viewable and device is None and not tune and compiled.spec.inputs and a.scale == 1
+    if (viewable and device is None and not tune and order == "K" and compiled.spec.inputs and a.scale == 1
             and not compiled.scratch_per_group and not any(a.convert)
             and all(sig.kind == "numpy" for sig in sigs)):
         _remember(_plain, (text, *[(sig.dtype, sig.shape, sig.strides) for sig in sigs]), call)
@@ -156,10 +159,10 @@ def _run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds
 def _slice_call(whole: Call, inputs: list, target: Any, alpha: Any, beta: Any, options: tuple) -> Call:
     """The cached call of one device's slice: the whole call's contraction on views (an
     output given, so alpha = 1 and beta = 0 still compile as constants)."""
-    dtype, device, epilogue, tune = options
+    dtype, device, epilogue, tune, casting = options
     plain = _is_one(alpha) and _is_zero(beta)
     return _call(whole.analysis.subscripts.text, tuple(_signature(x) for x in inputs), _signature(target),
-                 dtype, device, epilogue, plain, False, tune)
+                 dtype, device, epilogue, plain, False, tune, "K", casting)
 
 
 def _prepare(subscripts: Any, operands: Sequence[Any]) -> tuple[str, list]:
@@ -171,11 +174,13 @@ def _prepare(subscripts: Any, operands: Sequence[Any]) -> tuple[str, list]:
 
 def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0,
            device: Any = None, tune: bool = False, check_bounds: bool = False, epilogue: str | None = None,
-           dtype: Any = None, optimize: Any = True) -> Any:
+           dtype: Any = None, optimize: Any = True, order: str = "K", casting: str = "safe") -> Any:
     """np.einsum on a tinyc kernel: `out = alpha·einsum(...) + beta·out` (with `out=`).
 
-    `epilogue="relu"` applies max(·, 0) to the result inside the kernel; `dtype=`
-    forces the computation type as in NumPy; `optimize` is accepted for NumPy
+    `epilogue="relu"` applies max(·, 0) to the result inside the kernel; `dtype=`,
+    `order=` and `casting=` are NumPy's (the computation's type; the layout of a new
+    result; which conversions of the operands and into `out` are allowed: a narrower
+    `out` takes the result converted once at the end); `optimize` is accepted for NumPy
     compatibility (tinyc always chooses the order by flop count); `tune=True`
     tunes the kernel on first use (cached per device, like `tinyc.compile`).
     `device=` is a filter string, a device or queue, or several (a list, a
@@ -184,7 +189,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
     instead of an access out of bounds; on one device). A permutation or
     diagonal of one NumPy operand is returned as a view, as np.einsum returns it."""
     if (out is None and alpha is _ONE and epilogue is None and dtype is None and device is None and not tune
-            and not check_bounds and type(subscripts) is str):
+            and not check_bounds and type(subscripts) is str and order == "K" and casting == "safe"):
         if len(operands) == 1:
             x = operands[0]   # a permutation seen before: the view straight away (np.einsum's speed)
             if type(x) is np.ndarray:
@@ -205,9 +210,9 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
     viewable = plain and out is None and epilogue is None and dtype is None
     target = compile_target(device)
     call = _call(text, sigs, _signature(out) if out is not None else None, dtype, target, epilogue, plain,
-                 viewable, tune)
+                 viewable, tune, order, casting)
     devices = device if is_split(device) else None
-    return _run(call, arrays, out, alpha, beta, check_bounds, devices, (dtype, target, epilogue, tune))
+    return _run(call, arrays, out, alpha, beta, check_bounds, devices, (dtype, target, epilogue, tune, casting))
 
 
 def _plain_call(subscripts: Any, operands: tuple) -> Any:
@@ -278,7 +283,7 @@ class Contraction:
                     self.device = device = _queue_of(x)
         self.shapes = [s.shape for s in sigs]
         self._main = _call(subscripts, tuple(sigs), None, dtype, compile_target(device), epilogue, False, False,
-                           tune)
+                           tune, "K", CONTRACTION_CASTING)
         self._batch = self._main.analysis.dynamic
 
     @property
@@ -316,7 +321,8 @@ class Contraction:
         arrays = self._operands(operands)
         checked = self.check_bounds if check_bounds is None else check_bounds
         return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
-                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune, check_bounds=checked)
+                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune, check_bounds=checked,
+                      casting=CONTRACTION_CASTING)
 
     def bind(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0) -> Any:
         """Everything a call checks and prepares, without launching: the kernel for these
@@ -328,11 +334,11 @@ class Contraction:
 
         arrays = self._operands(operands)
         sigs = tuple(_signature(x) for x in arrays)
-        a = analyse(self.subscripts, sigs, None, self.dtype, self.epilogue)
+        a = analyse(self.subscripts, sigs, None, self.dtype, self.epilogue, "K", CONTRACTION_CASTING)
         target = _as_out(out) if out is not None else np.zeros(a.out_shape, a.result)
         plain = _is_one(alpha) and _is_zero(beta)
         call = _call(self.subscripts, sigs, _signature(target), self.dtype, compile_target(self.device),
-                     self.epilogue, plain, False, self.tune)
+                     self.epilogue, plain, False, self.tune, "K", CONTRACTION_CASTING)
         if call.compiled is None or not call.analysis.out_direct or call.analysis.boolean:
             raise ValueError("this call has no kernel to bind (the result is empty or bool), or out has a "
                              "layout the kernel cannot write; call the contraction instead")

@@ -48,6 +48,12 @@ COUNTS = np.dtype(np.int32)
 """A bool contraction (NumPy: the OR of ANDs) counts the true products in int32, then
 compares with 0 (exact below 2^31 products per result)."""
 EPILOGUES = (None, "relu")
+ORDERS = ("C", "F", "A", "K")
+"""np.einsum's `order=` of a new result: C, Fortran, Fortran if every operand is (A), or
+the layout that suits the operands (K, NumPy's default; new_output_order)."""
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+"""np.einsum's `casting=` rules (np.can_cast's), for the operands into the computation's
+type and the result into `out`; "safe" by default, as in NumPy."""
 REPRESENTATIVE_BATCH = 1 << 14
 """The size the planner assumes for a dynamic label (plans depend on the key alone)."""
 SECOND_BATCH = 64
@@ -139,25 +145,35 @@ class Analysis:
 
 
 def analyse(text: str, operands: Sequence[Signature], out: Signature | None, forced: Any,
-            epilogue: Any) -> Analysis:
+            epilogue: Any, order: str = "K", casting: str = "safe") -> Analysis:
     """Check everything about a call that does not need the data; build the layouts."""
     if epilogue not in EPILOGUES:
         raise ValueError(f"unknown epilogue {epilogue!r}; use None or 'relu'")
+    order, casting = checked_order(order), checked_casting(casting)
     sub = subs.parse(text, [o.shape for o in operands])
     compute = compute_dtype([o.dtype for o in operands], forced)
+    for k, o in enumerate(operands):
+        if not np.can_cast(o.dtype, compute, casting):
+            raise TypeError(f"operand {k} of dtype {o.dtype} cannot be cast to {compute} (casting rule "
+                            f"'{casting}'; np.einsum's casting= relaxes it)")
     if epilogue == "relu" and compute.kind == "c":
         raise ValueError("epilogue 'relu' needs real numbers; the result is complex")
     out_shape = tuple(sub.sizes[label] for label in sub.output)
-    result = compute
+    result, narrowing = compute, False
     if out is not None:
         if out.shape != out_shape:
             raise ValueError(f"out has shape {out.shape} but the result of '{text}' has shape {out_shape}")
         if out.dtype not in DTYPES and out.dtype not in UNSIGNED and out.dtype != BOOL:
             raise TypeError(f"out has dtype {out.dtype}; use {SUPPORTED}")
-        if not np.can_cast(compute, out.dtype, "safe"):
+        if not np.can_cast(compute, out.dtype, casting):
             raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} "
-                            f"(casting rule 'safe')")
-        if forced is None and all(o.kind == "numpy" for o in operands):
+                            f"(casting rule '{casting}')")
+        narrowing = not np.can_cast(compute, out.dtype, "safe")
+        if narrowing:   # as NumPy: computed in its own type, converted into out once at the end
+            if out.kind != "numpy":
+                raise TypeError(f"cannot convert the {compute} result into the USM out of dtype "
+                                f"{out.dtype}; pass out of dtype {compute}")
+        elif forced is None and all(o.kind == "numpy" for o in operands):
             compute = out.dtype   # as NumPy: a wider out is the computation's type (operands converted)
         elif out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED or compute == BOOL
                                        or not promotable(scalar_type(compute), scalar_type(out.dtype))):
@@ -166,7 +182,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
                             f"kernel ({why}); pass out of dtype {compute}")
         if epilogue == "relu" and out.dtype.kind == "c":
             raise ValueError("epilogue 'relu' needs real numbers; out is complex")
-        result = out.dtype
+        result = compute if narrowing else out.dtype
     boolean = compute == BOOL
     if boolean:
         if epilogue is not None:
@@ -194,9 +210,10 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
             assert found is not None
         inputs.append(found)
         convert.append(needs_copy)
-    out_order = new_output_order(sub, operands, dynamic)
+    out_order = order if order in "CF" else "F" if order == "A" and all(map(_f_contiguous, operands)) \
+        else "C" if order == "A" else new_output_order(sub, operands, dynamic)
     output_layout, direct = None, False
-    if out is not None and not boolean:   # (a bool out is written from the counts)
+    if out is not None and not boolean and not narrowing:   # (a bool out is written from the counts)
         strides = byte_strides_to_elements(out.strides, out.dtype.itemsize) if out.aligned else None
         output_layout = layout(sub.output, out.shape, strides, write=True, keep=keep) \
             if strides is not None else None
@@ -284,6 +301,26 @@ def _batch_slowest(labels: str, o: Signature, dynamic: frozenset[str]) -> bool:
     batch = [s for s, label in zip(strides, live) if label in dynamic]
     other = [s for s, label in zip(strides, live) if label not in dynamic]
     return bool(batch) and (not other or min(batch) > max(other))
+
+
+def checked_order(order: Any) -> str:
+    """`order=` as np.einsum takes it (either case)."""
+    found = order.upper() if isinstance(order, str) else None
+    if found not in ORDERS:
+        raise ValueError(f"order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
+    return found
+
+
+def checked_casting(casting: Any) -> str:
+    if casting not in CASTINGS:
+        raise ValueError(f"casting must be one of {', '.join(map(repr, CASTINGS))}, got {casting!r}")
+    return casting
+
+
+def _f_contiguous(o: Signature) -> bool:
+    """Stored in Fortran order (NumPy's F_CONTIGUOUS: one-dimensional contiguous arrays too)."""
+    strides = byte_strides_to_elements(o.strides, o.dtype.itemsize)
+    return strides is not None and _same_live(strides, f_order_strides(o.shape), o.shape)
 
 
 def _is_c_only(o: Signature) -> bool:

@@ -1,0 +1,164 @@
+"""np.einsum's `order=` and `casting=` on tinyc.einsum: NumPy itself is the reference for
+which calls are refused, for the layout of a new result and for its values."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import tinyc
+
+rng = np.random.default_rng(11)
+
+
+def outcome(run):
+    """("ok", result) or (the exception's class, None)."""
+    try:
+        return "ok", run()
+    except (TypeError, ValueError) as exc:
+        return type(exc), None
+
+
+LAYOUT_CASES = [
+    ("bij,bjk->bik", [(40, 5, 4), (40, 4, 3)]),     # batch first
+    ("ikb,kjb->ijb", [(5, 4, 40), (4, 3, 40)]),     # batch last
+    ("ijk,kl->ijl", [(3, 4, 5), (5, 2)]),           # no batch
+    ("ib,jb->ijb", [(6, 30), (5, 30)]),             # an outer product
+    ("ijb->jb", [(4, 6, 30)]),                      # a reduction
+]
+
+
+@pytest.mark.parametrize("subscripts, shapes", LAYOUT_CASES)
+@pytest.mark.parametrize("stored", ["C", "F"])
+@pytest.mark.parametrize("order", ["C", "F", "A", "K", "f"])
+def test_order_lays_out_a_new_result_as_numpy(device, subscripts, shapes, stored, order):
+    ops = [np.asarray(rng.standard_normal(s), order=stored) for s in shapes]
+    want = np.einsum(subscripts, *ops, order=order)
+    got = tinyc.einsum(subscripts, *ops, order=order)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    if order.upper() != "K":   # K: NumPy's own choice moves with optimize=; only the values count
+        assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+            (want.flags.c_contiguous, want.flags.f_contiguous), (got.strides, want.strides)
+
+
+def test_order_keeps_the_view_numpy_returns(device):
+    """A permutation is a view of the operand whatever the order, as np.einsum returns it."""
+    a = rng.standard_normal((3, 4))
+    for order in "CFAK":
+        got, want = tinyc.einsum("ij->ji", a, order=order), np.einsum("ij->ji", a, order=order)
+        assert np.shares_memory(got, a) == np.shares_memory(want, a)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_an_order_after_a_plain_call_of_the_same_signature(device):
+    """A repeated plain call takes a fast path by signature: an order must not reuse it."""
+    a, b = rng.standard_normal((30, 4, 5)), rng.standard_normal((30, 5, 3))
+    first = tinyc.einsum("bij,bjk->bik", a, b)
+    assert first.flags.c_contiguous
+    again = tinyc.einsum("bij,bjk->bik", a, b, order="F")
+    assert again.flags.f_contiguous and not again.flags.c_contiguous
+    np.testing.assert_allclose(again, first, rtol=1e-13)
+
+
+DTYPES = ["float32", "float64", "complex64", "int32", "int8", "uint16"]
+CASTINGS = ["no", "equiv", "safe", "same_kind", "unsafe"]
+
+
+@pytest.mark.parametrize("casting", CASTINGS)
+def test_casting_refuses_what_numpy_refuses(device, casting):
+    """Every pair of operand dtypes with dtype= or out= of another: refused by tinyc exactly
+    when np.einsum refuses it, and equal to NumPy's result when both run."""
+    base = rng.integers(-3, 4, size=(2, 3, 4)).astype(np.float64)
+    other = rng.integers(-3, 4, size=(2, 4)).astype(np.float64)
+    for a_type, b_type, target in itertools.product(DTYPES[:4], DTYPES[:4], DTYPES):
+        a, b = base.astype(a_type), other.astype(b_type)
+        for kind in ("dtype", "out"):
+            def call(f):
+                if kind == "dtype":
+                    return f("bij,bj->bi", a, b, dtype=target, casting=casting)
+                out = np.zeros((2, 3), target)
+                return f("bij,bj->bi", a, b, out=out, casting=casting)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # NumPy's ComplexWarning of a complex result into a real out
+                want_kind, want = outcome(lambda: call(np.einsum))
+                got_kind, got = outcome(lambda: call(tinyc.einsum))
+            label = (a_type, b_type, kind, target, casting)
+            if want_kind is TypeError and got_kind is TypeError:
+                continue
+            assert got_kind == want_kind, label
+            assert got.dtype == want.dtype, label
+            np.testing.assert_array_equal(got, want, err_msg=str(label))   # small integers: exact
+
+
+def test_a_narrower_out_takes_the_result_rounded_once(device):
+    """As NumPy: the sum runs in the operands' type and is converted into out at the end
+    (in float32, 1e8 + 1 - 1e8 + 1 would lose the ones)."""
+    x = np.array([[1e8, 1.0, -1e8, 1.0]] * 3)
+    out = np.zeros(3, np.float32)
+    assert tinyc.einsum("ij->i", x, out=out, casting="same_kind") is out
+    np.testing.assert_array_equal(out, np.einsum("ij->i", x, out=np.zeros(3, np.float32), casting="same_kind"))
+    np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])
+    big = rng.integers(-2**40, 2**40, size=(3, 5, 60))
+    small = np.zeros((3, 60), np.int8)   # int64 sums wrapped into int8 ('unsafe'), exactly NumPy's
+    tinyc.einsum("ijb->ib", big, out=small, casting="unsafe")
+    np.testing.assert_array_equal(small, np.einsum("ijb->ib", big, out=np.zeros((3, 60), np.int8),
+                                                   casting="unsafe"))
+    halves = rng.integers(-20, 20, size=(4, 6, 50)) * 0.5   # exact sums of halves, truncated to int32
+    trunc = np.zeros((4, 50), np.int32)
+    tinyc.einsum("ijb->ib", halves, out=trunc, casting="unsafe")
+    np.testing.assert_array_equal(trunc, np.einsum("ijb->ib", halves, out=np.zeros((4, 50), np.int32),
+                                                   casting="unsafe"))
+
+
+def test_a_narrower_out_with_alpha_and_beta(device):
+    """alpha·sum + beta·out in the wide type, rounded once into out."""
+    a, b = rng.standard_normal((7, 5, 4)), rng.standard_normal((7, 4, 3))
+    out = rng.standard_normal((7, 5, 3)).astype(np.float32)
+    want = (2.0 * np.einsum("bij,bjk->bik", a, b) + 0.5 * out.astype(np.float64)).astype(np.float32)
+    tinyc.einsum("bij,bjk->bik", a, b, out=out, alpha=2.0, beta=0.5, casting="same_kind")
+    np.testing.assert_allclose(out, want, rtol=2 ** -23, atol=1e-12)   # one rounding (f64 sums: far below)
+
+
+def test_options_are_checked_as_numpy_checks_them(device):
+    a = np.ones((3, 4))
+    with pytest.raises(ValueError, match="order must be one of 'C', 'F', 'A' or 'K', got 'X'"):
+        tinyc.einsum("ij->i", a, order="X")
+    with pytest.raises(ValueError, match="casting must be one of"):
+        tinyc.einsum("ij->i", a, casting="bad")
+    with pytest.raises(TypeError, match="operand 0 of dtype float64 cannot be cast to float32 "
+                                        r"\(casting rule 'safe'"):
+        tinyc.einsum("ij->i", a, dtype="f32")   # NumPy refuses it too (its default rule is 'safe')
+    with pytest.raises(TypeError):
+        np.einsum("ij->i", a, dtype=np.float32)
+
+
+def test_usm_out_is_never_narrowed(device):
+    dpnp = pytest.importorskip("dpnp")
+    a = dpnp.asarray(np.ones((3, 4)))
+    with pytest.raises(TypeError, match="cannot convert the float64 result into the USM out of dtype float32"):
+        tinyc.einsum("ij->i", a, out=dpnp.zeros(3, dtype=np.float32), casting="same_kind")
+
+
+def test_a_contraction_converts_within_a_kind(device):
+    """A contraction's dtype= is its declared type: its calls convert real arrays into it
+    ('same_kind'), never complex into real."""
+    c = tinyc.contract("bij,bjk->bik", (None, 4, 5), (None, 5, 3), dtype="f32")
+    a, b = rng.standard_normal((9, 4, 5)), rng.standard_normal((9, 5, 3))
+    got = c(a, b)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.einsum("bij,bjk->bik", a, b), rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="operand 0 of dtype complex128 cannot be cast to float32"):
+        c(a + 1j, b)
+
+
+def test_casting_reaches_the_slices_over_devices(device):
+    """dtype= below the operands' type with casting='unsafe', the batch split over sub-devices."""
+    halves = tinyc.devices(device.filter_string, split=True)
+    a, b = rng.standard_normal((5, 4, 300)), rng.standard_normal((4, 3, 300))
+    got = tinyc.einsum("ikb,kjb->ijb", a, b, dtype="float32", casting="unsafe", device=halves)
+    want = np.einsum("ikb,kjb->ijb", a, b, dtype=np.float32, casting="unsafe")
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
