@@ -128,6 +128,9 @@ def test_options_are_checked_as_numpy_checks_them(device):
         tinyc.einsum("ij->i", a, order="X")
     with pytest.raises(ValueError, match="casting must be one of"):
         tinyc.einsum("ij->i", a, casting="bad")
+    with pytest.raises(TypeError, match="casting must be a string"):
+        tinyc.einsum("ij->i", a, casting=None)
+    assert tinyc.einsum("ij,j->i", a, np.ones(4), order=None).flags.c_contiguous   # None is 'K', as NumPy
     with pytest.raises(TypeError, match="operand 0 of dtype float64 cannot be cast to float32 "
                                         r"\(casting rule 'safe'"):
         tinyc.einsum("ij->i", a, dtype="f32")   # NumPy refuses it too (its default rule is 'safe')

@@ -304,14 +304,16 @@ def _batch_slowest(labels: str, o: Signature, dynamic: frozenset[str]) -> bool:
 
 
 def checked_order(order: Any) -> str:
-    """`order=` as np.einsum takes it (either case)."""
-    found = order.upper() if isinstance(order, str) else None
+    """`order=` as np.einsum takes it (either case; None is 'K')."""
+    found = "K" if order is None else order.upper() if isinstance(order, str) else None
     if found not in ORDERS:
         raise ValueError(f"order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
     return found
 
 
 def checked_casting(casting: Any) -> str:
+    if not isinstance(casting, str):
+        raise TypeError(f"casting must be a string, got {type(casting).__name__}")
     if casting not in CASTINGS:
         raise ValueError(f"casting must be one of {', '.join(map(repr, CASTINGS))}, got {casting!r}")
     return casting
