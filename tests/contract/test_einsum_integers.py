@@ -124,8 +124,12 @@ def test_dtype_names_are_the_languages(device, name, dtype):
         tinyc.einsum("ikb,kjb->ijb", a, b, dtype="bf16")
 
 
-@pytest.mark.parametrize("subscripts, shapes", [FAMILIES["gemm, batch first"], FAMILIES["mat-vec"],
-                                                FAMILIES["reduction"]])
+@pytest.mark.parametrize("subscripts, shapes", [
+    FAMILIES["gemm, batch first"], FAMILIES["mat-vec"], FAMILIES["reduction"],
+    ("k,bkl->kl", [(3,), (40, 3, 1)]),          # the batch summed into a temporary (f32 sums into f16)
+    ("bk,bkl->l", [(50, 6), (50, 6, 5)]),
+    ("ij,bjk,kl->il", [(4, 5), (30, 5, 6), (6, 3)]),
+])
 def test_float16_within_its_rounding_bound(device, subscripts, shapes):
     """Within Higham's bound for a sum of products in half precision (γ_n Σ|terms|, u = 2^-11),
     plus the final rounding: the bound of a sum rounded to f16 after every partial result

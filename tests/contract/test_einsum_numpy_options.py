@@ -73,6 +73,7 @@ def test_casting_refuses_what_numpy_refuses(device, casting):
     when np.einsum refuses it, and equal to NumPy's result when both run."""
     base = rng.integers(-3, 4, size=(2, 3, 4)).astype(np.float64)
     other = rng.integers(-3, 4, size=(2, 4)).astype(np.float64)
+    ran = 0
     for a_type, b_type, target in itertools.product(DTYPES[:4], DTYPES[:4], DTYPES):
         a, b = base.astype(a_type), other.astype(b_type)
         for kind in ("dtype", "out"):
@@ -91,6 +92,27 @@ def test_casting_refuses_what_numpy_refuses(device, casting):
             assert got_kind == want_kind, label
             assert got.dtype == want.dtype, label
             np.testing.assert_array_equal(got, want, err_msg=str(label))   # small integers: exact
+            ran += got_kind == "ok"
+    assert ran >= 8   # (every rule lets equal dtypes through: 4 types, with dtype= and with out=)
+
+
+@pytest.mark.parametrize("a_type, b_type, out_type", [
+    ("int8", "uint8", "float16"),     # result_type(int8, uint8, float16) = float16: accepted
+    ("int16", "int16", "float16"),    # float32 into float16: refused under 'safe'
+    ("int8", "int8", "int32"),        # summed in int32 (no wrap at 8 bits)
+    ("float32", "float32", "complex128"),
+    ("uint8", "int8", "uint16"),      # int16 into uint16: refused
+])
+def test_out_takes_part_in_the_computations_type(device, a_type, b_type, out_type):
+    """np.einsum computes in the result type of the operands and `out` together."""
+    a = (rng.integers(0, 11, size=(5, 6)) * (1 if "u" in a_type else -1)).astype(a_type)   # exact in f16
+    b = rng.integers(0, 11, size=(5, 4)).astype(b_type)
+    want_kind, want = outcome(lambda: np.einsum("kj,kl->jl", a, b, out=np.zeros((6, 4), out_type)))
+    got_kind, got = outcome(lambda: tinyc.einsum("kj,kl->jl", a, b, out=np.zeros((6, 4), out_type)))
+    assert got_kind == want_kind
+    assert want_kind in ("ok", TypeError)   # (never a mistake of the test's own shapes)
+    if want_kind == "ok":
+        np.testing.assert_array_equal(got, want)
 
 
 def test_a_narrower_out_takes_the_result_rounded_once(device):

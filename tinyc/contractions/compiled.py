@@ -152,37 +152,20 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     order, casting = checked_order(order), checked_casting(casting)
     sub = subs.parse(text, [o.shape for o in operands])
     compute = compute_dtype([o.dtype for o in operands], forced)
+    out_shape = tuple(sub.sizes[label] for label in sub.output)
+    result, narrowing = compute, False
+    if out is not None:
+        if out.shape != out_shape:
+            raise ValueError(f"out has shape {out.shape} but the result of '{text}' has shape {out_shape}")
+        compute, result, narrowing = _types_with_out(out, compute, operands, forced, casting)
+        if epilogue == "relu" and out.dtype.kind == "c":
+            raise ValueError("epilogue 'relu' needs real numbers; out is complex")
     for k, o in enumerate(operands):
         if not np.can_cast(o.dtype, compute, casting):
             raise TypeError(f"operand {k} of dtype {o.dtype} cannot be cast to {compute} (casting rule "
                             f"'{casting}'; np.einsum's casting= relaxes it)")
     if epilogue == "relu" and compute.kind == "c":
         raise ValueError("epilogue 'relu' needs real numbers; the result is complex")
-    out_shape = tuple(sub.sizes[label] for label in sub.output)
-    result, narrowing = compute, False
-    if out is not None:
-        if out.shape != out_shape:
-            raise ValueError(f"out has shape {out.shape} but the result of '{text}' has shape {out_shape}")
-        if out.dtype not in DTYPES and out.dtype not in UNSIGNED and out.dtype != BOOL:
-            raise TypeError(f"out has dtype {out.dtype}; use {SUPPORTED}")
-        if not np.can_cast(compute, out.dtype, casting):
-            raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} "
-                            f"(casting rule '{casting}')")
-        narrowing = not np.can_cast(compute, out.dtype, "safe")
-        if narrowing:   # as NumPy: computed in its own type, converted into out once at the end
-            if out.kind != "numpy":
-                raise TypeError(f"cannot convert the {compute} result into the USM out of dtype "
-                                f"{out.dtype}; pass out of dtype {compute}")
-        elif forced is None and all(o.kind == "numpy" for o in operands):
-            compute = out.dtype   # as NumPy: a wider out is the computation's type (operands converted)
-        elif out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED or compute == BOOL
-                                       or not promotable(scalar_type(compute), scalar_type(out.dtype))):
-            why = "dtype=" if forced is not None else "USM operands (read in place)"
-            raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} in the "
-                            f"kernel ({why}); pass out of dtype {compute}")
-        if epilogue == "relu" and out.dtype.kind == "c":
-            raise ValueError("epilogue 'relu' needs real numbers; out is complex")
-        result = compute if narrowing else out.dtype
     boolean = compute == BOOL
     if boolean:
         if epilogue is not None:
@@ -230,6 +213,34 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     inputs = [t.with_dynamic(dynamic) for t in inputs]
     return Analysis(sub, compute, result, inputs, convert, output_layout.with_dynamic(dynamic), out_shape,
                     out_order, direct, sizes, scale, empty, zero, dynamic, boolean)
+
+
+def _types_with_out(out: Signature, compute: np.dtype, operands: Sequence[Signature], forced: Any,
+                    casting: str) -> tuple[np.dtype, np.dtype, bool]:
+    """(computation, result, narrowing) of a call with `out=`, NumPy's way: out's dtype takes
+    part in the computation's type (int8 operands into an int32 out sum in int32), which must
+    cast into out under `casting`; a narrower out ('same_kind', 'unsafe') gets the result
+    computed wide and converted once at the end. USM operands are read in place, so there the
+    kernel widens its result instead (never unsigned or bool ones)."""
+    if out.dtype not in DTYPES and out.dtype not in UNSIGNED and out.dtype != BOOL:
+        raise TypeError(f"out has dtype {out.dtype}; use {SUPPORTED}")
+    convertible = all(o.kind == "numpy" for o in operands)
+    if forced is None and convertible:
+        compute = compute_dtype([np.result_type(*[o.dtype for o in operands], out.dtype)], None)
+    if not np.can_cast(compute, out.dtype, casting):
+        raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} "
+                        f"(casting rule '{casting}')")
+    if not np.can_cast(compute, out.dtype, "safe"):
+        if out.kind != "numpy":
+            raise TypeError(f"cannot convert the {compute} result into the USM out of dtype "
+                            f"{out.dtype}; pass out of dtype {compute}")
+        return compute, compute, True
+    if out.dtype != compute and (compute in UNSIGNED or out.dtype in UNSIGNED or compute == BOOL
+                                 or not promotable(scalar_type(compute), scalar_type(out.dtype))):
+        why = "dtype=" if forced is not None else "USM operands (read in place)"
+        raise TypeError(f"cannot write the {compute} result into out of dtype {out.dtype} in the "
+                        f"kernel ({why}); pass out of dtype {compute}")
+    return compute, out.dtype, False
 
 
 def dynamic_labels(sub: subs.Subscripts, operands: Sequence[Signature]) -> frozenset[str]:

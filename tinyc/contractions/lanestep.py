@@ -409,11 +409,11 @@ def _store(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: 
            compute: ScalarType, scaling: Scaling | None) -> None:
     index = out.index(env, entry, slot)
     element = out.value.type.element  # type: ignore[attr-defined]
+    if scaling is not None and scaling.alpha is not None:
+        value = fn.mul(converted(fn, scaling.alpha, compute), value)
+    if element is not compute:   # (an f16 step's f32 sums into its temporary too)
+        value = fn.cast(value, element)
     if scaling is not None:
-        if scaling.alpha is not None:
-            value = fn.mul(converted(fn, scaling.alpha, compute), value)
-        if element is not compute:
-            value = fn.cast(value, element)
         if scaling.beta is not None:
             with fn.if_(scaling.beta_is_zero, [element]) as branch:
                 with branch.then():
