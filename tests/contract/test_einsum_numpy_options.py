@@ -1,4 +1,4 @@
-"""np.einsum's `order=` and `casting=` on tinyc.einsum: NumPy itself is the reference for
+"""np.einsum's `order=` and `casting=` (and its corner cases) on tinyc.einsum: NumPy itself is the reference for
 which calls are refused, for the layout of a new result and for its values."""
 
 from __future__ import annotations
@@ -187,3 +187,10 @@ def test_casting_reaches_the_slices_over_devices(device):
     want = np.einsum("ikb,kjb->ijb", a, b, dtype=np.float32, casting="unsafe")
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_zero_dimensional_operand_as_it_is(device):
+    """np.einsum("", x) of a 0-d x is a NumPy scalar (not a 0-d view)."""
+    for x in (np.float64(3.0), np.array(2.5, np.float32), np.int16(7)):
+        got, want = tinyc.einsum("", x), np.einsum("", x)
+        assert type(got) is type(want) and got == want

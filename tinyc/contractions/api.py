@@ -137,6 +137,8 @@ def _view_of(a: Analysis, sig: Signature) -> tuple | None:
 # -- running ----------------------------------------------------------------------
 def _make_view(x: np.ndarray, view: tuple, text: str) -> np.ndarray:
     shape, strides, axes = view
+    if x.ndim == 0:
+        return x[()]   # a NumPy scalar, as np.einsum returns a 0-d result
     if axes is not None:
         if len(_transposes) < CACHE_SIZE:
             _transposes[(text, x.ndim, x.dtype)] = axes
