@@ -5,10 +5,16 @@ show the difference exactly: every count below is exact in f16."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tinyc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tolerances import UNIT_ROUNDOFF, assert_within, sum_error_bound  # noqa: E402
 
 SUM = """func @total(%A: memref<{t}x?>, %out: memref<{t}>) {{
   %one = constant 1.0 : {t}
@@ -86,3 +92,21 @@ def test_a_half_gemm_with_a_long_k(half):
 def test_einsum_half_sums(device, subscripts, shapes):
     got = tinyc.einsum(subscripts, *[np.ones(s, np.float16) for s in shapes])
     np.testing.assert_array_equal(got, np.einsum(subscripts, *[np.ones(s) for s in shapes]).astype(np.float16))
+
+
+@pytest.mark.parametrize("subscripts, shapes", [
+    ("ijb->b", [(64, 64, 100)]),                  # a streamed reduction (was a pass per 4 rows)
+    ("ijb->ib", [(16, 200, 300)]),
+    ("ijb,jb->ib", [(16, 200, 300), (200, 300)]),  # a register block over 200 rows (was passes of 2)
+])
+def test_einsum_half_results_round_once(device, subscripts, shapes):
+    """Positive terms: the exact sum within one f16 rounding plus the f32 sums' own bound. A
+    partial sum stored in f16 after every pass erred 10-25 times that."""
+    rng = np.random.default_rng(3)
+    ops = [rng.uniform(0.0, 2.0, s).astype(np.float16) for s in shapes]
+    exact = np.einsum(subscripts, *[x.astype(np.float64) for x in ops])
+    terms, output = subscripts.split("->")
+    sizes = {label: n for term, shape in zip(terms.split(","), shapes) for label, n in zip(term, shape)}
+    n = int(np.prod([sizes[label] for label in set(terms) - set(output) - {","}]))
+    bound = UNIT_ROUNDOFF["f16"] * exact + sum_error_bound(n, "f32", exact)   # terms >= 0: Σ|terms| = exact
+    assert_within(tinyc.einsum(subscripts, *ops), exact, bound, subscripts)

@@ -123,9 +123,6 @@ def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str
     points = [label for label in by_memory if out.has(label)]
     summed = [label for label in reversed(by_memory) if not out.has(label)]   # fastest first
     total = math.prod(sizes[label] for label in summed)
-    relu_pass = scaling is not None and scaling.relu and total > ROWS   # after the last addition
-    if relu_pass:
-        scaling = Scaling(scaling.alpha, scaling.beta, scaling.beta_is_zero, False)
 
     def split(env: dict, flat: Any) -> dict:
         inner = dict(env)
@@ -141,6 +138,13 @@ def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str
             flat = fn.div(flat, sizes[label])
         inner[summed[-1]] = flat
         return inner
+
+    if total > ROWS and _rounds_partials(out, compute):
+        _stream_once(fn, x, out, chunk, compute, scaling, total, split, points, sizes)
+        return
+    relu_pass = scaling is not None and scaling.relu and total > ROWS   # after the last addition
+    if relu_pass:
+        scaling = Scaling(scaling.alpha, scaling.beta, scaling.beta_is_zero, False)
 
     def rows(env: dict, start: Any, count: int, first: bool) -> None:
         where = [split(env, start if k == 0 else (start + k if isinstance(start, int) else fn.add(start, k)))
@@ -167,6 +171,31 @@ def _stream(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, sizes: dict[str
             rows(env, ROWS + full, (total - ROWS) % ROWS, False)
         if relu_pass:
             _relu(fn, out, [env], chunk)
+
+    _nest(fn, points, sizes, {}, point)
+
+
+def _rounds_partials(out: LaneTensor, compute: ScalarType) -> bool:
+    """Whether partial sums kept in `out` between passes would be rounded: out holds a 16-bit
+    float whose sums run in `compute` (ir/types.accumulation_type). (A wider out, a USM result
+    widened in the kernel, keeps them as well as registers would.)"""
+    element = out.value.type.element  # type: ignore[attr-defined]
+    return element is not compute and accumulation_type(element) is compute
+
+
+def _stream_once(fn: FunctionBuilder, x: LaneTensor, out: LaneTensor, chunk: Chunk, compute: ScalarType,
+                 scaling: Scaling | None, total: int, split: Callable[[dict, Any], dict],
+                 points: list[str], sizes: dict[str, int]) -> None:
+    """_stream in one pass: each entry's sum over all `total` rows carried in a register of the
+    wide type and stored once (so a half-precision sum rounds once, not once per ROWS rows)."""
+    def point(env: dict) -> None:
+        def body(entry: Value, slot: Value) -> None:
+            with fn.for_(0, total, init=[fn.constant(0, compute)]) as rows:
+                row = _load(fn, x, x.index(split(env, rows.var), entry, slot), compute)
+                fn.yield_([fn.add(rows.carried[0], row)])
+            _store(fn, out, env, entry, slot, rows.results[0], compute, scaling)
+
+        for_entries(fn, chunk, body)
 
     _nest(fn, points, sizes, {}, point)
 
@@ -262,6 +291,8 @@ def _block(fn: FunctionBuilder, inputs: Sequence[LaneTensor], out: LaneTensor, s
     if split is None:
         split = auto_ksplit(inputs, summed, sizes, r, rb, c, cb)
     split = split if len(summed) == 1 and split and sizes[summed[0]] > split else 0
+    if _rounds_partials(out, compute):
+        split = 0   # one pass: the partial sums stay in the wide type (registers)
     if not split:
         _pass(fn, inputs, out, sizes, chunk, compute, scaling, offsets, summed, None, True)
         return
