@@ -193,8 +193,7 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
             assert found is not None
         inputs.append(found)
         convert.append(needs_copy)
-    out_order = order if order in "CF" else "F" if order == "A" and all(map(_f_contiguous, operands)) \
-        else "C" if order == "A" else new_output_order(sub, operands, dynamic)
+    out_order = _requested_order(order, operands) or new_output_order(sub, operands, dynamic)
     output_layout, direct = None, False
     if out is not None and not boolean and not narrowing:   # (a bool out is written from the counts)
         strides = byte_strides_to_elements(out.strides, out.dtype.itemsize) if out.aligned else None
@@ -328,6 +327,13 @@ def checked_casting(casting: Any) -> str:
     if casting not in CASTINGS:
         raise ValueError(f"casting must be one of {', '.join(map(repr, CASTINGS))}, got {casting!r}")
     return casting
+
+
+def _requested_order(order: str, operands: Sequence[Signature]) -> str | None:
+    """The order `order=` asks of a new result; None for 'K' (new_output_order decides)."""
+    if order == "A":
+        return "F" if all(map(_f_contiguous, operands)) else "C"
+    return None if order == "K" else order
 
 
 def _f_contiguous(o: Signature) -> bool:
