@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tinyc.analysis.symbolic import ONE, ZERO, Expr, Interval, Node, Sym, Var, interval, node, simplify
-from tinyc.analysis.symbolic_bounds import Unbounded, lower, upper
+from tinyc.analysis.symbolic_bounds import ScopedBounds, Unbounded, lower, upper
 from tinyc.ir.addressing import IntOp, LoopRange, TileRange
 from tinyc.ir.core import Value
 from tinyc.ir.types import BoolType, ScalarType, Type
@@ -98,6 +98,8 @@ class IndexValues:
         self.fits: dict[Value, tuple[Fit, ...]] = {}  # what a value's computation must fit
         self.comparisons: dict[Value, tuple[Comparison, ...]] = {}  # bools: all must hold
         self.scopes: list[dict[Var, tuple[Expr | None, Expr | None]]] = [{}]
+        self._scoped = ScopedBounds(self.bounds)
+        self._outer_memos: list[dict] = []   # per pushed scope: the memo when it was pushed
         self._scalar, self._size = scalar, size
         self._next = 0
         self.group_id = self.variable("group_id", ZERO, Expr.atom(BATCH) - 1)
@@ -130,15 +132,17 @@ class IndexValues:
 
     def push(self) -> None:
         self.scopes.append({})
+        self._outer_memos.append(self._scoped.memo)   # (shared until a guard refines a bound)
 
     def pop(self) -> None:
         self.scopes.pop()
+        self._scoped.memo = self._outer_memos.pop()
 
     def upper(self, e: Expr) -> Expr:
-        return upper(e, self.bounds)
+        return upper(e, self._scoped)
 
     def lower(self, e: Expr) -> Expr:
-        return lower(e, self.bounds)
+        return lower(e, self._scoped)
 
     # -- values --------------------------------------------------------------------------
     def of(self, value: Value | int) -> Expr | None:
@@ -406,6 +410,7 @@ class IndexValues:
         if at_least is not None:
             low = node("max", low, at_least) if low is not None else at_least
         self.scopes[-1][subject] = (low, high)
+        self._scoped.memo = {}   # bounds derived before may rest on the old bounds of `subject`
         if depth < DEPTH:  # what the new bound says of the variables in the old opposite bound
             if at_least is not None and old_high is not None:
                 for part in _parts(old_high, "min"):

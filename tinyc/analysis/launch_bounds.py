@@ -204,6 +204,7 @@ class _Walk:
         wg = attrs.get("work_group_size")
         self.ints = IndexValues(tuple(wg) if wg else None, attrs.get("subgroup_size"), self._scalar, self._size)
         self.conditions: dict[tuple, Condition] = {}
+        self._slacks: dict[Expr, tuple[Expr, bool]] = {}   # slack -> (simplified, holds for every launch)
         self.last_groups: dict[Expr, None] = {}  # the group id's upper bound where an argument is accessed
         self.notes: list[Note] = []
         self.split = BatchSplit(fn) if conditions else None
@@ -439,8 +440,12 @@ class _Walk:
         k = slack.constant
         if k is not None and k >= 0:
             return
-        slack = simplify(slack)
-        if self.ints.holds_always(slack):
+        known = self._slacks.get(slack)   # (most accesses of a kernel repeat a few slacks)
+        if known is None:
+            simple = simplify(slack)
+            known = self._slacks[slack] = (simple, self.ints.holds_always(simple))
+        slack, always = known
+        if always:
             return
         condition = Condition(slack, *about)
         key = (condition.slack, condition.param, condition.subject, condition.detail)

@@ -20,6 +20,22 @@ Bounds = Callable[[Atom], "tuple[Expr | None, Expr | None]"]
 Syms; for a node, what a guard says of it (else (None, None))."""
 
 
+class ScopedBounds:
+    """`Bounds` with a `memo` of the upper bounds derived under them (_upper reads it), kept
+    by index_values.IndexValues per scope: a pushed scope shares its parent's memo (what it
+    adds, fresh variables, changes no earlier derivation) until a guard refines a bound; the
+    memo of a scope is restored when the scopes pushed on it are popped."""
+
+    __slots__ = ("lookup", "memo")
+
+    def __init__(self, lookup: Bounds):
+        self.lookup = lookup
+        self.memo: dict[Expr, Expr] = {}
+
+    def __call__(self, v: Atom) -> tuple[Expr | None, Expr | None]:
+        return self.lookup(v)
+
+
 class Unbounded(Exception):
     """The expression has no bound the analysis can state."""
 
@@ -35,6 +51,19 @@ def lower(e: Expr, bounds: Bounds) -> Expr:
 
 
 def _upper(e: Expr, bounds: Bounds, depth: int) -> Expr:
+    """upper() at a depth of the recursion; remembered in `bounds.memo` when the bounds have
+    one (ScopedBounds: the bounds derived under the current scopes, which a
+    kernel's many accesses share: a lane kernel asked 8,389 times for 270 expressions)."""
+    memo = getattr(bounds, "memo", None)
+    if memo is None:
+        return _derive_upper(e, bounds, depth)
+    found = memo.get(e)
+    if found is None:
+        found = memo[e] = _derive_upper(e, bounds, depth)
+    return found
+
+
+def _derive_upper(e: Expr, bounds: Bounds, depth: int) -> Expr:
     if depth > 64:
         raise Unbounded("the bounds nest too deeply")
     variables = e.variables()
