@@ -236,3 +236,12 @@ def test_bool_counts_into_an_integer_out_and_refuses_scaling(device):
         tinyc.einsum("ik,k->i", a, b, out=np.zeros(5, bool), beta=1)
     with pytest.raises(ValueError, match="an epilogue needs numbers"):
         tinyc.einsum("ik,k->i", a, b, epilogue="relu")
+
+
+@pytest.mark.parametrize("subscripts", ["ijk->kji", "ijk->ijk", "ii->i", "ijk->ij"])
+def test_bool_permutations_are_views_as_in_numpy(device, subscripts):
+    x = rng.random((4, 4, 3) if subscripts.startswith("ijk") else (4, 4)) < 0.5
+    got, want = tinyc.einsum(subscripts, x), np.einsum(subscripts, x)
+    assert got.dtype == want.dtype == np.bool_
+    np.testing.assert_array_equal(got, want)
+    assert np.shares_memory(got, x) == np.shares_memory(want, x)

@@ -23,7 +23,7 @@ import numpy as np
 
 from tinyc.contractions import subscripts as subs
 from tinyc.contractions.compiled import (
-    REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
+    BOOL, REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
     dtype_alias, materialize,
 )
 from tinyc.contractions.layout import c_order_strides
@@ -126,7 +126,8 @@ def _view_of(a: Analysis, sig: Signature) -> tuple | None:
     """(shape, byte strides, transpose axes or None) when the result is a view of the operand:
     every label kept (a permutation, or a diagonal), no conversion."""
     labels, output = a.subscripts.inputs[0], a.subscripts.output
-    if sig.kind != "numpy" or sig.dtype != a.compute or set(labels) != set(output):
+    computed = BOOL if a.boolean else a.compute   # (a bool contraction computes in counts)
+    if sig.kind != "numpy" or sig.dtype != computed or set(labels) != set(output):
         return None
     if len(set(labels)) == len(labels):
         return None, None, tuple(labels.index(label) for label in output)
