@@ -194,3 +194,20 @@ def test_a_zero_dimensional_operand_as_it_is(device):
     for x in (np.float64(3.0), np.array(2.5, np.float32), np.int16(7)):
         got, want = tinyc.einsum("", x), np.einsum("", x)
         assert type(got) is type(want) and got == want
+
+
+def test_a_contraction_without_dtype_calls_as_einsum(device, monkeypatch):
+    """Without dtype= a contraction's calls are einsum's own ('safe'), so a repeated plain call
+    takes the by-signature fast path (api.run_plain), as before casting= existed."""
+    from tinyc.contractions import api
+
+    fast = []
+    run_plain = api.run_plain
+    monkeypatch.setattr(api, "run_plain", lambda *args: fast.append(1) or run_plain(*args))
+    a = rng.standard_normal((4, 6, 50)).astype(np.float32)
+    c = tinyc.contract("ijb->b", a)
+    for _ in range(3):
+        np.testing.assert_allclose(c(a), np.einsum("ijb->b", a), rtol=1e-5, atol=1e-5)
+    assert len(fast) >= 2
+    with pytest.raises(TypeError, match="casting rule 'safe'"):
+        c(a, out=np.zeros(50, np.float16))   # narrowing needs a dtype-declared contraction's rule

@@ -42,8 +42,9 @@ _plain: "OrderedDict[tuple, Call]" = OrderedDict()   # plain NumPy calls by (sub
 _cache_lock = threading.Lock()
 _ONE = 1
 CONTRACTION_CASTING = "same_kind"
-"""A contraction's calls convert operands into its dtype= within a kind (f64 arrays into an
-f32 contraction), never complex into real: its dtype is the one it was declared with."""
+"""A contraction made with dtype= converts its calls' operands into it within a kind (f64
+arrays into an f32 contraction), never complex into real: its dtype is the one it was
+declared with. Without dtype= its calls are einsum's ('safe')."""
 
 
 def cache_info() -> dict[str, int]:
@@ -285,8 +286,9 @@ class Contraction:
                 if device is None and _usm_interface(x) is not None:
                     self.device = device = _queue_of(x)
         self.shapes = [s.shape for s in sigs]
+        self._casting = "safe" if dtype is None else CONTRACTION_CASTING   # (safe: einsum's fast path)
         self._main = _call(subscripts, tuple(sigs), None, dtype, compile_target(device), epilogue, False, False,
-                           tune, "K", CONTRACTION_CASTING)
+                           tune, "K", self._casting)
         self._batch = self._main.analysis.dynamic
 
     @property
@@ -325,7 +327,7 @@ class Contraction:
         checked = self.check_bounds if check_bounds is None else check_bounds
         return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
                       epilogue=self.epilogue, dtype=self.dtype, tune=self.tune, check_bounds=checked,
-                      casting=CONTRACTION_CASTING)
+                      casting=self._casting)
 
     def bind(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0) -> Any:
         """Everything a call checks and prepares, without launching: the kernel for these
@@ -337,11 +339,11 @@ class Contraction:
 
         arrays = self._operands(operands)
         sigs = tuple(_signature(x) for x in arrays)
-        a = analyse(self.subscripts, sigs, None, self.dtype, self.epilogue, "K", CONTRACTION_CASTING)
+        a = analyse(self.subscripts, sigs, None, self.dtype, self.epilogue, "K", self._casting)
         target = _as_out(out) if out is not None else np.zeros(a.out_shape, a.result)
         plain = _is_one(alpha) and _is_zero(beta)
         call = _call(self.subscripts, sigs, _signature(target), self.dtype, compile_target(self.device),
-                     self.epilogue, plain, False, self.tune, "K", CONTRACTION_CASTING)
+                     self.epilogue, plain, False, self.tune, "K", self._casting)
         if call.compiled is None or not call.analysis.out_direct or call.analysis.boolean:
             raise ValueError("this call has no kernel to bind (the result is empty or bool), or out has a "
                              "layout the kernel cannot write; call the contraction instead")
