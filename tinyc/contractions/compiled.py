@@ -44,6 +44,8 @@ are signless, and products and sums modulo 2^bits are the same bits either way."
 SUPPORTED = ("float32, float64, complex64, complex128, float16, an integer dtype "
              "(the language's f32, f64, c32, c64, f16, i8-i64) or bool")
 BOOL = np.dtype(np.bool_)
+ACCEPTED = frozenset([*DTYPES, *UNSIGNED, BOOL])
+"""The dtypes a contraction takes as its computation's or its out's."""
 COUNTS = np.dtype(np.int32)
 """A bool contraction (NumPy: the OR of ANDs) counts the true products in int32, then
 compares with 0 (exact below 2^31 products per result)."""
@@ -90,7 +92,7 @@ def compute_dtype(dtypes: Sequence[np.dtype], forced: Any) -> np.dtype:
                 raise TypeError(f"operand {k} has dtype {d}, which einsum cannot compute with; "
                                 f"use {SUPPORTED}")
         chosen = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
-    if chosen not in DTYPES and chosen not in UNSIGNED and chosen != BOOL:
+    if chosen not in ACCEPTED:
         raise TypeError(f"tinyc.einsum computes in {SUPPORTED}, not {chosen}")
     return chosen
 
@@ -221,7 +223,7 @@ def _types_with_out(out: Signature, compute: np.dtype, operands: Sequence[Signat
     cast into out under `casting`; a narrower out ('same_kind', 'unsafe') gets the result
     computed wide and converted once at the end. USM operands are read in place, so there the
     kernel widens its result instead (never unsigned or bool ones)."""
-    if out.dtype not in DTYPES and out.dtype not in UNSIGNED and out.dtype != BOOL:
+    if out.dtype not in ACCEPTED:
         raise TypeError(f"out has dtype {out.dtype}; use {SUPPORTED}")
     convertible = all(o.kind == "numpy" for o in operands)
     if forced is None and convertible:
@@ -338,8 +340,7 @@ def _requested_order(order: str, operands: Sequence[Signature]) -> str | None:
 
 def _f_contiguous(o: Signature) -> bool:
     """Stored in Fortran order (NumPy's F_CONTIGUOUS: one-dimensional contiguous arrays too)."""
-    strides = byte_strides_to_elements(o.strides, o.dtype.itemsize)
-    return strides is not None and _same_live(strides, f_order_strides(o.shape), o.shape)
+    return _has_strides(o, f_order_strides)
 
 
 def _is_c_only(o: Signature) -> bool:
@@ -355,8 +356,11 @@ def _is_f_only(o: Signature) -> bool:
 def _stored_as(o: Signature, strides_of: Any) -> bool:
     """Whether `o` has the strides `strides_of(shape)` on its live modes, two or more of them
     (so it is not also stored the other way)."""
-    if len([n for n in o.shape if n > 1]) < 2:
-        return False
+    return len([n for n in o.shape if n > 1]) >= 2 and _has_strides(o, strides_of)
+
+
+def _has_strides(o: Signature, strides_of: Any) -> bool:
+    """Whether `o`'s live modes have the strides `strides_of(shape)`."""
     strides = byte_strides_to_elements(o.strides, o.dtype.itemsize)
     return strides is not None and _same_live(strides, strides_of(o.shape), o.shape)
 

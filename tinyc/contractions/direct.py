@@ -44,8 +44,7 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
             value = _product(fn, inputs, env, compute)
         if alpha is not None:
             value = fn.mul(converted(fn, alpha, compute), value)
-        if out_type is not compute:
-            value = fn.cast(value, out_type)
+        value = converted(fn, value, out_type)
         index = [env[label] for label in labels]
         if beta is not None:
             with fn.if_(beta_is_zero, [out_type]) as branch:

@@ -207,9 +207,7 @@ def _add(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: Va
     element = out.value.type.element  # type: ignore[attr-defined]
     if scaling is not None and scaling.alpha is not None:
         value = fn.mul(converted(fn, scaling.alpha, compute), value)
-    if element is not compute:
-        value = fn.cast(value, element)
-    fn.store(fn.add(fn.load(out.value, index), value), out.value, index)
+    fn.store(fn.add(fn.load(out.value, index), converted(fn, value, element)), out.value, index)
 
 
 def _load(fn: FunctionBuilder, t: LaneTensor, index: Any, compute: ScalarType) -> Value:
@@ -442,8 +440,7 @@ def _store(fn: FunctionBuilder, out: LaneTensor, env: dict, entry: Value, slot: 
     element = out.value.type.element  # type: ignore[attr-defined]
     if scaling is not None and scaling.alpha is not None:
         value = fn.mul(converted(fn, scaling.alpha, compute), value)
-    if element is not compute:   # (an f16 step's f32 sums into its temporary too)
-        value = fn.cast(value, element)
+    value = converted(fn, value, element)   # (an f16 step's f32 sums into its temporary too)
     if scaling is not None:
         if scaling.beta is not None:
             with fn.if_(scaling.beta_is_zero, [element]) as branch:
