@@ -31,6 +31,7 @@ from tinyc.contractions.knobs import Knobs
 from tinyc.contractions.lanes import lane_plan
 from tinyc.contractions.plan import Plan, Step, make_plan
 from tinyc.ir.types import SCALAR_TYPES, ScalarType, promotable
+from tinyc.runtime import results
 from tinyc.runtime.arrays import dtypes_for
 
 EINSUM_TYPES = ("i8", "i16", "i32", "i64", "f16", "f32", "f64", "c32", "c64")
@@ -274,7 +275,9 @@ def materialize(x: np.ndarray, labels: Sequence[str], dtype: np.dtype) -> np.nda
         strides = [sum(s for l2, s in zip(labels, x.strides) if l2 == label) for label in distinct]
         shape = [x.shape[labels.index(label)] for label in distinct]
         x = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
-    return np.array(x, dtype=dtype, order="C", copy=True)
+    copy = results.empty(x.shape, dtype, "C")
+    np.copyto(copy, x, casting="unsafe")
+    return copy
 
 
 def new_output_order(sub: subs.Subscripts, operands: Sequence[Signature], dynamic: frozenset[str]) -> str:

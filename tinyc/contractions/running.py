@@ -24,6 +24,7 @@ import numpy as np
 
 from tinyc.contractions.compiled import UNSIGNED, Analysis, Compiled, Signature, materialize, signed
 from tinyc.contractions.layout import Layout
+from tinyc.runtime import results
 
 
 @dataclass
@@ -95,7 +96,7 @@ class UsmView:
 
 def new_output(shape: tuple[int, ...], dtype: np.dtype, order: str, queue: Any) -> Any:
     if queue is None:
-        return np.empty(shape, dtype, order=order)
+        return results.empty(shape, dtype, order)
     try:
         import dpnp
     except ImportError:  # pragma: no cover - dpnp is how tinyc returns USM results
@@ -169,7 +170,7 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
         if usm_interface(out) is not None:
             raise ValueError("out overlaps an operand (or has a layout the kernel cannot write); "
                              "pass a separate output array")
-        temp = _like_out(out, a) if a.out_direct else np.empty(a.out_shape, a.result, order=a.out_order)
+        temp = _like_out(out, a) if a.out_direct else results.empty(a.out_shape, a.result, a.out_order)
         if beta != 0:
             temp[...] = out
         target = temp
@@ -191,7 +192,7 @@ def _like_out(out: np.ndarray, a: Analysis) -> np.ndarray:
     where the kernel's output layout (made from out's strides) puts them."""
     steps = [s // out.itemsize for s in out.strides]
     extent = 1 + sum((n - 1) * step for n, step in zip(out.shape, steps))
-    base = np.empty(max(extent, 1), a.result)
+    base = results.empty((max(extent, 1),), a.result)
     return np.lib.stride_tricks.as_strided(base, out.shape, [step * base.itemsize for step in steps])
 
 
@@ -202,7 +203,7 @@ def kernel_arguments(call: Call, inputs: Sequence[Any], target: Any, alpha: Any,
     views = [memref_view(x, t) for x, t in zip(inputs, a.inputs)] if c.spec.inputs else []
     views.append(memref_view(target, a.output))
     if c.scratch_per_group:
-        views.append(np.empty((c.scratch_per_group, call.groups), signed(a.compute), order="F"))
+        views.append(results.empty((c.scratch_per_group, call.groups), signed(a.compute), "F"))
     return [scaled_alpha(alpha, a), beta, *views]
 
 
@@ -213,7 +214,7 @@ def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:
     if addresses is None:
         return None
     a = call.analysis
-    result = np.empty(a.out_shape, a.result, order=a.out_order)
+    result = results.empty(a.out_shape, a.result, a.out_order)
     addresses.append(result.ctypes.data)
     if not _by_address(call, [*operands, result], addresses, 1, 0):
         call.compiled.kernel(*kernel_arguments(call, operands, result, 1, 0), batch=call.groups)

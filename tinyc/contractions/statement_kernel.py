@@ -29,6 +29,7 @@ from tinyc.contractions.statement_check import BATCH, Checked, check, check_shap
 from tinyc.contractions.statement_emit import KERNEL_NAME, build_statements, choose_block, scratch_elements
 from tinyc.contractions.statement_layout import ArgLayout, default_layout, derive
 from tinyc.contractions.statements import parse
+from tinyc.runtime import results
 from tinyc.runtime.devices import compile_target, is_split
 
 def statement_dtype(dtype: Any) -> np.dtype | None:
@@ -226,7 +227,7 @@ class Statements:
         groups = -(-batch // self.block)
         args = [passed[name] for name in checked.arguments] + scalars
         if variant.scratch:
-            args.append(np.empty((variant.scratch, groups), dtype, order="F"))
+            args.append(results.empty((variant.scratch, groups), dtype, "F"))
         if key is not None and len(tensors) == len(arguments) - len(scalars) and not copied:
             if len(self._seen) >= SEEN:
                 self._seen.pop(next(iter(self._seen)))
@@ -308,7 +309,7 @@ class Statements:
         shape = tuple(batch if n is BATCH else n for n in declared)
         order = "F" if declared and declared[-1] is BATCH else "C"
         if queue is None:
-            return np.empty(shape, dtype, order=order)
+            return results.empty(shape, dtype, order)
         import dpnp
 
         return dpnp.empty(shape, dtype=dtype, order=order, sycl_queue=queue)
