@@ -5,6 +5,7 @@ is never handed out again."""
 from __future__ import annotations
 
 import gc
+import threading
 
 import numpy as np
 import pytest
@@ -101,3 +102,20 @@ def test_the_pool_keeps_its_limit_newest_first():
     assert pool.take(2000) is blocks[2] and pool.held_bytes == 1000
     assert pool.take(1000) is blocks[1]
     assert pool.take(1000) is not blocks[0]       # dropped: a new block
+
+
+def test_a_result_collected_while_the_pool_is_locked_does_not_deadlock(fresh_pool):
+    """The collector may free a result inside any allocation, one made under the pool's lock
+    too: its Lease must not wait for that lock."""
+    def collect_under_the_lock() -> None:
+        cycle = [results.empty((5 << 20,), np.float32)]
+        cycle.append(cycle)
+        del cycle
+        with fresh_pool._lock:
+            gc.collect()
+
+    worker = threading.Thread(target=collect_under_the_lock, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "a Lease's __del__ waited for the pool's lock"
+    assert fresh_pool.held_bytes == 20 << 20

@@ -39,16 +39,26 @@ def _limit() -> int:
 
 
 class _Pool:
-    """Free blocks by rounded size, at most `limit` bytes in all (the oldest dropped)."""
+    """Free blocks by rounded size, at most `limit` bytes in all (the oldest dropped).
+
+    A dying Lease only appends its block to `_returned` (atomic, no lock): its `__del__` can
+    run inside any allocation, also one made while this pool holds its lock, so the lock is
+    taken only by the calls that sort the returned blocks in."""
 
     def __init__(self, limit: int):
         self.limit = limit
         self._free: OrderedDict[int, list[np.ndarray]] = OrderedDict()
+        self._returned: list[np.ndarray] = []
         self._held = 0
         self._lock = threading.Lock()
 
+    def give(self, block: np.ndarray) -> None:
+        if block.nbytes <= self.limit:
+            self._returned.append(block)
+
     def take(self, size: int) -> np.ndarray:
         with self._lock:
+            self._sort_in()
             blocks = self._free.get(size)
             if blocks:
                 self._held -= size
@@ -58,29 +68,31 @@ class _Pool:
                 return block
         return np.empty(size, np.uint8)
 
-    def give(self, block: np.ndarray) -> None:
-        size = block.nbytes
-        if size > self.limit:
-            return
-        with self._lock:
+    def _sort_in(self) -> None:
+        while self._returned:
+            block = self._returned.pop(0)
+            size = block.nbytes
             self._free.setdefault(size, []).append(block)
             self._free.move_to_end(size)
             self._held += size
-            while self._held > self.limit:
-                oldest, blocks = next(iter(self._free.items()))
-                blocks.pop(0)
-                self._held -= oldest
-                if not blocks:
-                    del self._free[oldest]
+        while self._held > self.limit:
+            oldest, blocks = next(iter(self._free.items()))
+            blocks.pop(0)
+            self._held -= oldest
+            if not blocks:
+                del self._free[oldest]
 
     def clear(self) -> None:
         with self._lock:
+            self._returned.clear()
             self._free.clear()
             self._held = 0
 
     @property
     def held_bytes(self) -> int:
-        return self._held
+        with self._lock:
+            self._sort_in()
+            return self._held
 
 
 _pool = _Pool(_limit())
