@@ -196,8 +196,7 @@ def test_permutations_and_diagonals_are_views_as_in_numpy(subscripts, shape):
 
 def test_no_view_where_numpy_makes_an_array(device):
     a = rand(3, 4)
-    for result in (tinyc.einsum("ij->ji", a, alpha=2.0), tinyc.einsum("ij->i", a),
-                   tinyc.einsum("ij->ji", a, dtype="float64")):
+    for result in (tinyc.einsum("ij->ji", a, alpha=2.0), tinyc.einsum("ij->i", a)):
         assert not np.shares_memory(result, a)
     out = np.empty((4, 3), np.float32)
     assert tinyc.einsum("ij->ji", a, out=out) is out

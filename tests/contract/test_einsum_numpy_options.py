@@ -73,6 +73,31 @@ def test_order_keeps_the_view_numpy_returns(device):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("stored", ["<f4", ">f4", "<f2", "<i8", ">i4", "?"])
+@pytest.mark.parametrize("options", [{}, {"dtype": "f8"}, {"dtype": "i4", "casting": "unsafe"},
+                                     {"dtype": "f4", "casting": "no"}, {"dtype": "c16", "order": "C"}])
+@pytest.mark.parametrize("subscripts", ["ij->ji", "ii->i", "ij->ij"])
+def test_a_permutation_or_diagonal_is_numpys_view_whatever_the_options(device, stored, options, subscripts):
+    """np.einsum returns a permutation or diagonal of one array as a view of it before it looks
+    at dtype= and casting= (the view keeps the array's dtype, byte order included)."""
+    a = rng.integers(0, 3, (4, 4)).astype(stored)
+    want_kind, want = outcome(lambda: np.einsum(subscripts, a, **options))
+    got_kind, got = outcome(lambda: tinyc.einsum(subscripts, a, **options))
+    assert got_kind == want_kind
+    assert np.shares_memory(got, a) == np.shares_memory(want, a)
+    assert got.dtype == want.dtype and got.strides == want.strides
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_contractions_dtype_converts_a_permutation(device):
+    """A contraction's dtype= is what it computes in: its permutation is an array of that type."""
+    c = tinyc.contract("ij->ji", (3, 4), dtype="f64")
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    got = c(a)
+    assert got.dtype == np.float64 and not np.shares_memory(got, a)
+    np.testing.assert_array_equal(got, a.T.astype(np.float64))
+
+
 def test_an_order_after_a_plain_call_of_the_same_signature(device):
     """A repeated plain call takes a fast path by signature: an order must not reuse it."""
     a, b = rng.standard_normal((30, 4, 5)), rng.standard_normal((30, 5, 3))

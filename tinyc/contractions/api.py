@@ -23,8 +23,8 @@ import numpy as np
 
 from tinyc.contractions import subscripts as subs
 from tinyc.contractions.compiled import (
-    BOOL, REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
-    dtype_alias, materialize,
+    REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
+    checked_casting, checked_order, dtype_alias, materialize,
 )
 from tinyc.contractions.layout import c_order_strides
 from tinyc.contractions.split import launch_split
@@ -110,14 +110,23 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
     found = _calls.get(key)
     if found is not None and (not tune or found.compiled is None or found.compiled.knobs is not None):
         return found
+    if viewable and len(sigs) == 1 and sigs[0].kind == "numpy":
+        # np.einsum returns a permutation or diagonal of one array as a view of it before it
+        # looks at dtype= and casting= (the view keeps the array's own dtype, byte order too)
+        a = analyse(text, sigs, None, None, None)
+        view = _view_of(a, sigs[0])
+        if view is not None:
+            checked_order(order), checked_casting(casting)
+            if dtype is not None:
+                compute_dtype([], dtype)
+            return _remember(_calls, key, Call(a, None, view=view))
     a = analyse(text, sigs, out_sig, dtype, epilogue, order, casting)
-    view = _view_of(a, sigs[0]) if viewable and len(sigs) == 1 else None
-    if view is not None or a.empty:
-        return _remember(_calls, key, Call(a, None, view=view))
+    if a.empty:
+        return _remember(_calls, key, Call(a, None))
     compiled = _kernel(a, device, epilogue, plain and a.scale == 1, tune)
     call = _remember(_calls, key, Call(a, compiled, compiled.groups(a)))
-    if (viewable and device is None and not tune and order == "K" and compiled.spec.inputs and a.scale == 1
-            and not compiled.scratch_per_group and not any(a.convert)
+    if (viewable and dtype is None and casting == "safe" and device is None and not tune and order == "K"
+            and compiled.spec.inputs and a.scale == 1 and not compiled.scratch_per_group and not any(a.convert)
             and all(sig.kind == "numpy" for sig in sigs)):
         _remember(_plain, (text, *[(sig.dtype, sig.shape, sig.strides) for sig in sigs]), call)
     return call
@@ -125,10 +134,10 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
 
 def _view_of(a: Analysis, sig: Signature) -> tuple | None:
     """(shape, byte strides, transpose axes or None) when the result is a view of the operand:
-    every label kept (a permutation, or a diagonal), no conversion."""
+    every label kept (a permutation, or a diagonal); in the operand's own dtype, as np.einsum
+    returns it."""
     labels, output = a.subscripts.inputs[0], a.subscripts.output
-    computed = BOOL if a.boolean else a.compute   # (a bool contraction computes in counts)
-    if sig.kind != "numpy" or sig.dtype != computed or set(labels) != set(output):
+    if sig.kind != "numpy" or set(labels) != set(output):
         return None
     if len(set(labels)) == len(labels):
         return None, None, tuple(labels.index(label) for label in output)
@@ -191,7 +200,8 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
     `tinyc.Devices`, sub-devices): the batch is then split over them (split.py).
     `check_bounds=True` runs the bounds-checked kernel (tinyc.BoundsError
     instead of an access out of bounds; on one device). A permutation or
-    diagonal of one NumPy operand is returned as a view, as np.einsum returns it."""
+    diagonal of one NumPy operand is returned as a view, as np.einsum returns it (whatever
+    `dtype=`, `order=` and `casting=` say, as in NumPy)."""
     if (out is None and alpha is _ONE and epilogue is None and dtype is None and device is None and not tune
             and not check_bounds and type(subscripts) is str and order == "K" and casting == "safe"):
         if len(operands) == 1:
@@ -203,6 +213,15 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
         found = _plain_call(subscripts, operands)
         if found is not None:
             return found
+    return _einsum(subscripts, operands, out, alpha, beta, device, tune, check_bounds, epilogue, dtype,
+                   order, casting, True)
+
+
+def _einsum(subscripts: Any, operands: tuple, out: Any, alpha: Any, beta: Any, device: Any, tune: bool,
+            check_bounds: bool, epilogue: str | None, dtype: Any, order: str, casting: str,
+            views_of_any_dtype: bool) -> Any:
+    """einsum's checked path; `views_of_any_dtype` False (a contraction's calls with its
+    `dtype=`): a permutation is converted into that dtype rather than viewed."""
     text, arrays = _prepare(subscripts, operands)
     if out is not None:
         out = _as_out(out)
@@ -211,7 +230,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
                        if _usm_interface(x) is not None), None)
     sigs = tuple(_signature(x) for x in arrays)
     plain = _is_one(alpha) and (out is None or _is_zero(beta))
-    viewable = plain and out is None and epilogue is None and dtype is None
+    viewable = plain and out is None and epilogue is None and (dtype is None or views_of_any_dtype)
     target = compile_target(device)
     call = _call(text, sigs, _signature(out) if out is not None else None, dtype, target, epilogue, plain,
                  viewable, tune, order, casting)
@@ -325,9 +344,11 @@ class Contraction:
         """Run it like `tinyc.einsum` (`check_bounds` defaults to the contraction's)."""
         arrays = self._operands(operands)
         checked = self.check_bounds if check_bounds is None else check_bounds
-        return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
-                      epilogue=self.epilogue, dtype=self.dtype, tune=self.tune, check_bounds=checked,
-                      casting=self._casting)
+        if self.dtype is None:   # (einsum's own call: its by-signature fast path)
+            return einsum(self.subscripts, *arrays, out=out, alpha=alpha, beta=beta, device=self.device,
+                          epilogue=self.epilogue, tune=self.tune, check_bounds=checked, casting=self._casting)
+        return _einsum(self.subscripts, arrays, out, alpha, beta, self.device, self.tune, checked,
+                       self.epilogue, self.dtype, "K", self._casting, False)
 
     def bind(self, *operands: Any, out: Any = None, alpha: Any = 1, beta: Any = 0) -> Any:
         """Everything a call checks and prepares, without launching: the kernel for these
