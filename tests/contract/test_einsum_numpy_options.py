@@ -89,6 +89,20 @@ def test_a_permutation_or_diagonal_is_numpys_view_whatever_the_options(device, s
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("out_type", [">f8", ">f4", ">i4", ">c8"])
+@pytest.mark.parametrize("casting", ["safe", "same_kind", "unsafe"])
+def test_an_out_in_the_other_byte_order(device, out_type, casting):
+    """out= of a non-native byte order: accepted and refused as NumPy does, the same values."""
+    a, b = rng.integers(-3, 4, (6, 4, 5)).astype(np.float32), rng.integers(-3, 4, (6, 5, 3)).astype(np.float32)
+    outs = [np.full((6, 4, 3), 7, out_type) for _ in range(2)]
+    want_kind, _ = outcome(lambda: np.einsum("bij,bjk->bik", a, b, out=outs[0], casting=casting))
+    got_kind, got = outcome(lambda: tinyc.einsum("bij,bjk->bik", a, b, out=outs[1], casting=casting))
+    assert got_kind == want_kind
+    if got_kind == "ok":
+        assert got is outs[1]
+        np.testing.assert_array_equal(outs[1], outs[0])
+
+
 def test_a_contractions_dtype_converts_a_permutation(device):
     """A contraction's dtype= is what it computes in: its permutation is an array of that type."""
     c = tinyc.contract("ij->ji", (3, 4), dtype="f64")

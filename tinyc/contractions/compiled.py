@@ -223,7 +223,12 @@ def _types_with_out(out: Signature, compute: np.dtype, operands: Sequence[Signat
     part in the computation's type (int8 operands into an int32 out sum in int32), which must
     cast into out under `casting`; a narrower out ('same_kind', 'unsafe') gets the result
     computed wide and converted once at the end. USM operands are read in place, so there the
-    kernel widens its result instead (never unsigned or bool ones)."""
+    kernel widens its result instead (never unsigned or bool ones). An out in the other
+    byte order gets the result in its native twin, written into it at the end (NumPy swaps)."""
+    if not out.dtype.isnative and out.kind == "numpy":
+        native = out._replace(dtype=out.dtype.newbyteorder("="))
+        compute = _types_with_out(native, compute, operands, forced, casting)[0]
+        return compute, compute, True
     if out.dtype not in ACCEPTED:
         raise TypeError(f"out has dtype {out.dtype}; use {SUPPORTED}")
     convertible = all(o.kind == "numpy" for o in operands)
