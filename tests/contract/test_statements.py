@@ -178,6 +178,8 @@ def test_check_bounds(device):
     (lambda a: a.update(dt=1j), TypeError, "dt is complex (1j) but the kernel computes in float64"),
     (lambda a: a.update(K=3.0), TypeError, "K is a tensor; pass an array, got float"),
     (lambda a: a.update(K=a["K"].astype(np.float32)), TypeError, "K has dtype float32, but the kernel is made for float64"),
+    (lambda a: a.update(K=a["K"].astype(">f8")), TypeError,
+     "K is float64 in the other byte order (>f8); pass it in the machine's order (K.astype('=f8'))"),
 ])
 def test_bad_calls_raise_before_anything_runs(dg, change, kind, message):
     given = arrays(DG_SHAPES, 4)

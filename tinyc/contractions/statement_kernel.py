@@ -270,6 +270,9 @@ class Statements:
         if self.dtype is not None:
             for name, d in dtypes.items():
                 if d != self.dtype:
+                    if d.newbyteorder("=") == self.dtype:   # (the arrays are read in place)
+                        raise TypeError(f"{name} is {self.dtype} in the other byte order ({d.str}); pass it "
+                                        f"in the machine's order ({name}.astype('={d.kind}{d.itemsize}'))")
                     raise TypeError(f"{name} has dtype {d}, but the kernel is made for {self.dtype}; "
                                     f"pass {self.dtype} arrays")
             return self.dtype
