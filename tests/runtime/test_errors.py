@@ -75,6 +75,10 @@ def test_batch_numpy_integer(kernels, x_y):
 def test_dtype(kernels, x_y):
     with raises("Y", "expected dtype float32, got float64", "memref<f32x16x?>"):
         kernels["axpy"](1.0, x_y[0], x_y[1].astype(np.float64), batch=4)
+    swapped = x_y[1].astype(">f4")
+    with raises("Y", "expected dtype float32 in the machine's byte order", "Y.astype('=f4') passes it",
+                "got >f4"):
+        kernels["axpy"](1.0, x_y[0], swapped, batch=4)
 
 
 def test_shape(kernels, rng):

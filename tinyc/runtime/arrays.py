@@ -180,6 +180,9 @@ def check_dtype(view: ArrayView, element: ScalarType, name: str, what: str) -> N
     if view.dtype not in allowed:
         names = " or ".join(str(d) for d in allowed)
         hint = " (bf16 data is passed as uint16 bit patterns)" if element.name == "bf16" else ""
+        if view.dtype.newbyteorder("=") in allowed:   # (the device reads the array in place)
+            hint += f" in the machine's byte order (this one is the other: {name}.astype('=" \
+                    f"{view.dtype.kind}{view.dtype.itemsize}') passes it)"
         raise LaunchError(f"{what}: expected dtype {names}{hint}, got {view.dtype}", argument=name)
 
 
