@@ -20,6 +20,7 @@ it.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections import OrderedDict
@@ -119,10 +120,10 @@ class Lease:
 def empty(shape: Sequence[int], dtype: Any, order: str = "C") -> np.ndarray:
     """`np.empty(shape, dtype, order=order)` (order 'C' or 'F'), on a pooled block when large."""
     dtype = np.dtype(dtype)
-    shape = tuple(int(n) for n in shape)
-    nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64)) if shape else dtype.itemsize
+    nbytes = dtype.itemsize * math.prod(shape)
     if nbytes < SMALLEST or nbytes > _pool.limit or dtype.hasobject or order not in ("C", "F"):
-        return np.empty(shape, dtype, order=order)
+        return np.empty(shape, dtype, order=order)   # (the common case: one product, one test)
+    shape = tuple(int(n) for n in shape)
     block = _pool.take(-(-nbytes // GRAIN) * GRAIN)
     strides = None
     if order == "F" and len(shape) > 1:
