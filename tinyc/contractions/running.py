@@ -25,6 +25,7 @@ import numpy as np
 from tinyc.contractions.compiled import UNSIGNED, Analysis, Compiled, Signature, materialize, signed
 from tinyc.contractions.layout import Layout
 from tinyc.runtime import results
+from tinyc.runtime.numpy_objects import numpy_head
 
 
 @dataclass
@@ -215,20 +216,21 @@ def run_plain(call: Call, operands: Sequence[np.ndarray]) -> Any:
         return None
     a = call.analysis
     result = results.empty(a.out_shape, a.result, a.out_order)
-    addresses.append(result.ctypes.data)
+    addresses.append(numpy_head(result)[0] if type(result) is np.ndarray else result.ctypes.data)
     if not _by_address(call, [*operands, result], addresses, 1, 0):
         call.compiled.kernel(*kernel_arguments(call, operands, result, 1, 0), batch=call.groups)
     return finish(result, None, a)
 
 
 def _addresses(arrays: Sequence[Any]) -> list[int] | None:
-    """The arrays' addresses when all are aligned NumPy arrays (else None)."""
+    """The arrays' addresses when all are aligned NumPy arrays (else None); read from the
+    array objects (numpy_objects.py: ~0.3 us each, `x.ctypes.data` ~1.3)."""
     found = []
     for x in arrays:
         if type(x) is not np.ndarray:
             return None
-        where = x.ctypes.data
-        if where % x.itemsize:
+        where = numpy_head(x)[0]
+        if where % x.itemsize:   # (stricter than NumPy's ALIGNED for complex: the kernel's vectors)
             return None
         found.append(where)
     return found
