@@ -94,14 +94,14 @@ def test_small_arrays_and_a_disabled_pool_use_numpy(monkeypatch):
 
 
 def test_the_pool_keeps_its_limit_newest_first():
-    pool = results._Pool(3000)
-    blocks = [np.empty(n, np.uint8) for n in (1000, 1000, 2000, 4000)]
+    pool = results._Pool(3072)
+    blocks = [np.empty(n, np.uint8) for n in (1024, 1024, 2048, 4096)]
     for block in blocks:
         pool.give(block)
-    assert pool.held_bytes == 3000                # the oldest dropped to keep the limit; 4000 never kept
-    assert pool.take(2000) is blocks[2] and pool.held_bytes == 1000
-    assert pool.take(1000) is blocks[1]
-    assert pool.take(1000) is not blocks[0]       # dropped: a new block
+    assert pool.held_bytes == 3072                # the oldest dropped to keep the limit; 4096 never kept
+    assert pool.take(2048) is blocks[2] and pool.held_bytes == 1024
+    assert pool.take(1024) is blocks[1]
+    assert pool.take(1024) is not blocks[0]       # dropped: a new block
 
 
 def test_a_result_collected_while_the_pool_is_locked_does_not_deadlock(fresh_pool):
@@ -111,7 +111,7 @@ def test_a_result_collected_while_the_pool_is_locked_does_not_deadlock(fresh_poo
         cycle = [results.empty((5 << 20,), np.float32)]
         cycle.append(cycle)
         del cycle
-        with fresh_pool._lock:
+        with fresh_pool._blocks._lock:
             gc.collect()
 
     worker = threading.Thread(target=collect_under_the_lock, daemon=True)

@@ -116,7 +116,8 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
         a = analyse(text, sigs, None, None, None)
         view = _view_of(a, sigs[0])
         if view is not None:
-            checked_order(order), checked_casting(casting)
+            checked_order(order)
+            checked_casting(casting)
             if dtype is not None:
                 compute_dtype([], dtype)
             return _remember(_calls, key, Call(a, None, view=view))

@@ -46,7 +46,10 @@ class BufferPool:
             free = self._free.get(size)
             if free:
                 self._held -= size
-                return free.pop()
+                buffer = free.pop()
+                if not free:   # (no empty size class stays: the trimming below takes from the oldest)
+                    del self._free[size]
+                return buffer
         return self._make(size)
 
     def give(self, size: int, buffer: Any) -> None:

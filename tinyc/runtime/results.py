@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import math
 import os
-import threading
-from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
+
+from tinyc.runtime.pool import BufferPool
 
 SMALLEST = 16 << 20   # smaller arrays come from malloc's heap, reused already
 GRAIN = 2 << 20
@@ -40,60 +40,40 @@ def _limit() -> int:
 
 
 class _Pool:
-    """Free blocks by rounded size, at most `limit` bytes in all (the oldest dropped).
-
-    A dying Lease only appends its block to `_returned` (atomic, no lock): its `__del__` can
-    run inside any allocation, also one made while this pool holds its lock, so the lock is
-    taken only by the calls that sort the returned blocks in."""
+    """Free blocks by rounded size (pool.BufferPool: at most `limit` bytes, the oldest
+    dropped). A dying Lease only appends its block to `_returned` (atomic, no lock): its
+    `__del__` can run inside any allocation, also one made while the BufferPool holds its
+    lock, so blocks are given to the BufferPool only by the calls that take from it."""
 
     def __init__(self, limit: int):
         self.limit = limit
-        self._free: OrderedDict[int, list[np.ndarray]] = OrderedDict()
+        self._blocks = BufferPool(lambda n: np.empty(n, np.uint8), limit)
         self._returned: list[np.ndarray] = []
-        self._held = 0
-        self._lock = threading.Lock()
 
     def give(self, block: np.ndarray) -> None:
         if block.nbytes <= self.limit:
             self._returned.append(block)
 
     def take(self, size: int) -> np.ndarray:
-        with self._lock:
-            self._sort_in()
-            blocks = self._free.get(size)
-            if blocks:
-                self._held -= size
-                block = blocks.pop()
-                if not blocks:
-                    del self._free[size]
-                return block
-        return np.empty(size, np.uint8)
+        self._sort_in()
+        return self._blocks.take(size)
 
     def _sort_in(self) -> None:
         while self._returned:
-            block = self._returned.pop(0)
-            size = block.nbytes
-            self._free.setdefault(size, []).append(block)
-            self._free.move_to_end(size)
-            self._held += size
-        while self._held > self.limit:
-            oldest, blocks = next(iter(self._free.items()))
-            blocks.pop(0)
-            self._held -= oldest
-            if not blocks:
-                del self._free[oldest]
+            try:
+                block = self._returned.pop(0)
+            except IndexError:   # (another thread took the last one)
+                return
+            self._blocks.give(block.nbytes, block)
 
     def clear(self) -> None:
-        with self._lock:
-            self._returned.clear()
-            self._free.clear()
-            self._held = 0
+        self._returned.clear()
+        self._blocks.clear()
 
     @property
     def held_bytes(self) -> int:
-        with self._lock:
-            self._sort_in()
-            return self._held
+        self._sort_in()
+        return self._blocks.held_bytes
 
 
 _pool = _Pool(_limit())
