@@ -82,17 +82,17 @@ _pool = _Pool(_limit())
 class Lease:
     """The memory of one result: back to the pool when the last array on it dies."""
 
-    __slots__ = ("__array_interface__", "_block")
+    __slots__ = ("__array_interface__", "_block", "_pool")
 
     def __init__(self, block: np.ndarray, shape: tuple[int, ...], dtype: np.dtype,
-                 strides: tuple[int, ...] | None):
-        self._block = block
+                 strides: tuple[int, ...] | None, pool: _Pool):
+        self._block, self._pool = block, pool
         self.__array_interface__ = {"version": 3, "data": (block.ctypes.data, False), "shape": shape,
                                     "typestr": dtype.str, "descr": dtype.descr, "strides": strides}
 
     def __del__(self) -> None:
         try:
-            _pool.give(self._block)
+            self._pool.give(self._block)   # (the pool it came from)
         except Exception:   # (at interpreter exit the module may be gone)
             pass
 
@@ -104,7 +104,8 @@ def empty(shape: Sequence[int], dtype: Any, order: str = "C") -> np.ndarray:
     if nbytes < SMALLEST or nbytes > _pool.limit or dtype.hasobject or order not in ("C", "F"):
         return np.empty(shape, dtype, order=order)   # (the common case: one product, one test)
     shape = tuple(int(n) for n in shape)
-    block = _pool.take(-(-nbytes // GRAIN) * GRAIN)
+    pool = _pool
+    block = pool.take(-(-nbytes // GRAIN) * GRAIN)
     strides = None
     if order == "F" and len(shape) > 1:
         steps, step = [], dtype.itemsize
@@ -112,7 +113,7 @@ def empty(shape: Sequence[int], dtype: Any, order: str = "C") -> np.ndarray:
             steps.append(step)
             step *= n
         strides = tuple(steps)
-    return np.asarray(Lease(block, shape, dtype, strides))
+    return np.asarray(Lease(block, shape, dtype, strides, pool))
 
 
 def release() -> None:

@@ -102,16 +102,35 @@ class Submitter:
         self._kernel = sycl_kernel  # kept alive: its reference is used below
         self._kref = sycl_kernel.addressof_ref()
         self._submit, self._wait, self._delete = self._lib.submit, self._lib.wait, self._lib.delete
+        self._last: tuple | None = None
+        """(the packed objects, their value and kind arrays, the Address slots) of the last
+        submission: a packing launched again (tinyc.einsum's relaunches) rewrites only its
+        addresses. Held objects keep their ctypes addresses; a packing of other objects, or
+        the same list changed, is packed anew."""
 
-    def submit_raw(self, queue: Any, packed: Sequence[Any], nd_range: Ranges, after: Sequence[Any] = ()) -> int:
-        """Submit; returns the raw event (the caller waits for it and deletes it: `finish`)."""
+    def _arrays(self, packed: Sequence[Any]) -> tuple[Any, Any, int]:
+        """The value and kind arrays of a packing (module docs), and its length."""
+        last = self._last
+        if last is not None and last[0] == tuple(packed):   # (identity first: no __eq__ is called)
+            values = last[1]
+            for i in last[3]:
+                values[i] = packed[i].address
+            return values, last[2], len(packed)
+        values, codes, slots = self._pack(packed)
+        self._last = (tuple(packed), values, codes, slots)
+        return values, codes, len(packed)
+
+    @staticmethod
+    def _pack(packed: Sequence[Any]) -> tuple[Any, Any, tuple[int, ...]]:
         n = len(packed)
         kinds = _ARRAYS[n] if n < len(_ARRAYS) else (ctypes.c_void_p * n, ctypes.c_int * n)
         values, codes = kinds[0](), kinds[1]()
+        slots = []
         for i, arg in enumerate(packed):
             kind = type(arg)
             if kind is Address:
                 values[i], codes[i] = arg.address, VOID_PTR
+                slots.append(i)
                 continue
             code = _SCALAR_CODES.get(kind)
             if code is not None:
@@ -122,6 +141,11 @@ class Submitter:
                 values[i], codes[i] = arg._ref, RAW_KERNEL_ARG
             else:
                 raise TypeError(f"kernel argument {i} has an unsupported kind {kind.__name__}")
+        return values, codes, tuple(slots)
+
+    def submit_raw(self, queue: Any, packed: Sequence[Any], nd_range: Ranges, after: Sequence[Any] = ()) -> int:
+        """Submit; returns the raw event (the caller waits for it and deletes it: `finish`)."""
+        values, codes, n = self._arrays(packed)
         deps = None
         if after:
             deps = (ctypes.c_void_p * len(after))(*(e.addressof_ref() for e in after))
