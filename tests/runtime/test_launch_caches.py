@@ -1,4 +1,4 @@
-"""The launch's buffer pool (tinyc/runtime/pool.py): sizes, reuse and its limit."""
+"""What the launch keeps across calls: the buffer pool (tinyc/runtime/pool.py) and the packed arguments (submit.py)."""
 
 from __future__ import annotations
 
@@ -30,3 +30,25 @@ def test_sizes_round_up_and_buffers_come_back():
     assert pool.take(2 * GRAIN - 3) is a and pool.held_bytes == 0
     pool.give(20 * GRAIN, np.empty(20 * GRAIN, np.uint8))   # over the limit alone: not kept
     assert pool.held_bytes == 0
+
+
+def test_a_relaunched_packing_sends_its_new_addresses():
+    """submit.Submitter keeps the value arrays of the last packing: a relaunch rewrites the
+    Address slots; a packing with any other object is packed anew (never a stale pointer)."""
+    import ctypes
+
+    from tinyc.runtime.submit import Address, Submitter
+
+    submitter = Submitter.__new__(Submitter)
+    submitter._last = None
+    alpha = ctypes.c_float(1.0)
+    packed = [Address(0x1000), alpha, Address(0x2000)]
+    values, codes, n = submitter._arrays(packed)
+    assert (n, values[0], values[1], values[2]) == (3, 0x1000, ctypes.addressof(alpha), 0x2000)
+    packed[0].address, alpha.value = 0x3000, 2.0
+    again, _, _ = submitter._arrays(packed)
+    assert again is values and (again[0], again[1], again[2]) == (0x3000, ctypes.addressof(alpha), 0x2000)
+    beta = ctypes.c_float(0.5)
+    packed[1] = beta
+    other, _, _ = submitter._arrays(packed)
+    assert other is not values and other[1] == ctypes.addressof(beta) and other[0] == 0x3000
