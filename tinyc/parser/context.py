@@ -72,7 +72,7 @@ class BuildContext:
         self.scope = Scope()
         self.depth = 0
         self._reported_undefined: set[str] = set()
-        self._defined: dict[str, Span] = {}
+        self.defined: dict[str, Span] = {}
         self.markers: list[Marker] = []  # the first spelling of each version only (all `decide` reads)
 
     def mark(self, std: Std, what: str, node: Token | Tree | Span | None) -> None:
@@ -101,7 +101,7 @@ class BuildContext:
         """Each function starts with a fresh set of names."""
         self.scope = Scope()
         self._reported_undefined = set()
-        self._defined: dict[str, Span] = {}  # every name defined so far in the function, any region
+        self.defined: dict[str, Span] = {}  # every name defined so far in the function, any region
 
     def push(self) -> None:
         self.scope = Scope(self.scope)
@@ -127,7 +127,7 @@ class BuildContext:
         if value is None:
             if name not in self._reported_undefined:
                 self._reported_undefined.add(name)
-                elsewhere = self._defined.get(name)
+                elsewhere = self.defined.get(name)
                 if elsewhere is not None:  # defined in a region that does not enclose this use
                     self.error(f"undefined value '%{name}'", span,
                                (Note(f"'%{name}' is defined here, in a region that does not enclose "
@@ -153,4 +153,4 @@ class BuildContext:
                        (Note(f"'%{name}' is first defined here", first.span),))
             return
         scope.values[name] = value
-        self._defined[name] = value.span
+        self.defined[name] = value.span
