@@ -147,14 +147,19 @@ def parse(tokens: Iterable[Token], chained: bool = False) -> Tree:
                 children, first, last = [], None, None
             if pick is keep_all:
                 filtered = children
-            elif pick.__class__ is append:  # the list so far, one more: no call to `_children`
-                filtered = children[0].children
-                filtered.append(children[pick])
+            elif pick.__class__ is append:  # the list so far, one more: no call to `_children`,
+                node = children[0]  # and no new node (the list's own is only on the stack)
+                node.children.append(children[pick])
+                node._first = first
+                node._last = last
+                filtered = None
             elif pick.__class__ is int:
                 filtered = [children[pick]]
             else:
                 filtered = _children(kept, children) if pick is None else list(pick(children)) if pick else []
-            if expand1 and len(filtered) == 1:
+            if filtered is None:
+                pass
+            elif expand1 and len(filtered) == 1:
                 node = filtered[0]
                 if first is not None and node.__class__ is tree_cls:
                     _widen(node, first, last)
