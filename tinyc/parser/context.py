@@ -47,10 +47,10 @@ class Scope:
 
 def span_of(node: Token | Tree, source: Source) -> Span:
     """The span of a token or parse-tree node; lark's end column is exclusive, ours inclusive."""
-    if node.__class__ is Token:  # every token has all four (the common case: operands)
+    if type(node) is Token:  # every token has all four (the common case: operands)
         end = node.end_column - 1
         return Span(node.line, node.column, node.end_line, end if end > 1 else 1, source)
-    if node.__class__ is Tree and node._first is not None:  # its first and last token
+    if type(node) is Tree and node._first is not None:  # its first and last token
         own = node._own
         first, last = own if own is not None else (node._first, node._last)
         end = last.end_column - 1

@@ -112,7 +112,7 @@ class Parsed:
         defines = rule in DEFINITION_RULES
         values, source = ctx.scope.values, ctx.source
         for child in tree.children:  # the common cases inline: names and types (no call each)
-            if child.__class__ is Token:
+            if type(child) is Token:
                 if child.type != "LOCAL_ID":
                     items.append(constant(child, ctx))
                     item_spans.append(ctx.span(child))
@@ -141,7 +141,7 @@ class Parsed:
                 read = _READERS.get(data)
                 if read is not None:
                     read(self, child)
-                elif len(child.children) == 1 and child.children[0].__class__ is Token \
+                elif len(child.children) == 1 and type(child.children[0]) is Token \
                         and child.children[0].value.startswith("."):
                     self.modifiers = [*self.modifiers, child.children[0].value]
                 else:

@@ -93,12 +93,12 @@ def parse(tokens: Iterable[Token], chained: bool = False) -> Tree:
                 action = step(state, kind)
                 if action is None:
                     raise ParseError(token, states) from None
-            if action.__class__ is int:
+            if type(action) is int:
                 push_state(action)
                 push(token)
                 state = action
                 break
-            if action.__class__ is shift:
+            if type(action) is shift:
                 state, names = action
                 push_state(state)
                 value = token
@@ -116,7 +116,7 @@ def parse(tokens: Iterable[Token], chained: bool = False) -> Tree:
                 if pick is unit:  # one symbol, kept under a new node
                     child = values[-1]
                     node = new(tree_cls)
-                    if child.__class__ is tree_cls:
+                    if type(child) is tree_cls:
                         node._first, node._last = child._first, child._last
                     else:
                         node._first = node._last = child
@@ -137,9 +137,9 @@ def parse(tokens: Iterable[Token], chained: bool = False) -> Tree:
                 del values[-size:]
                 del states[-size:]
                 first, last = children[0], children[-1]
-                if first.__class__ is tree_cls:
+                if type(first) is tree_cls:
                     first = first._first
-                if last.__class__ is tree_cls:
+                if type(last) is tree_cls:
                     last = last._last
                 if first is None or last is None:
                     first, last = _bounds(children)
@@ -147,13 +147,13 @@ def parse(tokens: Iterable[Token], chained: bool = False) -> Tree:
                 children, first, last = [], None, None
             if pick is keep_all:
                 filtered = children
-            elif pick.__class__ is append:  # the list so far, one more: no call to `_children`,
+            elif type(pick) is append:  # the list so far, one more: no call to `_children`,
                 node = children[0]  # and no new node (the list's own is only on the stack)
                 node.children.append(children[pick])
                 node._first = first
                 node._last = last
                 filtered = None
-            elif pick.__class__ is int:
+            elif type(pick) is int:
                 filtered = [children[pick]]
             else:
                 filtered = _children(kept, children) if pick is None else list(pick(children)) if pick else []
@@ -161,7 +161,7 @@ def parse(tokens: Iterable[Token], chained: bool = False) -> Tree:
                 pass
             elif expand1 and len(filtered) == 1:
                 node = filtered[0]
-                if first is not None and node.__class__ is tree_cls:
+                if first is not None and type(node) is tree_cls:
                     _widen(node, first, last)
             else:
                 node = new(tree_cls)
@@ -288,7 +288,7 @@ def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:
     filtered = _children(kept, children)
     if expand1 and len(filtered) == 1:
         node = filtered[0]
-        if first is not None and node.__class__ is Tree:
+        if first is not None and type(node) is Tree:
             _widen(node, first, last)
     else:
         node = Tree(name, filtered)
@@ -316,11 +316,11 @@ def _bounds(children: list) -> tuple[Token | None, Token | None]:
     """The first and last token under the children that have one (lark's PropagatePositions)."""
     first = last = None
     for child in children:
-        first = child._first if child.__class__ is Tree else child
+        first = child._first if type(child) is Tree else child
         if first is not None:
             break
     for child in reversed(children):
-        last = child._last if child.__class__ is Tree else child
+        last = child._last if type(child) is Tree else child
         if last is not None:
             break
     return first, last

@@ -121,24 +121,28 @@ GOTOS: dict[int, dict[str, int]] = _Rows(tables.GOTOS, _goto_row)
 RULES: dict[int, Rule] = _Rows(tables.RULES, _rule)
 
 
-STEPS: dict[int, dict[str, int | Rule]] = {}
+STATES = len(tables.ACTIONS.splitlines())
+"""The number of states: the rows below are lists by state (the driver's cheapest lookup)."""
+STEPS: list[dict[str, int | Rule]] = [{} for _ in range(STATES)]
 """`ACTIONS` with the rules looked up (a shift's state, or the Rule to reduce by): plain
-dicts (the driver's fastest lookup), filled as `parse` visits states."""
-TARGETS: dict[int, dict[str, int]] = {}
+dicts (the driver's fastest lookup), filled as `parse` visits states (empty until then)."""
+TARGETS: list[dict[str, int]] = [{} for _ in range(STATES)]
 """`GOTOS` as plain dicts, filled as `parse` visits states."""
 
 
 def fill_step(state: int, terminal: str) -> int | Rule | None:
     """What `parse` does in `state` on `terminal` (None: a syntax error); fills `STEPS`."""
-    row = STEPS.get(state)
-    if row is None:
-        row = STEPS[state] = {kind: action if action >= 0 else RULES[~action]
-                               for kind, action in ACTIONS[state].items()}
+    row = STEPS[state]
+    if not row:
+        row.update({kind: action if action >= 0 else RULES[~action]
+                    for kind, action in ACTIONS[state].items()})
     return row.get(terminal)
 
 
 def fill_target(state: int, origin: str) -> int:
-    row = TARGETS[state] = TARGETS.get(state) or dict(GOTOS[state])
+    row = TARGETS[state]
+    if not row:
+        row.update(GOTOS[state])
     return row[origin]
 
 
@@ -148,9 +152,9 @@ class Shift(tuple):
     names of the nodes to put around the token, innermost first). `parse(chained=True)`."""
 
 
-CHAINED: dict[int, dict[str, int | Shift | Rule]] = {}
+CHAINED: list[dict[str, int | Shift | Rule]] = [{} for _ in range(STATES)]
 """`STEPS` where a shift is followed by such reductions: one step each (`fill_chained_step`)."""
-CHAINED_TARGETS: dict[int, dict[str, int]] = {}
+CHAINED_TARGETS: list[dict[str, int]] = [{} for _ in range(STATES)]
 """`TARGETS` followed through the reductions that keep the symbol as it is (`fill_chained_target`)."""
 
 
@@ -173,9 +177,7 @@ def fill_chained_step(state: int, terminal: str) -> int | Shift | Rule | None:
     action = fill_step(state, terminal)
     if action is None:
         return None
-    row = CHAINED.get(state)
-    if row is None:
-        row = CHAINED[state] = {}
+    row = CHAINED[state]
     row[terminal] = action
     if action.__class__ is not int:
         return action
@@ -201,8 +203,6 @@ def fill_chained_target(state: int, origin: str) -> int:
     while rule is not None and rule[5] is not UNIT:
         after = fill_target(state, rule[0])
         rule = _default_reduction(after)
-    row = CHAINED_TARGETS.get(state)
-    if row is None:
-        row = CHAINED_TARGETS[state] = {}
+    row = CHAINED_TARGETS[state]
     row[origin] = after
     return after
