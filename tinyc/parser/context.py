@@ -45,16 +45,32 @@ class Scope:
             scope = scope.parent
 
 
+_new = object.__new__
+
+
+def new_span(line: int, column: int, end_line: int, end_column: int, source: Source | None) -> Span:
+    """`Span(...)` without the class call (a type call looks `__init__` up and runs it in a
+    frame of its own): the builder makes one per operand, type, instruction and name, about
+    200,000 for 40,000 instructions."""
+    span = _new(Span)
+    span.line = line
+    span.column = column
+    span.end_line = end_line
+    span.end_column = end_column
+    span.source = source
+    return span
+
+
 def span_of(node: Token | Tree, source: Source) -> Span:
     """The span of a token or parse-tree node; lark's end column is exclusive, ours inclusive."""
     if type(node) is Token:  # every token has all four (the common case: operands)
         end = node.end_column - 1
-        return Span(node.line, node.column, node.end_line, end if end > 1 else 1, source)
+        return new_span(node.line, node.column, node.end_line, end if end > 1 else 1, source)
     if type(node) is Tree and node._first is not None:  # its first and last token
         own = node._own
         first, last = own if own is not None else (node._first, node._last)
         end = last.end_column - 1
-        return Span(first.line, first.column, last.end_line, end if end > 1 else 1, source)
+        return new_span(first.line, first.column, last.end_line, end if end > 1 else 1, source)
     meta = node if isinstance(node, Token) else node.meta
     line = getattr(meta, "line", 1)
     column = getattr(meta, "column", 1)
@@ -118,7 +134,7 @@ class BuildContext:
         """
         # (the span inline: a `%name` is at least two characters, one line)
         line = token.line
-        span = Span(line, token.column, line, token.end_column - 1, self.source)
+        span = new_span(line, token.column, line, token.end_column - 1, self.source)
         name = token.value[1:]
         scope = self.scope
         value = scope.values.get(name)
@@ -143,7 +159,7 @@ class BuildContext:
         name = token.value[1:]
         value.name = name
         line = token.line
-        value.span = Span(line, token.column, line, token.end_column - 1, self.source)
+        value.span = new_span(line, token.column, line, token.end_column - 1, self.source)
         scope = self.scope
         first = scope.values.get(name)
         if first is None and scope.parent is not None:

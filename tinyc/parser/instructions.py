@@ -23,7 +23,7 @@ from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Region, Value
 from tinyc.ir.instructions import syntax_classes
 from tinyc.ir.types import Type
-from tinyc.parser.context import span_of
+from tinyc.parser.context import new_span, span_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, constant, dictionary
 
@@ -125,7 +125,7 @@ class Parsed:
                         value, span = ctx.use(child)
                     else:  # (`ctx.use`'s span of a `%name`, without the call)
                         line = child.line
-                        span = Span(line, child.column, line, child.end_column - 1, source)
+                        span = new_span(line, child.column, line, child.end_column - 1, source)
                     used.append(value)
                     use_spans.append(span)
                     items.append(value)

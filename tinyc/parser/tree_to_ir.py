@@ -12,7 +12,7 @@ from typing import Sequence
 
 from tinyc.diagnostics import CompilationError, Note, Source, Span
 from tinyc.ir.core import Function, Instruction, Program, Region, Value
-from tinyc.parser.context import MAX_NESTING, BuildContext
+from tinyc.parser.context import MAX_NESTING, BuildContext, new_span
 from tinyc.parser.instructions import build_instruction, keyword_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, dictionary
@@ -121,7 +121,8 @@ class ProgramBuilder:
         ctx = self.ctx
         first, last = tree._own or (tree._first, tree._last)  # (`span_of`, without the call)
         end = last.end_column - 1
-        inst.span = span = Span(first.line, first.column, last.end_line, end if end > 1 else 1, ctx.source)
+        inst.span = span = new_span(first.line, first.column, last.end_line, end if end > 1 else 1,
+                                    ctx.source)
         results = inst.results
         if len(results) != len(names):
             for value in results[len(names):]:  # (a named result gets its name's span below)
@@ -137,8 +138,8 @@ class ProgramBuilder:
             value.name = name
             line = token.line
             values[name] = value
-            ctx.defined[name] = value.span = Span(line, token.column, line, token.end_column - 1,
-                                                   ctx.source)
+            ctx.defined[name] = value.span = new_span(line, token.column, line, token.end_column - 1,
+                                                       ctx.source)
         return inst
 
     def _check_result_count(self, inst: Instruction, names: list[Token], op_tree: Tree) -> None:
