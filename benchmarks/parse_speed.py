@@ -1,6 +1,6 @@
 """Checking time against program size: `tinyc check` of n, 2n, 4n and 8n instructions.
 
-    python -m benchmarks.parse_speed [--n 5000] [--repeat 5] [--baseline DIR --rounds 7]
+    python -m benchmarks.parse_speed [--n 5000] [--repeat 5] [--baseline DIR --rounds 7 [--count 4000]]
 
 One function of N instructions (a mix of arithmetic, loads, stores,
 subviews, comparisons and casts, each using earlier values, as a generated
@@ -26,7 +26,10 @@ benchmarks/startup.py runs them) that times the stages one after the other
 `check_source` whole and `tinyc check`'s launch-bounds notes of its program,
 CPU time with the collector paused; and a cold
 `tinyc check` process per checkout, its CPU time. Medians over the rounds,
-and this checkout's time over the baseline's.
+and this checkout's time over the baseline's. With `--count N` also each stage's machine
+instructions on N instructions under valgrind's callgrind, for both checkouts: a count that
+the load of a shared machine does not change (a change of a few percent is lost in the timings'
+noise there).
 """
 
 from __future__ import annotations
@@ -102,7 +105,7 @@ def measure(n: int, repeat: int) -> list[dict]:
 
 
 STAGES = r"""
-import gc, json, sys, time
+import gc, inspect, json, sys, time
 from tinyc.analysis.launch_bounds import launch_notes
 from tinyc.diagnostics import Source
 from tinyc.ir.verifier import verify
@@ -113,11 +116,12 @@ from tinyc.parser.tree_to_ir import ProgramBuilder
 from tinyc.pipeline import check_source
 text = open(sys.argv[1]).read()
 check_source("func @f() {\n}\n")
+chained = {"chained": True} if "chained" in inspect.signature(lalr.parse).parameters else {}
 gc.collect()
 gc.disable()
 clock = time.process_time
 a = clock(); tokens = TensorLexer().tokens(text, recover=True)
-b = clock(); tree = lalr.parse(tokens)
+b = clock(); tree = lalr.parse(tokens, **chained)  # as `tinyc.parser.parse` calls it
 c = clock(); program = ProgramBuilder(Source(text, "big.ir")).program(tree)
 d = clock(); verify(program, warnings=WarningOptions.of(None))
 e = clock()
@@ -130,7 +134,8 @@ print(json.dumps({"lex": b - a, "lalr": c - b, "build": d - c, "verify": e - d, 
 """
 """One fresh process of `--baseline`: the stages of `check_source` one after the other, then
 `check_source` whole (the same program again) and `tinyc check`'s launch-bounds notes of its
-program, CPU seconds, the collector paused."""
+program, CPU seconds, the collector paused. The driver is called as the parser calls it (with
+`chained=True` where the checkout's driver has it, front22d on)."""
 
 SIDE_BY_SIDE = [("lex", "lexing"), ("lalr", "the LALR driver"), ("build", "building the IR"),
                 ("verify", "verifying, with the warnings"), ("check_source", "`check_source`, whole"),
@@ -176,6 +181,63 @@ def side_by_side_lines(found: dict[str, dict[str, float]], rounds: int, baseline
     return lines
 
 
+COUNT = r"""
+import gc, inspect, os, sys
+from tinyc.diagnostics import Source
+from tinyc.ir.verifier import verify
+from tinyc.lint import WarningOptions
+from tinyc.parser import lalr
+from tinyc.parser.lexer import TensorLexer
+from tinyc.parser.tree_to_ir import ProgramBuilder
+from tinyc.pipeline import check_source
+text, upto = open(sys.argv[1]).read(), int(sys.argv[2])
+check_source("func @f() {\n}\n")
+chained = {"chained": True} if "chained" in inspect.signature(lalr.parse).parameters else {}
+gc.disable()
+if upto >= 1: tokens = TensorLexer().tokens(text, recover=True)
+if upto >= 2: tree = lalr.parse(tokens, **chained)
+if upto >= 3: program = ProgramBuilder(Source(text, "big.ir")).program(tree)
+if upto >= 4: verify(program, warnings=WarningOptions.of(None))
+os._exit(0)  # (no teardown: its collection would be counted)
+"""
+"""One process under callgrind: the stages of `check_source` up to number `upto` (0: none)."""
+
+
+def instruction_counts(checkouts: dict[str, Path], instructions: int) -> dict[str, list[int]]:
+    """Machine instructions (callgrind's Ir) of each stage of SIDE_BY_SIDE's first four, per
+    checkout: a count the machine's load does not change (string hashes fixed; each stage's
+    count is its process's less the previous stage's)."""
+    import re
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path, script = Path(tmp) / "big.ir", Path(tmp) / "count.py"
+        path.write_text(source(instructions))
+        script.write_text(COUNT)
+        found = {}
+        for label, checkout in checkouts.items():
+            env = dict(os.environ, PYTHONPATH=str(checkout.resolve()), PYTHONHASHSEED="0")
+            totals = []
+            for upto in range(5):
+                run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                      sys.executable, str(script), str(path), str(upto)],
+                                     env=env, cwd=checkout, capture_output=True, text=True, check=True)
+                totals.append(int(re.search(r"Collected : (\d+)", run.stderr).group(1)))
+            found[label] = [b - a for a, b in zip(totals, totals[1:])]
+        return found
+
+
+def instruction_count_lines(found: dict[str, list[int]], baseline: Path, instructions: int) -> list[str]:
+    """The markdown table of `instruction_counts` (millions)."""
+    lines = ["", f"Machine instructions (callgrind's Ir, millions) of each stage of `check_source` of "
+                 f"{instructions + 2:,} instructions, `--baseline {baseline}` (\"before\"):", "",
+             "| stage | before | after | after / before |", "|---|---:|---:|---:|"]
+    before, after = found["before"], found["after"]
+    for (_, what), b, a in zip(SIDE_BY_SIDE, before + [sum(before)], after + [sum(after)]):
+        lines.append(f"| {what} | {b / 1e6:,.0f} | {a / 1e6:,.0f} | {a / b:.2f} |")
+    lines[-1] = lines[-1].replace(SIDE_BY_SIDE[4][1], "the four stages")
+    return lines
+
+
 def cold_check(instructions: int) -> float:
     """Wall time of a fresh `python -m tinyc.cli check FILE` (median of 3)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -198,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=HERE)
     p.add_argument("--baseline", type=Path, help="another checkout to check side by side (e.g. main)")
     p.add_argument("--rounds", type=int, default=7, help="rounds of the side-by-side comparison")
+    p.add_argument("--count", type=int, metavar="N", help="with --baseline: also count each stage's "
+                   "machine instructions on N instructions under valgrind (slow: use ~4000)")
     args = p.parse_args(argv)
     rows = measure(args.n, args.repeat)
     cold = cold_check(8 * args.n)
@@ -219,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline is not None:
         found = side_by_side(args.baseline, 8 * args.n, args.rounds)
         lines += side_by_side_lines(found, args.rounds, args.baseline, 8 * args.n)
+        if args.count:
+            counts = instruction_counts({"before": args.baseline, "after": REPO}, args.count)
+            lines += instruction_count_lines(counts, args.baseline, args.count)
     (args.out / "parse_speed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -148,7 +148,7 @@ class Instruction:
                  regions: Sequence[Region] = (), span: Span | None = None,
                  result_names: Sequence[str | None] | None = None):
         self.operands: list[Value] = list(operands)
-        if result_types.__class__ is list and len(result_types) == 1 and (
+        if type(result_types) is list and len(result_types) == 1 and (
                 result_names is None or result_names):  # most instructions: no list comprehension
             self.results: list[Value] = [
                 Value(result_types[0], result_names[0] if result_names else None, span, self)]

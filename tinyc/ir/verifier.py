@@ -212,7 +212,7 @@ def _verify_region(ctx: VerifyContext, region: Region, kind: Kind,
                 well_formed = _check_type(ctx, result.type, inst.type_span or inst.span) and well_formed
         if well_formed:
             inst.verify(ctx)  # a malformed result type would only add follow-on errors
-            if inst.__class__.subgroup_multiples is not no_multiples and inst.subgroup_multiples(std):
+            if type(inst).subgroup_multiples is not no_multiples and inst.subgroup_multiples(std):
                 check_subgroup_multiples(ctx, inst)
         if inst.knobs:
             for problem in knob_problems(inst.opname, inst.knobs, inst.attrs):

@@ -140,7 +140,7 @@ def lint_function(fn: "Function", options: WarningOptions | None = None) -> list
     result_types: set = set()  # reading 40,000 instructions again costs ~15 ms a walk
     note_uses, note_type = used.update, result_types.add
     for inst in instructions:
-        if inst.__class__.lint is not no_lint:  # (most classes have nothing to say: no call)
+        if type(inst).lint is not no_lint:  # (most classes have nothing to say: no call)
             inst.lint(ctx)
         note_uses(inst.operands)
         for result in inst.results:

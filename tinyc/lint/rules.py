@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Sequence
 
 from tinyc.diagnostics import Note, Span
-from tinyc.ir.core import EffectKind, Instruction, Value, view_root
+from tinyc.ir.core import EffectKind, Instruction, Value, no_memory_access, view_root
 from tinyc.ir.types import DYNAMIC, AddressSpace, MemrefType, Type
 
 if TYPE_CHECKING:
@@ -113,6 +113,8 @@ def function_rules(ctx: "LintContext", instructions: list[Instruction], used: se
 
 
 def _writes(inst: Instruction) -> bool:
+    if type(inst).memory_accesses is no_memory_access:  # (most classes: no list to look through)
+        return False
     return any(kind is not EffectKind.READ for _, kind in inst.memory_accesses())
 
 

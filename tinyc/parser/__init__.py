@@ -109,7 +109,7 @@ def _tree(text: str, source: Source, defines: dict[str, str] | None = None
         preprocessor = Preprocessor(source, outside_definitions(defines or {}))
         tokens = list(preprocessor.run(tokens))
     try:
-        tree = lalr.parse(tokens)
+        tree = lalr.parse(tokens, chained=True)
     except lalr.ParseError:  # parse again, resynchronising after each error, to report them all
         _, errors = lalr.parse_recovering(tokens)
         raise CompilationError(syntax_errors(errors, source)) from None

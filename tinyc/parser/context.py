@@ -45,16 +45,32 @@ class Scope:
             scope = scope.parent
 
 
+_new = object.__new__
+
+
+def new_span(line: int, column: int, end_line: int, end_column: int, source: Source | None) -> Span:
+    """`Span(...)` without the class call (a type call looks `__init__` up and runs it in a
+    frame of its own): the builder makes one per operand, type, instruction and name, about
+    200,000 for 40,000 instructions."""
+    span = _new(Span)
+    span.line = line
+    span.column = column
+    span.end_line = end_line
+    span.end_column = end_column
+    span.source = source
+    return span
+
+
 def span_of(node: Token | Tree, source: Source) -> Span:
     """The span of a token or parse-tree node; lark's end column is exclusive, ours inclusive."""
-    if node.__class__ is Token:  # every token has all four (the common case: operands)
+    if type(node) is Token:  # every token has all four (the common case: operands)
         end = node.end_column - 1
-        return Span(node.line, node.column, node.end_line, end if end > 1 else 1, source)
-    if node.__class__ is Tree and node._first is not None:  # its first and last token
+        return new_span(node.line, node.column, node.end_line, end if end > 1 else 1, source)
+    if type(node) is Tree and node._first is not None:  # its first and last token
         own = node._own
         first, last = own if own is not None else (node._first, node._last)
         end = last.end_column - 1
-        return Span(first.line, first.column, last.end_line, end if end > 1 else 1, source)
+        return new_span(first.line, first.column, last.end_line, end if end > 1 else 1, source)
     meta = node if isinstance(node, Token) else node.meta
     line = getattr(meta, "line", 1)
     column = getattr(meta, "column", 1)
@@ -72,7 +88,7 @@ class BuildContext:
         self.scope = Scope()
         self.depth = 0
         self._reported_undefined: set[str] = set()
-        self._defined: dict[str, Span] = {}
+        self.defined: dict[str, Span] = {}
         self.markers: list[Marker] = []  # the first spelling of each version only (all `decide` reads)
 
     def mark(self, std: Std, what: str, node: Token | Tree | Span | None) -> None:
@@ -101,7 +117,7 @@ class BuildContext:
         """Each function starts with a fresh set of names."""
         self.scope = Scope()
         self._reported_undefined = set()
-        self._defined: dict[str, Span] = {}  # every name defined so far in the function, any region
+        self.defined: dict[str, Span] = {}  # every name defined so far in the function, any region
 
     def push(self) -> None:
         self.scope = Scope(self.scope)
@@ -118,7 +134,7 @@ class BuildContext:
         """
         # (the span inline: a `%name` is at least two characters, one line)
         line = token.line
-        span = Span(line, token.column, line, token.end_column - 1, self.source)
+        span = new_span(line, token.column, line, token.end_column - 1, self.source)
         name = token.value[1:]
         scope = self.scope
         value = scope.values.get(name)
@@ -127,7 +143,7 @@ class BuildContext:
         if value is None:
             if name not in self._reported_undefined:
                 self._reported_undefined.add(name)
-                elsewhere = self._defined.get(name)
+                elsewhere = self.defined.get(name)
                 if elsewhere is not None:  # defined in a region that does not enclose this use
                     self.error(f"undefined value '%{name}'", span,
                                (Note(f"'%{name}' is defined here, in a region that does not enclose "
@@ -143,7 +159,7 @@ class BuildContext:
         name = token.value[1:]
         value.name = name
         line = token.line
-        value.span = Span(line, token.column, line, token.end_column - 1, self.source)
+        value.span = new_span(line, token.column, line, token.end_column - 1, self.source)
         scope = self.scope
         first = scope.values.get(name)
         if first is None and scope.parent is not None:
@@ -153,4 +169,4 @@ class BuildContext:
                        (Note(f"'%{name}' is first defined here", first.span),))
             return
         scope.values[name] = value
-        self._defined[name] = value.span
+        self.defined[name] = value.span

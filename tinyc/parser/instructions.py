@@ -23,7 +23,7 @@ from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Region, Value
 from tinyc.ir.instructions import syntax_classes
 from tinyc.ir.types import Type
-from tinyc.parser.context import span_of
+from tinyc.parser.context import new_span, span_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, constant, dictionary
 
@@ -99,16 +99,20 @@ class Parsed:
         self.item_spans = item_spans = []
         self.types = types = []             # written types; a `-> (...)` list adds its entries
         if whole is None:
-            whole = _Whole(rule)
-            self.names: list[Token] = whole.names  # the instruction's own definitions, in order
-            self.used: list[Value] = whole.used    # the values used, in textual order ...
-            self.use_spans: list[Span] = whole.use_spans  # ... and where each use is written
+            whole = _new(_Whole)  # (its fields one a statement: no __init__ call)
+            self.names = whole.names = []  # the instruction's own definitions, in order
+            self.used = used = whole.used = []  # the values used, in textual order ...
+            self.use_spans = use_spans = whole.use_spans = []  # ... and where each use is written
+            whole.keyword_rule = keyword_rule = _KEYWORD_RULES.get(rule) or _keyword_rule(rule)
+            whole.type_span = None
+        else:
+            used, use_spans, keyword_rule = whole.used, whole.use_spans, whole.keyword_rule
         self._whole = whole
         ctx = b.ctx
         defines = rule in DEFINITION_RULES
-        used, use_spans, values, source = whole.used, whole.use_spans, ctx.scope.values, ctx.source
+        values, source = ctx.scope.values, ctx.source
         for child in tree.children:  # the common cases inline: names and types (no call each)
-            if child.__class__ is Token:
+            if type(child) is Token:
                 if child.type != "LOCAL_ID":
                     items.append(constant(child, ctx))
                     item_spans.append(ctx.span(child))
@@ -121,23 +125,23 @@ class Parsed:
                         value, span = ctx.use(child)
                     else:  # (`ctx.use`'s span of a `%name`, without the call)
                         line = child.line
-                        span = Span(line, child.column, line, child.end_column - 1, source)
+                        span = new_span(line, child.column, line, child.end_column - 1, source)
                     used.append(value)
                     use_spans.append(span)
                     items.append(value)
                     item_spans.append(span)
                 continue
             data = child.data
-            if data in TYPE_RULES:  # one type
+            if data == keyword_rule and not self.keyword:
+                self.keyword = child.children[0].value
+            elif data in TYPE_RULES:  # one type
                 types.append(build_type(child, ctx))
                 self.types_span = whole.type_span = span_of(child, source)
-            elif data == whole.keyword_rule and not self.keyword:
-                self.keyword = child.children[0].value
             else:
                 read = _READERS.get(data)
                 if read is not None:
                     read(self, child)
-                elif len(child.children) == 1 and child.children[0].__class__ is Token \
+                elif len(child.children) == 1 and type(child.children[0]) is Token \
                         and child.children[0].value.startswith("."):
                     self.modifiers = [*self.modifiers, child.children[0].value]
                 else:
@@ -236,6 +240,16 @@ class Parsed:
         return spans
 
 
+_new = object.__new__
+_KEYWORD_RULES: dict[str, str] = {}
+"""Instruction rule -> the rule of its keyword (`arith_binary_keyword`), made once per rule."""
+
+
+def _keyword_rule(rule: str) -> str:
+    keyword_rule = _KEYWORD_RULES[rule] = rule + "_keyword"
+    return keyword_rule
+
+
 class _Whole:
     """What every part of one instruction adds to: its definitions, the values it uses and
     where, the rule of its keyword and where its type is written.
@@ -245,13 +259,11 @@ class _Whole:
     (40,000 instructions kept ~40 MB more alive, paid in page faults)."""
 
     __slots__ = ("names", "used", "use_spans", "keyword_rule", "type_span")
-
-    def __init__(self, rule: str) -> None:
-        self.names: list[Token] = []
-        self.used: list[Value] = []
-        self.use_spans: list[Span] = []
-        self.keyword_rule = rule + "_keyword"
-        self.type_span: Span | None = None
+    names: list[Token]
+    used: list[Value]
+    use_spans: list[Span]
+    keyword_rule: str
+    type_span: Span | None
 
 
 _READERS = {"return_types": Parsed._read_return_types,

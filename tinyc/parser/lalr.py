@@ -11,10 +11,13 @@ last token (the tokens dropped from the tree included).
 
 from __future__ import annotations
 
-from operator import itemgetter
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from tinyc.parser import tables
+from tinyc.parser.lalr_rows import (
+    ACTIONS, CHAINED, CHAINED_TARGETS, GOTOS, RULES, STEPS, TARGETS, KEEP_ALL, STANDS,
+    TRANSPARENT, UNIT, Append, Rule, Shift, fill_chained_step, fill_chained_target, fill_step, fill_target,
+)
 from tinyc.parser.syntax_tree import Token, Tree
 
 __all__ = ["Token", "Tree", "ParseError", "parse", "parse_recovering", "MAX_ERRORS", "LEX_ERROR"]
@@ -36,7 +39,7 @@ class ParseError(Exception):
         states offer tokens from other contexts, like lark's
         `InteractiveParser.accepts()`.
         """
-        actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
+        actions, gotos, rules = ACTIONS, GOTOS, RULES
         accepted = set()
         for terminal in actions[self.states[-1]]:
             stack = list(self.states)
@@ -57,146 +60,25 @@ class ParseError(Exception):
         return accepted
 
 
-Rule = tuple[str, str, int, tuple[tuple[int, bool], ...], bool, Any]
-"""(nonterminal, tree name, number of symbols, kept children (index, splice), ?rule, pick):
-`pick` is the kept children pre-split for the driver (`_pick`)."""
-
-KEEP_ALL = True
-"""`pick` of a rule that keeps every symbol as it is: the popped list is the node's children."""
-
-
-class _Rows(dict):
-    """Rows of a table, decoded from their line on first use (a parse visits few states)."""
-
-    def __init__(self, text: str, decode) -> None:
-        super().__init__()
-        self.lines = text.splitlines()
-        self.decode = decode
-
-    def __missing__(self, key: int):
-        row = self[key] = self.decode(self.lines[key])
-        return row
-
-
-def _rule(line: str) -> Rule:
-    head, shape = line.split(" => ")
-    origin, symbols = head.split(":")
-    name, *kept = shape.split()
-    expand1 = bool(kept) and kept[0] == "?"
-    inlined, symbol = _transparent(), symbols.split()
-    children = tuple((int(k.rstrip("*")), k[-1] == "*" and symbol[int(k[:-1])] not in inlined)
-                     for k in kept[expand1:])
-    pick = TRANSPARENT if origin in inlined else _pick(children, len(symbol))
-    if pick is KEEP_ALL and len(symbol) == 1:  # the commonest shapes, told apart once here
-        pick = STANDS if expand1 else UNIT
-    return origin, name, len(symbol), children, expand1, pick
-
-
-TRANSPARENT: Any = object()
-"""`pick` of an inlined rule that only passes its one symbol on (`_operation: arith_binary`):
-no node is made, and the rules that splice it keep that symbol instead (the same tree)."""
-_TRANSPARENT: list[frozenset[str]] = []
-UNIT: Any = object()
-"""`pick` of a rule of one symbol kept under a node of its own (`scalar_type: F32`)."""
-STANDS: Any = object()
-"""`pick` of a `?rule` of one symbol kept: the symbol itself stands for the rule (its place is
-the rule's)."""
-
-
-def _transparent() -> frozenset[str]:
-    """The inlined rules (`_name`) each of whose alternatives is one symbol, kept as it is."""
-    if not _TRANSPARENT:
-        passes: dict[str, bool] = {}
-        for line in tables.RULES.splitlines():
-            head, shape = line.split(" => ")
-            origin, symbols = head.split(":")
-            one = origin[0] == "_" and origin[1] != "_" and len(symbols.split()) == 1 \
-                and shape.split()[1:] == ["0"]
-            passes[origin] = passes.get(origin, True) and one
-        _TRANSPARENT.append(frozenset(origin for origin, one in passes.items() if one))
-    return _TRANSPARENT[0]
-
-
-class Append(int):
-    """`pick` of `__list: __list ... item`: the list so far (spliced) with the item at this index."""
-
-
-def _pick(kept: tuple[tuple[int, bool], ...], size: int) -> Any:
-    """How the driver takes a rule's kept children from the popped symbols, cheapest first:
-    KEEP_ALL (all of them), one index, an itemgetter of several, () for none, an Append,
-    or None when others are spliced (the general loop in `_children`)."""
-    if len(kept) == 2 and kept[0] == (0, True) and not kept[1][1]:
-        return Append(kept[1][0])
-    if any(splice for _, splice in kept):
-        return None
-    indices = tuple(index for index, _ in kept)
-    if indices == tuple(range(size)) and size:
-        return KEEP_ALL
-    if len(indices) == 1:
-        return indices[0]
-    return itemgetter(*indices) if indices else ()
-
-
-def _action_row(line: str) -> dict[str, int]:
-    """`sN @k rM @j ...` -> {terminal: N (shift) or ~M (reduce)}."""
-    row: dict[str, int] = {}
-    words = line.split()
-    for key, ref in zip(words[::2], words[1::2]):
-        action = int(key[1:]) if key[0] == "s" else ~int(key[1:])
-        row.update(dict.fromkeys(_SETS[int(ref[1:])], action))
-    return row
-
-
-def _set_row(line: str) -> list[str]:
-    return line.split()
-
-
-def _goto_row(line: str) -> dict[str, int]:
-    """`nonterminal=N ...` -> {nonterminal: N}."""
-    return {sym: int(state) for sym, _, state in (word.partition("=") for word in line.split())}
-
-
-_SETS: dict[int, list[str]] = _Rows(tables.SETS, _set_row)
-"""Terminal sets the action rows refer to (`@k`), decoded on first use."""
-_ACTIONS: dict[int, dict[str, int]] = _Rows(tables.ACTIONS, _action_row)
-"""State -> {terminal: the next state (shift) or ~rule (reduce)}."""
-_GOTOS: dict[int, dict[str, int]] = _Rows(tables.GOTOS, _goto_row)
-_RULES: dict[int, Rule] = _Rows(tables.RULES, _rule)
-
-
-_STEPS: dict[int, dict[str, int | Rule]] = {}
-"""`_ACTIONS` with the rules looked up (a shift's state, or the Rule to reduce by): plain
-dicts (the driver's fastest lookup), filled as `parse` visits states."""
-_TARGETS: dict[int, dict[str, int]] = {}
-"""`_GOTOS` as plain dicts, filled as `parse` visits states."""
-
-
-def _step(state: int, terminal: str) -> int | Rule | None:
-    """What `parse` does in `state` on `terminal` (None: a syntax error); fills `_STEPS`."""
-    row = _STEPS.get(state)
-    if row is None:
-        row = _STEPS[state] = {kind: action if action >= 0 else _RULES[~action]
-                               for kind, action in _ACTIONS[state].items()}
-    return row.get(terminal)
-
-
-def _target(state: int, origin: str) -> int:
-    row = _TARGETS[state] = _TARGETS.get(state) or dict(_GOTOS[state])
-    return row[origin]
-
-
-def parse(tokens: Iterable[Token]) -> Tree:
+def parse(tokens: Iterable[Token], chained: bool = False) -> Tree:
     """The parse tree of a token stream; raises ParseError at the first token that cannot follow.
+
+    `chained`: a token that is a rule of its own is shifted and reduced in one step (`Shift`);
+    the same tree, but a ParseError may come some reductions later, its `states` not the
+    textbook's (for callers that only want to know whether there is an error).
 
     The textbook LALR driver (`parse_recovering` is the same loop with error
     recovery; the first succeeds or fails fast, the second runs only on errors).
     A reduction is `_reduce` written out in the loop: a large function makes
     about as many reductions as tokens, and the call and the tuple of
-    arguments were a third of the driver's time. Rows of `_STEPS` and
-    `_TARGETS` are read in a `try`; a state's first visit fills its row.
+    arguments were a third of the driver's time. Rows of `STEPS` and
+    `TARGETS` are read in a `try`; a state's first visit fills its row.
     """
-    steps, targets, new, tree_cls, keep_all = _STEPS, _TARGETS, object.__new__, Tree, KEEP_ALL
-    transparent, append, unit, stands = TRANSPARENT, Append, UNIT, STANDS
+    steps, targets, new, tree_cls, keep_all = STEPS, TARGETS, object.__new__, Tree, KEEP_ALL
+    transparent, append, unit, stands, shift = TRANSPARENT, Append, UNIT, STANDS, Shift
+    step, target = fill_step, fill_target
+    if chained:
+        steps, step, targets, target = CHAINED, fill_chained_step, CHAINED_TARGETS, fill_chained_target
     states = [tables.START_STATE]
     values: list = []
     push, push_state = values.append, states.append
@@ -208,20 +90,33 @@ def parse(tokens: Iterable[Token]) -> Tree:
             try:
                 action = steps[state][kind]
             except KeyError:
-                action = _step(state, kind)
+                action = step(state, kind)
                 if action is None:
                     raise ParseError(token, states) from None
-            if action.__class__ is int:
+            if type(action) is int:
                 push_state(action)
                 push(token)
                 state = action
+                break
+            if type(action) is shift:
+                state, names = action
+                push_state(state)
+                value = token
+                for name in names:  # (the token's first and last are the token itself)
+                    node = new(tree_cls)
+                    node._first = node._last = token
+                    node.data = name
+                    node.children = [value]
+                    node._own = None
+                    value = node
+                push(value)
                 break
             origin, name, size, kept, expand1, pick = action
             if pick is unit or pick is stands or pick is transparent:  # the commonest shapes:
                 if pick is unit:  # one symbol, kept under a new node
                     child = values[-1]
                     node = new(tree_cls)
-                    if child.__class__ is tree_cls:
+                    if type(child) is tree_cls:
                         node._first, node._last = child._first, child._last
                     else:
                         node._first = node._last = child
@@ -234,7 +129,7 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 try:  # one state popped and the goto's pushed: the top one replaced
                     state = targets[states[-2]][origin]
                 except KeyError:
-                    state = _target(states[-2], origin)
+                    state = target(states[-2], origin)
                 states[-1] = state
                 continue
             if size:
@@ -242,9 +137,9 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 del values[-size:]
                 del states[-size:]
                 first, last = children[0], children[-1]
-                if first.__class__ is tree_cls:
+                if type(first) is tree_cls:
                     first = first._first
-                if last.__class__ is tree_cls:
+                if type(last) is tree_cls:
                     last = last._last
                 if first is None or last is None:
                     first, last = _bounds(children)
@@ -252,16 +147,21 @@ def parse(tokens: Iterable[Token]) -> Tree:
                 children, first, last = [], None, None
             if pick is keep_all:
                 filtered = children
-            elif pick.__class__ is append:  # the list so far, one more: no call to `_children`
-                filtered = children[0].children
-                filtered.append(children[pick])
-            elif pick.__class__ is int:
+            elif type(pick) is append:  # the list so far, one more: no call to `_children`,
+                node = children[0]  # and no new node (the list's own is only on the stack)
+                node.children.append(children[pick])
+                node._first = first
+                node._last = last
+                filtered = None
+            elif type(pick) is int:
                 filtered = [children[pick]]
             else:
                 filtered = _children(kept, children) if pick is None else list(pick(children)) if pick else []
-            if expand1 and len(filtered) == 1:
+            if filtered is None:
+                pass
+            elif expand1 and len(filtered) == 1:
                 node = filtered[0]
-                if first is not None and node.__class__ is tree_cls:
+                if first is not None and type(node) is tree_cls:
                     _widen(node, first, last)
             else:
                 node = new(tree_cls)
@@ -273,7 +173,7 @@ def parse(tokens: Iterable[Token]) -> Tree:
             try:
                 state = targets[states[-1]][origin]
             except KeyError:
-                state = _target(states[-1], origin)
+                state = target(states[-1], origin)
             push_state(state)
             push(node)
     return _finish(token, states, values)
@@ -283,10 +183,10 @@ def _finish(last: Token | None, states: list[int], values: list) -> Tree:
     """The reductions at the end of the input, up to the start symbol."""
     end = _end(last)
     while True:
-        action = _ACTIONS[states[-1]].get("$END")
+        action = ACTIONS[states[-1]].get("$END")
         if action is None or action >= 0:  # the grammar never shifts $END
             raise ParseError(end, states)
-        _reduce(_RULES[~action], states, values, _GOTOS)
+        _reduce(RULES[~action], states, values, GOTOS)
         if states[-1] == tables.END_STATE:
             return values[-1]
 
@@ -317,7 +217,7 @@ def parse_recovering(tokens: Sequence[Token], limit: int = MAX_ERRORS) -> tuple[
     of a line is therefore caught where the next line starts, which
     `errors.py` reports at the end of the incomplete line.
     """
-    actions, gotos, rules = _ACTIONS, _GOTOS, _RULES
+    actions, gotos, rules = ACTIONS, GOTOS, RULES
     states = [tables.START_STATE]
     values: list = []
     errors: list[ParseError] = []
@@ -359,7 +259,7 @@ def _resynchronise(tokens: Sequence[Token], i: int, states: list[int], values: l
         starts_line = j == 0 or tokens[j - 1].line < token.line
         if starts_line and depth == 0 and not (stuck and j == i) and token.type != LEX_ERROR:
             for k in range(len(states) - 1, -1, -1):
-                row = _ACTIONS[states[k]]
+                row = ACTIONS[states[k]]
                 if token.type in row and (row.get("RBRACE", -1) >= 0 or row.get("FUNC", -1) >= 0):
                     del states[k + 1:]
                     del values[k:]
@@ -388,7 +288,7 @@ def _reduce(rule: Rule, states: list[int], values: list, gotos: dict) -> None:
     filtered = _children(kept, children)
     if expand1 and len(filtered) == 1:
         node = filtered[0]
-        if first is not None and node.__class__ is Tree:
+        if first is not None and type(node) is Tree:
             _widen(node, first, last)
     else:
         node = Tree(name, filtered)
@@ -416,11 +316,11 @@ def _bounds(children: list) -> tuple[Token | None, Token | None]:
     """The first and last token under the children that have one (lark's PropagatePositions)."""
     first = last = None
     for child in children:
-        first = child._first if child.__class__ is Tree else child
+        first = child._first if type(child) is Tree else child
         if first is not None:
             break
     for child in reversed(children):
-        last = child._last if child.__class__ is Tree else child
+        last = child._last if type(child) is Tree else child
         if last is not None:
             break
     return first, last

@@ -149,8 +149,9 @@ class TensorLexer:
             add_line(line_start)
             before = line_start - 1  # a column is an offset less this
             while pos < line_end:
+                column = pos - before  # (the loop counts in columns: no offset to convert per token)
                 for space, name, punctuation, word, other, rest in findall(text, pos, line_end):
-                    start = pos + len(space)
+                    column += len(space)
                     if punctuation:  # (the kinds by how often they come)
                         value = punctuation
                         terminal = keywords.get(punctuation, DOTWORD)
@@ -167,7 +168,6 @@ class TensorLexer:
                                 pieces = words[word] = self._pieces(word)
                                 if len(pieces) == 1 and pieces[0][2] == len(word):
                                     whole[word] = (pieces[0][0], word)
-                            column = start - before
                             for terminal, a, b in pieces:
                                 tok = new(token_cls)
                                 tok.type = terminal
@@ -177,26 +177,25 @@ class TensorLexer:
                                 tok.column = column + a
                                 tok.end_column = column + b
                                 append(tok)
-                            pos = start + len(word)
+                            column += len(word)
                             continue
                     elif other:  # a modifier or an integer
                         value = other
                         terminal = keywords.get(other, DOTWORD) if other[0] == "." else "INTEGER"
                     elif rest:
-                        pos = start
+                        pos = column + before
                         break
                     else:  # white space or a comment up to the line's end
                         continue
-                    end = start + len(value)
                     tok = new(token_cls)  # (one store a statement: no tuple packed and unpacked)
                     tok.type = terminal
                     tok.value = value
                     tok._offsets = starts
                     tok.line = tok.end_line = line
-                    tok.column = start - before
-                    tok.end_column = end - before
+                    tok.column = column
+                    column += len(value)
+                    tok.end_column = column
                     append(tok)
-                    pos = end
                 else:
                     break
                 try:

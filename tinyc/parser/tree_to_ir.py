@@ -12,7 +12,7 @@ from typing import Sequence
 
 from tinyc.diagnostics import CompilationError, Note, Source, Span
 from tinyc.ir.core import Function, Instruction, Program, Region, Value
-from tinyc.parser.context import MAX_NESTING, BuildContext, span_of
+from tinyc.parser.context import MAX_NESTING, BuildContext, new_span
 from tinyc.parser.instructions import build_instruction, keyword_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, dictionary
@@ -118,15 +118,28 @@ class ProgramBuilder:
         else:
             names, op_tree = [], children[0]
         inst = build_instruction(self, op_tree)
-        inst.span = span = span_of(tree, self.ctx.source)
+        ctx = self.ctx
+        first, last = tree._own or (tree._first, tree._last)  # (`span_of`, without the call)
+        end = last.end_column - 1
+        inst.span = span = new_span(first.line, first.column, last.end_line, end if end > 1 else 1,
+                                    ctx.source)
         results = inst.results
         if len(results) != len(names):
             for value in results[len(names):]:  # (a named result gets its name's span below)
                 value.span = span
             self._check_result_count(inst, names, op_tree)
-        define = self.ctx.define
+        values = ctx.scope.values
         for value, token in zip(results, names):
-            define(value, token)
+            name = token.value[1:]
+            if name in values or ctx.scope.parent is not None:  # (maybe) a redefinition
+                ctx.define(value, token)
+                continue
+            # (`define` of a new name in a function's outermost region, without the call)
+            value.name = name
+            line = token.line
+            values[name] = value
+            ctx.defined[name] = value.span = new_span(line, token.column, line, token.end_column - 1,
+                                                       ctx.source)
         return inst
 
     def _check_result_count(self, inst: Instruction, names: list[Token], op_tree: Tree) -> None:
