@@ -110,17 +110,17 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
     found = _calls.get(key)
     if found is not None and (not tune or found.compiled is None or found.compiled.knobs is not None):
         return found
-    if viewable and len(sigs) == 1 and sigs[0].kind == "numpy":
+    view = _view_of(subs.parse(text, [sigs[0].shape]), sigs[0]) \
+        if viewable and len(sigs) == 1 and sigs[0].kind == "numpy" else None
+    if view is not None:
         # np.einsum returns a permutation or diagonal of one array as a view of it before it
         # looks at dtype= and casting= (the view keeps the array's own dtype, byte order too)
         a = analyse(text, sigs, None, None, None)
-        view = _view_of(a, sigs[0])
-        if view is not None:
-            checked_order(order)
-            checked_casting(casting)
-            if dtype is not None:
-                compute_dtype([], dtype)
-            return _remember(_calls, key, Call(a, None, view=view))
+        checked_order(order)
+        checked_casting(casting)
+        if dtype is not None:
+            compute_dtype([], dtype)
+        return _remember(_calls, key, Call(a, None, view=view))
     a = analyse(text, sigs, out_sig, dtype, epilogue, order, casting)
     if a.empty:
         return _remember(_calls, key, Call(a, None))
@@ -133,17 +133,17 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
     return call
 
 
-def _view_of(a: Analysis, sig: Signature) -> tuple | None:
+def _view_of(sub: subs.Subscripts, sig: Signature) -> tuple | None:
     """(shape, byte strides, transpose axes or None) when the result is a view of the operand:
     every label kept (a permutation, or a diagonal); in the operand's own dtype, as np.einsum
-    returns it."""
-    labels, output = a.subscripts.inputs[0], a.subscripts.output
-    if sig.kind != "numpy" or set(labels) != set(output):
+    returns it. From the subscripts alone: the call's analysis runs only for a view."""
+    labels, output = sub.inputs[0], sub.output
+    if set(labels) != set(output):
         return None
     if len(set(labels)) == len(labels):
         return None, None, tuple(labels.index(label) for label in output)
     strides = tuple(sum(s for l2, s in zip(labels, sig.strides) if l2 == label) for label in output)
-    return tuple(a.sizes[label] for label in output), strides, None
+    return tuple(sub.sizes[label] for label in output), strides, None
 
 
 # -- running ----------------------------------------------------------------------

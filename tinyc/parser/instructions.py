@@ -23,7 +23,7 @@ from tinyc.diagnostics import Span
 from tinyc.ir.core import Instruction, Region, Value
 from tinyc.ir.instructions import syntax_classes
 from tinyc.ir.types import Type
-from tinyc.parser.context import new_span, span_of
+from tinyc.parser.context import new_object, new_span, span_of
 from tinyc.parser.lalr import Token, Tree
 from tinyc.parser.literals import build_type, constant, dictionary
 
@@ -99,7 +99,7 @@ class Parsed:
         self.item_spans = item_spans = []
         self.types = types = []             # written types; a `-> (...)` list adds its entries
         if whole is None:
-            whole = _new(_Whole)  # (its fields one a statement: no __init__ call)
+            whole = new_object(_Whole)  # (its fields one a statement: no __init__ call)
             self.names = whole.names = []  # the instruction's own definitions, in order
             self.used = used = whole.used = []  # the values used, in textual order ...
             self.use_spans = use_spans = whole.use_spans = []  # ... and where each use is written
@@ -240,7 +240,6 @@ class Parsed:
         return spans
 
 
-_new = object.__new__
 _KEYWORD_RULES: dict[str, str] = {}
 """Instruction rule -> the rule of its keyword (`arith_binary_keyword`), made once per rule."""
 

@@ -110,15 +110,15 @@ class Submitter:
 
     def _arrays(self, packed: Sequence[Any]) -> tuple[Any, Any, int]:
         """The value and kind arrays of a packing (module docs), and its length."""
-        last = self._last
-        if last is not None and last[0] == tuple(packed):   # (identity first: no __eq__ is called)
+        last, objects = self._last, tuple(packed)
+        if last is not None and last[0] == objects:   # (identity first: no __eq__ is called)
             values = last[1]
             for i in last[3]:
                 values[i] = packed[i].address
-            return values, last[2], len(packed)
+            return values, last[2], len(objects)
         values, codes, slots = self._pack(packed)
-        self._last = (tuple(packed), values, codes, slots)
-        return values, codes, len(packed)
+        self._last = (objects, values, codes, slots)
+        return values, codes, len(objects)
 
     @staticmethod
     def _pack(packed: Sequence[Any]) -> tuple[Any, Any, tuple[int, ...]]:
