@@ -20,6 +20,10 @@ from tinyc.spirv.instruction import Id, Operand
 from tinyc.spirv.module import Module
 from tinyc.spirv.spv import BuiltIn, MemoryAccess, Op, OpenCLStd, Scope, SelectionControl, StorageClass
 
+VARYING_BUILTINS = frozenset([BuiltIn.SubgroupLocalInvocationId, BuiltIn.LocalInvocationId,
+                              BuiltIn.GlobalInvocationId, BuiltIn.SubgroupId])
+"""Builtins whose value differs between the work-items of a work-group (see `builtin`)."""
+
 
 class CodegenError(Exception):
     """The IR reached codegen in a form it cannot translate (a compiler bug)."""
@@ -84,7 +88,8 @@ class Ctx:
         self.subgroup_size: int = int(ir_fn.attrs.get("subgroup_size", 16))
         wgs = ir_fn.attrs.get("work_group_size", [self.subgroup_size, 1])
         self.work_group_size: tuple[int, int] = (int(wgs[0]), int(wgs[1]))
-        self._builtins: dict[tuple[BuiltIn, int | None], Id] = {}
+        self._builtins: dict[tuple, Id] = {}
+        self._after_barrier = False         # a barrier was emitted: see builtin()
         self.local_memory: Id | None = None  # module-scope Workgroup byte array
         self.local_offsets: dict = {}        # Alloca -> byte offset in local_memory
         self._local_pointers: dict[tuple[Id, int, Id], Id] = {}  # see local_pointer
@@ -207,7 +212,7 @@ class Ctx:
     def local_pointer(self, slot: LocalSlot, pointer_type: Id) -> Id:
         """Pointer to an alloca's first element, formed in the current block.
 
-        Reused within a block until the next barrier (`forget_local_pointers`), so
+        Reused within a block until the next barrier (`after_barrier`), so
         no Workgroup pointer is ever live across OpControlBarrier: the CPU runtime
         miscompiles a local-memory pointer kept across a barrier in a loop (it sinks
         earlier stores to that memory past the loop; docs/decisions.md).
@@ -223,36 +228,51 @@ class Ctx:
             self._local_pointers[key] = self.op(Op.Bitcast, pointer_type, p8)
         return self._local_pointers[key]
 
-    def forget_local_pointers(self) -> None:
-        """After a barrier, local memory is addressed afresh (`local_pointer`)."""
+    def after_barrier(self) -> None:
+        """After a barrier, local memory is addressed afresh (`local_pointer`) and the
+        work-items' own builtins are read afresh (`builtin`)."""
         self._local_pointers.clear()
+        self._after_barrier = True
 
     # -- builtins -------------------------------------------------------------------
     def builtin(self, builtin: BuiltIn, component: int | None = None) -> Id:
-        """A builtin's value (a component for vector builtins), loaded once in the prologue."""
-        key = (builtin, component)
-        if key not in self._builtins:
-            var = self.m.builtin_variable(builtin)
-            if component is None:
-                self._builtins[key] = self.prologue.op(Op.Load, self.i32, var)
-            else:
-                vec = self._builtins.get((builtin, None))
-                if vec is None:
-                    vtype = self.m.type_vector(self.i64, 3)
-                    vec = self.prologue.op(Op.Load, vtype, var, MemoryAccess.Aligned, 32)
-                    self._builtins[(builtin, None)] = vec
-                self._builtins[key] = self.prologue.op(Op.CompositeExtract, self.i64, vec, component)
-        return self._builtins[key]
+        """A builtin's value (a component for vector builtins), loaded once in the prologue.
+
+        Once a barrier has been emitted, a builtin that differs between the work-items of a
+        work-group (VARYING_BUILTINS) is loaded again in each block that asks for it, so no
+        such value is live across OpControlBarrier: the CPU runtime miscompiles a lane id
+        kept across a barrier (a later `lane < rows` guard let every lane store, writing
+        past the end of a 5-element output; docs/decisions.md)."""
+        fresh = self._after_barrier and builtin in VARYING_BUILTINS
+        key = (builtin, component, self.block.label) if fresh else (builtin, component)
+        found = self._builtins.get(key)
+        if found is not None:
+            return found
+        where = self.block if fresh else self.prologue
+        var = self.m.builtin_variable(builtin)
+        if component is None:
+            found = where.op(Op.Load, self.i32, var)
+        else:
+            vec_key = key[:1] + (None,) + key[2:]
+            vec = self._builtins.get(vec_key)
+            if vec is None:
+                vtype = self.m.type_vector(self.i64, 3)
+                vec = self._builtins[vec_key] = where.op(Op.Load, vtype, var, MemoryAccess.Aligned, 32)
+            found = where.op(Op.CompositeExtract, self.i64, vec, component)
+        self._builtins[key] = found
+        return found
 
     def lane_id(self) -> Id:
         """SubgroupLocalInvocationId as a 32-bit id."""
         return self.builtin(BuiltIn.SubgroupLocalInvocationId)
 
     def lane_id64(self) -> Id:
-        key = (BuiltIn.SubgroupLocalInvocationId, -1)
+        """The lane id as a 64-bit index (after a barrier: per block, as `builtin`)."""
+        lane = self.lane_id()
+        key = (BuiltIn.SubgroupLocalInvocationId, -1, lane)
         if key not in self._builtins:
-            lane = self.lane_id()
-            self._builtins[key] = self.prologue.op(Op.UConvert, self.i64, lane)
+            where = self.block if self._after_barrier else self.prologue
+            self._builtins[key] = where.op(Op.UConvert, self.i64, lane)
         return self._builtins[key]
 
     # -- structured control flow ------------------------------------------------------

@@ -190,4 +190,4 @@ def emit_barrier(ctx: Ctx, inst: Barrier) -> None:
         semantics |= MemorySemantics.SequentiallyConsistent
     wg = ctx.scope(Scope.Workgroup)
     ctx.do(Op.ControlBarrier, wg, wg, ctx.const32(int(semantics)))
-    ctx.forget_local_pointers()
+    ctx.after_barrier()

@@ -1,0 +1,133 @@
+"""A lane id kept across a barrier: the CPU runtime let every lane store.
+
+Found by launching printed einsum programs: `ikb,bk,mji->j` (A 5x3x2000,
+B 2000x3, C 3x5x5) crashed `tinyc run` with a corrupt heap. Its kernel writes
+two local temporaries (a sum, a 2000-long gemv), then after a barrier a gemv of
+5 rows on 8 lanes stores `out` under `lane < 5`. The SPIR-V was right, but with
+the lane id loaded once at the kernel's entry and used after the barrier the
+runtime's compiler ran that store on all 8 lanes: 3 floats past the end of a
+5-element output. Codegen now loads the work-items' builtins again after a
+barrier (context.py, `Ctx.builtin`; docs/decisions.md, "Builtins and barriers").
+
+Each launch here puts its arrays inside larger buffers filled with a canary, so a
+write past an end is seen at once instead of as a crash later; the results are
+compared with NumPy.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tinyc
+from tinyc.compiler import Program, compile_to_spirv
+from tinyc.spirv.codegen import context
+from tinyc.spirv.tools import disassemble
+
+CANARY = 7.0
+PAD = 256
+
+SOURCE = """
+func @after_barrier(%A: memref<f32x200x5>, %x: memref<f32x200>, %T: memref<f32x25>,
+                    %out: memref<f32x5>) {
+  %t0 = alloca : memref<f32x5x5,local>
+  %t1 = alloca : memref<f32x5,local>
+  %flat = fuse %t0[0, 1] : memref<f32x25,local>
+  %one = constant 1.0 : f32
+  %zero = constant 0.0 : f32
+  axpby.n %one, %T, %zero, %flat
+  gemv.t %one, %A, %x, %zero, %t1
+  barrier.local
+  gemv.t %one, %t0, %t1, %zero, %out
+}
+"""
+
+
+def guarded(shape: tuple[int, ...], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A Fortran-order float32 array of random values inside a buffer of canaries."""
+    n = int(np.prod(shape))
+    buffer = np.full(n + 2 * PAD, CANARY, np.float32)
+    buffer[PAD:PAD + n] = rng.uniform(-1, 1, n)
+    return np.ndarray(shape, np.float32, buffer[PAD:], order="F"), buffer
+
+
+def untouched(buffer: np.ndarray, n: int) -> bool:
+    return bool((buffer[:PAD] == CANARY).all() and (buffer[PAD + n:] == CANARY).all())
+
+
+def run(program: Program) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, int]]]:
+    rng = np.random.default_rng(5)
+    arrays, buffers = [], []
+    for shape in ((200, 5), (200,), (25,), (5,)):
+        array, buffer = guarded(shape, rng)
+        arrays.append(array)
+        buffers.append((buffer, array.size))
+    A, x, T, out = arrays
+    want = T.reshape(5, 5, order="F").T @ (A.T.astype(np.float64) @ x)
+    for _ in range(3):
+        program["after_barrier"](A, x, T, out, batch=1)
+    return out, want, buffers
+
+
+def test_a_guarded_store_after_a_barrier_stays_in_bounds(device):
+    out, want, buffers = run(Program(compile_to_spirv(SOURCE, "<after-barrier>"), device))
+    assert all(untouched(buffer, n) for buffer, n in buffers)
+    assert np.allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_einsum_random_testing_found(device):
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((5, 3, 2000)).astype(np.float32)
+    B = rng.standard_normal((2000, 3)).astype(np.float32)
+    C = rng.standard_normal((3, 5, 5)).astype(np.float32)
+    buffer = np.full(5 + 2 * PAD, CANARY, np.float32)
+    out = buffer[PAD:PAD + 5]
+    for _ in range(3):
+        tinyc.einsum("ikb,bk,mji->j", A, B, C, out=out)
+    assert untouched(buffer, 5)
+    want = np.einsum("ikb,bk,mji->j", A.astype(np.float64), B, C)
+    assert np.allclose(out, want, rtol=1e-4, atol=1e-3 * np.abs(want).max())
+
+
+def test_the_old_builtin_placement_writes_past_the_end(device, monkeypatch):
+    """Control: with the lane id loaded once at the entry the store runs on every lane.
+    Without this, the tests above could not see the bug."""
+    monkeypatch.setattr(context, "VARYING_BUILTINS", frozenset())
+    out, want, buffers = run(Program(compile_to_spirv(SOURCE, "<old-builtins>"), device))
+    assert not untouched(*buffers[-1]), (
+        "the lane id kept across the barrier did not let lanes 5-7 store: the runtime no "
+        "longer miscompiles it (docs/decisions.md, 'Builtins and barriers'), or this test "
+        "cannot see it")
+
+
+def builtins_across_barriers(asm: str) -> list[str]:
+    """Ids of work-item builtins (and their conversions) defined before an OpControlBarrier
+    and used after it (the text's order: blocks come in dominance order)."""
+    varying = {f"%{b.name}" for b in context.VARYING_BUILTINS} | {
+        "%SubgroupLocalInvocationId", "%LocalInvocationId", "%GlobalInvocationId", "%SubgroupId"}
+    derived: set[str] = set()
+    stale: set[str] = set()
+    found: list[str] = []
+    for line in asm.splitlines():
+        if "OpControlBarrier" in line:
+            stale |= derived
+            continue
+        if "OpFunctionEnd" in line:
+            derived, stale = set(), set()
+            continue
+        used = re.findall(r"%\w+", line.split("=", 1)[1] if " = " in line else line)
+        found += [v for v in used if v in stale]
+        result = re.match(r"\s*(%\w+) = Op(Load|UConvert|SConvert|CompositeExtract) %\w+ (%\w+)", line)
+        if result and (result[3] in varying or result[3] in derived):
+            derived.add(result[1])
+    return found
+
+
+def test_no_work_item_builtin_is_live_across_a_barrier(monkeypatch):
+    asm = disassemble(compile_to_spirv(SOURCE).spirv)
+    assert "OpControlBarrier" in asm and "SubgroupLocalInvocationId" in asm
+    assert builtins_across_barriers(asm) == []
+    monkeypatch.setattr(context, "VARYING_BUILTINS", frozenset())   # the checker sees the old pattern
+    assert builtins_across_barriers(disassemble(compile_to_spirv(SOURCE).spirv))
