@@ -123,6 +123,10 @@ def launch_notes(spec, a) -> list[str]:
     labels = ", ".join(sorted(plan.dynamic))
     lines = [f"batch label{'s' if len(plan.dynamic) > 1 else ''} {labels}: `?` modes, one kernel for every "
              f"batch size"]
+    for label, parts in sorted(a.joined.items()):
+        static = "*".join(str(a.subscripts.sizes[part]) for part in parts[:-1])
+        lines.append(f"{label}: the modes {', '.join(parts)} joined into one (they lie together in memory in "
+                     f"every tensor): n{label} = {static}*n{parts[-1]}")
     first = plan.groups[0]
     if plan.lanes is not None:
         per = (f"chunks of {plan.lanes.chunk} entries along {first}, one subgroup of "

@@ -309,7 +309,7 @@ class Contraction:
         self._casting = "safe" if dtype is None else CONTRACTION_CASTING   # (safe: einsum's fast path)
         self._main = _call(subscripts, tuple(sigs), None, dtype, compile_target(device), epilogue, False, False,
                            tune, "K", self._casting)
-        self._batch = self._main.analysis.dynamic
+        self._batch = frozenset(self._main.analysis.batch_labels())
 
     @property
     def source(self) -> str:
@@ -436,6 +436,8 @@ def describe_plan(plan: Any, a: Analysis | None = None) -> list[str]:
 
     def show(tensor: int, labels: Any, with_batch: bool) -> str:
         shown = set(labels) | (set(batch) if with_batch else set())
+        if a is not None:   # (a joined label as the user's labels it stands for)
+            shown = {part for label in shown for part in a.user_labels(label)}
         ordered = [label for label in terms.get(tensor, order) if label in shown]
         ordered += [label for label in order if label in shown and label not in ordered]
         ordered += sorted(label for label in shown if label not in ordered)

@@ -17,13 +17,14 @@ least FALLBACK_BATCH entries (else the call has no batch).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
 from tinyc.contractions import subscripts as subs
 from tinyc.contractions.emit import KernelSpec, build_kernel, scratch_layout
+from tinyc.contractions.joins import join_batch
 from tinyc.contractions.layout import (
     Layout, byte_strides_to_elements, c_order_strides, f_order_strides, layout,
 )
@@ -136,6 +137,17 @@ class Analysis:
     zero: bool                   # a summed label has size 0: the sum is 0
     dynamic: frozenset[str] = frozenset()   # the batch labels: `?` modes of the kernel
     boolean: bool = False                   # bool operands: counts in COUNTS, then != 0
+    joined: dict[str, tuple[str, ...]] = field(default_factory=dict)   # joins.py: label -> the user's
+
+    def user_labels(self, label: str) -> tuple[str, ...]:
+        """The user's labels a label of the layouts stands for (a joined one: several)."""
+        return self.joined.get(label, (label,))
+
+    def batch_labels(self) -> list[str]:
+        """The user's labels whose size varies from call to call (a joined label's last part;
+        its others are static), largest first."""
+        found = [self.user_labels(label)[-1] for label in self.dynamic]
+        return sorted(found, key=lambda label: (-self.subscripts.sizes[label], label))
 
     def key(self, epilogue: Any, plain: bool) -> tuple:
         """What the kernel depends on: the same for every size of the dynamic labels."""
@@ -212,9 +224,11 @@ def analyse(text: str, operands: Sequence[Signature], out: Signature | None, for
     scale = math.prod(sizes[label] for label in summed if label not in held and sizes[label] > 1)
     empty = empty_out
     zero = not empty and zero_sum
-    inputs = [t.with_dynamic(dynamic) for t in inputs]
-    return Analysis(sub, compute, result, inputs, convert, output_layout.with_dynamic(dynamic), out_shape,
-                    out_order, direct, sizes, scale, empty, zero, dynamic, boolean)
+    joined = join_batch(inputs, output_layout, dynamic, sizes)
+    dynamic = joined.dynamic
+    inputs = [t.with_dynamic(dynamic) for t in joined.inputs]
+    return Analysis(sub, compute, result, inputs, convert, joined.output.with_dynamic(dynamic), out_shape,
+                    out_order, direct, joined.sizes, scale, empty, zero, dynamic, boolean, joined.parts)
 
 
 def _types_with_out(out: Signature, compute: np.dtype, operands: Sequence[Signature], forced: Any,

@@ -29,14 +29,15 @@ def launch_split(a: Analysis, arrays: Sequence[Any], target: Any, alpha: Any, be
                  slice_call: SliceCall) -> None:
     """`target := alpha·einsum(arrays) + beta·target`, its batch split over `device` (the
     operands as the user gave them: a slice converts its own, as run() does)."""
-    label = max(sorted(a.dynamic), key=lambda found: a.sizes[found])
+    label = a.batch_labels()[0]   # (the user's: a joined label's batch part)
+    size = a.subscripts.sizes[label]
     devices = as_devices(device)
     parts, start, first_group = [], 0, 0
-    for queue, count in zip(devices.queues, split_counts(a.sizes[label], devices.weights)):
+    for queue, count in zip(devices.queues, split_counts(size, devices.weights)):
         if not count:
             continue
-        ins = [_take(x, labels, label, a.sizes[label], start, count) for x, labels in zip(arrays, a.subscripts.inputs)]
-        out = _take(target, a.subscripts.output, label, a.sizes[label], start, count)
+        ins = [_take(x, labels, label, size, start, count) for x, labels in zip(arrays, a.subscripts.inputs)]
+        out = _take(target, a.subscripts.output, label, size, start, count)
         call = slice_call(ins, out)
         ins = [materialize(x, labels, call.analysis.compute) if conv else x
                for x, conv, labels in zip(ins, call.analysis.convert, call.analysis.subscripts.inputs)]
