@@ -8,9 +8,11 @@ times one long matrix, which the lane mapping (lanes.py) streams with unit-strid
 loads and stores, instead of a pass over the chunk per register block of j.
 NumPy's tensordot does the same with a reshape.
 
-Measured (tinyc.einsum, the joined kernel against the unjoined one, interleaved,
-batches 2,000 and 20,000, f32 C order): `ik,kjb->ijb` 1.6x and 1.6x faster,
-`ijkb,li->ljkb` (j, k and b joined) 1.5x and 1.4x.
+Measured (tinyc.einsum, the joined kernel against the unjoined one in one process,
+interleaved, C order, batches 2,000 and 20,000): `ik,kjb->ijb` 1.1x and 1.4x faster,
+`ijkb,li->ljkb` (j, k and b joined) 1.05x and 1.2x, `ij,jk,kl,lmb->imb` 1.0x and
+1.9x, `ijab,jkab->ikab` 1.3x and 2.3x; a reduction `ikb->kb` (f64, mixed layout)
+0.9x and 1.0x.
 
 `join_batch` rewrites the layouts of an analysis: the joined label is named by
 its parts in the user's order (`jb`), so a description of the plan reads in the

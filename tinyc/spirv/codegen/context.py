@@ -239,10 +239,12 @@ class Ctx:
         """A builtin's value (a component for vector builtins), loaded once in the prologue.
 
         Once a barrier has been emitted, a builtin that differs between the work-items of a
-        work-group (VARYING_BUILTINS) is loaded again in each block that asks for it, so no
-        such value is live across OpControlBarrier: the CPU runtime miscompiles a lane id
-        kept across a barrier (a later `lane < rows` guard let every lane store, writing
-        past the end of a 5-element output; docs/decisions.md)."""
+        work-group (VARYING_BUILTINS) is loaded again in each block that asks for it, so the
+        loads codegen shares never keep such a value live across OpControlBarrier: the CPU
+        runtime miscompiles a lane id kept across a barrier (a later `lane < rows` guard let
+        every lane store, writing past the end of a 5-element output; docs/decisions.md).
+        (A value the IR itself computes before a barrier in a `parallel` region and uses
+        after it stays one value, as the program says.)"""
         fresh = self._after_barrier and builtin in VARYING_BUILTINS
         key = (builtin, component, self.block.label) if fresh else (builtin, component)
         found = self._builtins.get(key)
