@@ -16,8 +16,6 @@ compared with NumPy.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
@@ -25,6 +23,8 @@ import tinyc
 from tinyc.compiler import Program, compile_to_spirv
 from tinyc.spirv.codegen import context
 from tinyc.spirv.tools import disassemble
+
+from barrier_scan import values_across_barriers
 
 CANARY = 7.0
 PAD = 256
@@ -104,25 +104,16 @@ def test_the_old_builtin_placement_writes_past_the_end(device, monkeypatch):
 
 def builtins_across_barriers(asm: str) -> list[str]:
     """Ids of work-item builtins (and their conversions) defined before an OpControlBarrier
-    and used after it (the text's order: blocks come in dominance order)."""
-    varying = {f"%{b.name}" for b in context.VARYING_BUILTINS} | {
-        "%SubgroupLocalInvocationId", "%LocalInvocationId", "%GlobalInvocationId", "%SubgroupId"}
-    derived: set[str] = set()
-    stale: set[str] = set()
-    found: list[str] = []
-    for line in asm.splitlines():
-        if "OpControlBarrier" in line:
-            stale |= derived
-            continue
-        if "OpFunctionEnd" in line:
-            derived, stale = set(), set()
-            continue
-        used = re.findall(r"%\w+", line.split("=", 1)[1] if " = " in line else line)
-        found += [v for v in used if v in stale]
-        result = re.match(r"\s*(%\w+) = Op(Load|UConvert|SConvert|CompositeExtract) %\w+ (%\w+)", line)
-        if result and (result[3] in varying or result[3] in derived):
-            derived.add(result[1])
-    return found
+    and used after it."""
+    derived = {"%SubgroupLocalInvocationId", "%LocalInvocationId", "%GlobalInvocationId", "%SubgroupId"}
+
+    def watched(result: str, opcode: str, _type: str, operand: str) -> bool:
+        if opcode in ("Load", "UConvert", "SConvert", "CompositeExtract") and operand in derived:
+            derived.add(result)
+            return True
+        return False
+
+    return values_across_barriers(asm, watched)
 
 
 def test_no_work_item_builtin_is_live_across_a_barrier(monkeypatch):

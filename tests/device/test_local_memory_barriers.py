@@ -28,6 +28,8 @@ from tinyc.spirv.codegen import dispatch, memref
 from tinyc.spirv.codegen.context import LocalSlot
 from tinyc.spirv.tools import disassemble
 
+from barrier_scan import values_across_barriers
+
 NUMPY = {"c32": np.complex64, "c64": np.complex128, "f32": np.float32}
 M, A_ROWS = 8, 5   # rows of t; rows of the ger's A
 CASES = [(t, trips, True) for t in NUMPY for trips in (1, 2, 3)]
@@ -160,25 +162,9 @@ def test_the_old_pointer_placement_reads_unwritten_local_memory(device, monkeypa
 
 
 def local_pointers_across_barriers(asm: str) -> list[str]:
-    """Workgroup-pointer ids defined before an OpControlBarrier and used after it
-    (in the order of the text: blocks come in dominance order)."""
+    """Workgroup-pointer ids defined before an OpControlBarrier and used after it."""
     pointer_types = set(re.findall(r"(%\w+) = OpTypePointer Workgroup", asm))
-    defined: set[str] = set()
-    stale: set[str] = set()
-    found: list[str] = []
-    for line in asm.splitlines():
-        if "OpControlBarrier" in line:
-            stale |= defined
-            continue
-        if "OpFunctionEnd" in line:
-            defined, stale = set(), set()
-            continue
-        used = re.findall(r"%\w+", line.split("=", 1)[1] if " = " in line else line)
-        found += [v for v in used if v in stale]
-        result = re.match(r"\s*(%\w+) = Op(\w+) (%\w+)", line)
-        if result and result[3] in pointer_types and result[2] != "Variable":
-            defined.add(result[1])
-    return found
+    return values_across_barriers(asm, lambda _, opcode, kind, __: kind in pointer_types and opcode != "Variable")
 
 
 def test_no_local_pointer_is_live_across_a_barrier(monkeypatch):
