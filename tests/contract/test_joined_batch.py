@@ -53,7 +53,7 @@ def test_where_the_batch_joins(subscripts, shapes, parts):
     ("ik,kjb->ijb", [rand(16, 8), rand(8, 12, 310)[:, :, 5:305]]),        # a slice of the batch
     ("ik,kjb->ijb", [rand(16, 8), np.asfortranarray(rand(8, 12, 300))]),  # the batch slowest
     ("ikb,kjb->ijb", [rand(6, 8, 300), rand(8, 5, 300)]),                  # neighbours differ
-    ("ijb,jb->ib", [rand(5, 7, 300), rand(7, 300)]),                       # j is summed in one
+    ("ijb,jb->ib", [rand(5, 7, 300), rand(7, 300)]),                       # after b: j, j, i
     ("ik,kjb->ijb", [rand(16, 8), rand(8, 12, 1)]),                        # a batch of one
 ])
 def test_where_it_must_not(subscripts, arrays):

@@ -131,7 +131,7 @@ class Analysis:
     out_shape: tuple[int, ...]
     out_order: str               # "C" or "F" for a new output or a temporary one
     out_direct: bool             # the kernel writes the given `out` itself
-    sizes: dict[str, int]
+    sizes: dict[str, int]        # of the layouts' labels (a joined label, not its parts: subscripts.sizes)
     scale: int                   # product of summed labels no operand holds
     empty: bool                  # the output has no elements
     zero: bool                   # a summed label has size 0: the sum is 0

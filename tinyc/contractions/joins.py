@@ -56,7 +56,7 @@ def join_batch(inputs: list[Layout], output: Layout, dynamic: frozenset[str],
         if outer is None:
             return found
         name = "".join(found.parts.get(outer, (outer,)) + found.parts.get(batch, (batch,)))
-        if name in found.sizes or any(name in t.labels for t in tensors):
+        if name in found.sizes:   # (every label of a layout has a size)
             return found
         found.inputs = [_joined(t, batch, outer, name) for t in found.inputs]
         found.output = _joined(found.output, batch, outer, name)
@@ -79,7 +79,8 @@ def _next_label(tensors: list[Layout], batch: str) -> str | None:
     if len(after) != 1:
         return None
     (outer,) = after
-    if not outer.isascii() or not outer.isalpha() or any(outer in t.labels for t in tensors if t not in holders):
+    if not outer.isascii() or not outer.isalpha() or any(outer in t.labels and batch not in t.labels
+                                                          for t in tensors):
         return None
     return outer
 

@@ -255,7 +255,7 @@ class Ctx:
         if component is None:
             found = where.op(Op.Load, self.i32, var)
         else:
-            vec_key = key[:1] + (None,) + key[2:]
+            vec_key = (builtin, None, *key[2:])   # (the vector, in the same place)
             vec = self._builtins.get(vec_key)
             if vec is None:
                 vtype = self.m.type_vector(self.i64, 3)
