@@ -17,6 +17,9 @@
 * `shrink.py`: failing kernels are reduced by deleting instructions.
 * `isolate.py`: the programs run in worker processes, so that a crash of the
   device's JIT is counted (as an internal error) and the campaign goes on.
+* `calls.py` (`python -m tinyc.fuzz.calls`): the other inputs, arguments: generated
+  kernels and `tinyc.einsum` called with wrong and odd ones, in canary-guarded
+  buffers; each call runs correctly or raises a documented error first.
 * `campaign.py`: the driver and its report; the last line is
   `programs N mismatches M internal-errors I hangs H`, exit status 1 unless
   M, I and H are all 0. A generated program that tinyc rejects, or in which
