@@ -273,7 +273,7 @@ def test_compile_command_exits_0_with_warnings_and_1_with_werror(tmp_path: Path)
 def test_run_and_bench_exit_0_with_warnings(device, tmp_path: Path, command: str):
     path = tmp_path / "k.ir"
     path.write_text(SUBVIEW)
-    options = ["--batch", "2", "--repeat", "1"] + (["--warmup", "0"] if command == "bench" else [])
+    options = ["--batch", "1", "--repeat", "1"] + (["--warmup", "0"] if command == "bench" else [])
     result = CliRunner().invoke(cli, [command, str(path), *options])
     assert result.exit_code == 0, result.output
     assert result.stderr.count("[-Wsubview-bounds]") == 1

@@ -32,6 +32,7 @@ from tinyc.analysis.symbolic import ONE, ZERO, Expr, Sym, node, only_node, simpl
 from tinyc.analysis.symbolic_bounds import Unbounded
 from tinyc.ir.addressing import NO_ADDRESSING, NO_INTEGER_FACTS, Footprint, IntegerFacts, MemberView
 from tinyc.ir.core import Function, Instruction, Region, Value
+from tinyc.ir.instructions import BuiltinName
 from tinyc.ir.types import GroupType, MemrefType, ScalarType
 
 
@@ -93,6 +94,10 @@ class LaunchBounds:
     where it runs: `batch - 1` unless a guard or an empty loop stops later work-groups)."""
     write_blocks: tuple["WriteBlock", ...] = ()
     """The arguments each work-group writes in a chunk of its own (WriteBlock)."""
+    repeated_writes: tuple[str, ...] = ()
+    """The arguments (names) a kernel that reads neither the group id nor the group count
+    writes (plain, not atomic adds): all its work-groups repeat one another's work on the
+    same elements, so more than one of them only races (`tinyc run --batch`: harness)."""
 
     @property
     def bounded(self) -> bool:
@@ -136,14 +141,31 @@ def analyse(fn: Function) -> LaunchBounds:
     """The launch conditions of a function (module docs)."""
     walk = _Walk(fn)
     walk.region(fn.body)
-    written = {e.obj.root for inst in fn.walk() for e in direct_effects(inst) if e.kind is not EffectKind.READ}
+    written: set[Value | None] = set()
+    stored: set[Value | None] = set()   # plain writes (not atomic adds)
+    grouped = False                     # the group id or the group count is read
+    for inst in fn.walk():
+        for e in direct_effects(inst):
+            if e.kind is not EffectKind.READ:
+                written.add(e.obj.root)
+                if e.kind is EffectKind.WRITE:
+                    stored.add(e.obj.root)
+        op = inst.integer_facts().value
+        grouped = grouped or (op is not None and op.op in _GROUP_BUILTINS)
     problem = walk.split.problem(set(fn.args) if None in written else written)
     conditions = tuple(walk.conditions.values())
     symbols = frozenset(s for c in conditions for s in c.slack.symbols())
     blocks = () if walk.blind_writes else tuple(
         WriteBlock(param, modes, step, tuple(dict.fromkeys(slacks)))
         for param, (modes, step, slacks) in walk.blocks.items() if step)
-    return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups), blocks)
+    repeated = () if grouped else tuple(f"%{a.name}" for a in fn.args if a in stored or None in stored
+                                        if not isinstance(a.type, ScalarType))
+    return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups), blocks,
+                        repeated)
+
+
+_GROUP_BUILTINS = frozenset((BuiltinName.GROUP_ID.value, BuiltinName.GROUP_SIZE.value))
+"""What a work-group reads to tell itself from the others along the batch."""
 
 
 def _joined(coordinates: list[Coordinate]) -> list[tuple[Coordinate, list[Expr]]]:

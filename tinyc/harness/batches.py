@@ -6,7 +6,10 @@ then say how many work-groups those arguments take (`Kernel.max_batch`):
 an explicit `--batch` beyond that is a usage error (exit 2) that names the
 argument, the mode and the largest batch that fits; a default batch beyond
 it is lowered to it, and the arguments are made again for that batch. A default
-batch whose arguments would not fit in memory is lowered until they do.
+batch whose arguments would not fit in memory is lowered until they do. A kernel
+that reads neither the group id nor the group count but writes an argument (a
+printed contraction with static shapes: "launch 1 work-group") takes batch 1: more
+work-groups would all write the same elements, so `--batch N > 1` is refused.
 """
 
 from __future__ import annotations
@@ -23,6 +26,13 @@ def fitting(kernel: Any, make: Make, given: int | None, default: int,
             args_of: Callable[[Any], list] = lambda made: made[0]) -> tuple[Any, int]:
     """(what `make` made, the batch to launch) for `--batch given` (None: the default)."""
     wanted = given if given is not None else default
+    repeated = _repeated_writes(kernel)
+    if repeated and wanted > 1:
+        if given is not None:
+            raise UsageError(f"--batch {given}: kernel '{kernel.name}' reads neither its group id nor the "
+                             f"group count, so every work-group would repeat the same work and write the same "
+                             f"elements of {', '.join(repeated)}; launch it with --batch 1")
+        wanted = 1
     made, wanted = _made(make, wanted, given is None)
     largest = kernel.max_batch(*args_of(made))
     if largest >= wanted:
@@ -41,6 +51,12 @@ def fitting(kernel: Any, make: Make, given: int | None, default: int,
         if largest == 0:
             break
     raise LaunchError(_refusal(kernel, args_of(made), max(largest, 1)))
+
+
+def _repeated_writes(kernel: Any) -> tuple[str, ...]:
+    """What every work-group of `kernel` writes alike (launch_bounds: `repeated_writes`)."""
+    launch = getattr(kernel.info, "launch", None)
+    return getattr(launch, "repeated_writes", ()) if launch is not None else ()
 
 
 def _made(make: Make, wanted: int, default: bool) -> tuple[Any, int]:
