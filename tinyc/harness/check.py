@@ -1,7 +1,8 @@
 """`--check`: the device's results against the NumPy reference interpreter (tinyc.reference).
 
 The reference runs on the same inputs — over every work-group for batches up
-to FULL_CHECK_LIMIT, else over SAMPLED_GROUPS sampled work-groups, whose slices
+to FULL_CHECK_LIMIT whose work-groups it runs quickly enough (PROBE_GROUPS, SAMPLE_SECONDS),
+else over up to SAMPLED_GROUPS sampled work-groups, whose slices
 of the outputs indexed by the work-group are compared — and the check says
 which outputs it compared, over how many elements; it fails when it could
 compare nothing. An output that each work-group writes in a chunk of its own
@@ -32,6 +33,13 @@ SAMPLED_GROUPS = 64
 FULL_CHECK_SECONDS = 30.0
 """Beyond FULL_CHECK_LIMIT, how long the reference may take over every work-group (estimated
 from the sample) when an output is not partitioned by work-group."""
+PROBE_GROUPS = 4
+SAMPLE_SECONDS = 10.0
+"""A batch of more than PROBE_GROUPS first runs the reference over that many sampled
+work-groups: when every work-group would take it longer than FULL_CHECK_SECONDS (a printed
+contraction's chunk of 512 entries can take seconds in the interpreter), or the batch is
+beyond FULL_CHECK_LIMIT, it compares a sample of as many work-groups as SAMPLE_SECONDS
+allows (PROBE_GROUPS at least, SAMPLED_GROUPS at most) instead."""
 
 
 @dataclass
@@ -121,6 +129,28 @@ def _unpartitioned(info: Any, blocks: dict[int, tuple[tuple[int, ...], int]]) ->
                for k, p in enumerate(info.params))
 
 
+def _sample(batch: int, count: int, seed: int) -> list[int]:
+    return sorted(np.random.default_rng(seed + 1).choice(batch, count, replace=False).tolist())
+
+
+def _first_groups(batch: int, seed: int, reference: Callable[[Sequence[int] | None], list[Any]]
+                  ) -> tuple[list[int] | None, list[Any] | None, float | None]:
+    """The work-groups to check (None: every one), the reference's arguments when the probe
+    already ran them (PROBE_GROUPS), and the reference's time per work-group if measured."""
+    if batch <= PROBE_GROUPS:
+        return None, None, None
+    probe = _sample(batch, PROBE_GROUPS, seed)
+    began = time.perf_counter()
+    probed = reference(probe)
+    per_group = (time.perf_counter() - began) / PROBE_GROUPS
+    if batch <= FULL_CHECK_LIMIT and per_group * batch <= FULL_CHECK_SECONDS:
+        return None, None, per_group
+    count = min(SAMPLED_GROUPS, batch, max(PROBE_GROUPS, int(SAMPLE_SECONDS / max(per_group, 1e-9))))
+    if count == PROBE_GROUPS:
+        return probe, probed, per_group
+    return _sample(batch, count, seed), None, per_group
+
+
 def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
                   echo: Callable[[str], None]) -> None:
     """Run the reference on `inputs` and compare with the device's `results` (LaunchError if
@@ -129,9 +159,6 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
 
     info = program[name].info
     fn = program.checked_ir()[name]
-    groups = None if batch <= FULL_CHECK_LIMIT else sorted(
-        np.random.default_rng(seed + 1).choice(batch, SAMPLED_GROUPS, replace=False).tolist())
-    blocks = write_blocks(info, inputs, batch) if groups is not None else {}
 
     def reference(groups: Sequence[int] | None) -> list[Any]:
         reference_args = [copy_argument(a) for a in inputs]
@@ -140,10 +167,15 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
         return reference_args
 
     try:
+        groups, reference_args, per_group = _first_groups(batch, seed, reference)
+        blocks = write_blocks(info, inputs, batch) if groups is not None else {}
         began = time.perf_counter()
-        reference_args = reference(groups)
+        if reference_args is None:
+            reference_args = reference(groups)
+            if groups is not None:
+                per_group = (time.perf_counter() - began) / len(groups)
         if groups is not None and _unpartitioned(info, blocks):
-            whole = (time.perf_counter() - began) * batch / len(groups)
+            whole = (per_group or 0.0) * batch
             if whole <= FULL_CHECK_SECONDS:
                 groups = None
                 reference_args = reference(None)
