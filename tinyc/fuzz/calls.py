@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tinyc.contractions.layout import c_order_strides, f_order_strides
 from tinyc.fuzz.program import ArrayArg, GroupArg, Kernel, ScalarArg
 from tinyc.fuzz.programs import program_kernel
 from tinyc.fuzz.runner import _values, compile_module
@@ -73,14 +74,6 @@ def guarded(values: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]
     return Guarded(view, buffer, marks)
 
 
-def column_major(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in shape:
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(strides)
-
-
 @dataclass
 class Tally:
     calls: int = 0
@@ -104,9 +97,9 @@ def _array(rng: random.Random, nrng: np.random.Generator, arg: ArrayArg, odd: bo
     if change < 0.15 and shape:                       # one mode a little off
         d = rng.randrange(len(shape))
         shape = shape[:d] + (max(0, shape[d] + rng.choice((-1, 1, 5))),) + shape[d + 1:]
-        strides = column_major(shape)
+        strides = f_order_strides(shape)
     elif change < 0.25 and len(shape) > 1:            # C order
-        strides = tuple(reversed(column_major(tuple(reversed(shape)))))
+        strides = c_order_strides(shape)
     elif change < 0.3:                                # a mode more
         shape, strides = shape + (2,), strides + (max(s * n for s, n in zip(strides, shape)) if shape else 1,)
     if change < 0.35 and values.dtype.kind in "fc" and rng.random() < 0.5:
