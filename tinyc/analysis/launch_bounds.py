@@ -158,8 +158,8 @@ def analyse(fn: Function) -> LaunchBounds:
     blocks = () if walk.blind_writes else tuple(
         WriteBlock(param, modes, step, tuple(dict.fromkeys(slacks)))
         for param, (modes, step, slacks) in walk.blocks.items() if step)
-    repeated = () if grouped else tuple(f"%{a.name}" for a in fn.args if a in stored or None in stored
-                                        if not isinstance(a.type, ScalarType))
+    repeated = () if grouped else tuple(   # (a write whose root is unknown may be to any argument)
+        f"%{a.name}" for a in fn.args if not isinstance(a.type, ScalarType) and (a in stored or None in stored))
     return LaunchBounds(conditions, tuple(walk.notes), problem, symbols, tuple(walk.last_groups), blocks,
                         repeated)
 
