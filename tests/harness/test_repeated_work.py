@@ -103,3 +103,21 @@ def test_a_printed_program_without_a_batch_runs_only_as_its_header_says(tmp_path
     refused = subprocess.run(run + ["--batch", "2000"], capture_output=True, text=True)
     assert refused.returncode == 2 and "launch it with --batch 1" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_mpiexec_refuses_it_too(tmp_path: Path):
+    """Under mpiexec the batch is split before the harness sees it (cli/mpi_run.py)."""
+    import os
+    import shutil
+    import sysconfig
+
+    path = tmp_path / "same.ir"
+    path.write_text(SAME_WORK)
+    mpiexec = os.path.join(sysconfig.get_path("scripts"), "mpiexec")
+    mpiexec = mpiexec if os.path.exists(mpiexec) else shutil.which("mpiexec")
+    assert mpiexec, "the mpich wheel (tinyc[test]) provides mpiexec"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", "tinyc.cli", "run", str(path), "--batch", "3"],
+                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "launch it with --batch 1" in done.stderr and "Traceback" not in done.stderr

@@ -36,6 +36,7 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
     from tinyc.cli.common import compile_reporting
     from tinyc.cli.errors import UsageError
     from tinyc.harness.arguments import make_arguments, parse_sizes
+    from tinyc.harness.batches import refuse_repeated_work
     from tinyc.harness.check import check_results
     from tinyc.reference.arguments import copy_argument
     from tinyc.distributed import local_device, run
@@ -52,6 +53,7 @@ def run_kernel_mpi(source: str, file: str, kernel_name: str | None, batch: int, 
         raise UsageError(f"no kernel '{name}' in {file}; kernels: {', '.join(names)}")
     kernel = program[name]
     info = kernel.info
+    refuse_repeated_work(kernel, batch)
     inputs = make_arguments(program.checked_ir()[name], info, batch, parse_sizes(sizes), seed)[0] \
         if rank == root else [None] * len(info.params)
 

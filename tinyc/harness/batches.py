@@ -25,13 +25,10 @@ Make = Callable[[int], Any]
 def fitting(kernel: Any, make: Make, given: int | None, default: int,
             args_of: Callable[[Any], list] = lambda made: made[0]) -> tuple[Any, int]:
     """(what `make` made, the batch to launch) for `--batch given` (None: the default)."""
+    if given is not None:
+        refuse_repeated_work(kernel, given)
     wanted = given if given is not None else default
-    repeated = _repeated_writes(kernel)
-    if repeated and wanted > 1:
-        if given is not None:
-            raise UsageError(f"--batch {given}: kernel '{kernel.name}' reads neither its group id nor the "
-                             f"group count, so every work-group would repeat the same work and write the same "
-                             f"elements of {', '.join(repeated)}; launch it with --batch 1")
+    if _repeated_writes(kernel):
         wanted = 1
     made, wanted = _made(make, wanted, given is None)
     largest = kernel.max_batch(*args_of(made))
@@ -51,6 +48,16 @@ def fitting(kernel: Any, make: Make, given: int | None, default: int,
         if largest == 0:
             break
     raise LaunchError(_refusal(kernel, args_of(made), max(largest, 1)))
+
+
+def refuse_repeated_work(kernel: Any, batch: int) -> None:
+    """UsageError for `--batch N > 1` of a kernel whose work-groups all write the same elements
+    (what `fitting` and `mpiexec tinyc run` check before they launch)."""
+    repeated = _repeated_writes(kernel)
+    if repeated and batch > 1:
+        raise UsageError(f"--batch {batch}: kernel '{kernel.name}' reads neither its group id nor the group "
+                         f"count, so every work-group would repeat the same work and write the same elements "
+                         f"of {', '.join(repeated)}; launch it with --batch 1")
 
 
 def _repeated_writes(kernel: Any) -> tuple[str, ...]:
