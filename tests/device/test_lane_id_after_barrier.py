@@ -123,3 +123,41 @@ def test_no_work_item_builtin_is_live_across_a_barrier(monkeypatch):
     assert builtins_across_barriers(asm) == []
     monkeypatch.setattr(context, "VARYING_BUILTINS", frozenset())   # the checker sees the old pattern
     assert builtins_across_barriers(disassemble(compile_to_spirv(SOURCE).spirv))
+
+
+TWO_BARRIERS = """
+func @two_barriers(%x: memref<f32x16>, %out: memref<f32x16>) attributes {subgroup_size=16, work_group_size=[16, 1]} {
+  %t = alloca : memref<f32x16,local>
+  parallel {
+    barrier.local
+    %a = builtin.subgroup_local_id : i32
+    %i = cast %a : index
+    %v = load %x[%i] : f32
+    store %v, %t[%i]
+    barrier.local
+    %b = builtin.subgroup_local_id : i32
+    %j = cast %b : index
+    %w = load %t[%j] : f32
+    store %w, %out[%j]
+  }
+}
+"""
+"""Both barriers in one block: the lane id loaded after the first must be loaded again after
+the second (a cache of per-block loads that outlived a barrier kept it live across)."""
+
+
+def test_a_second_barrier_in_the_same_block_loads_the_lane_id_again():
+    asm = disassemble(compile_to_spirv(TWO_BARRIERS).spirv)
+    assert asm.count("OpControlBarrier") == 2
+    assert builtins_across_barriers(asm) == []
+
+
+def test_two_barriers_in_one_block_give_numpys_values(device):
+    rng = np.random.default_rng(7)
+    x, _ = guarded((16,), rng)
+    out, buffer = guarded((16,), rng)
+    program = Program(compile_to_spirv(TWO_BARRIERS, "<two-barriers>"), device)
+    for _ in range(3):
+        program["two_barriers"](x, out, batch=1)
+    assert untouched(buffer, 16)
+    assert np.array_equal(out, x)

@@ -88,8 +88,9 @@ class Ctx:
         self.subgroup_size: int = int(ir_fn.attrs.get("subgroup_size", 16))
         wgs = ir_fn.attrs.get("work_group_size", [self.subgroup_size, 1])
         self.work_group_size: tuple[int, int] = (int(wgs[0]), int(wgs[1]))
-        self._builtins: dict[tuple, Id] = {}
-        self._after_barrier = False         # a barrier was emitted: see builtin()
+        self._builtins: dict[tuple, Id] = {}  # loaded in the prologue: see builtin()
+        self._fresh: dict[tuple, Id] = {}     # loaded in a block since the last barrier
+        self._after_barrier = False           # a barrier was emitted: see builtin()
         self.local_memory: Id | None = None  # module-scope Workgroup byte array
         self.local_offsets: dict = {}        # Alloca -> byte offset in local_memory
         self._local_pointers: dict[tuple[Id, int, Id], Id] = {}  # see local_pointer
@@ -232,6 +233,7 @@ class Ctx:
         """After a barrier, local memory is addressed afresh (`local_pointer`) and the
         work-items' own builtins are read afresh (`builtin`)."""
         self._local_pointers.clear()
+        self._fresh.clear()
         self._after_barrier = True
 
     # -- builtins -------------------------------------------------------------------
@@ -239,29 +241,31 @@ class Ctx:
         """A builtin's value (a component for vector builtins), loaded once in the prologue.
 
         Once a barrier has been emitted, a builtin that differs between the work-items of a
-        work-group (VARYING_BUILTINS) is loaded again in each block that asks for it, so the
+        work-group (VARYING_BUILTINS) is loaded again in each block that asks for it, and
+        again after each further barrier (`_fresh`, cleared by `after_barrier`), so the
         loads codegen shares never keep such a value live across OpControlBarrier: the CPU
         runtime miscompiles a lane id kept across a barrier (a later `lane < rows` guard let
         every lane store, writing past the end of a 5-element output; docs/decisions.md).
         (A value the IR itself computes before a barrier in a `parallel` region and uses
         after it stays one value, as the program says.)"""
         fresh = self._after_barrier and builtin in VARYING_BUILTINS
-        key = (builtin, component, self.block.label) if fresh else (builtin, component)
-        found = self._builtins.get(key)
+        cache, where = (self._fresh, self.block) if fresh else (self._builtins, self.prologue)
+        place = (self.block.label,) if fresh else ()
+        key = (builtin, component, *place)
+        found = cache.get(key)
         if found is not None:
             return found
-        where = self.block if fresh else self.prologue
         var = self.m.builtin_variable(builtin)
         if component is None:
             found = where.op(Op.Load, self.i32, var)
         else:
-            vec_key = (builtin, None, *key[2:])   # (the vector, in the same place)
-            vec = self._builtins.get(vec_key)
+            vec_key = (builtin, None, *place)   # (the vector, in the same place)
+            vec = cache.get(vec_key)
             if vec is None:
                 vtype = self.m.type_vector(self.i64, 3)
-                vec = self._builtins[vec_key] = where.op(Op.Load, vtype, var, MemoryAccess.Aligned, 32)
+                vec = cache[vec_key] = where.op(Op.Load, vtype, var, MemoryAccess.Aligned, 32)
             found = where.op(Op.CompositeExtract, self.i64, vec, component)
-        self._builtins[key] = found
+        cache[key] = found
         return found
 
     def lane_id(self) -> Id:
@@ -271,11 +275,11 @@ class Ctx:
     def lane_id64(self) -> Id:
         """The lane id as a 64-bit index (after a barrier: per block, as `builtin`)."""
         lane = self.lane_id()
+        cache, where = (self._fresh, self.block) if self._after_barrier else (self._builtins, self.prologue)
         key = (BuiltIn.SubgroupLocalInvocationId, -1, lane)
-        if key not in self._builtins:
-            where = self.block if self._after_barrier else self.prologue
-            self._builtins[key] = where.op(Op.UConvert, self.i64, lane)
-        return self._builtins[key]
+        if key not in cache:
+            cache[key] = where.op(Op.UConvert, self.i64, lane)
+        return cache[key]
 
     # -- structured control flow ------------------------------------------------------
     def branch(self, cond: Id, then: Callable[[], list[Id]],
