@@ -63,3 +63,18 @@ def test_einsum_calls_compare_with_numpy(monkeypatch):
     monkeypatch.setattr(tinyc, "einsum", lambda *a, **k: np.einsum(*a, **k) + 1)
     found = [calls.einsum_call(random.Random(i), np.random.default_rng(i)) for i in range(40)]
     assert any(outcome == "wrong" for outcome, _ in found)
+
+
+def test_the_einsum_bound_is_the_summation_bound():
+    """2·γ·Σ|terms|: m = (operands + 1) + (summed terms) roundings of u = eps/2 each, in the
+    result's type; NumPy's implicit output (labels used once, sorted) sums the same terms."""
+    rng = np.random.default_rng(4)
+    A, B = rng.standard_normal((3, 5)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+    sizes = {"i": 3, "j": 5, "k": 4}
+    want = 2 * (3 + 5) * 2.0 ** -24 * (np.abs(A).astype(np.float64) @ np.abs(B))
+    for text in ("ij,jk->ik", "ij,jk"):
+        assert np.allclose(calls.rounding_bound(text, [A, B], sizes, np.dtype(np.float32)), want, rtol=1e-12)
+    exact = A.astype(np.float64) @ B
+    assert np.all(np.abs((A @ B) - exact) <= want / 2)   # one evaluation lies within half of it
+    complex_bound = calls.rounding_bound("ij,jk->ik", [A + 0j, B + 0j], sizes, np.dtype(np.complex64))
+    assert np.allclose(complex_bound, 2 * want)

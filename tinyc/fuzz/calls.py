@@ -253,10 +253,26 @@ def einsum_call(rng: random.Random, nrng: np.random.Generator) -> tuple[str, str
     if want.dtype.kind in "biu":
         same = np.array_equal(want, got)
     else:
-        eps = float(np.finfo(want.dtype).eps)
-        scale = max(1.0, float(np.abs(want).max(initial=0)))
-        same = bool(np.all(np.abs(want.astype(complex) - got.astype(complex)) <= 64 * eps * scale * (1 + max(sizes.values(), default=1))))
+        bound = rounding_bound(text, operands, sizes, want.dtype)
+        same = bool(np.all((got == want) | (np.abs(got - want) <= bound) | (np.isnan(got) & np.isnan(want))))
     return ("ran", "") if same else ("wrong", f"{shown}: values differ")
+
+
+def rounding_bound(text: str, operands: list[Any], sizes: dict[str, int], dtype: np.dtype) -> np.ndarray:
+    """How far two correctly rounded evaluations of `text` in `dtype` may lie apart, per
+    element: each is within γ·Σ|terms| of the exact sum (γ = m·u for m roundings per term: the
+    conversions, the products and the n additions of n summed terms, in any order; u = eps/2;
+    a complex product rounds twice as often), so the two are within 2γ·Σ|terms|, Σ|terms|
+    being the einsum of the operands' absolute values, in float64."""
+    inputs, _, output = text.partition("->")
+    terms = inputs.split(",")
+    if not _:   # NumPy's implicit output: the labels used once, sorted
+        output = "".join(sorted(label for label in set(inputs) - {","} if inputs.count(label) == 1))
+    summed = set("".join(terms)) - set(output)
+    roundings = (len(terms) + 1) + int(np.prod([sizes[label] for label in summed]))
+    u = float(np.finfo(dtype).eps) / 2 * (2 if dtype.kind == "c" else 1)
+    magnitude = np.einsum(text, *[np.abs(np.asarray(a)).astype(np.float64) for a in operands])
+    return 2 * roundings * u * magnitude
 
 
 # ---------------------------------------------------------------- driver
