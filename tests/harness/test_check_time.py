@@ -56,3 +56,22 @@ def test_the_sample_grows_with_the_time_there_is(tmp_path: Path, device, monkeyp
     result = run(tmp_path, 40)   # SAMPLE_SECONDS (10 s) fits many quick work-groups: 40, all of them
     assert result.exit_code == 0, result.output
     assert "compared %B (160 elements, 40 sampled work-groups of 40)" in result.output
+
+
+def test_no_work_group_runs_twice_in_the_reference(tmp_path: Path, device, monkeypatch):
+    """The probe's work-groups are part of the whole check, not run again."""
+    import tinyc.reference
+
+    ran: list[int] = []
+    real = tinyc.reference.run
+
+    def counting(fn, args, batch, groups=None, **options):
+        groups = list(range(batch) if groups is None else groups)
+        ran.extend(groups)
+        return real(fn, args, batch, groups, **options)
+
+    monkeypatch.setattr(tinyc.reference, "run", counting)
+    result = run(tmp_path, 40)
+    assert result.exit_code == 0, result.output
+    assert "every work-group of 40" in result.output
+    assert sorted(ran) == list(range(40))

@@ -133,22 +133,33 @@ def _sample(batch: int, count: int, seed: int) -> list[int]:
     return sorted(np.random.default_rng(seed + 1).choice(batch, count, replace=False).tolist())
 
 
-def _first_groups(batch: int, seed: int, reference: Callable[[Sequence[int] | None], list[Any]]
-                  ) -> tuple[list[int] | None, list[Any] | None, float | None]:
-    """The work-groups to check (None: every one), the reference's arguments when the probe
-    already ran them (PROBE_GROUPS), and the reference's time per work-group if measured."""
+Reference = Callable[[Sequence[int], "list[Any] | None"], list[Any]]
+"""Runs work-groups on a copy of the inputs (None) or on arguments already run in part."""
+
+
+def _first_groups(batch: int, seed: int, reference: Reference) -> tuple[list[int] | None, list[Any] | None, float | None]:
+    """The work-groups to check (None: every one), the reference's arguments with them run
+    (None: not run yet), and the reference's time per work-group if measured. A batch of more
+    than PROBE_GROUPS runs that many first (module docs); when every work-group is checked,
+    the rest run on the same arguments, so no work-group runs twice."""
     if batch <= PROBE_GROUPS:
         return None, None, None
     probe = _sample(batch, PROBE_GROUPS, seed)
     began = time.perf_counter()
-    probed = reference(probe)
+    probed = reference(probe, None)
     per_group = (time.perf_counter() - began) / PROBE_GROUPS
     if batch <= FULL_CHECK_LIMIT and per_group * batch <= FULL_CHECK_SECONDS:
-        return None, None, per_group
+        return None, _the_rest(reference, batch, probe, probed), per_group
     count = min(SAMPLED_GROUPS, batch, max(PROBE_GROUPS, int(SAMPLE_SECONDS / max(per_group, 1e-9))))
     if count == PROBE_GROUPS:
         return probe, probed, per_group
     return _sample(batch, count, seed), None, per_group
+
+
+def _the_rest(reference: Reference, batch: int, done: Sequence[int], args: list[Any]) -> list[Any]:
+    """`args` with every work-group run: those not in `done` as well."""
+    ran = set(done)
+    return reference([g for g in range(batch) if g not in ran], args)
 
 
 def check_results(program: Any, name: str, inputs: list[Any], results: list[Any], batch: int, seed: int,
@@ -160,8 +171,8 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
     info = program[name].info
     fn = program.checked_ir()[name]
 
-    def reference(groups: Sequence[int] | None) -> list[Any]:
-        reference_args = [copy_argument(a) for a in inputs]
+    def reference(groups: Sequence[int], into: list[Any] | None) -> list[Any]:
+        reference_args = [copy_argument(a) for a in inputs] if into is None else into
         run_reference(fn, reference_args, batch, groups, work_group_size=info.work_group_size,
                       subgroup_size=info.subgroup_size)
         return reference_args
@@ -171,14 +182,14 @@ def check_results(program: Any, name: str, inputs: list[Any], results: list[Any]
         blocks = write_blocks(info, inputs, batch) if groups is not None else {}
         began = time.perf_counter()
         if reference_args is None:
-            reference_args = reference(groups)
+            reference_args = reference(range(batch) if groups is None else groups, None)
             if groups is not None:
                 per_group = (time.perf_counter() - began) / len(groups)
         if groups is not None and _unpartitioned(info, blocks):
             whole = (per_group or 0.0) * batch
             if whole <= FULL_CHECK_SECONDS:
+                reference_args = _the_rest(reference, batch, groups, reference_args)
                 groups = None
-                reference_args = reference(None)
     except ReferenceUnsupported as exc:
         raise LaunchError(f"check: nothing was compared: the reference interpreter cannot run "
                                 f"this kernel ({exc})") from None
