@@ -86,6 +86,7 @@ def _next_label(tensors: list[Layout], batch: str) -> str | None:
 
 
 def _joined(t: Layout, batch: str, outer: str, name: str) -> Layout:
+    """`t` with `batch` and the mode right after it (`outer`) as one mode `name`."""
     if batch not in t.labels:
         return t
     p = t.labels.index(batch)
