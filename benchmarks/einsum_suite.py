@@ -133,6 +133,15 @@ def cases() -> list[Case]:
         Case("reduce_first", "reduction", "bij->b", ["Nx16x12"]),
         Case("reduce_keep", "reduction", "ijb->ib", ["16x12xN"]),
         Case("reduce_keep_first", "reduction", "bij->bj", ["Nx16x12"]),
+        # sums over the batch (a label every operand holds, the output not: chunked.py)
+        Case("batch_sum", "batch reduction", "bij->ij", ["Nx16x12"], matmul=lambda x: x.sum(axis=0)),
+        Case("batch_sum_last", "batch reduction", "ijb->ij", ["16x12xN"], matmul=lambda x: x.sum(axis=2)),
+        Case("weight_grad", "batch reduction", "bi,bj->ij", ["Nx16", "Nx12"], matmul=lambda x, y: x.T @ y),
+        Case("weight_grad_last", "batch reduction", "ib,jb->ij", ["16xN", "12xN"], matmul=lambda x, y: x @ y.T),
+        Case("bmm_batch_sum", "batch reduction", "bij,bjk->ik", ["Nx16x8", "Nx8x12"],
+             matmul=lambda x, y: x.transpose(1, 0, 2).reshape(x.shape[1], -1) @ y.reshape(-1, y.shape[2])),
+        Case("frobenius", "batch reduction", "bi,bi->", ["Nx16", "Nx16"],
+             matmul=lambda x, y: np.dot(x.ravel(), y.ravel())),
         # tensor times matrix on 3-D tensors
         Case("ttm_mode0", "ttm", "ijkb,li->ljkb", ["8x8x8xN", "12x8"],
              matmul=lambda x, m: np.tensordot(m, x, axes=([1], [0]))),

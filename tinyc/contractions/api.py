@@ -24,8 +24,9 @@ import numpy as np
 from tinyc.contractions import subscripts as subs
 from tinyc.contractions.compiled import (
     REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
-    checked_casting, checked_order, dtype_alias, materialize,
+    checked_casting, checked_order, dtype_alias, hashable_device, materialize,
 )
+from tinyc.contractions.chunked import Chunking, clear_chunk_sums, plan_chunks, run_chunked
 from tinyc.contractions.layout import c_order_strides
 from tinyc.contractions.split import launch_split
 from tinyc.contractions.running import (
@@ -39,6 +40,8 @@ _kernels: "OrderedDict[tuple, Compiled]" = OrderedDict()
 _calls: "OrderedDict[tuple, Call]" = OrderedDict()
 _transposes: dict[tuple, tuple[int, ...]] = {}   # (subscripts, ndim, dtype) -> axes of a view result
 _plain: "OrderedDict[tuple, Call]" = OrderedDict()   # plain NumPy calls by (subscripts, dtype, shape, strides...)
+_chunkings: "OrderedDict[tuple, Any]" = OrderedDict()   # calls cut into chunks (chunked.py), or None
+_UNSEEN = object()
 _cache_lock = threading.Lock()
 _ONE = 1
 CONTRACTION_CASTING = "same_kind"
@@ -58,6 +61,8 @@ def clear_cache() -> None:
         _calls.clear()
         _transposes.clear()
         _plain.clear()
+        _chunkings.clear()
+        clear_chunk_sums()
 
 
 # -- operands -------------------------------------------------------------------
@@ -69,14 +74,6 @@ def _as_operand(x: Any, k: int) -> Any:
         return np.asarray(x)
     except Exception as exc:
         raise TypeError(f"operand {k}: cannot use {type(x).__name__} as an array ({exc})") from None
-
-
-def _device_key(device: Any) -> Any:
-    try:
-        hash(device)
-        return device
-    except TypeError:
-        return id(device)
 
 
 # -- the caches -------------------------------------------------------------------
@@ -93,7 +90,7 @@ def _kernel(a: Analysis, device: Any, epilogue: Any, plain: bool, tune: bool = F
     knobs tuned for it on this device (tuning.py; `tune` tunes on a miss)."""
     from tinyc.contractions.tuning import knobs_for
 
-    key = (a.key(epilogue, plain), _device_key(device))
+    key = (a.key(epilogue, plain), hashable_device(device))
     found = _kernels.get(key)
     if found is not None and (not tune or found.knobs is not None):
         return found
@@ -105,7 +102,7 @@ def _call(text: str, sigs: tuple, out_sig: Any, dtype: Any, device: Any, epilogu
           viewable: bool = False, tune: bool = False, order: str = "K", casting: str = "safe") -> Call:
     """The cached call; `plain` (alpha = 1, beta = 0) compiles those as constants: no
     scaling, and the output is never read — the kernel of a plain einsum call."""
-    key = (text, sigs, out_sig, str(dtype) if dtype is not None else None, _device_key(device), epilogue,
+    key = (text, sigs, out_sig, str(dtype) if dtype is not None else None, hashable_device(device), epilogue,
            plain, viewable, order, casting)
     found = _calls.get(key)
     if found is not None and (not tune or found.compiled is None or found.compiled.knobs is not None):
@@ -220,9 +217,10 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
 
 def _einsum(subscripts: Any, operands: tuple, out: Any, alpha: Any, beta: Any, device: Any, tune: bool,
             check_bounds: bool, epilogue: str | None, dtype: Any, order: str, casting: str,
-            views_of_any_dtype: bool) -> Any:
+            views_of_any_dtype: bool, chunks: bool = True) -> Any:
     """einsum's checked path; `views_of_any_dtype` False (a contraction's calls with its
-    `dtype=`): a permutation is converted into that dtype rather than viewed."""
+    `dtype=`): a permutation is converted into that dtype rather than viewed; `chunks` False:
+    no cutting of a long summed label (chunked.py; its own partial sums)."""
     text, arrays = _prepare(subscripts, operands)
     if out is not None:
         out = _as_out(out)
@@ -233,10 +231,32 @@ def _einsum(subscripts: Any, operands: tuple, out: Any, alpha: Any, beta: Any, d
     plain = _is_one(alpha) and (out is None or _is_zero(beta))
     viewable = plain and out is None and epilogue is None and (dtype is None or views_of_any_dtype)
     target = compile_target(device)
+    if chunks and not is_split(device):
+        cut = _chunking(text, sigs, out, dtype, target, epilogue, order, casting)
+        if cut is not None:
+            def partial(part_text: str, parts: list, into: Any) -> None:
+                _einsum(part_text, tuple(parts), into, 1, 0, device, tune, check_bounds, None, dtype, "K",
+                        casting, False, chunks=False)
+            return run_chunked(cut[1], cut[0], arrays, out, alpha, beta, target, check_bounds, partial)
     call = _call(text, sigs, _signature(out) if out is not None else None, dtype, target, epilogue, plain,
                  viewable, tune, order, casting)
     devices = device if is_split(device) else None
     return _run(call, arrays, out, alpha, beta, check_bounds, devices, (dtype, target, epilogue, tune, casting))
+
+
+def _chunking(text: str, sigs: tuple, out: Any, dtype: Any, target: Any, epilogue: Any, order: str,
+              casting: str) -> tuple[Analysis, Chunking] | None:
+    """The analysis and the cutting of a call whose long summed label runs as chunks
+    (chunked.py), or None; decided once per signature."""
+    out_sig = _signature(out) if out is not None else None
+    key = (text, sigs, out_sig, str(dtype) if dtype is not None else None, hashable_device(target), epilogue,
+           order, casting)
+    found = _chunkings.get(key, _UNSEEN)
+    if found is _UNSEEN:
+        a = analyse(text, sigs, out_sig, dtype, epilogue, order, casting)
+        cut = plan_chunks(a, sigs, out, epilogue)
+        found = _remember(_chunkings, key, (a, cut) if cut is not None else None)
+    return found
 
 
 def _plain_call(subscripts: Any, operands: tuple) -> Any:

@@ -76,6 +76,15 @@ class Signature(NamedTuple):
     aligned: bool = True  # element 0 sits at a multiple of the element size
 
 
+def hashable_device(device: Any) -> Any:
+    """A device (a filter, a SyclDevice or queue, a list) as part of a cache key."""
+    try:
+        hash(device)
+        return device
+    except TypeError:
+        return id(device)
+
+
 def dtype_name(dtype: Any) -> str:
     return str(np.dtype(dtype)) if dtype is not None else "?"
 

@@ -17,8 +17,16 @@ from __future__ import annotations
 from typing import Sequence
 
 from tinyc.builder import FunctionBuilder, Value
+from tinyc.builder.types import memref
 from tinyc.contractions.tensors import Env, Tensor, converted
 from tinyc.ir.types import ScalarType, accumulation_type
+
+LANES = 16
+"""Partial sums per result entry when the work-items share a long sum (a subgroup's worth)."""
+SPLIT_ENTRIES = 4
+"""Results with at most this many entries per step share their sums among the lanes..."""
+SPLIT_SUM = 256
+"""...when each sums at least this many products."""
 
 
 def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, sizes: dict[str, int],
@@ -32,11 +40,18 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
         summed += [label for label in t.labels if label not in out.labels and label not in summed]
     labels = list(out.labels)
     bounds = [sizes[label] for label in labels] or [1]
+    split = _split_label(summed, labels, sizes)
+    parts = _lane_sums(fn, inputs, summed, split, labels, bounds, sizes, compute) if split else None
     beta_is_zero = fn.eq(beta, 0) if beta is not None else None
     out_type = out.value.type.element  # type: ignore[attr-defined]
     with fn.foreach([0] * len(bounds), bounds) as loop_vars:
         env: Env = dict(zip(labels, loop_vars))
-        if not inputs:
+        if parts is not None:
+            with fn.for_(0, LANES, init=[fn.constant(0, compute)]) as loop:
+                index = [loop.var, *loop_vars[: len(labels)]] if labels else [loop.var, 0]
+                fn.yield_([fn.add(loop.carried[0], fn.load(parts, index))])
+            value = loop.results[0]
+        elif not inputs:
             value = fn.constant(0, compute)
         elif summed:
             value = _sum(fn, inputs, summed, sizes, env, fn.constant(0, compute), compute)
@@ -57,6 +72,45 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
         if relu:
             value = fn.max(value, 0)
         fn.store(value, out.value, index)
+    if parts is not None:
+        fn.barrier(local_fence=True)   # (the partials are written again by a next step or entry)
+
+
+def _split_label(summed: Sequence[str], labels: Sequence[str], sizes: dict[str, int]) -> str | None:
+    """The summed label whose sum the lanes share (LANES partial sums), or None: when the result
+    has few entries and the sum is long, one work-item per entry would run it all alone."""
+    entries = 1
+    for label in labels:
+        entries *= sizes[label]
+    total = 1
+    for label in summed:
+        total *= sizes[label]
+    if not summed or entries > SPLIT_ENTRIES or total < SPLIT_SUM:
+        return None
+    label = max(summed, key=lambda x: sizes[x])
+    return label if sizes[label] >= LANES else None
+
+
+def _lane_sums(fn: FunctionBuilder, inputs: Sequence[Tensor], summed: Sequence[str], split: str,
+               labels: Sequence[str], bounds: Sequence[int], sizes: dict[str, int],
+               compute: ScalarType) -> Value:
+    """LANES partial sums per result entry in local memory: partial l sums the entries
+    l, l + LANES, ... of `split` (and all of the other summed labels); a barrier after."""
+    parts = fn.alloca(memref(compute, LANES, *([sizes[x] for x in labels] if labels else [1]), local=True))
+    rest = [label for label in summed if label != split]
+    with fn.foreach([0] * (1 + len(bounds)), [LANES, *bounds]) as loop_vars:
+        env: Env = dict(zip(labels, loop_vars[1:]))
+        with fn.for_(loop_vars[0], sizes[split], LANES, init=[fn.constant(0, compute)]) as loop:
+            inner = {**env, split: loop.var}
+            if rest:
+                total = _sum(fn, inputs, rest, sizes, inner, loop.carried[0], compute)
+            else:
+                total = fn.add(loop.carried[0], _product(fn, inputs, inner, compute))
+            fn.yield_([total])
+        index = [loop_vars[0], *loop_vars[1: 1 + len(labels)]] if labels else [loop_vars[0], 0]
+        fn.store(loop.results[0], parts, index)
+    fn.barrier(local_fence=True)
+    return parts
 
 
 def _product(fn: FunctionBuilder, inputs: Sequence[Tensor], env: Env, compute: ScalarType) -> Value:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -256,8 +257,45 @@ def _by_address(call: Call, arrays: Sequence[np.ndarray], addresses: list[int] |
             return False
         for slot, where in zip(call.slots, addresses):
             packed[slot].address = where
-        c.kernel.launch_raw(packed, call.groups)
+        queued = getattr(_queued, "launches", None)
+        if queued is not None and c.kernel.queue is queued.queue:
+            queued.events.append((c.kernel, c.kernel.submit_raw(packed, call.groups)))
+        else:
+            c.kernel.launch_raw(packed, call.groups)
     return True
+
+
+class Queued:
+    """Launches submitted to one in-order queue and not waited for yet (`queued_on`)."""
+
+    def __init__(self, queue: Any):
+        self.queue = queue
+        self.events: list[tuple[Any, int]] = []
+
+    def wait(self) -> None:
+        events, self.events = self.events, []
+        for kernel, event in events:
+            kernel.finish_raw(event)
+
+
+_queued = threading.local()
+
+
+@contextmanager
+def queued_on(queue: Any) -> Iterator[Queued]:
+    """Within the block, relaunches by address (`_by_address`) on `queue` (in order) are
+    submitted without waiting: a kernel launched later on that queue runs after them, and
+    its wait covers theirs. On leaving, every one is waited for (also after an error), so
+    no memory they use is freed while they run. Other queues, and out-of-order ones, wait
+    at each launch as usual."""
+    previous = getattr(_queued, "launches", None)
+    queued = Queued(queue)
+    _queued.launches = queued if queue is not None and queue.is_in_order else None
+    try:
+        yield queued
+    finally:
+        _queued.launches = previous
+        queued.wait()
 
 
 _REAL_SCALARS = (ctypes.c_float, ctypes.c_double)

@@ -250,6 +250,19 @@ class Kernel:
             submitter = self._submitter
             submitter.finish(submitter.submit_raw(self.queue, packed, self._ranges(batch)))
 
+    def submit_raw(self, packed: list, batch: int) -> int:
+        """Submit already packed kernel arguments without waiting (no checks): the raw event,
+        which the caller hands to `finish_raw` (0 when nothing ran). For a caller that queues
+        several launches on this in-order queue and waits once (tinyc.einsum's chunked sums)."""
+        if not batch:
+            return 0
+        return self._submitter.submit_raw(self.queue, packed, self._ranges(batch))
+
+    def finish_raw(self, event: int) -> None:
+        """Wait for a raw event of `submit_raw` and delete it."""
+        if event:
+            self._submitter.finish(event)
+
     def __call__(self, *args: Any, check_bounds: bool | None = None, **kwargs: Any) -> None:
         """Launch and wait; `check_bounds=True` (or TINYC_CHECK_BOUNDS=1) runs the
         bounds-checked variant, which raises BoundsError instead of writing out of bounds

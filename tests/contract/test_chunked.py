@@ -1,0 +1,207 @@
+"""Long reductions: a label every operand holds and the output does not, cut into chunks.
+
+`bi,bj->ij` (a weight gradient), `bij->ij`, `b,b->`: the one-kernel plan sums
+such a label inside each output entry, with few work-groups. Cut into chunks
+(chunked.py), the chunks are the batch of a contraction writing partial
+sums, and a second kernel adds them up. Checked here against NumPy in float64
+within the summation bound (tests/tolerances.py), for every shape of call the
+path takes: a short last chunk or none, out= with alpha and beta, a Fortran
+order result, an out with gaps, a 0-d result, `...`, integers that wrap,
+dtype=, check_bounds; and that every size of the label runs on the same
+kernels, that the result is the same on every run, and that the one-kernel
+plan is kept where cutting does not pay. Also the lanes sharing a long sum
+in the general step (direct.py), which the chunks' own dot products use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinyc
+from tinyc.contractions import api, chunked
+from tinyc.contractions.compiled import analyse
+from tinyc.contractions.running import signature
+from tolerances import assert_within, sum_error_bound
+
+rng = np.random.default_rng(23)
+TYPE = {np.dtype("float32"): "f32", np.dtype("float64"): "f64", np.dtype("complex64"): "c32",
+        np.dtype("complex128"): "c64"}
+
+
+def rand(shape, dtype="float32"):
+    values = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * rng.standard_normal(shape)
+    if np.dtype(dtype).kind in "iu":
+        values = rng.integers(-50, 50, shape)
+    return values.astype(dtype)
+
+
+def cut_of(subscripts, *arrays, out=None):
+    """The Chunking the call takes, or None."""
+    sigs = [signature(x) for x in arrays]
+    a = analyse(subscripts, sigs, signature(out) if out is not None else None, None, None)
+    return chunked.plan_chunks(a, sigs, out, None)
+
+
+def check(got, subscripts, arrays, alpha=1, beta=0, old=None):
+    """got = alpha·einsum + beta·old within the summation bound of the result's type: γ_K·Σ|terms|
+    for the K terms of each entry, and a rounding each for alpha, beta and their sum."""
+    from tinyc.contractions import subscripts as subs
+
+    sub = subs.parse(subscripts, [x.shape for x in arrays])
+    terms = max(int(np.prod([n for label, n in sub.sizes.items() if label not in sub.output])), 1)
+    wide = [x.astype(np.complex128 if x.dtype.kind == "c" else np.float64) for x in arrays]
+    want = alpha * np.einsum(subscripts, *wide)
+    magnitude = abs(alpha) * np.einsum(subscripts, *[np.abs(x) for x in wide])
+    if old is not None:
+        want = want + beta * old
+        magnitude = magnitude + abs(beta) * np.abs(old)
+    t = TYPE[np.asarray(got).dtype]
+    assert np.shape(got) == np.shape(want)
+    assert_within(got, want, sum_error_bound(terms + 3, t, magnitude), subscripts)
+
+
+CASES = [  # subscripts, shapes (the long label first or last), what they stand for
+    ("bi,bj->ij", [(3000, 16), (3000, 16)]),          # a weight gradient, batch first
+    ("ib,jb->ij", [(16, 3000), (16, 3000)]),          # the same, batch last
+    ("bij,bjk->ik", [(4001, 8, 6), (4001, 6, 5)]),    # a sum of products of matrices
+    ("bij->ij", [(5000, 8, 8)]),                      # a reduction over the batch
+    ("bij,bj->i", [(20000, 8, 7), (20000, 7)]),         # a sum of matrix-vector products
+    ("b,b->", [(300001,), (300001,)]),                # a dot product: a 0-d result
+    ("bi,bi->", [(40000, 16), (40000, 16)]),          # a Frobenius product
+    ("...b,...b->...", [(4, 8, 20000), (4, 8, 20000)]),  # broadcast dimensions
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_values_against_numpy(subscripts, shapes, dtype):
+    arrays = [rand(s, dtype) for s in shapes]
+    assert cut_of(subscripts, *arrays) is not None, "the case must take the chunked path"
+    check(tinyc.einsum(subscripts, *arrays), subscripts, arrays)
+
+
+@pytest.mark.parametrize("size", [1, 2, 63, 64, 65, 1000, 4096, 4097, 20011])
+def test_every_size_of_the_label_one_set_of_kernels(size):
+    """Sizes with no whole chunk, exactly whole chunks, a short last one: right values, and
+    after the first call no kernel is compiled for a new size."""
+    x, y = rand((20000, 16)), rand((20000, 16))
+    tinyc.einsum("bi,bj->ij", x, y)   # (the kernels of this layout, compiled once)
+    kernels, sums = api.cache_info()["entries"], len(chunked._finish_kernels)
+    a, b = rand((size, 16)), rand((size, 16))
+    check(tinyc.einsum("bi,bj->ij", a, b), "bi,bj->ij", [a, b])
+    if cut_of("bi,bj->ij", a, b) is not None:
+        assert (api.cache_info()["entries"], len(chunked._finish_kernels)) == (kernels, sums)
+
+
+def test_short_last_chunk_and_none():
+    x, y = rand((20000, 16)), rand((20000, 16))
+    cut = cut_of("bi,bj->ij", x, y)
+    assert cut is not None and cut.size == 20000
+    for n in (cut.length * 40, cut.length * 40 + 1, cut.length * 41 - 1):
+        check(tinyc.einsum("bi,bj->ij", x[:n], y[:n]), "bi,bj->ij", [x[:n], y[:n]])
+
+
+def test_out_alpha_beta_and_layouts():
+    x, y = rand((5000, 12)), rand((5000, 10))
+    out = rand((12, 10))
+    old = out.copy()
+    assert cut_of("bi,bj->ij", x, y, out=out) is not None
+    got = tinyc.einsum("bi,bj->ij", x, y, out=out, alpha=0.5, beta=2.0)
+    assert got is out
+    check(out, "bi,bj->ij", [x, y], 0.5, 2.0, old)
+    fortran = np.asfortranarray(rand((12, 10)))   # written in its own memory order
+    old = fortran.copy()
+    tinyc.einsum("bi,bj->ij", x, y, out=fortran, beta=-1.0)
+    check(fortran, "bi,bj->ij", [x, y], 1, -1.0, old)
+    gaps = rand((12, 20))[:, ::2]                 # an out with gaps: through a temporary
+    old = gaps.copy()
+    tinyc.einsum("bi,bj->ij", x, y, out=gaps, alpha=3.0, beta=1.0)
+    check(gaps, "bi,bj->ij", [x, y], 3.0, 1.0, old)
+    before = rand((12, 20))
+    base = before.copy()
+    tinyc.einsum("bi,bj->ij", x, y, out=base[:, ::2])
+    assert np.array_equal(base[:, 1::2], before[:, 1::2]), "the gaps of out were written"
+    result = tinyc.einsum("bi,bj->ij", x, y, order="F")
+    assert result.flags.f_contiguous
+    check(result, "bi,bj->ij", [x, y])
+
+
+def test_strided_and_transposed_operands():
+    base = rand((6000, 32))
+    x, y = base[::2, ::2], base[1::2, 1::2]       # gaps in both modes
+    check(tinyc.einsum("bi,bj->ij", x, y), "bi,bj->ij", [x, y])
+    z = np.asfortranarray(rand((3000, 16)))
+    check(tinyc.einsum("bi,bj->ij", z, z), "bi,bj->ij", [z, z])
+
+
+def test_a_zero_d_result_is_a_numpy_scalar():
+    x, y = rand((100000,)), rand((100000,))
+    got = tinyc.einsum("b,b->", x, y)
+    assert isinstance(got, np.float32)
+    check(got, "b,b->", [x, y])
+
+
+def test_integers_wrap_as_numpy_and_dtype_is_kept():
+    x, y = rand((40000, 8), "int32"), rand((40000, 8), "int32")
+    assert np.array_equal(tinyc.einsum("bi,bj->ij", x, y), np.einsum("bi,bj->ij", x, y))
+    u = rng.integers(0, 255, (40000, 8)).astype(np.uint8)
+    got = tinyc.einsum("bi,bj->ij", u, u)
+    assert got.dtype == np.uint8 and np.array_equal(got, np.einsum("bi,bj->ij", u, u))
+    f = rand((40000, 8))
+    got = tinyc.einsum("bi,bj->ij", f, f, dtype=np.float64)
+    assert got.dtype == np.float64
+    check(got, "bi,bj->ij", [f.astype(np.float64), f.astype(np.float64)])
+
+
+def test_same_result_every_run_and_bounds_checked():
+    """The chunks are summed in order: no run-to-run difference, and the bounds-checked
+    kernels give the same bits."""
+    x, y = rand((30001, 16)), rand((30001, 16))
+    first = tinyc.einsum("bi,bj->ij", x, y)
+    for _ in range(3):
+        assert np.array_equal(tinyc.einsum("bi,bj->ij", x, y), first)
+    assert np.array_equal(tinyc.einsum("bi,bj->ij", x, y, check_bounds=True), first)
+
+
+def test_a_contraction_object_takes_the_path():
+    c = tinyc.contract("bi,bj->ij", (4000, 16), (4000, 16))
+    x, y = rand((4000, 16)), rand((4000, 16))
+    check(c(x, y), "bi,bj->ij", [x, y])
+
+
+@pytest.mark.parametrize("subscripts,shapes,why", [
+    ("bi,bj->ij", [(40, 16), (40, 16)], "too short: fewer than MIN_CHUNKS chunks"),
+    ("bij,bjk->ik", [(50, 64, 64), (50, 64, 64)], "a large output: P would outweigh the operands"),
+    ("bi,bj->bij", [(3000, 4), (3000, 4)], "the label is in the output"),
+    ("bi,j->ij", [(3000, 4), (4,)], "not every operand holds the label"),
+    ("bb->", [(300, 300)], "a diagonal"),
+])
+def test_kept_on_one_kernel(subscripts, shapes, why):
+    arrays = [rand(s) for s in shapes]
+    assert cut_of(subscripts, *arrays) is None, why
+    check(tinyc.einsum(subscripts, *arrays), subscripts, arrays)
+
+
+def test_chunk_length_depends_on_static_sizes_only():
+    from tinyc.contractions import subscripts as subs
+
+    lengths = {chunked.chunk_length(subs.parse("bi,bj->ij", [(n, 16), (n, 16)]), "b") for n in (100, 10**6)}
+    assert len(lengths) == 1
+    small = chunked.chunk_length(subs.parse("b,b->", [(10, ), (10, )]), "b")
+    assert small == chunked.MAX_CHUNK
+
+
+@pytest.mark.parametrize("n", [16, 255, 256, 1000, 4099])
+def test_lanes_share_a_long_sum_in_the_general_step(n):
+    """A dot product in one kernel (too short to cut): LANES partial sums per entry in local
+    memory, added in order after a barrier; the values against NumPy."""
+    x, y = rand((n,)), rand((n,))
+    c = tinyc.contract("b,b->", (n,), (n,))
+    if n >= 256:
+        assert "alloca" in c.source and "barrier.local" in c.source
+    check(c(x, y), "b,b->", [x, y])
+    a, b = rand((3, n)), rand((3, n))
+    check(tinyc.einsum("ib,ib->i", a, b), "ib,ib->i", [a, b])

@@ -1,0 +1,232 @@
+"""Long reductions as two kernels: partial sums over chunks, then their sum.
+
+A label that every operand holds but the output does not (`b` of `bi,bj->ij`,
+`bij->ij`, `b,b->`) is summed inside each output entry by the one-kernel plan
+(plan.py): few work-groups, each running a long loop over that label. When the
+label is long and the output small, the sum is cut into chunks of a fixed
+length `q` (chosen from the static sizes alone, so every size of the label
+runs on the same kernels):
+
+1. **Partial sums.** The operands viewed with the label split into
+   (chunk, q) — views, no copies — are the batch of an ordinary contraction
+   (`cqi,cqj->cij`): one work-group per chunk writes its partial result
+   into a temporary `P` (chunks first). The last, shorter chunk runs on
+   zero-padded copies of its rows (q rows at most), on the same kernel.
+2. **The sum of the chunks.** A second kernel takes `P` as a matrix
+   (output entries × chunks) and does `out := alpha·P·1 + beta·out` with
+   `sum.n`, work-groups over tiles of output entries, the chunks summed in
+   order: the result is the same on every run.
+
+The output entries of `P` are ordered as the target's memory is, so the
+second kernel writes the target as one vector (a target with gaps gets a
+temporary, copied in at the end). NumPy operands only; everything else stays
+on the one-kernel plan.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from tinyc.contractions import subscripts as subs
+from tinyc.contractions.compiled import DTYPES, Analysis, Signature, hashable_device, signed
+from tinyc.runtime import results
+
+CHUNK_WORK = 1 << 14
+"""Multiply-adds (or summed elements) per chunk: a work-group's worth of work."""
+MIN_CHUNK, MAX_CHUNK = 8, 4096
+"""Bounds of the chunk length (a power of two)."""
+MIN_CHUNKS = 16
+"""Below this many whole chunks the one-kernel plan runs (too few work-groups to spread)."""
+SUM_TILE = 1024
+"""Output entries per work-group of the sum of the chunks."""
+
+_finish_kernels: dict[tuple, Any] = {}
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """How a call's long label `label` (size `size`) is cut: chunks of `length`."""
+
+    label: str
+    size: int
+    length: int
+    text: str                       # the partial sums' subscripts (chunk label first in the output)
+    axes: tuple[int, ...]           # the label's dimension in each operand
+    memory_order: tuple[int, ...]   # output dimensions from the slowest in the target's memory
+
+    @property
+    def chunks(self) -> int:
+        """Whole chunks (the partial sums' batch); a shorter last one is run apart."""
+        return self.size // self.length
+
+
+def chunk_length(sub: subs.Subscripts, label: str) -> int:
+    """The chunk length for cutting `label`: about CHUNK_WORK of work per chunk, from the
+    sizes of the other labels only (so every size of `label` shares the kernels)."""
+    work = 1
+    for other, n in sub.sizes.items():
+        if other != label:
+            work *= max(n, 1)
+    length = MIN_CHUNK
+    while length < MAX_CHUNK and length * work < CHUNK_WORK:
+        length *= 2
+    return length
+
+
+def long_label(sub: subs.Subscripts, shapes: Sequence[tuple[int, ...]]) -> str | None:
+    """The largest label that every operand holds once, at full size, and the output not."""
+    found = None
+    for label, n in sub.sizes.items():
+        if label in sub.output or not subs.is_letter(label):
+            continue
+        if all(term.count(label) == 1 and shape[term.index(label)] == n
+               for term, shape in zip(sub.inputs, shapes)):
+            if found is None or n > sub.sizes[found]:
+                found = label
+    return found
+
+
+def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any) -> Chunking | None:
+    """A Chunking when cutting pays (a long label, a small output), else None."""
+    sub = a.subscripts
+    if (epilogue is not None or a.boolean or a.empty or a.zero or a.scale != 1 or a.compute != a.result
+            or any(sig.kind != "numpy" for sig in sigs) or (out is not None and not isinstance(out, np.ndarray))):
+        return None
+    label = long_label(sub, [sig.shape for sig in sigs])
+    if label is None:
+        return None
+    size = sub.sizes[label]
+    length = chunk_length(sub, label)
+    entries = int(np.prod([sub.sizes[x] for x in sub.output], dtype=np.int64))
+    read = sum(int(np.prod(sig.shape, dtype=np.int64)) for sig in sigs)
+    if size // length < MIN_CHUNKS or entries * (size // length + 1) > read:
+        return None
+    spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in sub.sizes]
+    if len(spare) < 1 + sum(not subs.is_letter(x) for x in sub.sizes):
+        return None
+    chunk = spare.pop(0)
+    names = {x: (x if subs.is_letter(x) else spare.pop(0)) for x in sub.sizes}
+    order = _memory_order(out, a) if out is not None else tuple(range(len(sub.output))) \
+        if a.out_order == "C" else tuple(reversed(range(len(sub.output))))
+    terms = ["".join(chunk + names[x] if x == label else names[x] for x in term) for term in sub.inputs]
+    result = chunk + "".join(names[sub.output[k]] for k in order)
+    return Chunking(label, size, length, ",".join(terms) + "->" + result,
+                    tuple(term.index(label) for term in sub.inputs), order)
+
+
+def _memory_order(out: np.ndarray, a: Analysis) -> tuple[int, ...]:
+    """out's dimensions from the largest stride (C order when out has none)."""
+    return tuple(sorted(range(out.ndim), key=lambda k: (-abs(out.strides[k]), k)))
+
+
+def _chunk_view(x: np.ndarray, axis: int, chunks: int, length: int) -> np.ndarray:
+    """x with dimension `axis` cut into (chunks, length), its first chunks·length entries."""
+    shape = x.shape[:axis] + (chunks, length) + x.shape[axis + 1:]
+    step = x.strides[axis]
+    strides = x.strides[:axis] + (step * length, step) + x.strides[axis + 1:]
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+
+
+def _padded_tail(x: np.ndarray, axis: int, start: int, length: int) -> np.ndarray:
+    """The rows of `axis` from `start` on as one chunk of `length`, zeros after them."""
+    tail = np.zeros(x.shape[:axis] + (1, length) + x.shape[axis + 1:], x.dtype)
+    rows = x.shape[axis] - start
+    tail[(slice(None),) * axis + (0, slice(0, rows))] = x[(slice(None),) * axis + (slice(start, None),)]
+    return tail
+
+
+def _flat(target: np.ndarray, order: tuple[int, ...]) -> np.ndarray | None:
+    """target as one vector in `order` (slowest first), or None when it has gaps or overlaps."""
+    step, size = target.itemsize, 1
+    for k in reversed(order):
+        n = target.shape[k]
+        if n != 1 and target.strides[k] != step * size:
+            return None
+        size *= n
+    return np.lib.stride_tricks.as_strided(target, (max(size, 1),), (step,))
+
+
+def run_chunked(ch: Chunking, a: Analysis, arrays: list, out: Any, alpha: Any, beta: Any, device: Any,
+                check_bounds: bool, partial: Callable[[str, list, np.ndarray], None]) -> Any:
+    """The call as partial sums (`partial(text, operands, into)` runs the contraction into a
+    slice of P) and the kernel summing them into out (or a new result)."""
+    from tinyc.contractions.running import check_scalar, finish, queued_on
+
+    alpha = check_scalar(alpha, "alpha", a.compute)
+    beta = check_scalar(beta, "beta", a.result)
+    if out is None:
+        result = results.empty(a.out_shape, a.result, a.out_order)
+        target, beta = result, 0
+    else:
+        if not out.flags.writeable:
+            raise ValueError("out is read-only")
+        result = target = out
+    chunks, length = ch.chunks, ch.length
+    out_shape = tuple(a.out_shape[k] for k in ch.memory_order)
+    rest = ch.size - chunks * length
+    partials = results.empty((chunks + (rest > 0),) + out_shape, a.compute, "C")
+    flat = _flat(target, ch.memory_order)
+    temp = None
+    if flat is None:   # (a target with gaps: its values through a dense temporary)
+        temp = np.ascontiguousarray(target.transpose(ch.memory_order)) if beta != 0 else \
+            results.empty(out_shape, a.result, "C")
+        flat = temp.reshape(-1)
+    entries = flat.shape[0]
+    kernel = _finish_kernel(a.compute, entries, device)
+    matrix = np.lib.stride_tricks.as_strided(partials, (entries, partials.shape[0]),
+                                             (partials.itemsize, partials.itemsize * entries))
+    with queued_on(kernel.queue):   # (the partial sums queued, one wait: the sum's)
+        partial(ch.text, [_chunk_view(x, axis, chunks, length) for x, axis in zip(arrays, ch.axes)],
+                partials[:chunks])
+        tails = [_padded_tail(x, axis, chunks * length, length) for x, axis in zip(arrays, ch.axes)] \
+            if rest else []
+        if rest:
+            partial(ch.text, tails, partials[chunks:])
+        kernel(alpha, beta, matrix.view(signed(a.compute)), flat.view(signed(a.result)),
+               batch=-(-entries // SUM_TILE), check_bounds=True if check_bounds else None)
+    if temp is not None:
+        target.transpose(ch.memory_order)[...] = temp
+    return finish(result, out, a)
+
+
+def finish_source(dtype: str, entries: int) -> str:
+    """The kernel summing the chunks' partial results: tiles of SUM_TILE output entries."""
+    return f"""func @sum_chunks(%alpha: {dtype}, %beta: {dtype}, %P: memref<{dtype}x{entries}x?>,
+                 %out: memref<{dtype}x{entries}>) {{
+  %g = builtin.group_id : index
+  %tile = constant {SUM_TILE} : index
+  %first = arith.mul %g, %tile : index
+  %entries = constant {entries} : index
+  %left = arith.sub %entries, %first : index
+  %n = arith.min %tile, %left : index
+  %p = subview %P[%first:%n, :] : memref<{dtype}x?x?,strided<1,{entries}>>
+  %o = subview %out[%first:%n] : memref<{dtype}x?>
+  sum.n %alpha, %p, %beta, %o
+}}
+"""
+
+
+def _finish_kernel(dtype: np.dtype, entries: int, device: Any) -> Any:
+    """The compiled sum of the chunks for this type and output size (cached per device)."""
+    from tinyc.compiler import compile as compile_program
+
+    key = (str(dtype), entries, hashable_device(device))
+    found = _finish_kernels.get(key)
+    if found is None:
+        program = compile_program(finish_source(DTYPES[signed(dtype)], entries), name="<einsum sum>",
+                                  device=device)
+        found = program["sum_chunks"]
+        with _lock:
+            _finish_kernels[key] = found
+    return found
+
+
+def clear_chunk_sums() -> None:
+    """Forget the compiled sums of the chunks (tinyc.einsum's clear_cache)."""
+    with _lock:
+        _finish_kernels.clear()
