@@ -26,7 +26,7 @@ from tinyc.contractions.compiled import (
     REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
     checked_casting, checked_order, dtype_alias, hashable_device, materialize,
 )
-from tinyc.contractions.chunked import Chunking, clear_chunk_sums, plan_chunks, run_chunked
+from tinyc.contractions.chunked import Chunking, clear_chunk_sums, long_label, plan_chunks, run_chunked
 from tinyc.contractions.layout import c_order_strides
 from tinyc.contractions.split import launch_split
 from tinyc.contractions.running import (
@@ -253,9 +253,12 @@ def _chunking(text: str, sigs: tuple, out: Any, dtype: Any, target: Any, epilogu
            order, casting)
     found = _chunkings.get(key, _UNSEEN)
     if found is _UNSEEN:
-        a = analyse(text, sigs, out_sig, dtype, epilogue, order, casting)
-        cut = plan_chunks(a, sigs, out, epilogue)
-        found = _remember(_chunkings, key, (a, cut) if cut is not None else None)
+        found = None
+        if long_label(subs.parse(text, [sig.shape for sig in sigs]), [sig.shape for sig in sigs]) is not None:
+            a = analyse(text, sigs, out_sig, dtype, epilogue, order, casting)   # (never a view's call)
+            cut = plan_chunks(a, sigs, out, epilogue)
+            found = (a, cut) if cut is not None else None
+        _remember(_chunkings, key, found)
     return found
 
 

@@ -25,7 +25,7 @@ LANES = 16
 """Partial sums per result entry when the work-items share a long sum (a subgroup's worth)."""
 SPLIT_ENTRIES = 4
 """Results with at most this many entries per step share their sums among the lanes..."""
-SPLIT_SUM = 256
+SPLIT_SUM = 64
 """...when each sums at least this many products."""
 
 
