@@ -19,8 +19,9 @@ runs on the same kernels):
 
 The output entries of `P` are ordered as the target's memory is, so the
 second kernel writes the target as one vector (a target with gaps gets a
-temporary, copied in at the end). NumPy operands only; everything else stays
-on the one-kernel plan.
+temporary, copied in at the end). NumPy operands only, not f16 (partial sums
+stored in f16 would round and could overflow where the one kernel sums in
+f32); everything else stays on the one-kernel plan.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any)
     """A Chunking when cutting pays (a long label, a small output), else None."""
     sub = a.subscripts
     if (epilogue is not None or a.boolean or a.empty or a.zero or a.scale != 1 or a.compute != a.result
+            or a.compute == np.float16   # (partial sums in f16 would round and overflow; f32 sums inside)
             or any(sig.kind != "numpy" for sig in sigs) or (out is not None and not isinstance(out, np.ndarray))):
         return None
     label = long_label(sub, [sig.shape for sig in sigs])
