@@ -26,7 +26,7 @@ from tinyc.contractions.compiled import (
     REPRESENTATIVE_BATCH, Analysis, Compiled, Signature, analyse, compile_contraction, compute_dtype,
     checked_casting, checked_order, dtype_alias, hashable_device, materialize,
 )
-from tinyc.contractions.chunked import Chunking, clear_chunk_sums, long_label, plan_chunks, run_chunked
+from tinyc.contractions.chunked import ChunkedCall, clear_chunk_sums, long_label, plan_chunks, run_chunked
 from tinyc.contractions.layout import c_order_strides
 from tinyc.contractions.split import launch_split
 from tinyc.contractions.running import (
@@ -220,7 +220,7 @@ def _einsum(subscripts: Any, operands: tuple, out: Any, alpha: Any, beta: Any, d
             views_of_any_dtype: bool, chunks: bool = True) -> Any:
     """einsum's checked path; `views_of_any_dtype` False (a contraction's calls with its
     `dtype=`): a permutation is converted into that dtype rather than viewed; `chunks` False:
-    no cutting of a long summed label (chunked.py; its own partial sums)."""
+    the one-kernel plan even for a long summed label (chunked.py; benchmarks compare them)."""
     text, arrays = _prepare(subscripts, operands)
     if out is not None:
         out = _as_out(out)
@@ -234,10 +234,10 @@ def _einsum(subscripts: Any, operands: tuple, out: Any, alpha: Any, beta: Any, d
     if chunks and not is_split(device):
         cut = _chunking(text, sigs, out, dtype, target, epilogue, order, casting)
         if cut is not None:
-            def partial(part_text: str, parts: list, into: Any) -> None:
-                _einsum(part_text, tuple(parts), into, 1, 0, device, tune, check_bounds, None, dtype, "K",
-                        casting, False, chunks=False)
-            return run_chunked(cut[1], cut[0], arrays, out, alpha, beta, target, check_bounds, partial)
+            def partial_call(part_text: str, parts: list, into: Any) -> Call:
+                return _call(part_text, tuple(_signature(x) for x in parts), _signature(into), dtype, target,
+                             None, True, False, tune, "K", casting)
+            return run_chunked(cut, arrays, out, alpha, beta, target, check_bounds, partial_call)
     call = _call(text, sigs, _signature(out) if out is not None else None, dtype, target, epilogue, plain,
                  viewable, tune, order, casting)
     devices = device if is_split(device) else None
@@ -245,9 +245,9 @@ def _einsum(subscripts: Any, operands: tuple, out: Any, alpha: Any, beta: Any, d
 
 
 def _chunking(text: str, sigs: tuple, out: Any, dtype: Any, target: Any, epilogue: Any, order: str,
-              casting: str) -> tuple[Analysis, Chunking] | None:
-    """The analysis and the cutting of a call whose long summed label runs as chunks
-    (chunked.py), or None; decided once per signature."""
+              casting: str) -> ChunkedCall | None:
+    """The cached state of a call whose long summed label runs as chunks (chunked.py), or
+    None; decided once per signature."""
     out_sig = _signature(out) if out is not None else None
     key = (text, sigs, out_sig, str(dtype) if dtype is not None else None, hashable_device(target), epilogue,
            order, casting)
@@ -257,7 +257,7 @@ def _chunking(text: str, sigs: tuple, out: Any, dtype: Any, target: Any, epilogu
         if long_label(subs.parse(text, [sig.shape for sig in sigs]), [sig.shape for sig in sigs]) is not None:
             a = analyse(text, sigs, out_sig, dtype, epilogue, order, casting)   # (never a view's call)
             cut = plan_chunks(a, sigs, out, epilogue)
-            found = (a, cut) if cut is not None else None
+            found = ChunkedCall(a, cut) if cut is not None else None
         _remember(_chunkings, key, found)
     return found
 

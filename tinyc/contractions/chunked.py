@@ -1,7 +1,7 @@
 """Long reductions as two kernels: partial sums over chunks, then their sum.
 
 A label that every operand holds but the output does not (`b` of `bi,bj->ij`,
-`bij->ij`, `b,b->`) is summed inside each output entry by the one-kernel plan
+`bij->ij`, `bij,bjk->ik`) is summed inside each output entry by the one-kernel plan
 (plan.py): few work-groups, each running a long loop over that label. When the
 label is long and the output small, the sum is cut into chunks of a fixed
 length `q` (chosen from the static sizes alone, so every size of the label
@@ -27,7 +27,7 @@ f32); everything else stays on the one-kernel plan.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -42,6 +42,10 @@ MIN_CHUNK, MAX_CHUNK = 8, 4096
 """Bounds of the chunk length (a power of two)."""
 MIN_CHUNKS = 16
 """Below this many whole chunks the one-kernel plan runs (too few work-groups to spread)."""
+MIN_BYTES = 1 << 20
+"""Below this many bytes of operands (in the computation's type) the one-kernel plan runs:
+its strided sums stay in the caches, and three launches cost more (measured crossover
+0.6-2 MB on `bi,bj->ij`, `ib,jb->ij`, `bij->ij`, `bij,bjk->ik`, `bij,b->ij`)."""
 SUM_TILE = 1024
 """Output entries per work-group of the sum of the chunks."""
 
@@ -67,14 +71,26 @@ class Chunking:
 
 
 def chunk_length(sub: subs.Subscripts, label: str) -> int:
-    """The chunk length for cutting `label`: about CHUNK_WORK of work per chunk, from the
-    sizes of the other labels only (so every size of `label` shares the kernels)."""
+    """The chunk length for cutting `label`, from the sizes of the other labels only (so every
+    size of `label` shares the kernels): about CHUNK_WORK multiply-adds per chunk, and at least
+    twice the output's entries per element of a slice of the operands at one `label` value,
+    so that P holds at most half as many elements as the operands."""
     work = 1
     for other, n in sub.sizes.items():
         if other != label:
             work *= max(n, 1)
+    entries = 1
+    for other in sub.output:
+        entries *= max(sub.sizes[other], 1)
+    width = 0
+    for term in sub.inputs:
+        row = 1
+        for other in term:
+            if other != label:
+                row *= max(sub.sizes[other], 1)
+        width += row
     length = MIN_CHUNK
-    while length < MAX_CHUNK and length * work < CHUNK_WORK:
+    while length < MAX_CHUNK and (length * work < CHUNK_WORK or length * width < 2 * entries):
         length *= 2
     return length
 
@@ -100,13 +116,14 @@ def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any)
             or any(sig.kind != "numpy" for sig in sigs) or (out is not None and not isinstance(out, np.ndarray))):
         return None
     label = long_label(sub, [sig.shape for sig in sigs])
-    if label is None:
+    if label is None or not sub.output:   # (a full reduction: one work-group sums it with its lanes)
         return None
     size = sub.sizes[label]
     length = chunk_length(sub, label)
     entries = int(np.prod([sub.sizes[x] for x in sub.output], dtype=np.int64))
     read = sum(int(np.prod(sig.shape, dtype=np.int64)) for sig in sigs)
-    if size // length < MIN_CHUNKS or entries * (size // length + 1) > read:
+    if (size // length < MIN_CHUNKS or entries * (size // length + 1) > read
+            or read * a.compute.itemsize < MIN_BYTES or _streams(sigs[0], sub.inputs[0], label, len(sigs))):
         return None
     spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in sub.sizes]
     if len(spare) < 1 + sum(not subs.is_letter(x) for x in sub.sizes):
@@ -119,6 +136,13 @@ def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any)
     result = chunk + "".join(names[sub.output[k]] for k in order)
     return Chunking(label, size, length, ",".join(terms) + "->" + result,
                     tuple(term.index(label) for term in sub.inputs), order)
+
+
+def _streams(sig: Signature, term: Sequence[str], label: str, operands: int) -> bool:
+    """A single operand whose long label is its stride-1 dimension: the one kernel's sums
+    already read it as contiguous runs (`ijb->ij`)."""
+    steps = [abs(s) for s, n in zip(sig.strides, sig.shape) if n > 1]
+    return operands == 1 and bool(steps) and abs(sig.strides[term.index(label)]) == min(steps)
 
 
 def _memory_order(out: np.ndarray, a: Analysis) -> tuple[int, ...]:
@@ -153,12 +177,29 @@ def _flat(target: np.ndarray, order: tuple[int, ...]) -> np.ndarray | None:
     return np.lib.stride_tricks.as_strided(target, (max(size, 1),), (step,))
 
 
-def run_chunked(ch: Chunking, a: Analysis, arrays: list, out: Any, alpha: Any, beta: Any, device: Any,
-                check_bounds: bool, partial: Callable[[str, list, np.ndarray], None]) -> Any:
-    """The call as partial sums (`partial(text, operands, into)` runs the contraction into a
-    slice of P) and the kernel summing them into out (or a new result)."""
+@dataclass
+class ChunkedCall:
+    """A cut call's cached state (one per exact signature, like api's calls): its analysis and
+    Chunking, the partial sums' calls (whole chunks, the padded last one) and the packed sum."""
+
+    analysis: Analysis
+    cut: Chunking
+    whole: Any = None          # running.Call of the whole chunks
+    tail: Any = None           # running.Call of the padded last chunk
+    sum_args: list | None = None   # the sum kernel's packed arguments (by address)
+    sum_slots: tuple[int, ...] = ()
+    sum_scalars: tuple = ()
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def run_chunked(state: ChunkedCall, arrays: list, out: Any, alpha: Any, beta: Any, device: Any,
+                check_bounds: bool, make_call: Callable[[str, list, np.ndarray], Any]) -> Any:
+    """The call as partial sums (`make_call(text, operands, into)` gives the cached running.Call
+    of the contraction into a slice of P) and the kernel summing them into out (or a new
+    result). The partial sums are queued; the sum's wait covers them."""
     from tinyc.contractions.running import check_scalar, finish, queued_on
 
+    a, ch = state.analysis, state.cut
     alpha = check_scalar(alpha, "alpha", a.compute)
     beta = check_scalar(beta, "beta", a.result)
     if out is None:
@@ -180,20 +221,76 @@ def run_chunked(ch: Chunking, a: Analysis, arrays: list, out: Any, alpha: Any, b
         flat = temp.reshape(-1)
     entries = flat.shape[0]
     kernel = _finish_kernel(a.compute, entries, device)
-    matrix = np.lib.stride_tricks.as_strided(partials, (entries, partials.shape[0]),
-                                             (partials.itemsize, partials.itemsize * entries))
-    with queued_on(kernel.queue):   # (the partial sums queued, one wait: the sum's)
-        partial(ch.text, [_chunk_view(x, axis, chunks, length) for x, axis in zip(arrays, ch.axes)],
-                partials[:chunks])
-        tails = [_padded_tail(x, axis, chunks * length, length) for x, axis in zip(arrays, ch.axes)] \
-            if rest else []
-        if rest:
-            partial(ch.text, tails, partials[chunks:])
-        kernel(alpha, beta, matrix.view(signed(a.compute)), flat.view(signed(a.result)),
-               batch=-(-entries // SUM_TILE), check_bounds=True if check_bounds else None)
+    with state.lock, queued_on(kernel.queue):   # (one wait: the sum's)
+        tails = _partial_sums(state, arrays, partials, check_bounds, make_call)
+        _sum(state, kernel, alpha, beta, partials, flat, check_bounds)
+        del tails   # (the padded rows live until the sum's wait: the queued kernel reads them)
     if temp is not None:
         target.transpose(ch.memory_order)[...] = temp
     return finish(result, out, a)
+
+
+def _partial_sums(state: ChunkedCall, arrays: list, partials: np.ndarray, check_bounds: bool,
+                  make_call: Callable[[str, list, np.ndarray], Any]) -> list[np.ndarray]:
+    """The whole chunks into partials[:chunks], the padded last one into the last row. A call
+    packed before relaunches by address: a chunk view starts where its operand does. Returns
+    the padded rows, which the caller keeps alive until the queued kernels finished."""
+    from tinyc.contractions.running import _addresses, _by_address, run
+
+    ch = state.cut
+    chunks, length = ch.chunks, ch.length
+    pieces = [(arrays, partials[:chunks], "whole")]
+    tails: list[np.ndarray] = []
+    if ch.size > chunks * length:
+        tails = [_padded_tail(x, axis, chunks * length, length) for x, axis in zip(arrays, ch.axes)]
+        pieces.append((tails, partials[chunks:], "tail"))
+    for operands, into, which in pieces:
+        call = getattr(state, which)
+        views = operands if which == "tail" else None
+        if call is None or call.packed is None or check_bounds or any(call.analysis.convert):
+            views = views or [_chunk_view(x, axis, chunks, length) for x, axis in zip(operands, ch.axes)]
+            if call is None:
+                call = make_call(ch.text, views, into)
+                setattr(state, which, call)
+            addresses = None if check_bounds or any(call.analysis.convert) else _addresses([*views, into])
+            if addresses is None or not _by_address(call, [*views, into], addresses, 1, 0):
+                run(call, views, into, 1, 0, check_bounds)
+            continue
+        addresses = _addresses([*operands, into])
+        if addresses is None or not _by_address(call, [], addresses, 1, 0):
+            views = views or [_chunk_view(x, axis, chunks, length) for x, axis in zip(operands, ch.axes)]
+            run(call, views, into, 1, 0, check_bounds)
+    return tails
+
+
+def _sum(state: ChunkedCall, kernel: Any, alpha: Any, beta: Any, partials: np.ndarray, flat: np.ndarray,
+         check_bounds: bool) -> None:
+    """out := alpha·P·1 + beta·out: packed once, relaunched with the new addresses."""
+    from tinyc.runtime.numpy_objects import numpy_head
+    from tinyc.runtime.submit import Address
+
+    entries, groups = flat.shape[0], -(-flat.shape[0] // SUM_TILE)
+    if state.sum_args is not None and not check_bounds and (alpha, beta) == state.sum_scalars \
+            and type(flat) is np.ndarray and numpy_head(flat)[0] % flat.itemsize == 0:
+        args = state.sum_args
+        args[state.sum_slots[0]].address = numpy_head(partials)[0]
+        args[state.sum_slots[1]].address = numpy_head(flat)[0]
+        kernel.launch_raw(args, groups)
+        return
+    a = state.analysis
+    matrix = np.lib.stride_tricks.as_strided(partials, (entries, partials.shape[0]),
+                                             (partials.itemsize, partials.itemsize * entries))
+    views = (matrix.view(signed(a.compute)), flat.view(signed(a.result)))
+    if check_bounds or not kernel.host_pointers:   # (checked, or copies in and out: the kernel's call)
+        kernel(alpha, beta, *views, batch=groups, check_bounds=True if check_bounds else None)
+        return
+    prepared = kernel.pack(alpha, beta, *views, batch=groups)
+    kernel.launch_raw(prepared.args, groups)
+    slots = tuple(k for k, x in enumerate(prepared.args) if type(x) is Address)
+    if len(slots) == 2 and not prepared.call.staged:
+        for k in slots:
+            prepared.args[k].keep = None   # (the arrays of later calls are alive while they run)
+        state.sum_args, state.sum_slots, state.sum_scalars = prepared.args, slots, (alpha, beta)
 
 
 def finish_source(dtype: str, entries: int) -> str:
