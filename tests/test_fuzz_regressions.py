@@ -77,8 +77,16 @@ print(disagreements(Path(sys.argv[2]), 1, sys.argv[3] == "checked"))
                          + [(p, "checked") for p in CHECKED_JIT_CRASHES],
                          ids=lambda x: getattr(x, "stem", x))
 def test_device_builds_and_agrees_with_the_reference(path, variant, device):
-    done = subprocess.run([sys.executable, "-c", IN_CHILD, str(Path(__file__).parent), str(path),
-                           variant], capture_output=True, text=True, timeout=600)
+    """Built and run in a child: a JIT crash fails the test, not the session. A child that
+    runs out of time gets one more try: the runtime's JIT once stalled on the checked
+    `unrolled_loops_with_checks` for over 600 s inside a full suite (session 13), where a cold
+    build takes 3-9 s (17 runs alone, in parallel and with other hash seeds, none stalled);
+    a crash or a wrong value never gets a second try."""
+    command = [sys.executable, "-c", IN_CHILD, str(Path(__file__).parent), str(path), variant]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"the child died ({done.returncode}):\n{done.stderr[-2000:]}"
     assert done.stdout.strip() == "[]"
 

@@ -14,7 +14,7 @@ subgroup touch neighbouring elements.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from tinyc.builder import FunctionBuilder, Value
 from tinyc.builder.types import memref
@@ -97,18 +97,12 @@ def _lane_sums(fn: FunctionBuilder, inputs: Sequence[Tensor], summed: Sequence[s
     """LANES partial sums per result entry in local memory: partial l sums the entries
     l, l + LANES, ... of `split` (and all of the other summed labels); a barrier after."""
     parts = fn.alloca(memref(compute, LANES, *([sizes[x] for x in labels] if labels else [1]), local=True))
-    rest = [label for label in summed if label != split]
+    order = [split, *(label for label in summed if label != split)]
     with fn.foreach([0] * (1 + len(bounds)), [LANES, *bounds]) as loop_vars:
         env: Env = dict(zip(labels, loop_vars[1:]))
-        with fn.for_(loop_vars[0], sizes[split], LANES, init=[fn.constant(0, compute)]) as loop:
-            inner = {**env, split: loop.var}
-            if rest:
-                total = _sum(fn, inputs, rest, sizes, inner, loop.carried[0], compute)
-            else:
-                total = fn.add(loop.carried[0], _product(fn, inputs, inner, compute))
-            fn.yield_([total])
+        total = _sum(fn, inputs, order, sizes, env, fn.constant(0, compute), compute, loop_vars[0], LANES)
         index = [loop_vars[0], *loop_vars[1: 1 + len(labels)]] if labels else [loop_vars[0], 0]
-        fn.store(loop.results[0], parts, index)
+        fn.store(total, parts, index)
     fn.barrier(local_fence=True)
     return parts
 
@@ -123,10 +117,11 @@ def _product(fn: FunctionBuilder, inputs: Sequence[Tensor], env: Env, compute: S
 
 
 def _sum(fn: FunctionBuilder, inputs: Sequence[Tensor], summed: Sequence[str], sizes: dict[str, int],
-         env: Env, acc: Value, compute: ScalarType) -> Value:
-    """acc + Σ over `summed` of the product, as nested loops carrying the sum."""
+         env: Env, acc: Value, compute: ScalarType, start: Any = 0, step: int | None = None) -> Value:
+    """acc + Σ over `summed` of the product, as nested loops carrying the sum; the first
+    label's loop from `start` by `step` (a lane's share of it)."""
     label, rest = summed[0], summed[1:]
-    with fn.for_(0, sizes[label], init=[acc]) as loop:
+    with fn.for_(start, sizes[label], step, init=[acc]) as loop:
         inner = {**env, label: loop.var}
         if rest:
             total = _sum(fn, inputs, rest, sizes, inner, loop.carried[0], compute)
