@@ -232,6 +232,10 @@ def test_lanes_share_a_long_sum_in_the_general_step(n):
     check(c(x, y), "b,b->", [x, y])
     a, b = rand((3, n)), rand((3, n))
     check(tinyc.einsum("ib,ib->i", a, b), "ib,ib->i", [a, b])
+    full = tinyc.contract("bij,bij->", (n, 4, 5), (n, 4, 5))   # (its summed modes fused first)
+    assert "fuse" in full.source and "barrier.local" in full.source
+    a, b = rand((n, 4, 5)), rand((n, 4, 5))
+    check(full(a, b), "bij,bij->", [a, b])
 
 
 def _random_case(r: np.random.Generator):

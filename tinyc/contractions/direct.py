@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from tinyc.builder import FunctionBuilder, Value
 from tinyc.builder.types import memref
-from tinyc.contractions.tensors import Env, Tensor, converted
+from tinyc.contractions.tensors import Env, Tensor, converted, fuse_neighbours
 from tinyc.ir.types import ScalarType, accumulation_type
 
 LANES = 16
@@ -35,12 +35,14 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
     """out := alpha Σ Π inputs + beta out; `alpha None` is 1, `beta None` is 0 (out not read).
     Products and sums run in `compute`'s accumulation type (f32 for 16-bit floats)."""
     compute = accumulation_type(compute)
-    summed: list[str] = []
-    for t in inputs:
-        summed += [label for label in t.labels if label not in out.labels and label not in summed]
+    summed = _summed(inputs, out)
+    split = _split_label(summed, out.labels, sizes, inputs[0] if inputs else None)
+    if split is not None:   # (neighbouring summed modes as one: the lanes' share is contiguous)
+        (*fused, out), sizes = fuse_neighbours(fn, [*inputs, out], sizes)
+        inputs, summed = fused, _summed(fused, out)
+        split = _split_label(summed, out.labels, sizes, inputs[0])
     labels = list(out.labels)
     bounds = [sizes[label] for label in labels] or [1]
-    split = _split_label(summed, labels, sizes)
     parts = _lane_sums(fn, inputs, summed, split, labels, bounds, sizes, compute) if split else None
     beta_is_zero = fn.eq(beta, 0) if beta is not None else None
     out_type = out.value.type.element  # type: ignore[attr-defined]
@@ -76,19 +78,31 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
         fn.barrier(local_fence=True)   # (the partials are written again by a next step or entry)
 
 
-def _split_label(summed: Sequence[str], labels: Sequence[str], sizes: dict[str, int]) -> str | None:
+def _summed(inputs: Sequence[Tensor], out: Tensor) -> list[str]:
+    summed: list[str] = []
+    for t in inputs:
+        summed += [label for label in t.labels if label not in out.labels and label not in summed]
+    return summed
+
+
+def _split_label(summed: Sequence[str], labels: Sequence[str], sizes: dict[str, int],
+                 first: Tensor | None) -> str | None:
     """The summed label whose sum the lanes share (LANES partial sums), or None: when the result
-    has few entries and the sum is long, one work-item per entry would run it all alone."""
+    has few entries and the sum is long, one work-item per entry would run it all alone. Of
+    the labels with LANES entries or more, the stride-1 one of the first input (the lanes
+    then load neighbours: `bi,bi->` splits i), else the largest."""
     entries = 1
     for label in labels:
         entries *= sizes[label]
     total = 1
     for label in summed:
         total *= sizes[label]
-    if not summed or entries > SPLIT_ENTRIES or total < SPLIT_SUM:
+    wide = [label for label in summed if sizes[label] >= LANES]
+    if not wide or entries > SPLIT_ENTRIES or total < SPLIT_SUM:
         return None
-    label = max(summed, key=lambda x: sizes[x])
-    return label if sizes[label] >= LANES else None
+
+    unit = [label for label in wide if first is not None and first.has(label) and first.stride_of(label) == 1]
+    return unit[0] if unit else max(wide, key=lambda x: sizes[x])
 
 
 def _lane_sums(fn: FunctionBuilder, inputs: Sequence[Tensor], summed: Sequence[str], split: str,
