@@ -70,8 +70,9 @@ def check(got, subscripts, arrays, alpha=1, beta=0, old=None):
         want = want + beta * old
         magnitude = magnitude + abs(beta) * np.abs(old)
     t = TYPE[np.asarray(got).dtype]
+    extra = 2 if t in ("c32", "c64") else 0   # (a complex product: within √2·γ_2 < γ_3 of exact)
     assert np.shape(got) == np.shape(want)
-    assert_within(got, want, sum_error_bound(terms + 3, t, magnitude), subscripts)
+    assert_within(got, want, sum_error_bound(terms + 3 + extra, t, magnitude), subscripts)
 
 
 CASES = [  # subscripts, shapes (the long label first or last), what they stand for

@@ -217,10 +217,9 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
 
 def _einsum(subscripts: Any, operands: tuple, out: Any, alpha: Any, beta: Any, device: Any, tune: bool,
             check_bounds: bool, epilogue: str | None, dtype: Any, order: str, casting: str,
-            views_of_any_dtype: bool, chunks: bool = True) -> Any:
+            views_of_any_dtype: bool) -> Any:
     """einsum's checked path; `views_of_any_dtype` False (a contraction's calls with its
-    `dtype=`): a permutation is converted into that dtype rather than viewed; `chunks` False:
-    the one-kernel plan even for a long summed label (chunked.py; benchmarks compare them)."""
+    `dtype=`): a permutation is converted into that dtype rather than viewed."""
     text, arrays = _prepare(subscripts, operands)
     if out is not None:
         out = _as_out(out)
@@ -231,7 +230,7 @@ def _einsum(subscripts: Any, operands: tuple, out: Any, alpha: Any, beta: Any, d
     plain = _is_one(alpha) and (out is None or _is_zero(beta))
     viewable = plain and out is None and epilogue is None and (dtype is None or views_of_any_dtype)
     target = compile_target(device)
-    if chunks and not is_split(device):
+    if not is_split(device):
         cut = _chunking(text, sigs, out, dtype, target, epilogue, order, casting)
         if cut is not None:
             def partial_call(part_text: str, parts: list, into: Any) -> Call:

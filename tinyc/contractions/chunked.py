@@ -26,6 +26,7 @@ f32); everything else stays on the one-kernel plan.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -55,9 +56,8 @@ _lock = threading.Lock()
 
 @dataclass(frozen=True)
 class Chunking:
-    """How a call's long label `label` (size `size`) is cut: chunks of `length`."""
+    """How a call's long label (of `size` entries) is cut: chunks of `length`."""
 
-    label: str
     size: int
     length: int
     text: str                       # the partial sums' subscripts (chunk label first in the output)
@@ -75,20 +75,9 @@ def chunk_length(sub: subs.Subscripts, label: str) -> int:
     size of `label` shares the kernels): about CHUNK_WORK multiply-adds per chunk, and at least
     twice the output's entries per element of a slice of the operands at one `label` value,
     so that P holds at most half as many elements as the operands."""
-    work = 1
-    for other, n in sub.sizes.items():
-        if other != label:
-            work *= max(n, 1)
-    entries = 1
-    for other in sub.output:
-        entries *= max(sub.sizes[other], 1)
-    width = 0
-    for term in sub.inputs:
-        row = 1
-        for other in term:
-            if other != label:
-                row *= max(sub.sizes[other], 1)
-        width += row
+    work = math.prod(max(n, 1) for other, n in sub.sizes.items() if other != label)
+    entries = math.prod(max(sub.sizes[other], 1) for other in sub.output)
+    width = sum(math.prod(max(sub.sizes[other], 1) for other in term if other != label) for term in sub.inputs)
     length = MIN_CHUNK
     while length < MAX_CHUNK and (length * work < CHUNK_WORK or length * width < 2 * entries):
         length *= 2
@@ -120,8 +109,8 @@ def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any)
         return None
     size = sub.sizes[label]
     length = chunk_length(sub, label)
-    entries = int(np.prod([sub.sizes[x] for x in sub.output], dtype=np.int64))
-    read = sum(int(np.prod(sig.shape, dtype=np.int64)) for sig in sigs)
+    entries = math.prod(sub.sizes[x] for x in sub.output)
+    read = sum(math.prod(sig.shape) for sig in sigs)
     if (size // length < MIN_CHUNKS or entries * (size // length + 1) > read
             or read * a.compute.itemsize < MIN_BYTES or _streams(sigs[0], sub.inputs[0], label, len(sigs))):
         return None
@@ -130,11 +119,11 @@ def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any)
         return None
     chunk = spare.pop(0)
     names = {x: (x if subs.is_letter(x) else spare.pop(0)) for x in sub.sizes}
-    order = _memory_order(out, a) if out is not None else tuple(range(len(sub.output))) \
+    order = _memory_order(out) if out is not None else tuple(range(len(sub.output))) \
         if a.out_order == "C" else tuple(reversed(range(len(sub.output))))
     terms = ["".join(chunk + names[x] if x == label else names[x] for x in term) for term in sub.inputs]
     result = chunk + "".join(names[sub.output[k]] for k in order)
-    return Chunking(label, size, length, ",".join(terms) + "->" + result,
+    return Chunking(size, length, ",".join(terms) + "->" + result,
                     tuple(term.index(label) for term in sub.inputs), order)
 
 
@@ -145,7 +134,7 @@ def _streams(sig: Signature, term: Sequence[str], label: str, operands: int) -> 
     return operands == 1 and bool(steps) and abs(sig.strides[term.index(label)]) == min(steps)
 
 
-def _memory_order(out: np.ndarray, a: Analysis) -> tuple[int, ...]:
+def _memory_order(out: np.ndarray) -> tuple[int, ...]:
     """out's dimensions from the largest stride (C order when out has none)."""
     return tuple(sorted(range(out.ndim), key=lambda k: (-abs(out.strides[k]), k)))
 
@@ -186,6 +175,7 @@ class ChunkedCall:
     cut: Chunking
     whole: Any = None          # running.Call of the whole chunks
     tail: Any = None           # running.Call of the padded last chunk
+    sum_kernel: Any = None     # the compiled sum of the chunks
     sum_args: list | None = None   # the sum kernel's packed arguments (by address)
     sum_slots: tuple[int, ...] = ()
     sum_scalars: tuple = ()
@@ -220,7 +210,9 @@ def run_chunked(state: ChunkedCall, arrays: list, out: Any, alpha: Any, beta: An
             results.empty(out_shape, a.result, "C")
         flat = temp.reshape(-1)
     entries = flat.shape[0]
-    kernel = _finish_kernel(a.compute, entries, device)
+    if state.sum_kernel is None:
+        state.sum_kernel = _finish_kernel(a.compute, entries, device)
+    kernel = state.sum_kernel
     with state.lock, queued_on(kernel.queue):   # (one wait: the sum's)
         tails = _partial_sums(state, arrays, partials, check_bounds, make_call)
         _sum(state, kernel, alpha, beta, partials, flat, check_bounds)
@@ -246,20 +238,16 @@ def _partial_sums(state: ChunkedCall, arrays: list, partials: np.ndarray, check_
         pieces.append((tails, partials[chunks:], "tail"))
     for operands, into, which in pieces:
         call = getattr(state, which)
-        views = operands if which == "tail" else None
-        if call is None or call.packed is None or check_bounds or any(call.analysis.convert):
-            views = views or [_chunk_view(x, axis, chunks, length) for x, axis in zip(operands, ch.axes)]
-            if call is None:
-                call = make_call(ch.text, views, into)
-                setattr(state, which, call)
-            addresses = None if check_bounds or any(call.analysis.convert) else _addresses([*views, into])
-            if addresses is None or not _by_address(call, [*views, into], addresses, 1, 0):
-                run(call, views, into, 1, 0, check_bounds)
-            continue
-        addresses = _addresses([*operands, into])
-        if addresses is None or not _by_address(call, [], addresses, 1, 0):
-            views = views or [_chunk_view(x, axis, chunks, length) for x, axis in zip(operands, ch.axes)]
-            run(call, views, into, 1, 0, check_bounds)
+        if call is not None and call.packed is not None and not check_bounds and not any(call.analysis.convert):
+            addresses = _addresses([*operands, into])   # (a chunk view starts where its operand does)
+            if addresses is not None and _by_address(call, (), addresses, 1, 0):
+                continue
+        views = operands if which == "tail" else [_chunk_view(x, axis, chunks, length)
+                                                 for x, axis in zip(operands, ch.axes)]
+        if call is None:
+            call = make_call(ch.text, views, into)
+            setattr(state, which, call)
+        run(call, views, into, 1, 0, check_bounds)   # (packs the call by address, or runs it checked)
     return tails
 
 

@@ -14,6 +14,7 @@ subgroup touch neighbouring elements.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 from tinyc.builder import FunctionBuilder, Value
@@ -36,11 +37,11 @@ def emit_direct(fn: FunctionBuilder, inputs: Sequence[Tensor], out: Tensor, size
     Products and sums run in `compute`'s accumulation type (f32 for 16-bit floats)."""
     compute = accumulation_type(compute)
     summed = _summed(inputs, out)
-    split = _split_label(summed, out.labels, sizes, inputs[0] if inputs else None)
-    if split is not None:   # (neighbouring summed modes as one: the lanes' share is contiguous)
-        (*fused, out), sizes = fuse_neighbours(fn, [*inputs, out], sizes)
+    split = None
+    if _long_sums(summed, out.labels, sizes):   # (neighbouring summed modes as one first: the
+        (*fused, out), sizes = fuse_neighbours(fn, [*inputs, out], sizes)   # lanes' share is contiguous)
         inputs, summed = fused, _summed(fused, out)
-        split = _split_label(summed, out.labels, sizes, inputs[0])
+        split = _split_label(summed, sizes, inputs[0])
     labels = list(out.labels)
     bounds = [sizes[label] for label in labels] or [1]
     parts = _lane_sums(fn, inputs, summed, split, labels, bounds, sizes, compute) if split else None
@@ -85,24 +86,20 @@ def _summed(inputs: Sequence[Tensor], out: Tensor) -> list[str]:
     return summed
 
 
-def _split_label(summed: Sequence[str], labels: Sequence[str], sizes: dict[str, int],
-                 first: Tensor | None) -> str | None:
-    """The summed label whose sum the lanes share (LANES partial sums), or None: when the result
-    has few entries and the sum is long, one work-item per entry would run it all alone. Of
-    the labels with LANES entries or more, the stride-1 one of the first input (the lanes
-    then load neighbours: `bi,bi->` splits i), else the largest."""
-    entries = 1
-    for label in labels:
-        entries *= sizes[label]
-    total = 1
-    for label in summed:
-        total *= sizes[label]
-    wide = [label for label in summed if sizes[label] >= LANES]
-    if not wide or entries > SPLIT_ENTRIES or total < SPLIT_SUM:
-        return None
+def _long_sums(summed: Sequence[str], labels: Sequence[str], sizes: dict[str, int]) -> bool:
+    """Whether the lanes share the sums (LANES partial sums each): a result of few entries
+    whose sums are long, which one work-item per entry would run all alone."""
+    return (bool(summed) and math.prod(sizes[x] for x in labels) <= SPLIT_ENTRIES
+            and math.prod(sizes[x] for x in summed) >= SPLIT_SUM and any(sizes[x] >= LANES for x in summed))
 
-    unit = [label for label in wide if first is not None and first.has(label) and first.stride_of(label) == 1]
-    return unit[0] if unit else max(wide, key=lambda x: sizes[x])
+
+def _split_label(summed: Sequence[str], sizes: dict[str, int], first: Tensor) -> str | None:
+    """The summed label the lanes share: of those with LANES entries or more, the stride-1
+    one of the first input (the lanes then load neighbours: `bi,bi->` splits i), else the
+    largest; None when fusing left none that long."""
+    wide = [label for label in summed if sizes[label] >= LANES]
+    unit = [label for label in wide if first.has(label) and first.stride_of(label) == 1]
+    return unit[0] if unit else max(wide, key=lambda x: sizes[x], default=None)
 
 
 def _lane_sums(fn: FunctionBuilder, inputs: Sequence[Tensor], summed: Sequence[str], split: str,

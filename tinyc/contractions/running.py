@@ -185,6 +185,9 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
         c.kernel(*kernel_arguments(call, inputs, target, alpha, beta), batch=call.groups,
                  check_bounds=True if check_bounds else None)
     if temp is not None:
+        queued = getattr(_queued, "launches", None)
+        if queued is not None:   # (a launch queued by `queued_on` writes temp: wait for it first)
+            queued.wait()
         out[...] = temp   # (into a bool out: nonzero counts are True)
     return finish(result, out, a)
 
