@@ -113,3 +113,13 @@ def test_the_launch_path_benchmark_runs_and_checks_its_results(device, tmp_path,
     for row in ("dpnp, A stacked", "raw dpctl submit and wait (USM)", "two sub-devices, A a list",
                 "two sub-devices, A a list: Python only (CPU)"):
         assert f"| {row} |" in text
+
+
+def test_the_launch_floor_benchmark_runs_and_checks_its_results(device, tmp_path):
+    """benchmarks/launch_floor.py with few calls: each tinyc call it times is first checked
+    against NumPy (it raises otherwise), and its table is written."""
+    from benchmarks import launch_floor
+
+    assert launch_floor.main(["--repeat", "8", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "launch_floor.md").read_text()
+    assert "the floor, hot" in text and "`x.T @ y` (`bi,bj->ij`)" in text and "after a NumPy BLAS call" in text

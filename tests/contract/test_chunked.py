@@ -44,6 +44,7 @@ def small_operands_cut(monkeypatch, request):
     of the default thresholds; the decisions cached per signature are forgotten around each."""
     if "default_thresholds" not in request.node.name:
         monkeypatch.setattr(chunked, "MIN_BYTES", 0)
+        monkeypatch.setattr(chunked, "MIN_FULL_BYTES", 0)
     api._chunkings.clear()
     yield
     api._chunkings.clear()
@@ -150,12 +151,36 @@ def test_strided_and_transposed_operands():
     check(tinyc.einsum("bi,bj->ij", z, z), "bi,bj->ij", [z, z])
 
 
-def test_a_full_reduction_stays_on_one_kernel_as_a_numpy_scalar():
-    x, y = rand((100000,)), rand((100000,))
-    assert cut_of("b,b->", x, y) is None
-    got = tinyc.einsum("b,b->", x, y)
-    assert isinstance(got, np.float32)
-    check(got, "b,b->", [x, y])
+FULL = [  # full reductions: no output label, the chunks' partial sums are scalars
+    ("bi,bi->", [(20000, 16), (20000, 16)]),          # a Frobenius product, batch first
+    ("ib,ib->", [(16, 20001), (16, 20001)]),          # batch last
+    ("b,b->", [(70001,), (70001,)]),                  # a dot product
+    ("b->", [(70000,)]),                              # a sum (one operand, stride 1: one entry)
+    ("bij->", [(5001, 8, 8)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", FULL, ids=[c[0] for c in FULL])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_full_reductions_as_numpy_scalars(subscripts, shapes, dtype):
+    arrays = [rand(s, dtype) for s in shapes]
+    assert cut_of(subscripts, *arrays) is not None, "the case must take the chunked path"
+    got = tinyc.einsum(subscripts, *arrays)
+    assert isinstance(got, np.dtype(dtype).type)   # a NumPy scalar, as np.einsum returns
+    check(got, subscripts, arrays)
+
+
+def test_full_reduction_into_out_with_alpha_beta_the_same_bits_every_run():
+    x, y = rand((30001, 16)), rand((30001, 16))
+    out = np.array(rand((1,))[0])
+    old = out.copy()
+    got = tinyc.einsum("bi,bi->", x, y, out=out, alpha=0.5, beta=-2.0)
+    assert got is out and out.shape == ()
+    check(out, "bi,bi->", [x, y], 0.5, -2.0, old)
+    first = tinyc.einsum("bi,bi->", x, y)
+    for _ in range(3):
+        assert tinyc.einsum("bi,bi->", x, y) == first
+    assert tinyc.einsum("bi,bi->", x, y, check_bounds=True) == first
 
 
 def test_integers_wrap_as_numpy_and_dtype_is_kept():
@@ -204,8 +229,9 @@ def test_kept_on_one_kernel(subscripts, shapes, why):
     ("bij,bjk->ik", [(20000, 8, 8)] * 2, True),
     ("bi,bj->ij", [(2000, 16), (2000, 16)], False),     # 0.26 MB: the sums stay in the caches
     ("ijb->ij", [(8, 8, 20000)], False),                # one operand, the label its stride-1 mode
-    ("bij->", [(20000, 8, 8)], False),                  # a full reduction: one work-group's lanes
+    ("bij->", [(20000, 8, 8)], False),                  # a full reduction under 16 MiB: one work-group
     ("b,b->", [(10**6,), (10**6,)], False),
+    ("bi,bi->", [(150000, 16), (150000, 16)], True),    # 19 MB: the chunks spread over the cores
 ])
 def test_default_thresholds(subscripts, shapes, cut):
     arrays = [rand(s) for s in shapes]

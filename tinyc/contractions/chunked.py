@@ -19,7 +19,9 @@ runs on the same kernels):
 
 The output entries of `P` are ordered as the target's memory is, so the
 second kernel writes the target as one vector (a target with gaps gets a
-temporary, copied in at the end). NumPy operands only, not f16 (partial sums
+temporary, copied in at the end). A full reduction (`bi,bi->`) is cut too when its
+operands are large (MIN_FULL_BYTES): its chunks then spread over the cores where the
+one kernel sums it in one work-group. NumPy operands only, not f16 (partial sums
 stored in f16 would round and could overflow where the one kernel sums in
 f32); everything else stays on the one-kernel plan.
 """
@@ -47,6 +49,11 @@ MIN_BYTES = 1 << 20
 """Below this many bytes of operands (in the computation's type) the one-kernel plan runs:
 its strided sums stay in the caches, and three launches cost more (measured crossover
 0.6-2 MB on `bi,bj->ij`, `ib,jb->ij`, `bij->ij`, `bij,bjk->ik`, `bij,b->ij`)."""
+MIN_FULL_BYTES = 16 << 20
+"""A full reduction (`bi,bi->`, `b,b->`) is cut only above this many bytes of operands: below,
+the one kernel's lanes share its sum in one work-group and three launches cost more. Measured,
+one kernel against cut (f32, medians of fresh processes): 2.6 MB 0.14 against 0.20 ms, 8 MB
+0.42 / 0.44, 10 MB 0.46 / 0.45, 15 MB 0.67 / 0.61, 26 MB 1.21 / 0.87, 80 MB 11.7 / 7.8."""
 SUM_TILE = 1024
 """Output entries per work-group of the sum of the chunks."""
 
@@ -105,14 +112,15 @@ def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any)
             or any(sig.kind != "numpy" for sig in sigs) or (out is not None and not isinstance(out, np.ndarray))):
         return None
     label = long_label(sub, [sig.shape for sig in sigs])
-    if label is None or not sub.output:   # (a full reduction: one work-group sums it with its lanes)
+    if label is None:
         return None
     size = sub.sizes[label]
     length = chunk_length(sub, label)
     entries = math.prod(sub.sizes[x] for x in sub.output)
     read = sum(math.prod(sig.shape) for sig in sigs)
     if (size // length < MIN_CHUNKS or entries * (size // length + 1) > read
-            or read * a.compute.itemsize < MIN_BYTES or _streams(sigs[0], sub.inputs[0], label, len(sigs))):
+            or read * a.compute.itemsize < (MIN_BYTES if sub.output else MIN_FULL_BYTES)
+            or (sub.output and _streams(sigs[0], sub.inputs[0], label, len(sigs)))):   # (`b->`: one work-group)
         return None
     spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in sub.sizes]
     if len(spare) < 1 + sum(not subs.is_letter(x) for x in sub.sizes):
