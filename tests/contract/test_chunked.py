@@ -81,9 +81,9 @@ CASES = [  # subscripts, shapes (the long label first or last), what they stand 
     ("ib,jb->ij", [(16, 3000), (16, 3000)]),          # the same, batch last
     ("bij,bjk->ik", [(4001, 8, 6), (4001, 6, 5)]),    # a sum of products of matrices
     ("bij->ij", [(5000, 8, 8)]),                      # a reduction over the batch
-    ("bij->ji", [(3001, 40, 41)]),                    # 1,640 entries: two tiles of the sum, one short
+    ("bij->ji", [(4501, 30, 35)]),                    # 1,050 entries: two tiles of the sum, one short
     ("bij,bj->i", [(20000, 8, 7), (20000, 7)]),         # a sum of matrix-vector products
-    ("...b,...b->...", [(4, 8, 20000), (4, 8, 20000)]),  # broadcast dimensions
+    ("b...,b->...", [(20000, 4, 8), (20000,)]),      # broadcast dimensions, a weight per entry
 ]
 
 
@@ -217,6 +217,8 @@ def test_a_contraction_object_takes_the_path():
     ("bi,bj->bij", [(3000, 4), (3000, 4)], "the label is in the output"),
     ("bi,j->ij", [(3000, 4), (4,)], "not every operand holds the label"),
     ("bb->", [(300, 300)], "a diagonal"),
+    ("ij,ij->i", [(64, 20000), (64, 20000)], "a batch label in the output: the one kernel is parallel"),
+    ("ij,j->i", [(2048, 2048), (2048,)], "the label not 4x longer than the output (LONGER)"),
 ])
 def test_kept_on_one_kernel(subscripts, shapes, why):
     arrays = [rand(s) for s in shapes]

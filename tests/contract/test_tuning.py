@@ -106,3 +106,16 @@ def test_integer_contractions_tune(device, cache, dtype):
     with np.errstate(over="ignore"):
         want = np.einsum("ikb,kjb->ijb", a, b)
     np.testing.assert_array_equal(tinyc.einsum("ikb,kjb->ijb", a, b, tune=True), want)
+
+
+def test_timing_operands_of_large_entries_stay_within_a_bound(device):
+    """Entries of 60,000 elements (the partial sums of a long weight gradient) at the usual
+    20,000 entries would be 1.2 G elements: the bench takes fewer entries instead, and runs."""
+    x, y = rng.random((10, 512, 64), np.float32), rng.random((10, 512, 48), np.float32)
+    a = analysis_of("bij,bik->bjk", x, y)
+    bench = tuning._Bench(a)
+    assert sum(v.size for v in bench.views) <= tuning.MAX_ELEMENTS
+    assert 1 <= bench.sizes["b"] < tuning.TUNE_ENTRIES
+    from tinyc.contractions.compiled import compile_contraction
+
+    assert bench.run(compile_contraction(a, None, None, False)) > 0

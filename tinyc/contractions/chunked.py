@@ -53,7 +53,16 @@ MIN_FULL_BYTES = 16 << 20
 """A full reduction (`bi,bi->`, `b,b->`) is cut only above this many bytes of operands: below,
 the one kernel's lanes share its sum in one work-group and three launches cost more. Measured,
 one kernel against cut (f32, medians of fresh processes): 2.6 MB 0.14 against 0.20 ms, 8 MB
-0.42 / 0.44, 10 MB 0.46 / 0.45, 15 MB 0.67 / 0.61, 26 MB 1.21 / 0.87, 80 MB 11.7 / 7.8."""
+0.42 / 0.44, 10 MB 0.46 / 0.45, 15 MB 0.67 / 0.61, 26 MB 1.21 / 0.87, 80 MB 11.7 / 7.8;
+alternating in one process, 19-77 MB (f32, f64, complex64): cut 0.46-0.59x the time."""
+LONGER = 4
+"""The label is cut only when it has at least this many times the output's entries, and
+only when the output has no batch label (the analysis's dynamic labels): then the one
+kernel runs on one work-group, its entries each summing a long run. Otherwise the one
+kernel is parallel already and the partial sums only add traffic. Measured cut against
+one kernel (f32, ms): `ij,j->i` 4096 x 4096 (no batch label, as many entries as terms)
+17.8 / 2.5; with a batch label `ij,ij->i` 4096 x 512 6.2 / 0.53, 256 x 20,000 5.8 / 1.2,
+64 x 100,000 4.4 / 1.2, and `...b,...b->...` 4 x 8 x 20,000 0.50 / 0.23."""
 SUM_TILE = 1024
 """Output entries per work-group of the sum of the chunks."""
 
@@ -111,6 +120,8 @@ def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any)
             or a.compute == np.float16   # (partial sums in f16 would round and overflow; f32 sums inside)
             or any(sig.kind != "numpy" for sig in sigs) or (out is not None and not isinstance(out, np.ndarray))):
         return None
+    if a.dynamic:   # (a batch label in the output: the one kernel has work-groups to spread)
+        return None
     label = long_label(sub, [sig.shape for sig in sigs])
     if label is None:
         return None
@@ -118,7 +129,7 @@ def plan_chunks(a: Analysis, sigs: Sequence[Signature], out: Any, epilogue: Any)
     length = chunk_length(sub, label)
     entries = math.prod(sub.sizes[x] for x in sub.output)
     read = sum(math.prod(sig.shape) for sig in sigs)
-    if (size // length < MIN_CHUNKS or entries * (size // length + 1) > read
+    if (size // length < MIN_CHUNKS or entries * (size // length + 1) > read or size < LONGER * entries
             or read * a.compute.itemsize < (MIN_BYTES if sub.output else MIN_FULL_BYTES)
             or (sub.output and _streams(sigs[0], sub.inputs[0], label, len(sigs)))):   # (`b->`: one work-group)
         return None

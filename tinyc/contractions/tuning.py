@@ -40,6 +40,10 @@ from tinyc.contractions.knobs import Knobs, candidates
 from tinyc.contractions.running import memref_view
 
 TUNE_ENTRIES = 20000
+MAX_ELEMENTS = 1 << 25
+"""At most this many elements in the synthetic operands (256 MiB of f64): a kernel whose
+entries are large (the partial sums of a long reduction, thousands of elements each) is
+timed at fewer entries instead of asking for gigabytes."""
 MARGIN = 0.95
 FIRST_ROUNDS = 3
 MORE_ROUNDS = 6
@@ -106,6 +110,9 @@ class _Bench:
     def __init__(self, a: Analysis):
         rng = np.random.default_rng(0)
         entries = max(TUNE_ENTRIES, max((a.sizes[d] for d in a.dynamic), default=1))
+        elements = sum(t.representative({d: entries for d in a.dynamic}).extent for t in [*a.inputs, a.output])
+        if elements > MAX_ELEMENTS:   # (large entries: fewer of them, as much work as fits)
+            entries = max(1, entries * MAX_ELEMENTS // elements)
         self.sizes = {**a.sizes, **{d: entries for d in a.dynamic}}
         rep = {d: entries for d in a.dynamic}
         self.views = []
