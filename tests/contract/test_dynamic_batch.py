@@ -194,6 +194,24 @@ def test_permutations_and_diagonals_are_views_as_in_numpy(subscripts, shape):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("layout", ["C", "F", "reversed", "swapped"])
+def test_a_diagonal_seen_before_is_the_same_view_again(layout):
+    """A diagonal's second call takes the remembered view (api._diagonals): the same shape,
+    strides, dtype and memory as np.einsum's, writeable, for any layout of the operand."""
+    from tinyc.contractions import api
+
+    a = rand(6, 5, 5)
+    a = {"C": a, "F": np.asfortranarray(a), "reversed": a[::-1], "swapped": a.astype(a.dtype.newbyteorder())}[layout]
+    tinyc.einsum("bii->bi", a)
+    assert ("bii->bi", a.shape, a.strides, a.dtype) in api._diagonals
+    got, want = tinyc.einsum("bii->bi", a), np.einsum("bii->bi", a)
+    assert (got.shape, got.strides, got.dtype) == (want.shape, want.strides, want.dtype)
+    assert np.shares_memory(got, a) and got.flags.writeable
+    np.testing.assert_array_equal(got, want)
+    got[0, 1] = 7.0
+    assert a[0, 1, 1] == 7.0
+
+
 def test_no_view_where_numpy_makes_an_array(device):
     a = rand(3, 4)
     for result in (tinyc.einsum("ij->ji", a, alpha=2.0), tinyc.einsum("ij->i", a)):

@@ -39,6 +39,7 @@ CACHE_SIZE = 512
 _kernels: "OrderedDict[tuple, Compiled]" = OrderedDict()
 _calls: "OrderedDict[tuple, Call]" = OrderedDict()
 _transposes: dict[tuple, tuple[int, ...]] = {}   # (subscripts, ndim, dtype) -> axes of a view result
+_diagonals: dict[tuple, tuple] = {}   # (subscripts, shape, strides, dtype) -> (shape, strides) of a diagonal
 _plain: "OrderedDict[tuple, Call]" = OrderedDict()   # plain NumPy calls by (subscripts, dtype, shape, strides...)
 _chunkings: "OrderedDict[tuple, Any]" = OrderedDict()   # calls cut into chunks (chunked.py), or None
 _UNSEEN = object()
@@ -60,6 +61,7 @@ def clear_cache() -> None:
         _kernels.clear()
         _calls.clear()
         _transposes.clear()
+        _diagonals.clear()
         _plain.clear()
         _chunkings.clear()
         clear_chunk_sums()
@@ -152,6 +154,16 @@ def _make_view(x: np.ndarray, view: tuple, text: str) -> np.ndarray:
         if len(_transposes) < CACHE_SIZE:
             _transposes[(text, x.ndim, x.dtype)] = axes
         return x.transpose(axes)
+    if type(x) is np.ndarray and len(_diagonals) < CACHE_SIZE:
+        _diagonals[(text, x.shape, x.strides, x.dtype)] = (shape, strides)
+    return _diagonal(x, shape, strides)
+
+
+def _diagonal(x: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """The view of a diagonal: from x's own buffer when x is C-contiguous (1 µs; its base
+    is x, as np.einsum's), else through as_strided (7 µs)."""
+    if x.flags.c_contiguous:
+        return np.ndarray(shape, x.dtype, x, 0, strides)
     return np.lib.stride_tricks.as_strided(x, shape, strides)
 
 
@@ -208,6 +220,9 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, alpha: Any = 1, bet
                 axes = _transposes.get((subscripts, x.ndim, x.dtype))
                 if axes is not None:
                     return x.transpose(axes)
+                diagonal = _diagonals.get((subscripts, x.shape, x.strides, x.dtype))
+                if diagonal is not None:
+                    return _diagonal(x, *diagonal)
         found = _plain_call(subscripts, operands)
         if found is not None:
             return found
