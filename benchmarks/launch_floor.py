@@ -37,6 +37,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from benchmarks.compile_speed import _cpu_name
+
 
 def _median_us(run: Callable[[], Any], repeat: int, before: Callable[[], Any] | None = None) -> float:
     """Median microseconds of `run`, each call preceded (untimed) by `before`."""
@@ -165,16 +167,6 @@ def report(rows: dict[str, Any]) -> str:
     lines += [f"| {k} | {v:.0f} |" for k, v in rows["kernel_us"].items()]
     lines += ["", f"Right after a BLAS call the kernel takes {after / loop:.2f}x its time in a loop of its own calls.", ""]
     return "\n".join(lines)
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main(argv: list[str] | None = None) -> int:
