@@ -21,7 +21,7 @@ import pytest
 import tinyc
 from tinyc.spirv.tools import disassemble, validate
 
-TYPES = {"f32": np.float32, "f64": np.float64, "c32": np.complex64}
+TYPES = {"f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128}
 SIZES = [(37, 21, 19), (5, 18, 33), (16, 32, 16)]   # M, N, K
 
 
@@ -60,8 +60,10 @@ SCHEDULES = {
 
 
 def applicable(name: str, t: str, ta: str) -> bool:
-    """stage=true needs a transposed A (a verifier error otherwise)."""
-    return not (name == "staged" and ta == "n")
+    """stage=true needs a transposed A (a verifier error otherwise); the `swapped` tile
+    [1, 16] of c64 values keeps 64 vector registers live, more than the CPU has (a
+    compilation error that says so)."""
+    return not (name == "staged" and ta == "n") and not (name == "swapped" and t == "c64")
 
 
 def arguments(t: str, ta: str, tb: str, size: tuple[int, int, int]) -> list:
@@ -70,7 +72,7 @@ def arguments(t: str, ta: str, tb: str, size: tuple[int, int, int]) -> list:
 
     def r(*shape: int) -> np.ndarray:
         x = rng.uniform(-1, 1, shape)
-        if t == "c32":
+        if t in ("c32", "c64"):
             x = x + 1j * rng.uniform(-1, 1, shape)
         return np.asfortranarray(x.astype(TYPES[t]))
 
@@ -84,7 +86,7 @@ def expected(t: str, ta: str, tb: str, args: list) -> np.ndarray:
     opa = (A.T if ta == "t" else A).astype(np.complex128)
     opb = (B.T if tb == "t" else B).astype(np.complex128)
     want = complex(alpha) * (opa @ opb) + complex(beta) * C
-    return want.real if t != "c32" else want
+    return want if t in ("c32", "c64") else want.real
 
 
 def run(program: tinyc.Program, name: str, t: str, ta: str, tb: str, size) -> np.ndarray:
@@ -111,7 +113,7 @@ def test_transpose_knob_gives_numpy_results_and_the_defaults_bits(which, device,
         t, ta, tb, size = c
         name = kernel_name(*c)
         got = run(program, name, *c)
-        tol = 1e-12 if t == "f64" else 2e-6
+        tol = 1e-12 if t in ("f64", "c64") else 2e-6
         want = expected(t, ta, tb, arguments(*c))
         scale = max(1.0, float(np.max(np.abs(want))))
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=name)
