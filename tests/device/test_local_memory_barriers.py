@@ -144,11 +144,32 @@ def _eager_local_views(monkeypatch) -> None:
     monkeypatch.setitem(dispatch.EMITTERS, Subview, eager_subview)
 
 
+def _complex_products_as_found(ctx, work, a, b, c, K: int, N: int, blocks: int) -> list:
+    """The complex products of cooperative_matrix_mul_add as codegen made them when random
+    testing found the bug: a complex multiply and a complex add per product. The runtime
+    miscompiles the old pointer placement with this code around it; with today's products
+    (the parts kept apart, coopmatrix._complex_mul_add) the same kernel happens to run right."""
+    from tinyc.ir.instructions import ArithBinaryOp
+    from tinyc.spirv.codegen import scalar
+
+    acc = list(c)
+    for k in range(K):
+        for j in range(N):
+            for blk in range(blocks):
+                product = scalar.binary(ctx, ArithBinaryOp.MUL, work, a[blk * K + k], b[k * N + j])
+                acc[blk * N + j] = scalar.binary(ctx, ArithBinaryOp.ADD, work, acc[blk * N + j], product)
+    return acc
+
+
 def test_the_old_pointer_placement_reads_unwritten_local_memory(device, monkeypatch):
     """Control: with pointers formed before the barrier the ger reads local memory the gemv
     has not written. Local memory is filled with a sentinel first, so what it reads is
     known (without it, it read whatever an earlier kernel left there, sometimes the right
-    values); the same kernel with today's codegen is right."""
+    values); the same kernel with today's codegen is right. The kernel is built with the
+    complex products of the time the bug was found, which is what makes the runtime show it."""
+    from tinyc.spirv.codegen import coopmatrix
+
+    monkeypatch.setattr(coopmatrix, "_complex_mul_add", _complex_products_as_found)
     current = Program(compile_to_spirv(kernel(*REPRO, sentinel=True), "<sentinel>"), device)
     got, want = run(current, *REPRO, sentinel=True)
     assert close(got, want), np.abs(got - want).max()
