@@ -101,22 +101,18 @@ def measure(repeat: int) -> dict[str, Any]:
     n = 2000
     x, y = rng.standard_normal((n, 16)).astype(np.float32), rng.standard_normal((n, 16)).astype(np.float32)
     t = rng.standard_normal((n, 16, 12)).astype(np.float32)
-    numpy_ways = {
-        "`x.T @ y` (`bi,bj->ij`)": lambda: x.T @ y,
-        "`np.dot` of the flat operands (`bi,bi->`)": lambda: np.dot(x.ravel(), y.ravel()),
-        "`np.einsum('bi,bi->b')`": lambda: np.einsum("bi,bi->b", x, y),
-        "`t.sum(axis=0)` (`bij->ij`)": lambda: t.sum(axis=0),
-        "`t.sum(axis=(1, 2))` (`bij->b`)": lambda: t.sum(axis=(1, 2)),
-    }
-    calls = {"`x.T @ y` (`bi,bj->ij`)": ("bi,bj->ij", [x, y]),
-             "`np.dot` of the flat operands (`bi,bi->`)": ("bi,bi->", [x, y]),
-             "`np.einsum('bi,bi->b')`": ("bi,bi->b", [x, y]),
-             "`t.sum(axis=0)` (`bij->ij`)": ("bij->ij", [t]),
-             "`t.sum(axis=(1, 2))` (`bij->b`)": ("bij->b", [t])}
-    tinyc_ways = {k: (lambda s=s, ops=ops: tinyc.einsum(s, *ops)) for k, (s, ops) in calls.items()}
-    for k, (subscripts, operands) in calls.items():
-        _check(tinyc_ways[k](), subscripts, operands)
-        _check(numpy_ways[k](), subscripts, operands)
+    ways = [  # NumPy's way, its contraction and operands
+        ("`x.T @ y` (`bi,bj->ij`)", lambda: x.T @ y, "bi,bj->ij", [x, y]),
+        ("`np.dot` of the flat operands (`bi,bi->`)", lambda: np.dot(x.ravel(), y.ravel()), "bi,bi->", [x, y]),
+        ("`np.einsum('bi,bi->b')`", lambda: np.einsum("bi,bi->b", x, y), "bi,bi->b", [x, y]),
+        ("`t.sum(axis=0)` (`bij->ij`)", lambda: t.sum(axis=0), "bij->ij", [t]),
+        ("`t.sum(axis=(1, 2))` (`bij->b`)", lambda: t.sum(axis=(1, 2)), "bij->b", [t]),
+    ]
+    numpy_ways = {label: way for label, way, _, _ in ways}
+    tinyc_ways = {label: (lambda s=s, ops=ops: tinyc.einsum(s, *ops)) for label, _, s, ops in ways}
+    for label, _, subscripts, operands in ways:
+        _check(tinyc_ways[label](), subscripts, operands)
+        _check(numpy_ways[label](), subscripts, operands)
     for run in [*numpy_ways.values(), *tinyc_ways.values()]:
         for _ in range(10):
             run()

@@ -185,7 +185,7 @@ def run(call: Call, arrays: list, out: Any, alpha: Any, beta: Any, check_bounds:
         c.kernel(*kernel_arguments(call, inputs, target, alpha, beta), batch=call.groups,
                  check_bounds=True if check_bounds else None)
     if temp is not None:
-        queued = getattr(_queued, "launches", None)
+        queued = _pending()
         if queued is not None:   # (a launch queued by `queued_on` writes temp: wait for it first)
             queued.wait()
         out[...] = temp   # (into a bool out: nonzero counts are True)
@@ -260,7 +260,7 @@ def _by_address(call: Call, arrays: Sequence[np.ndarray], addresses: list[int] |
             return False
         for slot, where in zip(call.slots, addresses):
             packed[slot].address = where
-        queued = getattr(_queued, "launches", None)
+        queued = _pending()
         if queued is not None and c.kernel.queue is queued.queue:
             queued.events.append((c.kernel, c.kernel.submit_raw(packed, call.groups)))
         else:
@@ -284,6 +284,11 @@ class Queued:
 _queued = threading.local()
 
 
+def _pending() -> Queued | None:
+    """This thread's launches queued by `queued_on` and not waited for yet, if any."""
+    return getattr(_queued, "launches", None)
+
+
 @contextmanager
 def queued_on(queue: Any) -> Iterator[Queued]:
     """Within the block, relaunches by address (`_by_address`) on `queue` (in order) are
@@ -291,7 +296,7 @@ def queued_on(queue: Any) -> Iterator[Queued]:
     its wait covers theirs. On leaving, every one is waited for (also after an error), so
     no memory they use is freed while they run. Other queues, and out-of-order ones, wait
     at each launch as usual."""
-    previous = getattr(_queued, "launches", None)
+    previous = _pending()
     queued = Queued(queue)
     _queued.launches = queued if queue is not None and queue.is_in_order else None
     try:

@@ -26,7 +26,7 @@ from tinyc.ir.instructions import (
     ArithBinaryOp, CheckedFlag, CoopMatrixAtomicLoad, CoopMatrixAtomicStore, CoopMatrixAtomicUpdate,
     CoopMatrixConstruct, CoopMatrixLoad, CoopMatrixMulAdd, CoopMatrixScale, CoopMatrixStore, StoreFlag,
 )
-from tinyc.ir.types import CoopMatrixType, MatrixUse
+from tinyc.ir.types import CoopMatrixType, MatrixUse, ScalarType
 from tinyc.spirv.codegen import atomics, scalar, writes
 from tinyc.spirv.codegen import coopmatrix_transpose as transpose
 from tinyc.spirv.codegen.context import Ctx, IndexLike, MemrefDesc
@@ -392,7 +392,7 @@ def emit_mul_add(ctx: Ctx, inst: CoopMatrixMulAdd) -> None:
     ctx[inst.result] = [scalar.cast(ctx, work, td.component, v) for v in acc]
 
 
-def _complex_mul_add(ctx: Ctx, work, a: list[Id], b: list[Id], c: list[Id], K: int, N: int,
+def _complex_mul_add(ctx: Ctx, work: ScalarType, a: list[Id], b: list[Id], c: list[Id], K: int, N: int,
                      blocks: int) -> list[Id]:
     """C + A·B on complex numbers with real and imaginary parts apart: per product
     re = fma(ai, -bi, fma(ar, br, re)) and im = im + (ar·bi + ai·br). Each part of A, B
@@ -402,10 +402,9 @@ def _complex_mul_add(ctx: Ctx, work, a: list[Id], b: list[Id], c: list[Id], K: i
     `swap` knob computes Cᵀ = Bᵀ·Aᵀ): every schedule gives the same bits. (A complex
     multiply and add per product took the parts out of the accumulator and put them back
     every step: about a quarter of the f64 speed on complex128.)"""
-    rt, real = scalar_type(ctx.m, work.component), work.component
+    rt = scalar_type(ctx.m, work.component)
     ap = [scalar.parts(ctx, work, v) for v in a]
-    bp = [(*scalar.parts(ctx, work, v),) for v in b]
-    bp = [(br, bi, scalar.flip_signs(ctx, real, bi)) for br, bi in bp]
+    bp = [(br, bi, scalar.flip_signs(ctx, work.component, bi)) for br, bi in (scalar.parts(ctx, work, v) for v in b)]
     acc = [list(scalar.parts(ctx, work, v)) for v in c]
     for k in range(K):
         for j in range(N):
