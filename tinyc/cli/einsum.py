@@ -134,6 +134,9 @@ def launch_notes(spec, a) -> list[str]:
         count = f"ceil(n{first}/{plan.lanes.chunk})"
     elif plan.tile:
         per, count = f"tiles of {plan.tile} entries along {first}", f"ceil(n{first}/{plan.tile})"
+        if plan.cut:
+            per += f", each in {plan.pieces} pieces of {plan.cut} along {plan.cut_label}"
+            count += f"*{plan.pieces}"
     elif plan.block > 1:
         per, count = f"blocks of {plan.block} entries", f"ceil({'*'.join('n' + g for g in plan.groups)}/{plan.block})"
     else:

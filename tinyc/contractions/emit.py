@@ -56,7 +56,8 @@ def build_kernel(spec: KernelSpec) -> Program:
                  for k, name in enumerate(names)}
     labels_of[plan.output_id] = tuple(label for label in spec.output.labels if label not in fixed)
     memory = Memory(fn, spec, labels_of, scratch, offsets, once)
-    shared = {k: whole[name] for k, name in enumerate(names) if not set(whole[name].labels) & set(plan.groups)}
+    by_group = set(plan.groups) | ({plan.cut_label} if plan.cut else set())
+    shared = {k: whole[name] for k, name in enumerate(names) if not set(whole[name].labels) & by_group}
     invariant = [s for s in plan.steps if s.invariant]
     shared.update(memory.make(invariant, plan.step_sizes))
     emit_steps(fn, spec, shared, invariant, plan.step_sizes)
@@ -113,24 +114,29 @@ def _tiled(fn: FunctionBuilder, plan: Plan, gid, body, once, size_of: dict, spli
     is dynamic, its entries one by one (a loop of the body with the label of size 1)."""
     label = plan.groups[0]
     extent = size_of[label]
+    env: dict = {}
+    if plan.cut:   # the piece of the cut label: the fastest factor of the group id
+        piece = fn.rem(gid, plan.pieces, name=once("piece"))
+        env[plan.cut_label] = (fn.mul(piece, plan.cut, name=once("from")), plan.cut)
+        gid = fn.div(gid, plan.pieces)
     if plan.groups[1:]:
         tiles = plan.tiles if isinstance(extent, int) else divisor(
             fn, fn.div(fn.add(extent, plan.tile - 1), plan.tile), name=once("tiles"))
         tile = fn.rem(gid, tiles, name=once("tile"))
-        env = _split(fn, plan, fn.div(gid, tiles), split_by, plan.groups[1:])
+        env.update(_split(fn, plan, fn.div(gid, tiles), split_by, plan.groups[1:]))
     else:
-        tile, env = gid, {}
+        tile = gid
     first = fn.mul(tile, plan.tile, name=once("first"))
     if isinstance(extent, int) and not plan.remainder:
         body({**env, label: (first, plan.tile)}, plan.step_sizes)
         return
-    if isinstance(extent, int):
-        short = {**plan.step_sizes, label: plan.remainder}
-        with fn.if_(fn.eq(tile, plan.tiles - 1)) as branch:
+    if isinstance(extent, int):   # guarded by the tile's end (not `tile == tiles - 1`): the
+        short = {**plan.step_sizes, label: plan.remainder}   # launch-bounds analysis sees it
+        with fn.if_(fn.le(fn.add(first, plan.tile), extent)) as branch:
             with branch.then():
-                body({**env, label: (first, plan.remainder)}, short)
-            with branch.otherwise():
                 body({**env, label: (first, plan.tile)}, plan.step_sizes)
+            with branch.otherwise():
+                body({**env, label: (first, plan.remainder)}, short)
         return
     with fn.if_(fn.le(fn.add(first, plan.tile), extent)) as branch:
         with branch.then():

@@ -7,6 +7,8 @@
     ksplit    lanes: rows of the summed label per pass over the chunk (0: all at once)
     block     groups: entries per work-group (a loop over them)
     tile      groups: the tile of the batch label when an operand is shared (0: none)
+    cut       groups, with a tile: the piece of one more output label the shared
+              operand holds (2-D tiles of the output; 0: none)
     schedule  the lowering's knobs of the collectives (tinyc.schedule), the same
               for every variant of the kernel (alpha and beta as arguments or
               constants, every batch size)
@@ -37,13 +39,14 @@ class Knobs:
     tile: int | None = None
     schedule: dict = field(default_factory=dict, compare=False, hash=False)
     ksplit: int | None = None
+    cut: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v not in (None, {})}
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "Knobs":
-        known = {k: data[k] for k in ("mapping", "chunk", "budget", "block", "tile", "schedule", "ksplit")
+        known = {k: data[k] for k in ("mapping", "chunk", "budget", "block", "tile", "schedule", "ksplit", "cut")
                  if k in data}
         return Knobs(**known)
 
@@ -62,6 +65,13 @@ def candidates(default: Any) -> list[Knobs]:
         found = [Knobs("lanes", chunk, budget) for chunk, budget in points]
         found[2:2] = [Knobs("lanes", lanes.chunk, lanes.budget, ksplit=k) for k in KSPLITS]
         found.insert(min(4, len(found)), Knobs("groups"))
+    elif default.cut:   # 2-D tiles: (tile, cut) pairs nearest the default first, then no cut
+        size, tiled = default.sizes[default.cut_label], default.sizes[default.groups[0]]
+        pairs = [(t, c) for t in TILES for c in TILES if size % c == 0 and tiled % t == 0]
+        pairs.sort(key=lambda p: abs(p[0].bit_length() - default.tile.bit_length())
+                   + abs(p[1].bit_length() - default.cut.bit_length()))
+        found = [Knobs("groups", tile=t, cut=c) for t, c in pairs]
+        found.append(Knobs("groups", tile=default.tile, cut=0))
     elif default.tile:
         found = [Knobs("groups", tile=t) for t in sorted(TILES, key=lambda t: abs(t - default.tile))]
         found.append(Knobs("groups", tile=0))

@@ -12,6 +12,10 @@
    matrix the batch shares), a work-group may take a *tile* of that label as
    one more mode of its steps — where that pays: a product of shared
    operands is then made once per tile, or the tile joins a gemm dimension.
+   When the shared operand is large (a static GEMM spread over work-groups),
+   the work-group also takes a *cut* of one more output label that operand
+   holds: a 2-D tile of the output, so each work-group reads a slice of the
+   shared operand instead of all of it.
    Otherwise entries with little work share a work-group (a loop over a
    block of entries).
 2. **Pre-reductions.** A label held by one operand only and not by the
@@ -48,6 +52,10 @@ entries), up to MAX_BLOCK of them, so the per-work-group cost of the runtime is 
 MAX_BLOCK = 16
 MAX_SHARED_BLOCK = 64
 """The largest tile of a batch label (entries per work-group sharing its operands' products)."""
+CUT_ELEMENTS = 1 << 16
+"""A shared operand this large is cut along one more output label (2-D tiles): read whole
+by each of 64 work-groups it is 64 passes over the cache. 512² f32 `ij,jk->ik`: 1.6 ms in
+column tiles of 8, 0.95 ms in 64 x 64 tiles (NumPy's BLAS: 1.4 ms)."""
 MIN_ENTRY_RESULTS = 16
 """A batch label shared by all operands joins the group id while a work-group entry keeps
 at least this many results (or BLOCK_WORK multiply-adds): an elementwise or transposing
@@ -77,6 +85,8 @@ class Plan:
     flops: int = 0  # multiply-adds of the whole batch
     block: int = 1  # batch entries per work-group, run by a loop
     tile: int = 0   # or: the first group label in tiles of this size, a mode of the steps
+    cut_label: str = ""   # with a tile: an output label outside the groups, in pieces...
+    cut: int = 0          # ...of this size (dividing it), the slower factor of the group id
     dynamic: frozenset[str] = frozenset()  # group labels whose size is a kernel argument
     volumes: list[tuple[int, bool]] = field(default_factory=list)  # per step: multiply-adds, invariant
     shared: frozenset[int] = frozenset()  # operands without the group labels (shared by the batch)
@@ -98,6 +108,11 @@ class Plan:
         return self.sizes[self.groups[0]] % self.tile if self.tile else 0
 
     @property
+    def pieces(self) -> int:
+        """Pieces of the cut label (1 when there is no cut)."""
+        return self.sizes[self.cut_label] // self.cut if self.cut else 1
+
+    @property
     def n_groups(self) -> int:
         """Work-groups launched (at the plan's sizes): entries in blocks of `block`, or tiles
         times the other labels."""
@@ -106,7 +121,7 @@ class Plan:
     def flops_for(self, sizes: dict[str, int]) -> int:
         """Multiply-adds of a call with these label sizes."""
         entries = math.prod(sizes[g] for g in self.groups)
-        per_entry = 1 / self.tile if self.tile else 1   # a variant step of a tile covers `tile` entries
+        per_entry = self.pieces / self.tile if self.tile else 1   # a variant step covers a tile (of a cut)
         groups = self.groups_for(sizes)
         return round(sum(v * (groups if invariant else entries * per_entry) for v, invariant in self.volumes))
 
@@ -117,13 +132,16 @@ class Plan:
             return chunks * math.prod(sizes[g] for g in self.groups[1:])
         if self.tile:
             tiles = -(-sizes[self.groups[0]] // self.tile)
-            return tiles * math.prod(sizes[g] for g in self.groups[1:])
+            return tiles * self.pieces * math.prod(sizes[g] for g in self.groups[1:])
         return -(-math.prod(sizes[g] for g in self.groups) // self.block)
 
     @property
     def step_sizes(self) -> dict[str, int]:
-        """Label sizes the steps of a work-group see (a tiled label: the tile)."""
-        return {**self.sizes, self.groups[0]: self.tile} if self.tile else self.sizes
+        """Label sizes the steps of a work-group see (a tiled label: the tile; a cut one: the cut)."""
+        if not self.tile:
+            return self.sizes
+        cut = {self.cut_label: self.cut} if self.cut else {}
+        return {**self.sizes, self.groups[0]: self.tile, **cut}
 
 
 def _per_group_cost(tensors: Sequence[frozenset[str]], keep: frozenset[str],
@@ -188,9 +206,12 @@ def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int
 
 def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
               summed_elsewhere: int = 1, dynamic: frozenset[str] = frozenset(),
-              block: int | None = None, tile: int | None = None) -> Plan:
-    """The plan for operands `inputs` (memref layouts) into `output`; `block` and `tile`
-    override the choice of entries per work-group (the tuner's knobs; tile 0: no tiling)."""
+              block: int | None = None, tile: int | None = None, cut: int | None = None) -> Plan:
+    """The plan for operands `inputs` (memref layouts) into `output`; `block`, `tile` and
+    `cut` override the choice of entries per work-group (the tuner's knobs; tile 0: no
+    tiling; cut 0: no cut). A cut needs whole tiles and pieces: a short last tile's branch
+    on `tile == tiles - 1` is lost on the launch-bounds analysis once the tile is a
+    quotient of the group id."""
     groups = choose_groups(inputs, output, sizes, dynamic)
     chosen = _tile(groups, inputs, sizes) if tile is None else (tile if _tile(groups, inputs, sizes) else 0)
     plan = None
@@ -198,6 +219,12 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
         plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, chosen)
         if tile is None and not _tiling_pays(plan, inputs, output):
             plan = None
+    if plan is not None and (cut or (cut is None and tile is None)):
+        label = _cut_label(plan, inputs, output, dynamic)
+        if label and (cut or _cut_pays(plan, inputs)):
+            cut_tile, size = _cut_sizes(sizes[groups[0]], sizes[label]) if cut is None else (chosen, cut)
+            if size and sizes[label] % size == 0 and cut_tile and sizes[groups[0]] % cut_tile == 0:
+                plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, cut_tile, (label, size))
     if plan is None:
         plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, 0)
         if block is not None:
@@ -264,9 +291,11 @@ def make_steps(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], 
 
 
 def _make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], summed_elsewhere: int,
-               groups: list[str], tile: int) -> Plan:
+               groups: list[str], tile: int, cut: tuple[str, int] | None = None) -> Plan:
     gset = frozenset(groups[1:] if tile else groups)        # labels each work-group fixes
     step_sizes = {**sizes, groups[0]: tile} if tile else sizes
+    if cut:
+        step_sizes[cut[0]] = cut[1]
     keep = frozenset(output.labels) - gset
     tensors = [frozenset(t.labels) - gset for t in inputs]
     invariant = [not (frozenset(t.labels) & frozenset(groups)) for t in inputs]
@@ -304,6 +333,8 @@ def _make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int], 
     else:
         steps.append(Step((live[0],), output_id, keep))
     plan = Plan(groups, steps, tensors, output_id, dict(sizes), summed_elsewhere, tile=tile)
+    if cut:
+        plan.cut_label, plan.cut = cut
     plan.shared = frozenset(k for k, fixed in enumerate(invariant[:len(inputs)]) if fixed)
 
     def volume(step: Step) -> int:
@@ -350,6 +381,46 @@ def _tile(groups: Sequence[str], inputs: Sequence[Layout], sizes: dict[str, int]
         if n % size == 0:
             return size
     return most
+
+
+def _cut_label(plan: Plan, inputs: Sequence[Layout], output: Layout, dynamic: frozenset[str]) -> str:
+    """The output label to cut: outside the groups, static, held by an operand the tiled
+    label does not index (the one each work-group reads whole); the largest ("": none).
+    Static plans only: with a `?` tiled label, `tinyc run --batch N` sizes it from the
+    group id's bounds, which a div by the pieces would hide (launch_bounds.py)."""
+    label = plan.groups[0]
+    if dynamic:
+        return ""
+    held = set().union(*(t.labels for t in inputs if label not in t.labels))
+    found = [x for x in output.labels if x in held and x not in plan.groups and x not in dynamic
+             and plan.sizes[x] >= 2 * MIN_CUT]
+    return max(found, key=lambda x: plan.sizes[x], default="")
+
+
+MIN_CUT = 16
+"""The smallest cut: below it the cut label is too short a gemm dimension."""
+
+
+def _cut_pays(plan: Plan, inputs: Sequence[Layout]) -> bool:
+    """Cut when the operand each work-group reads whole is large (CUT_ELEMENTS), there is
+    no other group label (a batch keeps the groups busy), and no step is invariant (a
+    product made once per work-group would then be made once per piece)."""
+    label = plan.groups[0]
+    shared = [t for t in inputs if label not in t.labels]
+    return (len(plan.groups) == 1 and not any(s.invariant for s in plan.steps)
+            and any(math.prod(t.size_of(x) for x in t.labels) >= CUT_ELEMENTS for t in shared))
+
+
+def _cut_sizes(tiled: int, cut: int) -> tuple[int, int]:
+    """(tile, cut): near-square pieces, at most MAX_SHARED_BLOCK on a side, each dividing
+    its label, with at least MIN_GROUPS of them ((0, 0): none fits)."""
+    side = min(MAX_SHARED_BLOCK, math.isqrt(tiled * cut // MIN_GROUPS))
+    tile = next((t for t in range(side, MIN_CUT - 1, -1) if tiled % t == 0), 0)
+    if not tile:
+        return 0, 0
+    most = min(MAX_SHARED_BLOCK, tiled * cut // (tile * MIN_GROUPS))
+    size = next((c for c in range(most, MIN_CUT - 1, -1) if cut % c == 0), 0)
+    return (tile, size) if size else (0, 0)
 
 
 def choose_block(work: int, entries: int) -> int:
