@@ -56,6 +56,15 @@ def test_a_large_static_gemm_takes_square_tiles_of_the_output():
     assert plan.cut_label not in plan.groups and plan.cut_label in "ik"
 
 
+def test_a_small_output_with_a_long_sum_takes_fewer_larger_pieces():
+    """64 x 2048 x 64: 16 tiles of 16 x 16 rather than 64 work-groups that each read all
+    of B for one column of the output (a gemv each)."""
+    a, b = rand((64, 2048)), rand((2048, 64))
+    plan = plan_of("ij,jk->ik", a, b)
+    assert (plan.tile, plan.cut, plan.n_groups) == (16, 16, 16)
+    check(tinyc.einsum("ij,jk->ik", a, b), "ij,jk->ik", [a, b])
+
+
 @pytest.mark.parametrize("subscripts, shapes", [
     ("ij,jk->ik", [(128, 128), (128, 128)]),          # the shared operand fits: one tile
     ("ij,jk->ik", [(1000, 300), (300, 520)]),         # i is a `?` label: never cut
@@ -80,11 +89,13 @@ def test_values_against_numpy(subscripts, shapes, order, dtype):
     check(tinyc.einsum(subscripts, *arrays), subscripts, arrays)
 
 
-@pytest.mark.parametrize("tile, cut, taken", [(48, 32, 0), (64, 128, 128), (16, 16, 16), (64, 0, 0),
+@pytest.mark.parametrize("tile, cut, taken", [(48, 32, 32), (64, 128, 128), (16, 16, 16), (64, 0, 0),
                                               (64, 48, 0)])
 def test_the_tuners_pairs_short_tiles_included(tile, cut, taken, monkeypatch):
-    """Knobs the tuner may choose: big and small pieces, no cut; a tile or a cut that does
-    not divide its label gives no cut (a short last tile keeps its own copy of the body)."""
+    """Knobs the tuner may choose: big and small pieces, no cut, a tile that does not divide
+    its label (a short last tile: its own copy of the body, guarded by the tile's end, which
+    the launch-bounds analysis follows through the quotient); a cut that does not divide
+    its label gives no cut."""
     monkeypatch.setattr(tuning, "knobs_for", lambda *args: Knobs("groups", tile=tile, cut=cut))
     a, b = rand((512, 256)), rand((256, 512))
     plan = plan_of("ij,jk->ik", a, b, knobs=Knobs("groups", tile=tile, cut=cut))
@@ -105,7 +116,7 @@ def test_the_tuner_tries_pairs_and_no_cut():
     found = knob_space.candidates(plan)
     assert found[0] == Knobs("groups", tile=64, cut=64)
     assert Knobs("groups", tile=64, cut=0) in found
-    assert all(512 % k.cut == 0 and 512 % k.tile == 0 for k in found if k.cut)
+    assert all(512 % k.cut == 0 for k in found if k.cut)
 
 
 def test_printed_program_says_how_many_work_groups(tmp_path):

@@ -66,8 +66,8 @@ def candidates(default: Any) -> list[Knobs]:
         found[2:2] = [Knobs("lanes", lanes.chunk, lanes.budget, ksplit=k) for k in KSPLITS]
         found.insert(min(4, len(found)), Knobs("groups"))
     elif default.cut:   # 2-D tiles: (tile, cut) pairs nearest the default first, then no cut
-        size, tiled = default.sizes[default.cut_label], default.sizes[default.groups[0]]
-        pairs = [(t, c) for t in TILES for c in TILES if size % c == 0 and tiled % t == 0]
+        size = default.sizes[default.cut_label]
+        pairs = [(t, c) for t in TILES for c in TILES if size % c == 0]
         pairs.sort(key=lambda p: abs(p[0].bit_length() - default.tile.bit_length())
                    + abs(p[1].bit_length() - default.cut.bit_length()))
         found = [Knobs("groups", tile=t, cut=c) for t, c in pairs]

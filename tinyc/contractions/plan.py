@@ -209,9 +209,7 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
               block: int | None = None, tile: int | None = None, cut: int | None = None) -> Plan:
     """The plan for operands `inputs` (memref layouts) into `output`; `block`, `tile` and
     `cut` override the choice of entries per work-group (the tuner's knobs; tile 0: no
-    tiling; cut 0: no cut). A cut needs whole tiles and pieces: a short last tile's branch
-    on `tile == tiles - 1` is lost on the launch-bounds analysis once the tile is a
-    quotient of the group id."""
+    tiling; cut 0: no cut)."""
     groups = choose_groups(inputs, output, sizes, dynamic)
     chosen = _tile(groups, inputs, sizes) if tile is None else (tile if _tile(groups, inputs, sizes) else 0)
     plan = None
@@ -219,17 +217,13 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
         plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, chosen)
         if tile is None and not _tiling_pays(plan, inputs, output):
             plan = None
-    if plan is not None and (cut or (cut is None and tile is None)):
-        label = _cut_label(plan, inputs, output, dynamic)
-        if label and (cut or _cut_pays(plan, inputs)):
-            cut_tile, size = _cut_sizes(sizes[groups[0]], sizes[label]) if cut is None else (chosen, cut)
-            if size and sizes[label] % size == 0 and cut_tile and sizes[groups[0]] % cut_tile == 0:
-                plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, cut_tile, (label, size))
     if plan is None:
         plan = _make_plan(inputs, output, sizes, summed_elsewhere, groups, 0)
         if block is not None:
             plan.block = block
             plan.flops = plan.flops_for(sizes)
+    if cut or (cut is None and tile is None):
+        plan = _cut_plan(plan, inputs, output, summed_elsewhere, dynamic, tile, cut) or plan
     plan.dynamic = frozenset(dynamic)
     return plan
 
@@ -383,11 +377,35 @@ def _tile(groups: Sequence[str], inputs: Sequence[Layout], sizes: dict[str, int]
     return most
 
 
+def _cut_plan(plan: Plan, inputs: Sequence[Layout], output: Layout, summed_elsewhere: int,
+              dynamic: frozenset[str], tile: int | None, cut: int | None) -> Plan | None:
+    """`plan` with 2-D tiles of the output (a tile of its first group label and a cut of
+    another output label), or None where none applies: the tuner's (tile, cut), else the
+    default when the shared operand is large (_cut_pays). Whole pieces only (a cut divides
+    its label)."""
+    if not plan.groups or plan.lanes is not None or all(plan.groups[0] in t.labels for t in inputs):
+        return None
+    label = _cut_label(plan, inputs, output, dynamic)
+    if not label:
+        return None
+    sizes = plan.sizes
+    if cut:
+        pair = (tile or plan.tile, cut)
+    elif _cut_pays(plan, inputs):
+        pair = _cut_sizes(sizes[plan.groups[0]], sizes[label])
+    else:
+        return None
+    if not pair[0] or not pair[1] or sizes[label] % pair[1]:
+        return None
+    made = _make_plan(inputs, output, sizes, summed_elsewhere, plan.groups, pair[0], (label, pair[1]))
+    return made if cut or _tiling_pays(made, inputs, output) else None
+
+
 def _cut_label(plan: Plan, inputs: Sequence[Layout], output: Layout, dynamic: frozenset[str]) -> str:
     """The output label to cut: outside the groups, static, held by an operand the tiled
     label does not index (the one each work-group reads whole); the largest ("": none).
-    Static plans only: with a `?` tiled label, `tinyc run --batch N` sizes it from the
-    group id's bounds, which a div by the pieces would hide (launch_bounds.py)."""
+    Static plans only: with a `?` tiled label, `tinyc run --batch N` could no longer size
+    it from the group id's bounds (the tile is a quotient of it: launch_bounds.py).""" 
     label = plan.groups[0]
     if dynamic:
         return ""
@@ -412,15 +430,20 @@ def _cut_pays(plan: Plan, inputs: Sequence[Layout]) -> bool:
 
 
 def _cut_sizes(tiled: int, cut: int) -> tuple[int, int]:
-    """(tile, cut): near-square pieces, at most MAX_SHARED_BLOCK on a side, each dividing
-    its label, with at least MIN_GROUPS of them ((0, 0): none fits)."""
-    side = min(MAX_SHARED_BLOCK, math.isqrt(tiled * cut // MIN_GROUPS))
-    tile = next((t for t in range(side, MIN_CUT - 1, -1) if tiled % t == 0), 0)
-    if not tile:
-        return 0, 0
-    most = min(MAX_SHARED_BLOCK, tiled * cut // (tile * MIN_GROUPS))
-    size = next((c for c in range(most, MIN_CUT - 1, -1) if cut % c == 0), 0)
-    return (tile, size) if size else (0, 0)
+    """(tile, cut): near-square pieces, at most MAX_SHARED_BLOCK on a side, at least
+    MIN_CUT, each dividing its label; MIN_GROUPS of them, or as few as MIN_GROUPS / 4 where
+    the output is too small for that (`ij,jk->ik` at 64 x 2048 x 64: 16 tiles of 16 x 16,
+    not 64 work-groups that each read all of B for one column); (0, 0): none fits."""
+    for wanted in (MIN_GROUPS, MIN_GROUPS // 2, MIN_GROUPS // 4):
+        side = min(MAX_SHARED_BLOCK, math.isqrt(tiled * cut // wanted))
+        tile = next((t for t in range(side, MIN_CUT - 1, -1) if tiled % t == 0), 0)
+        if not tile:
+            continue
+        most = min(MAX_SHARED_BLOCK, tiled * cut // (tile * wanted))
+        size = next((c for c in range(most, MIN_CUT - 1, -1) if cut % c == 0), 0)
+        if size:
+            return tile, size
+    return 0, 0
 
 
 def choose_block(work: int, entries: int) -> int:
