@@ -163,6 +163,41 @@ def cases() -> list[Case]:
     return c
 
 
+def static_cases() -> list[Case]:
+    """Contractions without a batch (`--set static`): single large products, where NumPy
+    hands the work to its multi-threaded BLAS, returns a view, or runs a tight loop of its
+    own — the cases where the baseline is strongest."""
+    mm = np.matmul
+    return [
+        Case("gemm_nn", "static GEMM", "ij,jk->ik", ["512x512", "512x512"], matmul=mm),
+        Case("gemm_nt", "static GEMM", "ij,kj->ik", ["512x256", "512x256"], matmul=lambda a, b: a @ b.T),
+        Case("gemm_tn", "static GEMM", "ji,jk->ik", ["256x512", "256x512"], matmul=lambda a, b: a.T @ b),
+        Case("gemm_out_t", "static GEMM", "ij,jk->ki", ["512x384", "384x512"], matmul=lambda a, b: (a @ b).T),
+        Case("gemm_f64", "static GEMM", "ij,jk->ik", ["512x512", "512x512"], "float64", matmul=mm),
+        Case("gemm_1024", "static GEMM", "ij,jk->ik", ["1024x1024", "1024x1024"], matmul=mm),
+        Case("gemm_256", "static GEMM", "ij,jk->ik", ["256x256", "256x256"], matmul=mm),
+        Case("gemm_long_sum", "static GEMM", "ij,jk->ik", ["64x2048", "2048x64"], matmul=mm),
+        Case("gemm_wide", "static GEMM", "ij,jk->ik", ["2048x64", "64x2048"], matmul=mm),
+        Case("gemm_skinny", "static GEMM", "ij,jk->ik", ["1000x300", "300x520"], matmul=mm),
+        Case("gemm_c64", "static GEMM", "ij,jk->ik", ["256x256", "256x256"], "complex64", matmul=mm),
+        Case("gemv", "static mat-vec", "ij,j->i", ["4096x4096", "4096"], matmul=mm),
+        Case("gemv_t", "static mat-vec", "ji,j->i", ["4096x4096", "4096"], matmul=lambda a, x: x @ a),
+        Case("row_dots", "static mat-vec", "ij,ij->i", ["4096x512", "4096x512"],
+             matmul=lambda a, b: np.einsum("ij,ij->i", a, b)),
+        Case("outer", "static outer", "i,j->ij", ["2048", "2048"], matmul=np.outer),
+        Case("scale_cols", "static elementwise", "ij,j->ij", ["2048x2048", "2048"], matmul=lambda a, x: a * x),
+        Case("transpose", "static permutation", "ij->ji", ["2048x2048"]),
+        Case("perm4", "static permutation", "ijkl->lkji", ["32x32x32x32"]),
+        Case("full_dot", "static reduction", "ijkl,ijkl->", ["32x32x32x32", "32x32x32x32"],
+             matmul=lambda a, b: np.dot(a.ravel(), b.ravel())),
+        Case("trace_stack", "static reduction", "bii->b", ["20000x16x16"],
+             matmul=lambda a: np.trace(a, axis1=1, axis2=2)),
+        Case("diagonal_stack", "static permutation", "bii->bi", ["20000x16x16"]),
+        Case("ttm", "static ttm", "abc,cd->abd", ["200x100x50", "50x60"],
+             matmul=lambda x, m: np.tensordot(x, m, axes=([2], [0]))),
+    ]
+
+
 def dtype_cases() -> list[Case]:
     """The language's other number types (`--set dtypes`): integers, whose sums wrap as
     NumPy's, and f16. Kept out of the main suite's geometric means: NumPy has no BLAS for them."""
@@ -354,9 +389,10 @@ def summary(rows: list[dict[str, Any]], batch: int) -> dict[str, Any]:
             "settled_below_0.8": [r["case"] for r in ok if r["settled_vs_best"] < 0.8]}
 
 
-def report(rows: list[dict[str, Any]], meta: dict[str, Any], batches: list[int]) -> str:
+def report(rows: list[dict[str, Any]], meta: dict[str, Any], batches: list[int],
+           title: str = "contractions of every kind, two batch sizes") -> str:
     lines = [
-        "# tinyc.einsum against NumPy: contractions of every kind, two batch sizes",
+        f"# tinyc.einsum against NumPy: {title}",
         "",
         f"Measured {meta['date']} on {meta['cpu']} ({meta['device']}), {meta['cpus']} CPUs, NumPy "
         f"{meta['numpy']}, opt_einsum {meta['opt_einsum']}; load average {meta['load_before']} before, "
@@ -375,7 +411,7 @@ def report(rows: list[dict[str, Any]], meta: dict[str, Any], batches: list[int])
     ]
     for b in batches:
         s = summary(rows, b)
-        lines.append(f"**Batch {b}: geomean {s['geomean_vs_opt']:.2f}x np.einsum(optimize=True), "
+        lines.append(f"**{f'Batch {b}' if b else 'Static shapes'}: geomean {s['geomean_vs_opt']:.2f}x np.einsum(optimize=True), "
                      f"{s['geomean_vs_best']:.2f}x the fastest NumPy-side way; slowest case "
                      f"{s['worst_case']} at {s['worst_vs_best']:.2f}x; below 0.8x: "
                      f"{', '.join(s['below_0.8']) or 'none'} ({s['cases']} cases). In CPU time: "
@@ -412,6 +448,14 @@ def _kernels(row: dict[str, Any]) -> str:
     return "" if count is None else f", {count} new kernel{'s' if count != 1 else ''}"
 
 
+SETS: dict[str, tuple[str, Callable[[], list[Case]], str]] = {
+    "main": ("einsum_suite", cases, "contractions of every kind, two batch sizes"),
+    "dtypes": ("einsum_dtypes", dtype_cases, "integer and float16 contractions, two batch sizes"),
+    "static": ("einsum_static", static_cases, "single products without a batch (NumPy's strongest cases)"),
+}
+"""--set: (the tables' file stem, the cases, the title)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.einsum_suite", description=__doc__.splitlines()[0])
     p.add_argument("--batch", default="2000,20000")
@@ -421,18 +465,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--list", action="store_true")
     p.add_argument("--out", type=Path, default=HERE)
-    p.add_argument("--set", choices=["main", "dtypes"], default="main",
-                   help="main: the suite (einsum_suite.md); dtypes: integers and f16 (einsum_dtypes.md)")
+    p.add_argument("--set", choices=list(SETS), default="main",
+                   help="main: the suite (einsum_suite.md); dtypes: integers and f16 (einsum_dtypes.md); "
+                        "static: single products without a batch, NumPy's strongest (einsum_static.md)")
     args = p.parse_args(argv)
-    everything = cases() + random_cases(args.random) if args.set == "main" else dtype_cases()
-    stem = "einsum_suite" if args.set == "main" else "einsum_dtypes"
+    everything = cases() + random_cases(args.random) if args.set == "main" else SETS[args.set][1]()
+    stem, title = SETS[args.set][0], SETS[args.set][2]
     if args.list:
         print("\n".join(f"{c.name:18s} {c.family:16s} {c.subscripts:24s} {c.dtype:10s} {c.order}"
                         for c in everything))
         return 0
     wanted = set(args.cases.split(",")) if args.cases != "all" else None
     chosen = [c for c in everything if wanted is None or c.name in wanted]
-    batches = [int(b) for b in args.batch.split(",")]
+    batches = [int(b) for b in args.batch.split(",")] if args.set != "static" else [0]   # (no N)
     import opt_einsum
 
     from tinyc.runtime.device import select_queue
@@ -458,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{stem}.json").write_text(json.dumps(
         {"meta": meta, "summary": [summary(rows, b) for b in batches], "rows": rows}, indent=1, default=str))
-    text = report(rows, meta, batches)
+    text = report(rows, meta, batches, title)
     (args.out / f"{stem}.md").write_text(text)
     print(text)
     return 0 if all("wrong" not in r for r in rows) else 1

@@ -123,3 +123,19 @@ def test_the_launch_floor_benchmark_runs_and_checks_its_results(device, tmp_path
     assert launch_floor.main(["--repeat", "8", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "launch_floor.md").read_text()
     assert "the floor, hot" in text and "`x.T @ y` (`bi,bj->ij`)" in text and "after a NumPy BLAS call" in text
+
+
+def test_the_einsum_suites_static_set_runs_and_checks_its_results(device, tmp_path):
+    """benchmarks/einsum_suite.py --set static with two cases and few rounds: every result is
+    checked against np.einsum in float64 before it is timed (main returns 1 on a wrong one),
+    and the table says "Static shapes" instead of a batch size."""
+    from benchmarks import einsum_suite
+
+    cases = "gemm_256,transpose"
+    assert einsum_suite.main(["--set", "static", "--cases", cases, "--repeat", "2", "--warmup", "1",
+                              "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "einsum_static.md").read_text()
+    assert "**Static shapes: geomean" in text and "(2 cases)" in text
+    assert "| gemm_256 | static GEMM | `ij,jk->ik` |" in text and "(view)" in text
+    rows = json.loads((tmp_path / "einsum_static.json").read_text())["rows"]
+    assert [r["case"] for r in rows] == ["gemm_256", "transpose"] and all("wrong" not in r for r in rows)

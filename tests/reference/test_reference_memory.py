@@ -400,3 +400,12 @@ def test_arguments_are_checked():
         run_text(text, [np.zeros((4, 4), np.float32, order="C")])
     with pytest.raises(LaunchError, match="takes 1 arguments"):
         run_text(text, [])
+
+
+def test_an_empty_array_takes_any_strides():
+    """An array with a 0 extent addresses no memory, and NumPy may give it any strides
+    ((300, 0) in Fortran order has (0, 0)): the interpreter takes it as the runtime does
+    (`tinyc run --check` once failed on such an argument: "expected element strides")."""
+    src = np.empty((300, 0), np.float32, order="F")
+    dst = np.empty((300, 0), np.float32, order="F")
+    run_text(f"func @k(%A: memref<f32x300x?>, %B: memref<f32x300x?>) {{\n  {copy('%A', '%B')}\n}}", [src, dst])
