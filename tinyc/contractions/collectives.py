@@ -57,9 +57,9 @@ def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[
                         transpose_a=y.labels[0] == k, transpose_b=x.labels[0] == m)
 
         x0, y0, z0 = ([label for label in t.labels if label not in outer + inner][0] for t in (X, Y, Z))
-        transposed = x0 == k or y0 == n if z0 == m else y0 == k or x0 == m
-        complex_ = Z.value.type.element.is_complex  # type: ignore[attr-defined]
-        chunk = 0 if transposed or complex_ else k_chunk(sizes[k], sizes[m] * sizes[n])
+        transposed = (x0 == k or y0 == n) if z0 == m else (y0 == k or x0 == m)   # as gemm() calls it
+        is_complex = Z.value.type.element.is_complex  # type: ignore[attr-defined]
+        chunk = 0 if transposed or is_complex else k_chunk(sizes[k], sizes[m] * sizes[n])
         _loops(fn, outer, inner, sizes, beta, gemm if not chunk else
                lambda env, beta_now: _in_chunks(fn, k, sizes[k], chunk, env, beta_now, gemm))
         return True

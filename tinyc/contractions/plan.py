@@ -56,6 +56,8 @@ CUT_ELEMENTS = 1 << 16
 """A shared operand this large is cut along one more output label (2-D tiles): read whole
 by each of 64 work-groups it is 64 passes over the cache. 512² f32 `ij,jk->ik`: 1.6 ms in
 column tiles of 8, 0.95 ms in 64 x 64 tiles (NumPy's BLAS: 1.4 ms)."""
+MIN_CUT = 16
+"""The smallest side of a 2-D tile: below it the gemm of a piece is too narrow."""
 MIN_ENTRY_RESULTS = 16
 """A batch label shared by all operands joins the group id while a work-group entry keeps
 at least this many results (or BLOCK_WORK multiply-adds): an elementwise or transposing
@@ -86,7 +88,7 @@ class Plan:
     block: int = 1  # batch entries per work-group, run by a loop
     tile: int = 0   # or: the first group label in tiles of this size, a mode of the steps
     cut_label: str = ""   # with a tile: an output label outside the groups, in pieces...
-    cut: int = 0          # ...of this size (dividing it), the slower factor of the group id
+    cut: int = 0          # ...of this size (dividing it), the fastest factor of the group id
     dynamic: frozenset[str] = frozenset()  # group labels whose size is a kernel argument
     volumes: list[tuple[int, bool]] = field(default_factory=list)  # per step: multiply-adds, invariant
     shared: frozenset[int] = frozenset()  # operands without the group labels (shared by the batch)
@@ -405,18 +407,13 @@ def _cut_label(plan: Plan, inputs: Sequence[Layout], output: Layout, dynamic: fr
     """The output label to cut: outside the groups, static, held by an operand the tiled
     label does not index (the one each work-group reads whole); the largest ("": none).
     Static plans only: with a `?` tiled label, `tinyc run --batch N` could no longer size
-    it from the group id's bounds (the tile is a quotient of it: launch_bounds.py).""" 
-    label = plan.groups[0]
+    it from the group id's bounds (the tile is a quotient of it: launch_bounds.py)."""
     if dynamic:
         return ""
+    label = plan.groups[0]
     held = set().union(*(t.labels for t in inputs if label not in t.labels))
-    found = [x for x in output.labels if x in held and x not in plan.groups and x not in dynamic
-             and plan.sizes[x] >= 2 * MIN_CUT]
+    found = [x for x in output.labels if x in held and x not in plan.groups and plan.sizes[x] >= 2 * MIN_CUT]
     return max(found, key=lambda x: plan.sizes[x], default="")
-
-
-MIN_CUT = 16
-"""The smallest cut: below it the cut label is too short a gemm dimension."""
 
 
 def _cut_pays(plan: Plan, inputs: Sequence[Layout]) -> bool:

@@ -132,8 +132,8 @@ def _memref(t: MemrefType, value: Any, name: str, what: str) -> Memref:
     strides: list[int] = []
     for k, (n, s) in enumerate(zip(array.shape, given)):
         static = t.stride[k]
-        if n <= 1 or array.size == 0:  # never used to address memory (an empty array: NumPy
-            # may give any strides): take the type's or the packed stride
+        if n <= 1 or array.size == 0:  # never addresses memory (an empty array's strides are
+            # NumPy's choice): take the type's or the packed stride
             s = static if static != DYNAMIC else (strides[-1] * max(array.shape[k - 1], 1) if k else 1)
         elif static != DYNAMIC and static != s:
             raise LaunchError(f"{what}: expected element strides {_shape(t.stride)}, got {tuple(given)} "
