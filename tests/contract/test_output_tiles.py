@@ -34,7 +34,9 @@ def check(got, subscripts, arrays):
     wide = [x.astype(np.complex128 if x.dtype.kind == "c" else np.float64) for x in arrays]
     want = np.einsum(subscripts, *wide)
     magnitude = np.einsum(subscripts, *[np.abs(x) for x in wide])
-    terms = max(x.size for x in arrays)
+    inputs, output = subscripts.split("->")
+    sizes = {label: n for term, x in zip(inputs.split(","), arrays) for label, n in zip(term, x.shape)}
+    terms = int(np.prod([sizes[label] for label in sizes if label not in output]))   # the summed labels
     assert_within(got, want, sum_error_bound(terms, TYPE[arrays[0].dtype], magnitude), subscripts)
 
 

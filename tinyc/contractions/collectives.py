@@ -49,17 +49,14 @@ def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[
 
         def gemm(env: Env, beta_now: Any) -> None:
             x, y, z = view(fn, X, env), view(fn, Y, env), view(fn, Z, env)
-            if z.labels[0] == m:
-                fn.gemm(alpha, x.value, y.value, beta_now, z.value,
-                        transpose_a=x.labels[0] == k, transpose_b=y.labels[0] == n)
-            else:
-                fn.gemm(alpha, y.value, x.value, beta_now, z.value,
-                        transpose_a=y.labels[0] == k, transpose_b=x.labels[0] == m)
+            swapped, transpose_a, transpose_b = _gemm_form(x.labels, y.labels, z.labels, m, n, k)
+            a, b = (y, x) if swapped else (x, y)
+            fn.gemm(alpha, a.value, b.value, beta_now, z.value, transpose_a=transpose_a, transpose_b=transpose_b)
 
-        x0, y0, z0 = ([label for label in t.labels if label not in outer + inner][0] for t in (X, Y, Z))
-        transposed = (x0 == k or y0 == n) if z0 == m else (y0 == k or x0 == m)   # as gemm() calls it
+        _, transpose_a, transpose_b = _gemm_form(X.labels, Y.labels, Z.labels, m, n, k)
         is_complex = Z.value.type.element.is_complex  # type: ignore[attr-defined]
-        chunk = 0 if transposed or is_complex else k_chunk(sizes[k], sizes[m] * sizes[n])
+        plain = not (transpose_a or transpose_b or is_complex)
+        chunk = k_chunk(sizes[k], sizes[m] * sizes[n]) if plain else 0
         _loops(fn, outer, inner, sizes, beta, gemm if not chunk else
                lambda env, beta_now: _in_chunks(fn, k, sizes[k], chunk, env, beta_now, gemm))
         return True
@@ -97,6 +94,18 @@ def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[
         _loops(fn, outer, [], sizes, beta, hadamard)
         return True
     return False
+
+
+def _gemm_form(x: Sequence[str], y: Sequence[str], z: Sequence[str], m: str, n: str,
+               k: str) -> tuple[bool, bool, bool]:
+    """(swapped, transpose_a, transpose_b) of the gemm z := x·y on matrix labels m, n, k,
+    from the memory order of the labels: a z stored n-first swaps the operands (Zᵀ = Yᵀ·Xᵀ),
+    an operand stored with its other label first is read transposed."""
+    x0 = next(label for label in x if label in (m, k))
+    y0 = next(label for label in y if label in (k, n))
+    if next(label for label in z if label in (m, n)) == m:
+        return False, x0 == k, y0 == n
+    return True, y0 == k, x0 == m
 
 
 K_CHUNK = 64

@@ -392,14 +392,14 @@ def _cut_plan(plan: Plan, inputs: Sequence[Layout], output: Layout, summed_elsew
         return None
     sizes = plan.sizes
     if cut:
-        pair = (tile or plan.tile, cut)
+        tile_size, piece = tile or plan.tile, cut
     elif _cut_pays(plan, inputs):
-        pair = _cut_sizes(sizes[plan.groups[0]], sizes[label])
+        tile_size, piece = _cut_sizes(sizes[plan.groups[0]], sizes[label])
     else:
         return None
-    if not pair[0] or not pair[1] or sizes[label] % pair[1]:
+    if not tile_size or not piece or sizes[label] % piece:
         return None
-    made = _make_plan(inputs, output, sizes, summed_elsewhere, plan.groups, pair[0], (label, pair[1]))
+    made = _make_plan(inputs, output, sizes, summed_elsewhere, plan.groups, tile_size, (label, piece))
     return made if cut or _tiling_pays(made, inputs, output) else None
 
 
@@ -423,7 +423,7 @@ def _cut_pays(plan: Plan, inputs: Sequence[Layout]) -> bool:
     label = plan.groups[0]
     shared = [t for t in inputs if label not in t.labels]
     return (len(plan.groups) == 1 and not any(s.invariant for s in plan.steps)
-            and any(math.prod(t.size_of(x) for x in t.labels) >= CUT_ELEMENTS for t in shared))
+            and any(math.prod(t.shape) >= CUT_ELEMENTS for t in shared))
 
 
 def _cut_sizes(tiled: int, cut: int) -> tuple[int, int]:
