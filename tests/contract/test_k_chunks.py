@@ -72,3 +72,52 @@ def test_which_gemms_are_cut_and_their_values(subscripts, shapes, dtype, count):
     assert_within(out, 0.5 * want - 2.0 * old,
                   sum_error_bound(terms + 2, TYPE[np.dtype(dtype)], 0.5 * magnitude + 2.0 * np.abs(old)),
                   subscripts + " alpha, beta")
+
+
+# -- the tuner's knob (knobs.Knobs.kchunk) --------------------------------------------------
+def knob_source(subscripts, arrays, kchunk) -> str:
+    from tinyc.contractions.knobs import Knobs
+
+    sigs = [Signature("numpy", x.dtype, x.shape, x.strides) for x in arrays]
+    return build_kernel(kernel_spec(analyse(subscripts, sigs, None, None, None), None,
+                                    knobs=Knobs("groups", kchunk=kchunk))).checked_source()
+
+
+@pytest.mark.parametrize("kchunk, count", [(0, 1), (32, 3), (128, 3), (150, 2), (300, 1), (None, 3)])
+def test_the_knob_sets_the_rows_per_chunk(kchunk, count):
+    """0 is one gemm; a chunk the summed mode holds at least twice cuts it (300 rows:
+    32 → 9 whole chunks and 12 rows; 128 → 2 and 44; 150 → 2; the rule's 64 → 4 and 44);
+    a chunk longer than half the mode leaves one gemm."""
+    arrays = [rand((512, 300), "float64"), rand((300, 512), "float64")]
+    text = knob_source("ij,jk->ik", arrays, kchunk)
+    assert len(gemms(text)) == count, text
+    if kchunk:
+        sizes = {int(m.group(1)) for m in re.finditer(r"memref<f64x\d+x(\d+)", text)}
+        assert kchunk in sizes or count == 1, text
+
+
+@pytest.mark.parametrize("kchunk", [0, 32, 128])
+def test_a_tuned_chunk_gives_numpys_values(kchunk):
+    from tinyc.contractions.compiled import compile_contraction
+    from tinyc.contractions.knobs import Knobs
+
+    A, B = rand((512, 300), "float64"), rand((300, 512), "float64")
+    a = analyse("ij,jk->ik", [Signature("numpy", x.dtype, x.shape, x.strides) for x in (A, B)], None, None, None)
+    c = compile_contraction(a, None, None, False, Knobs("groups", kchunk=kchunk))
+    out = np.zeros((512, 512))
+    c.kernel(1.0, 0.0, A.T, B.T, out.T, batch=c.groups(a))
+    assert_within(out, A @ B, sum_error_bound(300, "f64", np.abs(A) @ np.abs(B)), f"kchunk {kchunk}")
+
+
+def test_the_tuner_tries_chunks_only_where_a_sum_is_long():
+    from tinyc.contractions.knobs import KCHUNKS, Knobs, candidates
+
+    def tried(subscripts, shapes):
+        arrays = [rand(s) for s in shapes]
+        sigs = [Signature("numpy", x.dtype, x.shape, x.strides) for x in arrays]
+        plan = kernel_spec(analyse(subscripts, sigs, None, None, None), None).plan
+        return {k.kchunk for k in candidates(plan)} - {None}
+
+    assert tried("ij,jk->ik", [(512, 512), (512, 512)]) == set(KCHUNKS)
+    assert tried("ij,jk->ik", [(512, 32), (32, 512)]) == set()
+    assert Knobs.from_dict(Knobs("groups", tile=32, kchunk=128).as_dict()).kchunk == 128

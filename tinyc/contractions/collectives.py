@@ -36,8 +36,9 @@ def _pick(labels: Sequence[str], tensor: Tensor) -> str:
 
 
 def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[str, int],
-              alpha: Any, beta: Any) -> bool:
-    """Z := alpha X·Y + beta Z with collectives; False if the shape needs the general step."""
+              alpha: Any, beta: Any, chunk: int | None = None) -> bool:
+    """Z := alpha X·Y + beta Z with collectives; False if the shape needs the general step.
+    `chunk` overrides k_chunk's rows per chunk of a gemm.n.n (the tuner's knob; 0: one gemm)."""
     if not _pair_fits(X, Y, Z):  # decided before fusing: no `fuse` is left unused
         return False
     (X, Y, Z), sizes = fuse_neighbours(fn, [X, Y, Z], sizes)
@@ -56,7 +57,12 @@ def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[
         _, transpose_a, transpose_b = _gemm_form(X.labels, Y.labels, Z.labels, m, n, k)
         is_complex = Z.value.type.element.is_complex  # type: ignore[attr-defined]
         plain = not (transpose_a or transpose_b or is_complex)
-        chunk = k_chunk(sizes[k], sizes[m] * sizes[n]) if plain else 0
+        if not plain:
+            chunk = 0
+        elif chunk is None:
+            chunk = k_chunk(sizes[k], sizes[m] * sizes[n])
+        elif not isinstance(sizes[k], int) or sizes[k] < 2 * chunk:
+            chunk = 0
         _loops(fn, outer, inner, sizes, beta, gemm if not chunk else
                lambda env, beta_now: _in_chunks(fn, k, sizes[k], chunk, env, beta_now, gemm))
         return True

@@ -420,7 +420,8 @@ def kernel_spec(a: Analysis, epilogue: Any, plain: bool = False, names: list[str
         plan = lane_plan(inputs, output, sizes, a.scale, a.dynamic, a.compute.itemsize, knobs.chunk, knobs.budget,
                          knobs.ksplit)
     if plan is None:
-        plan = make_plan(inputs, output, sizes, a.scale, a.dynamic, knobs.block, knobs.tile, knobs.cut)
+        plan = make_plan(inputs, output, sizes, a.scale, a.dynamic, knobs.block, knobs.tile, knobs.cut,
+                         knobs.kchunk)
     return KernelSpec(inputs, output, plan, compute, result, epilogue == "relu", plain=plain, names=names)
 
 

@@ -153,7 +153,7 @@ def emit_steps(fn: FunctionBuilder, spec: KernelSpec, tensors: dict[int, Tensor]
         alpha = fn["alpha"] if scaled else 1
         beta = fn["beta"] if scaled else 0
         relu = final and spec.relu
-        if len(inputs) == 2 and emit_pair(fn, inputs[0], inputs[1], out, sizes, alpha, beta):
+        if len(inputs) == 2 and emit_pair(fn, inputs[0], inputs[1], out, sizes, alpha, beta, plan.k_chunk):
             pass
         elif len(inputs) == 1 and emit_unary(fn, inputs[0], out, sizes, alpha, beta):
             pass

@@ -9,6 +9,8 @@
     tile      groups: the tile of the batch label when an operand is shared (0: none)
     cut       groups, with a tile: the piece of one more output label the shared
               operand holds (2-D tiles of the output; 0: none)
+    kchunk    groups: rows of the summed mode per chunk of a work-group's large
+              gemm.n.n (collectives.k_chunk; 0: one gemm)
     schedule  the lowering's knobs of the collectives (tinyc.schedule), the same
               for every variant of the kernel (alpha and beta as arguments or
               constants, every batch size)
@@ -18,7 +20,7 @@ None leaves a knob to the default heuristics.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 CHUNKS = (32, 64, 128, 256, 512)
@@ -26,6 +28,7 @@ BUDGETS = (4, 6, 8)
 BLOCKS = (1, 2, 4, 8, 16)
 TILES = (16, 32, 64, 128)
 KSPLITS = (2, 4)
+KCHUNKS = (32, 128, 0)
 
 
 @dataclass(frozen=True)
@@ -40,13 +43,15 @@ class Knobs:
     schedule: dict = field(default_factory=dict, compare=False, hash=False)
     ksplit: int | None = None
     cut: int | None = None
+    kchunk: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v not in (None, {})}
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "Knobs":
-        known = {k: data[k] for k in ("mapping", "chunk", "budget", "block", "tile", "schedule", "ksplit", "cut")
+        known = {k: data[k] for k in ("mapping", "chunk", "budget", "block", "tile", "schedule", "ksplit", "cut",
+                                              "kchunk")
                  if k in data}
         return Knobs(**known)
 
@@ -77,4 +82,21 @@ def candidates(default: Any) -> list[Knobs]:
         found.append(Knobs("groups", tile=0))
     else:
         found = [Knobs("groups", block=b) for b in sorted(BLOCKS, key=lambda b: abs(b - default.block))]
+    if lanes is None and longest_sum(default) >= 2 * min(c for c in KCHUNKS if c):
+        # the default's tiles with other K chunks, right after the nearest tiles
+        same = Knobs("groups", tile=default.tile or None, cut=default.cut or None,
+                     block=None if default.tile else default.block)
+        found[1:1] = [replace(same, kchunk=c) for c in KCHUNKS]
     return found
+
+
+def longest_sum(plan: Any) -> int:
+    """The longest static label a step of the plan sums (0: none): where K chunks may apply."""
+    longest = 0
+    for step in plan.steps:
+        held = [plan.tensors[t] for t in step.inputs]
+        if len(held) == 2:
+            summed = (held[0] & held[1]) - step.labels
+            longest = max([longest, *(plan.sizes[label] for label in summed
+                                      if isinstance(plan.sizes.get(label), int))])
+    return longest

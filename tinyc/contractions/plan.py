@@ -93,6 +93,7 @@ class Plan:
     volumes: list[tuple[int, bool]] = field(default_factory=list)  # per step: multiply-adds, invariant
     shared: frozenset[int] = frozenset()  # operands without the group labels (shared by the batch)
     lanes: Any = None  # lanes.Lanes: the first group label on the lanes of a subgroup, in chunks
+    k_chunk: int | None = None  # rows of a gemm's summed mode per chunk (None: the rule, 0: none)
 
     @property
     def n_entries(self) -> int:
@@ -208,10 +209,12 @@ def choose_groups(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int
 
 def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
               summed_elsewhere: int = 1, dynamic: frozenset[str] = frozenset(),
-              block: int | None = None, tile: int | None = None, cut: int | None = None) -> Plan:
+              block: int | None = None, tile: int | None = None, cut: int | None = None,
+              k_chunk: int | None = None) -> Plan:
     """The plan for operands `inputs` (memref layouts) into `output`; `block`, `tile` and
-    `cut` override the choice of entries per work-group (the tuner's knobs; tile 0: no
-    tiling; cut 0: no cut)."""
+    `cut` override the choice of entries per work-group, `k_chunk` the rows per chunk of a
+    large gemm (collectives.k_chunk) (the tuner's knobs; tile 0: no tiling; cut 0: no cut;
+    k_chunk 0: one gemm)."""
     groups = choose_groups(inputs, output, sizes, dynamic)
     chosen = _tile(groups, inputs, sizes) if tile is None else (tile if _tile(groups, inputs, sizes) else 0)
     plan = None
@@ -227,6 +230,7 @@ def make_plan(inputs: Sequence[Layout], output: Layout, sizes: dict[str, int],
     if cut or (cut is None and tile is None):
         plan = _cut_plan(plan, inputs, output, summed_elsewhere, dynamic, tile, cut) or plan
     plan.dynamic = frozenset(dynamic)
+    plan.k_chunk = k_chunk
     return plan
 
 
