@@ -269,7 +269,11 @@ class _TileEmitter:
         set_access_hints(a, self.hints)
         bm = b.named(b.coop_load(mm.B, *b_pos, b_type, mm.transpose_b, b_flag), "b")
         set_access_hints(bm, self.hints)
-        return b.coop_mul_add(a, bm, acc)
+        product = b.coop_mul_add(a, bm, acc)
+        if mm.transpose_c:   # (a codegen hint: complex products order their terms as unswapped)
+            assert isinstance(product.owner, Instruction)
+            product.owner.attrs["swapped"] = True
+        return product
 
     def _epilogue(self, acc: Value, m0: Value, n0: Value, flag: CheckedFlag) -> None:
         """C := acc + beta C (acc already holds alpha·AB), by the scaling rules."""
