@@ -1,6 +1,6 @@
-"""A work-group's large gemm.n.n cut along its summed mode (collectives.k_chunk): chunks of
+"""A work-group's large gemm (not gemm.t.t) cut along its summed mode (collectives.k_chunk): chunks of
 K_CHUNK rows, the first with beta and the rest accumulating, a short last chunk of its own
-size; never for a transposed operand, complex numbers or small gemms. Values against
+size; never for gemm.t.t, complex numbers or small gemms. Values against
 NumPy within the summation bound (tests/tolerances.py), alpha and beta included."""
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def test_the_rule(summed, output, chunk):
     ("bij,bjk->bik", [(4, 128, 128), (4, 128, 128)], "float32", 2),   # a batch of 128³
     ("ij,jk->ik", [(512, 300), (300, 512)], "float64", 3),            # 4 chunks and 44 rows
     ("ij,jk->ki", [(512, 384), (384, 512)], "float32", 1),            # gemm.t.t
+    ("ji,jk->ik", [(300, 256), (300, 256)], "float32", 3),            # gemm.n.t: 4 chunks and 44 rows
+    ("ij,kj->ik", [(256, 320), (256, 320)], "float64", 2),            # gemm.t.n: 5 chunks
     ("ij,jk->ik", [(512, 512), (512, 512)], "complex64", 1),          # complex
     ("bij,bjk->bik", [(4, 16, 512), (4, 512, 16)], "float32", 1),     # a 16 x 16 output
 ])
@@ -63,7 +65,9 @@ def test_which_gemms_are_cut_and_their_values(subscripts, shapes, dtype, count):
     wide = [x.astype(np.complex128 if x.dtype.kind == "c" else np.float64) for x in arrays]
     want = np.einsum(subscripts, *wide)
     magnitude = np.einsum(subscripts, *[np.abs(x) for x in wide])
-    terms = arrays[0].shape[-1]   # the summed label j is the first operand's last
+    inputs, output = subscripts.split("->")
+    first = inputs.split(",")[0]
+    terms = int(np.prod([arrays[0].shape[first.index(label)] for label in first if label not in output]))
     assert_within(tinyc.einsum(subscripts, *arrays), want, sum_error_bound(terms, TYPE[np.dtype(dtype)], magnitude),
                   subscripts)
     out = rand(want.shape, dtype)
