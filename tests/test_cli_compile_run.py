@@ -146,6 +146,18 @@ def test_bench_of_an_integer_kernel_claims_no_share_of_the_fma_peak(device, tmp_
     assert "of the FMA peak" not in result.output and "FMA peak" not in result.output
 
 
+def test_the_fma_peak_is_measured_on_a_queue_without_profiling(device):
+    """Events of a queue made without profiling report 0 ns: the wall clock is taken then
+    (a division by that 0 raised ZeroDivisionError)."""
+    import dpctl
+
+    from tinyc.cli.roofline import measure_peak
+
+    queue = dpctl.SyclQueue(device)   # (no "enable_profiling" property)
+    rate, config = measure_peak(queue, "f32", repeat=1)
+    assert 0 < rate < float("inf") and "chains" in config
+
+
 def test_roofline_ceilings_are_the_best_of_their_kernels(device):
     from tinyc.cli.roofline import STREAMS, measure
 
