@@ -38,7 +38,7 @@ def _pick(labels: Sequence[str], tensor: Tensor) -> str:
 def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[str, int],
               alpha: Any, beta: Any, chunk: int | None = None) -> bool:
     """Z := alpha X·Y + beta Z with collectives; False if the shape needs the general step.
-    `chunk` overrides k_chunk's rows per chunk of a gemm.n.n (the tuner's knob; 0: one gemm)."""
+    `chunk` overrides k_chunk's rows per chunk of a gemm (the tuner's knob; 0: one gemm)."""
     if not _pair_fits(X, Y, Z):  # decided before fusing: no `fuse` is left unused
         return False
     (X, Y, Z), sizes = fuse_neighbours(fn, [X, Y, Z], sizes)
@@ -57,7 +57,8 @@ def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[
         _, transpose_a, transpose_b = _gemm_form(X.labels, Y.labels, Z.labels, m, n, k)
         is_complex = Z.value.type.element.is_complex  # type: ignore[attr-defined]
         if chunk is None:
-            chunk = k_chunk(sizes[k], sizes[m] * sizes[n]) if not (transpose_a and transpose_b or is_complex) else 0
+            chunkable = not (transpose_a and transpose_b or is_complex)
+            chunk = k_chunk(sizes[k], sizes[m] * sizes[n]) if chunkable else 0
         elif not isinstance(sizes[k], int) or sizes[k] < 2 * chunk:
             chunk = 0
         _loops(fn, outer, inner, sizes, beta, gemm if not chunk else

@@ -10,7 +10,7 @@
     cut       groups, with a tile: the piece of one more output label the shared
               operand holds (2-D tiles of the output; 0: none)
     kchunk    groups: rows of the summed mode per chunk of a work-group's large
-              gemm.n.n (collectives.k_chunk; 0: one gemm)
+              gemm (collectives.k_chunk; 0: one gemm)
     schedule  the lowering's knobs of the collectives (tinyc.schedule), the same
               for every variant of the kernel (alpha and beta as arguments or
               constants, every batch size)
@@ -50,9 +50,8 @@ class Knobs:
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "Knobs":
-        known = {k: data[k] for k in ("mapping", "chunk", "budget", "block", "tile", "schedule", "ksplit", "cut",
-                                              "kchunk")
-                 if k in data}
+        names = ("mapping", "chunk", "budget", "block", "tile", "schedule", "ksplit", "cut", "kchunk")
+        known = {k: data[k] for k in names if k in data}
         return Knobs(**known)
 
     def describe(self) -> str:
