@@ -144,9 +144,11 @@ def _eager_local_views(monkeypatch) -> None:
     monkeypatch.setitem(dispatch.EMITTERS, Subview, eager_subview)
 
 
-def _complex_products_as_found(ctx, work, a, b, c, K: int, N: int, blocks: int) -> list:
+def _complex_products_as_found(ctx, work, a, b, c, K: int, N: int, blocks: int,
+                               swapped: bool = False) -> list:
     """The complex products of cooperative_matrix_mul_add as codegen made them when random
-    testing found the bug: a complex multiply and a complex add per product. The runtime
+    testing found the bug: a complex multiply and a complex add per product (`swapped`, the
+    swap knob's mark, did not exist then and changes nothing here). The runtime
     miscompiles the old pointer placement with this code around it; with today's products
     (the parts kept apart, coopmatrix._complex_mul_add) the same kernel happens to run right."""
     from tinyc.ir.instructions import ArithBinaryOp
