@@ -42,7 +42,17 @@ def gemms(text: str) -> list[str]:
     (1024, 64 * 64, 64), (128, 128 * 128, 64), (127, 64 * 64, 0), (1024, 16 * 16, 0), (None, 4096, 0),
 ])
 def test_the_rule(summed, output, chunk):
-    assert collectives.k_chunk(summed, output) == chunk
+    assert collectives.k_chunk(summed, output, False, False) == chunk
+    assert collectives.k_chunk(summed, output, True, False) == 0     # gemm.t.t
+    assert collectives.k_chunk(summed, output, False, True) == 0     # complex
+
+
+@pytest.mark.parametrize("summed, rows, chunk", [(300, 32, 32), (300, 150, 150), (300, 151, 0), (300, 0, 0),
+                                                  (None, 32, 0)])
+def test_the_knob_needs_two_chunks_of_a_static_sum(summed, rows, chunk):
+    """The tuner's rows apply to every form (gemm.t.t and complex too) and any output."""
+    for form in ((False, False), (True, False), (False, True)):
+        assert collectives.k_chunk(summed, 16, *form, rows) == chunk
 
 
 @pytest.mark.parametrize("subscripts, shapes, dtype, count", [

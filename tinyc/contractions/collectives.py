@@ -56,11 +56,7 @@ def emit_pair(fn: FunctionBuilder, X: Tensor, Y: Tensor, Z: Tensor, sizes: dict[
 
         _, transpose_a, transpose_b = _gemm_form(X.labels, Y.labels, Z.labels, m, n, k)
         is_complex = Z.value.type.element.is_complex  # type: ignore[attr-defined]
-        if chunk is None:
-            chunkable = not (transpose_a and transpose_b or is_complex)
-            chunk = k_chunk(sizes[k], sizes[m] * sizes[n]) if chunkable else 0
-        elif not isinstance(sizes[k], int) or sizes[k] < 2 * chunk:
-            chunk = 0
+        chunk = k_chunk(sizes[k], sizes[m] * sizes[n], transpose_a and transpose_b, is_complex, chunk)
         _loops(fn, outer, inner, sizes, beta, gemm if not chunk else
                lambda env, beta_now: _in_chunks(fn, k, sizes[k], chunk, env, beta_now, gemm))
         return True
@@ -122,17 +118,22 @@ K_CHUNK_OUTPUT = 32 * 32
 fit the cache whole, and each chunk adds a pass over the output."""
 
 
-def k_chunk(summed: Any, output: Any) -> int:
-    """Rows of the summed mode per gemm (0: one gemm): K_CHUNK when the summed mode holds at
-    least two chunks and the output is large (static sizes only). Not for gemm.t.t nor complex
-    numbers (the caller's test): gemm.t.t ran up to 1.6x slower in chunks (`ij,jk->ki`, which
-    stages op(A) once per gemm), complex64 256² 1.15-1.2x slower (its products are already
-    compute-bound). gemm.n.t gains most (`ji,jk->ik` 1024² f32 33 ms in one gemm, 18 in
-    chunks; 512² f64 5.8 against 4.0), gemm.t.n a little (`ij,kj->ik` 1024² 14.0 against
-    12.9, 512 x 256 0.94 against 0.67; 512² f64 alike)."""
-    if not isinstance(summed, int) or not isinstance(output, int):
+def k_chunk(summed: Any, output: Any, both_transposed: bool, is_complex: bool,
+            rows: int | None = None) -> int:
+    """Rows of the summed mode per gemm (0: one gemm), where it holds at least two chunks
+    (static sizes only): `rows` when given (the tuner's knob), else K_CHUNK for a large
+    output, never for gemm.t.t nor complex numbers. gemm.t.t ran up to 1.6x slower in
+    chunks (`ij,jk->ki`, which stages op(A) once per gemm), complex64 256² 1.15-1.2x slower
+    (its products are already compute-bound). gemm.n.t gains most (`ji,jk->ik` 1024² f32
+    33 ms in one gemm, 18 in chunks; 512² f64 5.8 against 4.0), gemm.t.n a little
+    (`ij,kj->ik` 1024² 14.0 against 12.9, 512 x 256 0.94 against 0.67; 512² f64 alike)."""
+    if not isinstance(summed, int):
         return 0
-    return K_CHUNK if summed >= 2 * K_CHUNK and output >= K_CHUNK_OUTPUT else 0
+    if rows is None:
+        if both_transposed or is_complex or not isinstance(output, int) or output < K_CHUNK_OUTPUT:
+            return 0
+        rows = K_CHUNK
+    return rows if rows and summed >= 2 * rows else 0
 
 
 def _in_chunks(fn: FunctionBuilder, label: str, size: int, chunk: int, env: Env, beta: Any,
